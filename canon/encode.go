@@ -1,0 +1,145 @@
+package canon
+
+// The semantic layer: writing a parsed Document in canonical form.
+
+import "io"
+
+const flushAt = 32 << 10
+
+// Append appends the canonical form of d to dst.
+func (d *Document) Append(dst []byte) []byte {
+	e := encoder{d: d, buf: dst}
+	e.value(d.root)
+	return e.buf
+}
+
+// WriteTo writes the canonical form of d to w, streaming: it holds at most
+// a small buffer of output, never the whole canonical text.
+func (d *Document) WriteTo(w io.Writer) (int64, error) {
+	e := encoder{d: d, buf: make([]byte, 0, flushAt+4096), w: w}
+	e.value(d.root)
+	e.flush()
+	return e.n, e.err
+}
+
+// Append parses src under scheme s and appends its canonical form to dst.
+func Append(dst, src []byte, s Scheme) ([]byte, error) {
+	d, err := Parse(src, s)
+	if err != nil {
+		return dst, err
+	}
+	return d.Append(dst), nil
+}
+
+type encoder struct {
+	d       *Document
+	buf     []byte
+	w       io.Writer
+	n       int64
+	err     error
+	scratch []byte
+}
+
+func (e *encoder) flush() {
+	if e.w == nil || e.err != nil {
+		return
+	}
+	n, err := e.w.Write(e.buf)
+	e.n += int64(n)
+	e.err = err
+	e.buf = e.buf[:0]
+}
+
+// value writes the value at src[i] and returns the offset just past it.
+func (e *encoder) value(i int) int {
+	src := e.d.src
+	switch c := src[i]; c {
+	case '{':
+		return e.object(i)
+	case '[':
+		e.buf = append(e.buf, '[')
+		j := skipWS(src, i+1)
+		if src[j] == ']' {
+			e.buf = append(e.buf, ']')
+			return j + 1
+		}
+		for {
+			j = skipWS(src, e.value(j))
+			if len(e.buf) >= flushAt {
+				e.flush()
+			}
+			if src[j] == ']' {
+				e.buf = append(e.buf, ']')
+				return j + 1
+			}
+			e.buf = append(e.buf, ',')
+			j = skipWS(src, j+1)
+		}
+	case '"':
+		end, esc := stringEnd(src, i)
+		if !esc {
+			// No escapes in the input, so nothing that needs one: the token
+			// is already canonical (RFC 8785 §3.2.2.2).
+			e.buf = append(e.buf, src[i:end]...)
+		} else {
+			e.scratch = appendDecoded(e.scratch[:0], src[i+1:end-1])
+			e.buf = appendQuoted(e.buf, e.scratch)
+		}
+		return end
+	case 't':
+		e.buf = append(e.buf, "true"...)
+		return i + 4
+	case 'f':
+		e.buf = append(e.buf, "false"...)
+		return i + 5
+	case 'n':
+		e.buf = append(e.buf, "null"...)
+		return i + 4
+	}
+	end := numberEnd(src, i)
+	lit := src[i:end]
+	integer := true
+	if len(lit) <= 15 {
+		for _, c := range lit {
+			if c == '.' || c == 'e' || c == 'E' {
+				integer = false
+				break
+			}
+		}
+	} else {
+		integer = false
+	}
+	var ok bool
+	e.buf, ok = appendNumberLiteral(e.buf, lit, integer)
+	if !ok {
+		// Only the JS scheme gets here (JCS rejected the number while
+		// parsing): JSON.stringify writes ±Infinity as null.
+		e.buf = append(e.buf, "null"...)
+	}
+	return end
+}
+
+func (e *encoder) object(i int) int {
+	d := e.d
+	o := d.object(i)
+	e.buf = append(e.buf, '{')
+	for k, m := range d.mems[o.first : o.first+o.n] {
+		if k > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if m.name&inArena != 0 {
+			e.buf = appendQuoted(e.buf, d.name(m))
+		} else {
+			e.buf = append(e.buf, '"')
+			e.buf = append(e.buf, d.src[m.name:m.name+m.nlen]...)
+			e.buf = append(e.buf, '"')
+		}
+		e.buf = append(e.buf, ':')
+		e.value(int(m.val))
+		if len(e.buf) >= flushAt {
+			e.flush()
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return int(o.end)
+}

@@ -1,0 +1,245 @@
+package canon
+
+import (
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Kind is the type of a JSON value.
+type Kind uint8
+
+const (
+	Null Kind = iota
+	False
+	True
+	Number
+	String
+	Array
+	Object
+)
+
+var kindNames = [...]string{"null", "false", "true", "number", "string", "array", "object"}
+
+// String returns the kind's name: "null", "number", "object", ….
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Node is one value inside a Document. Its methods see the value as the
+// scheme sees it: an object's members are in canonical order, and under JS
+// a repeated name appears once, with its last value.
+type Node struct {
+	d   *Document
+	off int
+}
+
+// Root returns the document's top-level value.
+func (d *Document) Root() Node { return Node{d, d.root} }
+
+// Source returns the bytes the document was parsed from.
+func (d *Document) Source() []byte { return d.src }
+
+// Document returns the document n belongs to.
+func (n Node) Document() *Document { return n.d }
+
+// Offset returns the byte offset where the value starts in the source.
+func (n Node) Offset() int { return n.off }
+
+// Kind returns the value's type.
+func (n Node) Kind() Kind {
+	switch n.d.src[n.off] {
+	case '{':
+		return Object
+	case '[':
+		return Array
+	case '"':
+		return String
+	case 't':
+		return True
+	case 'f':
+		return False
+	case 'n':
+		return Null
+	}
+	return Number
+}
+
+// End returns the byte offset just past the value in the source.
+func (n Node) End() int { return n.d.skip(n.off) }
+
+// Raw returns the value's bytes as written in the source.
+func (n Node) Raw() []byte { return n.d.src[n.off:n.End()] }
+
+// Text returns a string value's decoded text (WTF-8: a lone surrogate is
+// kept as its own three bytes), or, for a number, its literal as written.
+func (n Node) Text() string {
+	src := n.d.src
+	switch n.Kind() {
+	case String:
+		end, esc := stringEnd(src, n.off)
+		if !esc {
+			return string(src[n.off+1 : end-1])
+		}
+		return string(appendDecoded(nil, src[n.off+1:end-1]))
+	case Number:
+		return string(src[n.off:numberEnd(src, n.off)])
+	}
+	return ""
+}
+
+// Float returns a number's value as JSON.parse reads it, and whether it is
+// inside the double range (JSON.stringify writes it as null otherwise).
+func (n Node) Float() (float64, bool) {
+	return ParseNumber(n.d.src[n.off:numberEnd(n.d.src, n.off)])
+}
+
+// Member is one member of an object node.
+type Member struct {
+	Name       string // decoded name (WTF-8)
+	NameOffset int    // byte offset of the name's opening quote
+	Value      Node
+}
+
+// Members returns an object's members in canonical order.
+func (n Node) Members() []Member {
+	if n.Kind() != Object {
+		return nil
+	}
+	o := n.d.object(n.off)
+	ms := make([]Member, o.n)
+	for k, m := range n.d.mems[o.first : o.first+o.n] {
+		ms[k] = Member{string(n.d.name(m)), n.d.nameOffset(m), Node{n.d, int(m.val)}}
+	}
+	return ms
+}
+
+// Get returns the value of an object's member called name.
+func (n Node) Get(name string) (Node, bool) {
+	if n.Kind() != Object {
+		return Node{}, false
+	}
+	o := n.d.object(n.off)
+	for _, m := range n.d.mems[o.first : o.first+o.n] {
+		if string(n.d.name(m)) == name {
+			return Node{n.d, int(m.val)}, true
+		}
+	}
+	return Node{}, false
+}
+
+// Elements returns an array's elements.
+func (n Node) Elements() []Node {
+	if n.Kind() != Array {
+		return nil
+	}
+	src := n.d.src
+	var es []Node
+	j := skipWS(src, n.off+1)
+	if src[j] == ']' {
+		return es
+	}
+	for {
+		es = append(es, Node{n.d, j})
+		j = skipWS(src, n.d.skip(j))
+		if src[j] == ']' {
+			return es
+		}
+		j = skipWS(src, j+1)
+	}
+}
+
+// At returns the value that an RFC 6901 JSON Pointer designates, or false.
+func (n Node) At(pointer string) (Node, bool) {
+	if pointer == "" {
+		return n, true
+	}
+	if pointer[0] != '/' {
+		return Node{}, false
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n.Kind() {
+		case Object:
+			v, ok := n.Get(tok)
+			if !ok {
+				return Node{}, false
+			}
+			n = v
+		case Array:
+			i, ok := arrayIndex([]byte(tok))
+			if !ok {
+				return Node{}, false
+			}
+			es := n.Elements()
+			if int(i) >= len(es) {
+				return Node{}, false
+			}
+			n = es[i]
+		default:
+			return Node{}, false
+		}
+	}
+	return n, true
+}
+
+// Append appends the canonical form of the value to dst.
+func (n Node) Append(dst []byte) []byte {
+	e := encoder{d: n.d, buf: dst}
+	e.value(n.off)
+	return e.buf
+}
+
+// WriteTo writes the canonical form of the value to w, streaming.
+func (n Node) WriteTo(w io.Writer) (int64, error) {
+	e := encoder{d: n.d, buf: make([]byte, 0, flushAt+4096), w: w}
+	e.value(n.off)
+	e.flush()
+	return e.n, e.err
+}
+
+// object returns the index record of the object whose '{' is at src[i].
+func (d *Document) object(i int) object {
+	lo, hi := 0, len(d.objs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if int(d.objs[h].start) < i {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return d.objs[lo]
+}
+
+// skip returns the offset just past the (valid) value at src[i].
+func (d *Document) skip(i int) int {
+	src := d.src
+	switch src[i] {
+	case '{':
+		return int(d.object(i).end)
+	case '[':
+		j := skipWS(src, i+1)
+		if src[j] == ']' {
+			return j + 1
+		}
+		for {
+			j = skipWS(src, d.skip(j))
+			if src[j] == ']' {
+				return j + 1
+			}
+			j = skipWS(src, j+1)
+		}
+	case '"':
+		end, _ := stringEnd(src, i)
+		return end
+	case 't', 'n':
+		return i + 4
+	case 'f':
+		return i + 5
+	}
+	return numberEnd(src, i)
+}

@@ -1,0 +1,402 @@
+package canon
+
+// The syntax layer: a validating recursive-descent parser (RFC 8259) that
+// keeps the input bytes and builds a compact index of every object's
+// members, sorted in the scheme's order, for the serializer to walk.
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+)
+
+// Document is a valid JSON text, parsed under a scheme, ready to be written
+// in canonical form. It keeps a reference to the input bytes, which must not
+// change while the Document is in use.
+type Document struct {
+	src    []byte
+	scheme Scheme
+	root   int
+	objs   []object // in order of their opening brace
+	mems   []member // each object's members, contiguous, in canonical order
+	arena  []byte   // names that contained escapes: 4-byte source offset, then the decoded name
+	dups   []Duplicate
+}
+
+// Duplicate records a member name that appeared more than once in one
+// object. Under JS the last value wins, as in JSON.parse, and the earlier
+// ones are dropped; under JCS a duplicate is an error.
+type Duplicate struct {
+	Name    string // the decoded name
+	Dropped int    // byte offset of the name whose value was dropped
+	Kept    int    // byte offset of the name whose value was kept
+}
+
+type object struct {
+	start, end uint32 // offsets of '{' and just past '}'
+	first, n   uint32 // the members are mems[first : first+n]
+	_          uint32
+}
+
+// member is one object member. name is the offset of the name's first
+// byte inside its quotes, or, with the inArena bit, of its decoded form in
+// the arena (preceded by the name token's source offset).
+type member struct {
+	name, nlen, val uint32
+}
+
+const inArena = 1 << 31
+
+// Parse validates src, a complete JSON text in UTF-8, under scheme s and
+// indexes it. Invalid input yields an *Error with its position.
+func Parse(src []byte, s Scheme) (*Document, error) {
+	return ParseDepth(src, s, MaxDepth)
+}
+
+// ParseDepth is Parse with a nesting limit other than MaxDepth.
+func ParseDepth(src []byte, s Scheme, maxDepth int) (*Document, error) {
+	if err := checkEncoding(src); err != nil {
+		return nil, finish(src, err)
+	}
+	p := parser{src: src, s: s, maxDepth: maxDepth}
+	p.doc.src, p.doc.scheme = src, s
+	i := skipWS(src, 0)
+	if i == len(src) {
+		return nil, finish(src, &perr{off: i, msg: "empty input: expected a JSON value", hint: "the arguments must be a JSON value, e.g. {} or null"})
+	}
+	p.doc.root = i
+	end, err := p.value(i, 0)
+	if err == nil {
+		if j := skipWS(src, end); j < len(src) {
+			err = errAt(j, "unexpected %s after the JSON value", describe(src, j))
+			err.hint = "the input must hold exactly one JSON value"
+		}
+	}
+	if err != nil {
+		return nil, finish(src, err)
+	}
+	return &p.doc, nil
+}
+
+// checkEncoding rejects input that is not UTF-8 JSON at all, with a
+// diagnosis better than "invalid character".
+func checkEncoding(src []byte) *perr {
+	if len(src) > MaxSize {
+		return &perr{off: 0, msg: "input larger than " + strconv.Itoa(MaxSize) + " bytes"}
+	}
+	switch {
+	case len(src) >= 2 && (src[0] == 0xFE && src[1] == 0xFF || src[0] == 0xFF && src[1] == 0xFE),
+		len(src) >= 2 && (src[0] == 0 || src[1] == 0):
+		return &perr{off: 0, msg: "input looks like UTF-16; JSON must be UTF-8", hint: "convert it first, e.g. iconv -f UTF-16 -t UTF-8"}
+	case len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF:
+		return &perr{off: 0, msg: "input starts with a UTF-8 byte order mark", hint: "JSON.parse rejects it too; remove the first three bytes"}
+	}
+	return nil
+}
+
+type parser struct {
+	src      []byte
+	s        Scheme
+	maxDepth int
+	doc      Document
+	stack    []member // members of the objects still open
+}
+
+func (p *parser) value(i, depth int) (int, *perr) {
+	src := p.src
+	switch c := src[i]; c {
+	case '{':
+		return p.object(i, depth+1)
+	case '[':
+		return p.array(i, depth+1)
+	case '"':
+		end, info, err := scanString(src, i)
+		if err != nil {
+			return 0, err
+		}
+		if info&strLone != 0 && p.s == JCS {
+			return 0, p.loneErr(i, end)
+		}
+		return end, nil
+	case 't':
+		return p.literal(i, "true")
+	case 'f':
+		return p.literal(i, "false")
+	case 'n':
+		return p.literal(i, "null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			end, integer, err := scanNumber(src, i)
+			if err != nil {
+				return 0, err
+			}
+			if p.s == JCS && (!integer || end-i > 300) {
+				if _, ok := ParseNumber(src[i:end]); !ok {
+					e := errAt(i, "number %s is outside the IEEE-754 double range", src[i:end])
+					e.hint = "RFC 8785 §3.2.2.3 accepts only finite doubles; the js scheme writes null as JSON.stringify does"
+					return 0, e
+				}
+			}
+			return end, nil
+		}
+		return 0, p.unexpected(i, "looking for a value")
+	}
+}
+
+func (p *parser) unexpected(i int, looking string) *perr {
+	e := errAt(i, "unexpected %s %s", describe(p.src, i), looking)
+	if i < len(p.src) {
+		switch c := p.src[i]; {
+		case c == '\'':
+			e.hint = "JSON strings use double quotes"
+		case c == '/':
+			e.hint = "JSON has no comments"
+		case c == '+':
+			e.hint = "JSON numbers have no leading '+'"
+		case c == '.':
+			e.hint = "write 0.5, not .5"
+		case c == 'N' || c == 'I':
+			e.hint = "NaN and Infinity are not JSON values"
+		}
+	}
+	return e
+}
+
+func (p *parser) literal(i int, lit string) (int, *perr) {
+	if len(p.src)-i >= len(lit) && string(p.src[i:i+len(lit)]) == lit {
+		return i + len(lit), nil
+	}
+	j := i
+	for j < len(p.src) && j-i < len(lit) && p.src[j] == lit[j-i] {
+		j++
+	}
+	e := errAt(i, "invalid literal: expected %s", lit)
+	if j < len(p.src) {
+		e = errAt(j, "invalid literal: unexpected %s in %s", describe(p.src, j), lit)
+	}
+	return 0, e
+}
+
+func (p *parser) loneErr(start, end int) *perr {
+	body := p.src[start+1 : end-1]
+	for k := 0; k+5 < len(body); k++ {
+		if body[k] == '\\' {
+			if body[k+1] == 'u' {
+				v := hex4(body, k+2)
+				if v >= 0xD800 && v < 0xE000 {
+					if v < 0xDC00 && k+11 < len(body) && body[k+6] == '\\' && body[k+7] == 'u' {
+						if w := hex4(body, k+8); w >= 0xDC00 && w < 0xE000 {
+							k += 11
+							continue
+						}
+					}
+					e := errAt(start+1+k, "lone surrogate \\u%04x in string", v)
+					e.hint = "RFC 8785 requires I-JSON (RFC 7493 §2.1): strings must be valid Unicode; the js scheme keeps them"
+					return e
+				}
+			}
+			k++
+		}
+	}
+	return errAt(start, "lone surrogate in string")
+}
+
+func (p *parser) object(i, depth int) (int, *perr) {
+	if depth > p.maxDepth {
+		return 0, &perr{off: i, msg: "nesting deeper than " + strconv.Itoa(p.maxDepth) + " levels", hint: "the reference harness fails on such input too"}
+	}
+	src := p.src
+	d := &p.doc
+	idx := len(d.objs)
+	d.objs = append(d.objs, object{start: uint32(i)})
+	base := len(p.stack)
+	j := skipWS(src, i+1)
+	if j < len(src) && src[j] == '}' {
+		d.objs[idx].end = uint32(j + 1)
+		d.objs[idx].first = uint32(len(d.mems))
+		return j + 1, nil
+	}
+	for {
+		if j >= len(src) || src[j] != '"' {
+			if j < len(src) && src[j] == '}' {
+				e := errAt(j, "trailing comma before '}'")
+				e.hint = "JSON does not allow a comma after the last member"
+				return 0, e
+			}
+			return 0, p.unexpected(j, "looking for a member name (a string)")
+		}
+		kend, info, err := scanString(src, j)
+		if err != nil {
+			return 0, err
+		}
+		if info&strLone != 0 && p.s == JCS {
+			return 0, p.loneErr(j, kend)
+		}
+		m := member{name: uint32(j + 1), nlen: uint32(kend - j - 2)}
+		if info&strEscaped != 0 {
+			off := len(d.arena)
+			d.arena = binary.LittleEndian.AppendUint32(d.arena, uint32(j))
+			d.arena = appendDecoded(d.arena, src[j+1:kend-1])
+			m.name = uint32(off+4) | inArena
+			m.nlen = uint32(len(d.arena) - off - 4)
+		}
+		j = skipWS(src, kend)
+		if j >= len(src) || src[j] != ':' {
+			return 0, p.unexpected(j, "after a member name (want ':')")
+		}
+		j = skipWS(src, j+1)
+		if j >= len(src) {
+			return 0, errAt(j, "unexpected end of input looking for a value")
+		}
+		m.val = uint32(j)
+		end, err := p.value(j, depth)
+		if err != nil {
+			err.path = append(err.path, PointerToken(string(d.name(m))))
+			return 0, err
+		}
+		p.stack = append(p.stack, m)
+		j = skipWS(src, end)
+		if j < len(src) && src[j] == ',' {
+			j = skipWS(src, j+1)
+			continue
+		}
+		if j < len(src) && src[j] == '}' {
+			j++
+			break
+		}
+		return 0, p.unexpected(j, "after an object member (want ',' or '}')")
+	}
+	seg := p.stack[base:]
+	if err := p.order(seg); err != nil {
+		return 0, err
+	}
+	first := len(d.mems)
+	d.mems = append(d.mems, seg...)
+	if p.s == JS {
+		d.mems = p.dedupe(d.mems, first)
+	}
+	p.stack = p.stack[:base]
+	d.objs[idx].end = uint32(j)
+	d.objs[idx].first = uint32(first)
+	d.objs[idx].n = uint32(len(d.mems) - first)
+	return j, nil
+}
+
+// order sorts an object's members in the scheme's order (stable, so that
+// equal names stay in source order) and rejects duplicates under JCS.
+func (p *parser) order(seg []member) *perr {
+	d := &p.doc
+	sorted := true
+	for k := 1; k < len(seg); k++ {
+		if compareNames(p.s, d.name(seg[k-1]), d.name(seg[k])) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return nil
+	}
+	slices.SortStableFunc(seg, func(a, b member) int {
+		return compareNames(p.s, d.name(a), d.name(b))
+	})
+	if p.s == JCS {
+		for k := 1; k < len(seg); k++ {
+			if string(d.name(seg[k-1])) == string(d.name(seg[k])) {
+				first, second := d.nameOffset(seg[k-1]), d.nameOffset(seg[k])
+				e := errAt(second, "duplicate member name %s", AppendQuoted(nil, string(d.name(seg[k]))))
+				line, col := Position(p.src, first)
+				e.hint = "first defined at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + "; RFC 8785 requires unique names (the js scheme keeps the last value)"
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// dedupe drops, from the sorted members in mems[first:], every member
+// whose name the next member repeats: JSON.parse keeps the last value.
+func (p *parser) dedupe(mems []member, first int) []member {
+	d := &p.doc
+	w := first
+	for k := first; k < len(mems); k++ {
+		if k+1 < len(mems) && string(d.name(mems[k])) == string(d.name(mems[k+1])) {
+			d.dups = append(d.dups, Duplicate{
+				Name:    string(d.name(mems[k])),
+				Dropped: d.nameOffset(mems[k]),
+				Kept:    d.nameOffset(mems[k+1]),
+			})
+			continue
+		}
+		mems[w] = mems[k]
+		w++
+	}
+	return mems[:w]
+}
+
+func (p *parser) array(i, depth int) (int, *perr) {
+	if depth > p.maxDepth {
+		return 0, &perr{off: i, msg: "nesting deeper than " + strconv.Itoa(p.maxDepth) + " levels", hint: "the reference harness fails on such input too"}
+	}
+	src := p.src
+	j := skipWS(src, i+1)
+	if j < len(src) && src[j] == ']' {
+		return j + 1, nil
+	}
+	for n := 0; ; n++ {
+		if j >= len(src) {
+			return 0, errAt(j, "unexpected end of input looking for a value")
+		}
+		if src[j] == ']' && n > 0 {
+			e := errAt(j, "trailing comma before ']'")
+			e.hint = "JSON does not allow a comma after the last element"
+			return 0, e
+		}
+		end, err := p.value(j, depth)
+		if err != nil {
+			err.path = append(err.path, strconv.Itoa(n))
+			return 0, err
+		}
+		j = skipWS(src, end)
+		if j < len(src) && src[j] == ',' {
+			j = skipWS(src, j+1)
+			continue
+		}
+		if j < len(src) && src[j] == ']' {
+			return j + 1, nil
+		}
+		return 0, p.unexpected(j, "after an array element (want ',' or ']')")
+	}
+}
+
+// name returns a member's decoded name.
+func (d *Document) name(m member) []byte {
+	if m.name&inArena != 0 {
+		off := m.name &^ inArena
+		return d.arena[off : off+m.nlen]
+	}
+	return d.src[m.name : m.name+m.nlen]
+}
+
+// nameOffset returns the source offset of a member name's opening quote.
+func (d *Document) nameOffset(m member) int {
+	if m.name&inArena != 0 {
+		off := m.name &^ inArena
+		return int(binary.LittleEndian.Uint32(d.arena[off-4:]))
+	}
+	return int(m.name) - 1
+}
+
+// Duplicates lists the member names that appeared more than once in an
+// object (JS scheme only: under JCS they are errors), in the order their
+// objects closed.
+func (d *Document) Duplicates() []Duplicate { return d.dups }
+
+// Scheme returns the scheme the document was parsed under.
+func (d *Document) Scheme() Scheme { return d.scheme }
+
+// Position returns the 1-based line and column (in characters) of a byte
+// offset in src.
+func Position(src []byte, off int) (line, col int) {
+	e := finish(src, &perr{off: off})
+	return e.Line, e.Column
+}
