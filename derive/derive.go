@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"hash"
+	"io"
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
@@ -83,4 +84,17 @@ func (c Call) write(h hash.Hash) {
 	h.Write(c.appendPrefix(pre[:0]))
 	c.Args.WriteTo(h) // a hash.Hash never returns an error
 	h.Write([]byte{']'})
+}
+
+// WriteText writes the call's canonical text to w, streaming.
+func (c Call) WriteText(w io.Writer) error {
+	var pre [256]byte
+	if _, err := w.Write(c.appendPrefix(pre[:0])); err != nil {
+		return err
+	}
+	if _, err := c.Args.WriteTo(w); err != nil {
+		return err
+	}
+	_, err := w.Write([]byte{']'})
+	return err
 }

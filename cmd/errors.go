@@ -1,0 +1,101 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/idemkey/idemkey/canon"
+)
+
+// Exit codes shared by every command. Transfer failures in post use curl's
+// own codes (see post.go).
+const (
+	exitOK       = 0
+	exitNegative = 1 // a negative answer: keys differ, not canonical, mismatch
+	exitUsage    = 2 // usage or input error
+)
+
+// exitCoder is implemented by every error that decides the exit code; Run
+// maps errors to codes in one place with errors.As.
+type exitCoder interface{ ExitCode() int }
+
+// hinter is implemented by errors that carry a suggestion for the reader.
+type hinter interface{ Hint() string }
+
+// UsageError is a mistake on the command line: a missing flag, a bad value.
+type UsageError struct {
+	Err  error
+	hint string
+}
+
+func usageErrorf(format string, args ...any) *UsageError {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+func (e *UsageError) ExitCode() int { return exitUsage }
+func (e *UsageError) Hint() string  { return e.hint }
+
+// InputError is input that cannot be used: a missing file, invalid JSON.
+// Its message starts with the input's name and, for JSON errors, the line
+// and column: "args.json:3:7: invalid escape".
+type InputError struct {
+	Name string // file name, or "<stdin>"
+	Line int    // when > 0, overrides the line of a *canon.Error (JSON Lines input)
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	var ce *canon.Error
+	if errors.As(e.Err, &ce) {
+		line := ce.Line
+		if e.Line > 0 {
+			line = e.Line + ce.Line - 1
+		}
+		msg := fmt.Sprintf("%s:%d:%d: %s", e.Name, line, ce.Column, ce.Msg)
+		if ce.Pointer != "" {
+			msg += " (at " + ce.Pointer + ")"
+		}
+		return msg
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Name, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+func (e *InputError) ExitCode() int { return exitUsage }
+func (e *InputError) Hint() string {
+	var h hinter
+	if errors.As(e.Err, &h) {
+		return h.Hint()
+	}
+	var ce *canon.Error
+	if errors.As(e.Err, &ce) {
+		return ce.Hint
+	}
+	return ""
+}
+
+// ExitError ends a command with a code and no further message: the
+// command has already said what it had to (a negative answer).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// exitCode maps an error to the process's exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	// Errors cobra produces itself (unknown command, bad arguments) are
+	// usage errors.
+	return exitUsage
+}

@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
+)
+
+const stdinName = "<stdin>"
+
+// readInput reads the file called name, or standard input for "" and "-".
+// It returns the bytes and the name to use in diagnostics.
+func (f *Factory) readInput(name string) ([]byte, string, error) {
+	if name == "" || name == "-" {
+		data, err := io.ReadAll(f.IO.In)
+		if err != nil {
+			return nil, stdinName, &InputError{Name: stdinName, Err: err}
+		}
+		return data, stdinName, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, name, &InputError{Name: name, Err: fileErr(err)}
+	}
+	return data, name, nil
+}
+
+// fileErr shortens an os error to what is wrong ("no such file or
+// directory", "is a directory"): the file name is already in front.
+func fileErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, syscall.EISDIR) {
+			return errors.New("is a directory, not a file")
+		}
+		return pe.Err
+	}
+	return err
+}
+
+// parseDoc parses input under a scheme, as an input error on failure.
+func parseDoc(data []byte, name string, s canon.Scheme) (*canon.Document, error) {
+	d, err := canon.Parse(data, s)
+	if err != nil {
+		return nil, &InputError{Name: name, Err: err}
+	}
+	return d, nil
+}
+
+// scheme returns the --scheme setting.
+func (f *Factory) scheme() (canon.Scheme, error) {
+	s, err := canon.ParseScheme(f.Config.GetString("scheme"))
+	if err != nil {
+		return 0, &UsageError{Err: err}
+	}
+	return s, nil
+}
+
+// taskTool returns the --task and --tool settings (flag, IDEMKEY_TASK and
+// IDEMKEY_TOOL, config), both required.
+func (f *Factory) taskTool() (task, tool string, err error) {
+	task, tool = f.Config.GetString("task"), f.Config.GetString("tool")
+	switch {
+	case task == "":
+		return "", "", &UsageError{Err: errors.New("missing task id: give --task or set IDEMKEY_TASK"),
+			hint: "the task id scopes the key; an empty one would let keys collide across tasks"}
+	case tool == "":
+		return "", "", &UsageError{Err: errors.New("missing tool name: give --tool or set IDEMKEY_TOOL"),
+			hint: "the key is scoped by the tool name as well as the task id"}
+	}
+	if err := (derive.Call{Task: task, Tool: tool}).Validate(); err != nil {
+		return "", "", &UsageError{Err: err}
+	}
+	return task, tool, nil
+}
+
+// jsonObject writes one JSON object on one line, with strings escaped as
+// the canonical forms escape them (a lone surrogate survives as \udxxx).
+type jsonObject struct{ b []byte }
+
+func (o *jsonObject) key(k string) {
+	if len(o.b) == 0 {
+		o.b = append(o.b, '{')
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = canon.AppendQuoted(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+func (o *jsonObject) str(k, v string) *jsonObject {
+	o.key(k)
+	o.b = canon.AppendQuoted(o.b, v)
+	return o
+}
+
+func (o *jsonObject) raw(k string, v []byte) *jsonObject {
+	o.key(k)
+	o.b = append(o.b, v...)
+	return o
+}
+
+func (o *jsonObject) int(k string, v int) *jsonObject {
+	o.key(k)
+	o.b = strconv.AppendInt(o.b, int64(v), 10)
+	return o
+}
+
+func (o *jsonObject) bool(k string, v bool) *jsonObject {
+	o.key(k)
+	o.b = strconv.AppendBool(o.b, v)
+	return o
+}
+
+// line returns the object and a newline.
+func (o *jsonObject) line() []byte {
+	if len(o.b) == 0 {
+		o.b = append(o.b, '{')
+	}
+	return append(o.b, '}', '\n')
+}
