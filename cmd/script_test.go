@@ -1,0 +1,38 @@
+package cmd
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run the idemkey command in a subprocess of the
+// test binary, with the environment each script sets.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"idemkey": func() { os.Exit(Run()) },
+	})
+}
+
+// TestScript runs the end-to-end tests in testdata/script/*.txtar.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "../testdata/script",
+		Setup: func(env *testscript.Env) error {
+			// A user's config or colour preference must not leak in.
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			env.Setenv("NO_COLOR", "")
+			env.Setenv("REPO", mustAbs(".."))
+			return nil
+		},
+	})
+}
+
+func mustAbs(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return wd + "/" + p
+}
