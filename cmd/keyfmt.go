@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// keyFormat lays out a 32-byte digest as the receiving API wants it.
+type keyFormat struct {
+	Name   string // hex, base64url or uuid
+	Prefix string
+	MaxLen int // 0: no limit
+}
+
+var formatNames = []string{"hex", "base64url", "uuid"}
+
+func (f *Factory) keyFormat() (*keyFormat, error) {
+	kf := &keyFormat{
+		Name:   f.Config.GetString("format"),
+		Prefix: f.Config.GetString("prefix"),
+		MaxLen: f.Config.GetInt("max-len"),
+	}
+	switch kf.Name {
+	case "hex", "base64url", "uuid":
+	default:
+		return nil, usageErrorf("invalid --format %q (want %s)", kf.Name, strings.Join(formatNames, ", "))
+	}
+	if kf.MaxLen < 0 {
+		return nil, usageErrorf("invalid --max-len %d", kf.MaxLen)
+	}
+	if n := len(kf.Prefix) + kf.length(); kf.MaxLen > 0 && n > kf.MaxLen {
+		e := usageErrorf("a %s key with prefix %q is %d characters, more than --max-len %d", kf.Name, kf.Prefix, n, kf.MaxLen)
+		e.hint = "an API that truncates a key breaks it; use --format base64url (43 characters) or uuid (36), or a shorter --prefix"
+		return nil, e
+	}
+	return kf, nil
+}
+
+// length is the number of characters of the key without prefix.
+func (kf *keyFormat) length() int {
+	switch kf.Name {
+	case "base64url":
+		return 43
+	case "uuid":
+		return 36
+	}
+	return 64
+}
+
+// append appends the formatted key.
+func (kf *keyFormat) append(dst []byte, k [32]byte) []byte {
+	dst = append(dst, kf.Prefix...)
+	switch kf.Name {
+	case "base64url":
+		return base64.RawURLEncoding.AppendEncode(dst, k[:])
+	case "uuid":
+		return appendUUID(dst, k)
+	}
+	return hex.AppendEncode(dst, k[:])
+}
+
+// appendUUID lays out the first 128 bits of the digest as an RFC 9562
+// version-8 ("custom") UUID: the version nibble is set to 8 and the variant
+// bits to 10, the other 122 bits are the digest's.
+func appendUUID(dst []byte, k [32]byte) []byte {
+	var u [16]byte
+	copy(u[:], k[:16])
+	u[6] = u[6]&0x0F | 0x80
+	u[8] = u[8]&0x3F | 0x80
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], u[10:16])
+	return append(dst, b[:]...)
+}
+
+// secret returns the HMAC secret named by --secret-env, or nil.
+func (f *Factory) secret() ([]byte, error) {
+	name := f.Config.GetString("secret-env")
+	if name == "" {
+		return nil, nil
+	}
+	v := f.IO.Getenv(name)
+	if v == "" {
+		return nil, &UsageError{Err: fmt.Errorf("--secret-env %s: the environment variable is unset or empty", name),
+			hint: "export the secret in that variable; it is never read from the command line"}
+	}
+	return []byte(v), nil
+}
