@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/idemkey/idemkey/canon"
-	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
 
@@ -15,8 +14,7 @@ type canonOptions struct {
 	Files  []string
 	Scheme canon.Scheme
 	Call   bool
-	Task   string
-	Tool   string
+	Spec   *callSpec
 	Check  bool
 }
 
@@ -58,8 +56,14 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 				return usageErrorf("--call and --check cannot be used together")
 			}
 			if opts.Call {
-				if opts.Task, opts.Tool, err = f.taskTool(); err != nil {
+				if opts.Spec, err = f.callSpec(); err != nil {
 					return err
+				}
+			} else {
+				for _, name := range []string{"from", "only", "omit", "allow-missing", "task", "tool"} {
+					if changed(cmd.Flags(), name) {
+						return usageErrorf("--%s goes with --call", name)
+					}
 				}
 			}
 			if opts.Check {
@@ -69,10 +73,8 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	addCallFlags(fl)
 	fl.Bool("call", false, "print the hashed call text [TASK,TOOL,ARGS]")
-	fl.String("task", "", "task id, with --call (IDEMKEY_TASK)")
-	fl.String("tool", "", "tool name, with --call (IDEMKEY_TOOL)")
 	fl.Bool("check", false, "list the FILEs that are not canonical; exit 1 if any")
 	return cmd
 }
@@ -86,14 +88,18 @@ func runCanon(opts *canonOptions) error {
 	if err != nil {
 		return err
 	}
-	doc, err := parseDoc(data, name, opts.Scheme)
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
 	if opts.Call {
-		err = derive.Call{Task: opts.Task, Tool: opts.Tool, Args: doc.Root()}.WriteText(w)
+		lc, err := opts.Spec.load(data)
+		if err != nil {
+			return inputErr(name, 0, err)
+		}
+		err = lc.Call.WriteText(w)
 	} else {
+		doc, perr := parseDoc(data, name, opts.Scheme)
+		if perr != nil {
+			return perr
+		}
 		_, err = doc.WriteTo(w)
 	}
 	if err != nil {

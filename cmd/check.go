@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
@@ -15,6 +16,7 @@ type checkOptions struct {
 	f      *Factory
 	File   string
 	Scheme canon.Scheme
+	From   string
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -37,10 +39,14 @@ skipped. A CI job pins canonicalization across upgrades this way.`,
 			if opts.Scheme, err = f.scheme(); err != nil {
 				return err
 			}
+			if opts.From = f.Config.GetString("from"); !validFrom(opts.From) || opts.From == fromCall {
+				return usageErrorf("invalid --from %q for check (want args, mcp, openai, anthropic or auto)", opts.From)
+			}
 			return runCheck(opts)
 		},
 	}
 	cmd.Flags().String("scheme", "js", "scheme for vectors that name none: js or jcs")
+	cmd.Flags().String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(fromNames, ", ")+` (the tool then comes from the envelope)`)
 	return cmd
 }
 
@@ -64,7 +70,7 @@ func runCheck(opts *checkOptions) error {
 			continue
 		}
 		total++
-		v, err := parseVector(line, opts.Scheme)
+		v, err := parseVector(line, opts.Scheme, opts.From)
 		if err != nil {
 			invalid++
 			opts.f.printError(&InputError{Name: name, Line: lineNo + 1, Err: err})
@@ -91,7 +97,7 @@ func runCheck(opts *checkOptions) error {
 
 // parseVector reads one vector line. The line is parsed under the scheme it
 // names, so that a jcs vector's arguments are held to RFC 8785.
-func parseVector(line []byte, def canon.Scheme) (vector, error) {
+func parseVector(line []byte, def canon.Scheme, from string) (vector, error) {
 	doc, err := canon.Parse(line, canon.JS)
 	if err != nil {
 		return vector{}, err
@@ -128,8 +134,10 @@ func parseVector(line []byte, def canon.Scheme) (vector, error) {
 	if v.call.Task, err = str("task"); err != nil {
 		return vector{}, err
 	}
-	if v.call.Tool, err = str("tool"); err != nil {
-		return vector{}, err
+	if _, ok := root.Get("tool"); ok || from == fromArgs {
+		if v.call.Tool, err = str("tool"); err != nil {
+			return vector{}, err
+		}
 	}
 	if v.want, err = str("key"); err != nil {
 		return vector{}, err
@@ -139,6 +147,15 @@ func parseVector(line []byte, def canon.Scheme) (vector, error) {
 		return vector{}, errors.New(`missing "args" member`)
 	}
 	v.call.Args = args
+	if from != fromArgs {
+		// The arguments are an envelope: the tool comes from it.
+		spec := &callSpec{From: from, Task: v.call.Task, Tool: v.call.Tool, Scheme: v.s}
+		lc, err := spec.load(args.Raw())
+		if err != nil {
+			return vector{}, err
+		}
+		v.call = lc.Call
+	}
 	if err := v.call.Validate(); err != nil {
 		return vector{}, err
 	}
