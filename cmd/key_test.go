@@ -1,0 +1,150 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// run runs idemkey in-process and returns stdout, stderr and the exit code.
+func run(t testing.TB, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ios := &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	code := Main(args, ios)
+	return out.String(), errb.String(), code
+}
+
+// randomCall returns a call record line with arguments of about 400 bytes
+// in varied shapes, or, for bad, a line that is not a valid call.
+func randomCall(r *rand.Rand, i int, bad bool) string {
+	if bad {
+		switch i % 3 {
+		case 0:
+			return fmt.Sprintf(`{"task":"t-%d","tool":"x","args":{"a":1,}}`, i)
+		case 1:
+			return fmt.Sprintf(`{"task":"t-%d","args":{}}`, i)
+		default:
+			return `{"task":"t","tool":"x","args":` // truncated
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"tool":"tool_%d","task":"tâche-%d","args":{`, r.IntN(5), r.IntN(50))
+	n := 4 + r.IntN(8)
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"f%d_%c":`, r.IntN(100), 'a'+rune(r.IntN(26)))
+		switch r.IntN(6) {
+		case 0:
+			fmt.Fprintf(&b, "%d", r.Int64N(1<<60)-1<<59)
+		case 1:
+			fmt.Fprintf(&b, "%g", r.NormFloat64()*1e6)
+		case 2:
+			fmt.Fprintf(&b, `"s\u00e9%d\n\/%x"`, r.IntN(1000), r.Uint32())
+		case 3:
+			fmt.Fprintf(&b, `[1.50,"%d",null,true,{"z":1,"a":[]}]`, r.IntN(9))
+		case 4:
+			b.WriteString(`{"10":1,"9":2,"b":"😀","a":false}`)
+		default:
+			b.WriteString(`"Ünïcödé ✓ \ud83d\ude00"`)
+		}
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// TestBatchMatchesOneByOne derives thousands of keys in one batch, with
+// bad lines mixed in, and checks each against a separate key invocation.
+func TestBatchMatchesOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 3000
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = randomCall(r, i, i%97 == 13)
+	}
+	for _, format := range []string{"hex", "uuid"} {
+		out, stderr, code := run(t, strings.Join(lines, "\n")+"\n", "key", "--batch", "--from", "call", "--format", format)
+		if code != exitUsage {
+			t.Fatalf("batch exit code %d, want 2 (bad lines present)", code)
+		}
+		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(got) != n {
+			t.Fatalf("batch wrote %d lines, want %d", len(got), n)
+		}
+		bad := 0
+		for i, line := range lines {
+			want, _, code := run(t, line, "key", "--from", "call", "--format", format)
+			if i%97 == 13 {
+				bad++
+				if code != exitUsage || got[i] != "" {
+					t.Fatalf("line %d: bad line gave %q (single-run exit %d)", i+1, got[i], code)
+				}
+				if !strings.Contains(stderr, fmt.Sprintf("<stdin>:%d", i+1)) {
+					t.Fatalf("line %d: not reported on stderr", i+1)
+				}
+				continue
+			}
+			if code != 0 || got[i]+"\n" != want {
+				t.Fatalf("line %d: batch %q, single %q (exit %d)", i+1, got[i], want, code)
+			}
+		}
+		if !strings.Contains(stderr, fmt.Sprintf("%d of %d lines failed", bad, n)) {
+			t.Errorf("summary missing from stderr: %q", stderr[max(0, len(stderr)-200):])
+		}
+	}
+}
+
+func TestUUIDLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 200; i++ {
+		var k [32]byte
+		for j := range k {
+			k[j] = byte(r.Uint32())
+		}
+		u := string(appendUUID(nil, k))
+		if len(u) != 36 || u[8] != '-' || u[13] != '-' || u[18] != '-' || u[23] != '-' {
+			t.Fatalf("bad layout %q", u)
+		}
+		if u[14] != '8' {
+			t.Fatalf("%q: version nibble %c, want 8", u, u[14])
+		}
+		if !strings.ContainsRune("89ab", rune(u[19])) {
+			t.Fatalf("%q: variant nibble %c, want 8, 9, a or b", u, u[19])
+		}
+		// The other 122 bits are the digest's.
+		kf := keyFormat{Name: "hex"}
+		h := string(kf.append(nil, k))[:32]
+		plain := strings.ReplaceAll(u, "-", "")
+		for j := 0; j < 32; j++ {
+			if j == 12 || j == 16 {
+				continue
+			}
+			if plain[j] != h[j] {
+				t.Fatalf("%q differs from digest %q at nibble %d", u, h, j)
+			}
+		}
+	}
+}
+
+func TestKeyFormatLengths(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		n      int
+	}{{"hex", 64}, {"base64url", 43}, {"uuid", 36}} {
+		out, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-")
+		if code != 0 {
+			t.Fatalf("%s: exit %d", tc.format, code)
+		}
+		key := strings.TrimSuffix(out, "\n")
+		if len(key) != tc.n+2 || !strings.HasPrefix(key, "p-") {
+			t.Errorf("%s: %q has length %d, want %d with prefix", tc.format, key, len(key), tc.n+2)
+		}
+		if _, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-", "--max-len", fmt.Sprint(tc.n+1)); code != exitUsage {
+			t.Errorf("%s: --max-len %d accepted a %d-character key", tc.format, tc.n+1, tc.n+2)
+		}
+	}
+}
