@@ -2,7 +2,14 @@ package canon
 
 // The semantic layer: writing a parsed Document in canonical form.
 
-import "io"
+import (
+	"io"
+	"sync"
+)
+
+// bufPool holds the output buffers of WriteTo, so that deriving many small
+// keys does not allocate and clear a buffer each time.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+4096); return &b }}
 
 const flushAt = 32 << 10
 
@@ -16,10 +23,7 @@ func (d *Document) Append(dst []byte) []byte {
 // WriteTo writes the canonical form of d to w, streaming: it holds at most
 // a small buffer of output, never the whole canonical text.
 func (d *Document) WriteTo(w io.Writer) (int64, error) {
-	e := encoder{d: d, buf: make([]byte, 0, flushAt+4096), w: w}
-	e.value(d.root)
-	e.flush()
-	return e.n, e.err
+	return d.Root().WriteTo(w)
 }
 
 // Append parses src under scheme s and appends its canonical form to dst.

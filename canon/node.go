@@ -195,9 +195,12 @@ func (n Node) Append(dst []byte) []byte {
 
 // WriteTo writes the canonical form of the value to w, streaming.
 func (n Node) WriteTo(w io.Writer) (int64, error) {
-	e := encoder{d: n.d, buf: make([]byte, 0, flushAt+4096), w: w}
+	bp := bufPool.Get().(*[]byte)
+	e := encoder{d: n.d, buf: (*bp)[:0], w: w}
 	e.value(n.off)
 	e.flush()
+	*bp = e.buf[:0]
+	bufPool.Put(bp)
 	return e.n, e.err
 }
 
