@@ -123,6 +123,7 @@ failures.`,
 		newCanonCmd(f),
 		newCheckCmd(f),
 		newVersionCmd(f),
+		newPostCmd(f),
 	)
 	return root
 }
