@@ -84,12 +84,17 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 		default:
 			r, size := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return 0, 0, errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
+				e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
+				e.hint = utf8Hint
+				return 0, 0, e
 			}
 			i += size
 		}
 	}
 }
+
+// utf8Hint accompanies every invalid UTF-8 error.
+const utf8Hint = "JSON text must be UTF-8 (RFC 8259 §8.1); convert it first, e.g. iconv -f LATIN1 -t UTF-8"
 
 func hexval(c byte) int {
 	switch {
@@ -124,7 +129,7 @@ func hex4(src []byte, i int) int {
 // pair; anything else in the surrogate range is a lone surrogate.
 func scanEscape(src []byte, i int) (next int, lone bool, err *perr) {
 	if i+1 >= len(src) {
-		return 0, false, &perr{off: i, msg: "unterminated string"}
+		return 0, false, &perr{off: i, msg: "unterminated string", hint: "a string must end with '\"' before the end of input"}
 	}
 	switch src[i+1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -147,7 +152,7 @@ func scanEscape(src []byte, i int) (next int, lone bool, err *perr) {
 	}
 	e := errAt(i, "invalid escape '\\%s' in string", string(rune(src[i+1])))
 	if src[i+1] < 0x20 || src[i+1] >= 0x7f {
-		e = errAt(i, "invalid escape in string")
+		e = errAt(i, "invalid escape in string: '\\' followed by %s", describe(src, i+1))
 	}
 	e.hint = "JSON escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX"
 	return 0, false, e
@@ -274,7 +279,11 @@ func scanNumber(src []byte, i int) (int, bool, *perr) {
 		i++
 	}
 	if i >= len(src) || src[i] < '0' || src[i] > '9' {
-		return 0, false, &perr{off: i, msg: "invalid number: expected digit after '-'"}
+		e := &perr{off: i, msg: "invalid number: expected digit after '-'"}
+		if i < len(src) && (src[i] == 'I' || src[i] == 'N') {
+			e.hint = "NaN and Infinity are not JSON values"
+		}
+		return 0, false, e
 	}
 	if src[i] == '0' {
 		i++
