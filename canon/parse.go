@@ -55,11 +55,30 @@ func Parse(src []byte, s Scheme) (*Document, error) {
 
 // ParseDepth is Parse with a nesting limit other than MaxDepth.
 func ParseDepth(src []byte, s Scheme, maxDepth int) (*Document, error) {
+	p := &Parser{MaxDepth: maxDepth}
+	return p.Parse(src, s)
+}
+
+// A Parser parses many documents one after another and reuses its memory:
+// the Document it returns is valid only until its next call to Parse. The
+// zero Parser is ready to use, with the nesting limit MaxDepth.
+type Parser struct {
+	MaxDepth int // 0 means MaxDepth
+	p        parser
+}
+
+// Parse is like the package's Parse, reusing the parser's memory.
+func (pp *Parser) Parse(src []byte, s Scheme) (*Document, error) {
 	if err := checkEncoding(src); err != nil {
 		return nil, finish(src, err)
 	}
-	p := parser{src: src, s: s, maxDepth: maxDepth}
-	p.doc.src, p.doc.scheme = src, s
+	p := &pp.p
+	p.src, p.s, p.maxDepth = src, s, pp.MaxDepth
+	if p.maxDepth == 0 {
+		p.maxDepth = MaxDepth
+	}
+	p.stack = p.stack[:0]
+	p.doc = Document{src: src, scheme: s, objs: p.doc.objs[:0], mems: p.doc.mems[:0], arena: p.doc.arena[:0]}
 	i := skipWS(src, 0)
 	if i == len(src) {
 		return nil, finish(src, &perr{off: i, msg: "empty input: expected a JSON value", hint: "the arguments must be a JSON value, e.g. {} or null"})

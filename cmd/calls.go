@@ -32,6 +32,10 @@ type callSpec struct {
 	Scheme       canon.Scheme
 	Only, Omit   []string // RFC 6901 pointers into the arguments
 	AllowMissing bool
+
+	// Parsers reused across the lines of a batch: a loaded call is valid
+	// until the next call to load.
+	outer, inner canon.Parser
 }
 
 // addCallFlags registers the flags that build a callSpec.
@@ -119,7 +123,7 @@ func envErr(format string, args ...any) error {
 
 // load parses one input (a file, or one line of a batch) into a call.
 func (s *callSpec) load(data []byte) (loadedCall, error) {
-	doc, err := canon.Parse(data, s.Scheme)
+	doc, err := s.outer.Parse(data, s.Scheme)
 	if err != nil {
 		return loadedCall{}, err
 	}
@@ -184,7 +188,7 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 			return lc, envErr("OpenAI tool call \"arguments\" must be a JSON string, not %s", a.Kind())
 		}
 		// The arguments are JSON text inside a string: parse that text.
-		inner, err := canon.Parse([]byte(a.Text()), s.Scheme)
+		inner, err := s.inner.Parse([]byte(a.Text()), s.Scheme)
 		if err != nil {
 			var ce *canon.Error
 			if errors.As(err, &ce) {

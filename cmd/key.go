@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
@@ -140,7 +141,8 @@ func runKey(opts *keyOptions) error {
 // runKeyBatch derives one key per line of JSON Lines input. Output line N
 // belongs to input line N: a blank or bad input line gives a blank output
 // line (with --json, an object with "error"), and the bad line is reported
-// on standard error with its line number.
+// on standard error with its line number. Chunks of lines are derived in
+// parallel on every core and written in input order.
 func runKeyBatch(opts *keyOptions) error {
 	ios := opts.f.IO
 	in, name := ios.In, stdinName
@@ -159,83 +161,165 @@ func runKeyBatch(opts *keyOptions) error {
 		}
 		in, name = fh, opts.File
 	}
-	r := bufio.NewReaderSize(in, 1<<20)
+
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *batchChunk, 2*workers)
+	order := make(chan *batchChunk, 2*workers)
+	quit := make(chan struct{})
+	defer close(quit)
+	var readErr error
+	go func() { // reader: split the input into chunks of whole lines
+		defer close(todo)
+		defer close(order)
+		r := bufio.NewReaderSize(in, 1<<20)
+		lineNo := 0
+		for {
+			c := &batchChunk{first: lineNo + 1, done: make(chan struct{})}
+			eof := false
+			for len(c.lines) < 2048 && len(c.data) < 1<<20 {
+				line, err := readLine(r, c.data)
+				if err != nil && err != io.EOF {
+					readErr = &InputError{Name: name, Err: err}
+					eof = true
+					break
+				}
+				if err == io.EOF && len(line) == len(c.data) {
+					eof = true
+					break
+				}
+				c.read += int64(len(line) - len(c.data))
+				c.lines = append(c.lines, [2]int{len(c.data), len(trimEOL(line[len(c.data):]))})
+				c.data = line
+				lineNo++
+				if err == io.EOF {
+					eof = true
+					break
+				}
+			}
+			if len(c.lines) > 0 {
+				select {
+				case order <- c:
+				case <-quit:
+					return
+				}
+				select {
+				case todo <- c:
+				case <-quit:
+					return
+				}
+			}
+			if eof {
+				return
+			}
+		}
+	}()
+	for i := 0; i < workers; i++ {
+		spec := *opts.Spec
+		spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+		go func() {
+			for c := range todo {
+				opts.deriveChunk(&spec, c, name)
+				close(c.done)
+			}
+		}()
+	}
+
 	w := bufio.NewWriterSize(ios.Out, 64<<10)
 	prog := newProgress(ios, size)
-	var line []byte
-	var buf []byte
-	failed, lineNo := 0, 0
+	failed, lines := 0, 0
 	var read int64
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			line = append(line[:0], chunk...)
-			for err == bufio.ErrBufferFull {
-				chunk, err = r.ReadSlice('\n')
-				line = append(line, chunk...)
-			}
-		} else {
-			line = chunk
-		}
-		if err != nil && err != io.EOF {
-			return &InputError{Name: name, Err: err}
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		lineNo++
-		read += int64(len(line))
-		body := trimEOL(line)
-		buf = buf[:0]
-		if len(body) == 0 {
-			buf = append(buf, '\n')
-		} else if lc, lerr := opts.Spec.load(body); lerr != nil {
-			failed++
-			lerr = inputErr(name, lineNo, lerr)
+	for c := range order {
+		<-c.done
+		for _, err := range c.errs {
 			prog.clear()
-			opts.f.printError(lerr)
-			if opts.JSON {
-				o := &jsonObject{}
-				buf = o.int("line", lineNo).str("error", oneLine(lerr.Error())).line()
-			} else {
-				buf = append(buf, '\n')
-			}
-			if opts.FailFast {
-				w.Write(buf)
-				w.Flush()
-				return &ExitError{Code: exitUsage}
-			}
-		} else if opts.JSON {
-			o := &jsonObject{}
-			o.int("line", lineNo)
-			o.key("key")
-			o.b = append(o.b, '"')
-			o.b = opts.key(o.b, lc)
-			o.b = append(o.b, '"')
-			o.str("from", lc.From).str("task", lc.Call.Task).str("tool", lc.Call.Tool)
-			buf = o.line()
-		} else {
-			buf = append(opts.key(buf, lc), '\n')
+			opts.f.printError(err)
 		}
-		if _, werr := w.Write(buf); werr != nil {
-			return werr
+		failed += len(c.errs)
+		lines += c.n
+		read += c.read
+		if _, err := w.Write(c.out); err != nil {
+			return err
 		}
-		if lineNo&0xFFF == 0 {
-			prog.update(lineNo, read)
+		if opts.FailFast && len(c.errs) > 0 {
+			w.Flush()
+			return &ExitError{Code: exitUsage}
 		}
-		if err == io.EOF {
-			break
-		}
+		prog.update(lines, read)
 	}
 	prog.clear()
+	if readErr != nil {
+		return readErr
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
 	if failed > 0 {
-		fmt.Fprintf(ios.Err, "idemkey: %d of %d lines failed\n", failed, lineNo)
+		fmt.Fprintf(ios.Err, "idemkey: %d of %d lines failed\n", failed, lines)
 		return &ExitError{Code: exitUsage}
 	}
 	return nil
+}
+
+// batchChunk is a run of input lines and, once done is closed, their output.
+type batchChunk struct {
+	first int      // line number of the first line
+	data  []byte   // the lines' bytes
+	lines [][2]int // start and length (without the line end) of each line
+	read  int64    // input bytes, line ends included
+	done  chan struct{}
+	out   []byte  // one output line per input line
+	errs  []error // the bad lines' errors, in order
+	n     int     // lines processed (fewer than len(lines) after --fail-fast)
+}
+
+// readLine appends the next line of r, with its line end, to buf.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
+}
+
+func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) {
+	for i, ln := range c.lines {
+		lineNo := c.first + i
+		c.n++
+		body := c.data[ln[0] : ln[0]+ln[1]]
+		if len(body) == 0 {
+			c.out = append(c.out, '\n')
+			continue
+		}
+		lc, err := spec.load(body)
+		if err != nil {
+			err = inputErr(name, lineNo, err)
+			c.errs = append(c.errs, err)
+			if opts.JSON {
+				o := &jsonObject{b: c.out[len(c.out):]}
+				c.out = append(c.out, o.int("line", lineNo).str("error", oneLine(err.Error())).line()...)
+			} else {
+				c.out = append(c.out, '\n')
+			}
+			if opts.FailFast {
+				return
+			}
+			continue
+		}
+		if !opts.JSON {
+			c.out = append(opts.key(c.out, lc), '\n')
+			continue
+		}
+		o := &jsonObject{}
+		o.int("line", lineNo)
+		o.key("key")
+		o.b = append(o.b, '"')
+		o.b = opts.key(o.b, lc)
+		o.b = append(o.b, '"')
+		o.str("from", lc.From).str("task", lc.Call.Task).str("tool", lc.Call.Tool)
+		c.out = append(c.out, o.line()...)
+	}
 }
 
 func trimEOL(b []byte) []byte {
