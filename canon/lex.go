@@ -300,7 +300,7 @@ func scanNumber(src []byte, i int) (int, bool, *perr) {
 		integer = false
 		i++
 		if i >= len(src) || src[i] < '0' || src[i] > '9' {
-			return 0, false, &perr{off: i, msg: "invalid number: expected digit after decimal point", hint: "write 1.0 or 1, not 1."}
+			return 0, false, &perr{off: i, msg: "invalid number: expected digit after decimal point", hint: "a decimal point must be followed by digits: write 1.0 or 1"}
 		}
 		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
 			i++
