@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# bench.sh — end-to-end performance of idemkey against the reference harness
+# on Node and a jq pipeline, side by side in one run.
+#
+#   bash scripts/bench.sh
+#
+# Builds idemkey, generates deterministic inputs with scripts/gendoc (a
+# 64 MiB mixed document, a 400-byte tool call, 100,000 JSON Lines calls),
+# checks that idemkey and the harness agree on their keys, then times:
+#   - idemkey key --task T --tool X big.json
+#   - node scripts/refharness.js key T X big.json
+#   - jq -cS . big.json | sha256sum   (a speed yardstick only: jq -S sorts
+#     by code point and formats numbers its own way, not the canonical form)
+#   - the same three on the 400-byte call (whole-process time)
+#   - idemkey key --batch --from call calls.jsonl  vs
+#     node scripts/refharness.js batch < calls.jsonl
+# and prints a Markdown table. Wall times are medians (hyperfine when
+# present, else a loop over /usr/bin/time); MB/s is input bytes / median
+# wall time / 10^6; peak RSS is /usr/bin/time's %M of one run.
+#
+# Environment: RUNS (idemkey runs on the big document, default 7),
+# SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
+# call, default 100), SIZE (default 64MiB), CALLS (default 100000),
+# KEEP=1 keeps the temporary directory.
+#
+# Exits non-zero only on a real failure: a build or generator error, a
+# command that fails, or keys that differ. A missing node or jq skips
+# its rows with a message.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUNS=${RUNS:-7}
+SLOW_RUNS=${SLOW_RUNS:-3}
+SMALL_RUNS=${SMALL_RUNS:-100}
+SIZE=${SIZE:-64MiB}
+CALLS=${CALLS:-100000}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/idemkey-bench.XXXXXX")
+if [[ ${KEEP:-} == 1 ]]; then
+	echo "bench: keeping $tmp" >&2
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+
+say() { echo "bench: $*" >&2; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+apt_install() { # apt_install PACKAGE: best effort, only as root
+	if [[ $(id -u) == 0 ]] && have apt-get; then
+		say "installing $1"
+		apt-get install -y "$1" >/dev/null 2>&1 ||
+			{ apt-get update >/dev/null 2>&1 && apt-get install -y "$1" >/dev/null 2>&1; } || true
+	fi
+}
+
+have hyperfine || apt_install hyperfine
+[[ -x /usr/bin/time ]] || apt_install time
+if [[ ! -x /usr/bin/time ]]; then
+	say "/usr/bin/time (GNU time) is missing: install the time package"
+	exit 1
+fi
+use_node=1 use_jq=1
+have node || { use_node=0; say "node not found: skipping the reference harness rows"; }
+have jq || { use_jq=0; say "jq not found: skipping the jq rows"; }
+
+# ---- build and generate ----
+say "building idemkey and gendoc"
+(cd "$root" && go build -o "$tmp/idemkey" . && go build -o "$tmp/gendoc" ./scripts/gendoc)
+IK=$tmp/idemkey
+say "generating inputs in $tmp"
+"$tmp/gendoc" -kind mixed -size "$SIZE" -o "$tmp/big.json"
+"$tmp/gendoc" -kind call -o "$tmp/call.json"
+"$tmp/gendoc" -kind calls -n "$CALLS" -o "$tmp/calls.jsonl"
+big_bytes=$(wc -c <"$tmp/big.json")
+call_bytes=$(wc -c <"$tmp/call.json")
+calls_bytes=$(wc -c <"$tmp/calls.jsonl")
+ref="$root/scripts/refharness.js"
+
+# ---- correctness first: a fast wrong answer is worthless ----
+failed=0
+agree() { # agree NAME FILE
+	local a b
+	a=$("$IK" key --task T --tool X "$2")
+	if ((use_node)); then
+		b=$(node "$ref" key T X "$2")
+		if [[ $a != "$b" ]]; then
+			say "MISMATCH on $1: idemkey $a, node $b"
+			failed=1
+		fi
+	fi
+}
+agree big.json "$tmp/big.json"
+agree call.json "$tmp/call.json"
+
+batch=1
+if ! "$IK" key --batch --from call </dev/null >/dev/null 2>&1; then
+	batch=0
+	say "batch: skipped (idemkey key --batch not available)"
+elif ((use_node)); then
+	"$IK" key --batch --from call "$tmp/calls.jsonl" >"$tmp/keys.idemkey"
+	node "$ref" batch <"$tmp/calls.jsonl" >"$tmp/keys.node"
+	if ! cmp -s "$tmp/keys.idemkey" "$tmp/keys.node"; then
+		say "MISMATCH in the batch: $(diff "$tmp/keys.idemkey" "$tmp/keys.node" | head -4 | tr '\n' ' ')"
+		failed=1
+	fi
+fi
+
+# ---- measurement ----
+# median_wall RUNS WARMUP CMD: prints the median wall time in seconds.
+# CMD is a shell command line (run by sh -c; hyperfine subtracts the
+# shell's own start-up time).
+median_wall() {
+	local runs=$1 warmup=$2 cmd=$3
+	if have hyperfine; then
+		hyperfine --style none --warmup "$warmup" --runs "$runs" \
+			--export-csv "$tmp/hf.csv" "$cmd" >/dev/null 2>"$tmp/hf.err" ||
+			{ cat "$tmp/hf.err" >&2; return 1; }
+		awk -F, 'NR == 2 { print $(NF - 4) }' "$tmp/hf.csv"
+	else
+		local i
+		for ((i = 0; i < warmup; i++)); do sh -c "$cmd" >/dev/null; done
+		for ((i = 0; i < runs; i++)); do
+			/usr/bin/time -f '%e' -o "$tmp/t" sh -c "$cmd" >/dev/null
+			cat "$tmp/t"
+		done | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	fi
+}
+
+# peak_rss CMD: peak resident set size in KiB of one run of CMD (for a
+# pipeline, of its largest process).
+peak_rss() {
+	/usr/bin/time -f '%M' -o "$tmp/rss" sh -c "$1" >/dev/null
+	tail -1 "$tmp/rss"
+}
+
+rows=() # case, tool, median, bytes, rss_kib, units (calls, 1 for a document, 0 for none), tab-separated
+measure() { # measure CASE TOOL RUNS WARMUP BYTES UNITS CMD
+	local t r
+	say "timing $1: $2 ($3 runs)"
+	t=$(median_wall "$3" "$4" "$7")
+	r=$(peak_rss "$7")
+	rows+=("$1"$'\t'"$2"$'\t'"$t"$'\t'"$5"$'\t'"$r"$'\t'"$6")
+}
+
+size_label=$(sed -E 's/([0-9])([KMG]?i?B)$/\1 \2/' <<<"$SIZE")
+big=$tmp/big.json call=$tmp/call.json calls=$tmp/calls.jsonl
+q() { printf '%q' "$1"; }
+
+measure "$size_label document" "idemkey key" "$RUNS" 1 "$big_bytes" 1 \
+	"$(q "$IK") key --task T --tool X $(q "$big")"
+((use_node)) && measure "$size_label document" "node refharness.js key" "$SLOW_RUNS" 0 "$big_bytes" 1 \
+	"node $(q "$ref") key T X $(q "$big")"
+((use_jq)) && measure "$size_label document" "jq -cS . | sha256sum" "$SLOW_RUNS" 0 "$big_bytes" 1 \
+	"jq -cS . $(q "$big") | sha256sum"
+
+measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
+	"$(q "$IK") key --task T --tool X $(q "$call")"
+((use_node)) && measure "400-byte call" "node refharness.js key" $((SMALL_RUNS / 5 + 1)) 2 "$call_bytes" 0 \
+	"node $(q "$ref") key T X $(q "$call")"
+((use_jq)) && measure "400-byte call" "jq -cS . | sha256sum" $((SMALL_RUNS / 2 + 1)) 2 "$call_bytes" 0 \
+	"jq -cS . $(q "$call") | sha256sum"
+
+if ((batch)); then
+	measure "batch, $CALLS calls" "idemkey key --batch --from call" "$SLOW_RUNS" 1 "$calls_bytes" "$CALLS" \
+		"$(q "$IK") key --batch --from call $(q "$calls")"
+	((use_node)) && measure "batch, $CALLS calls" "node refharness.js batch" "$SLOW_RUNS" 0 "$calls_bytes" "$CALLS" \
+		"node $(q "$ref") batch < $(q "$calls")"
+fi
+
+# ---- report ----
+{
+	echo
+	echo "Machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU);" \
+		"$(go version | awk '{ print $3 }'), node $( ((use_node)) && node --version || echo -), $( ((use_jq)) && jq --version || echo jq -)"
+	echo "Inputs: $big_bytes-byte mixed document, $call_bytes-byte call, $CALLS calls in $calls_bytes bytes (scripts/gendoc, seed 1)"
+	echo
+	echo "| input | command | median wall | throughput | peak RSS | RSS / input | idemkey is |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+	printf '%s\n' "${rows[@]}" | awk -F'\t' '
+		function wall(t) { return t < 0.1 ? sprintf("%.1f ms", t * 1000) : sprintf("%.2f s", t) }
+		$2 ~ /^idemkey/ { base[$1] = $3 }
+		{
+			tp = $6 > 1 ? sprintf("%.0f keys/s", $6 / $3) : $6 == 1 ? sprintf("%.1f MB/s", $4 / $3 / 1e6) : "—"
+			rel = $2 ~ /^idemkey/ ? "—" : sprintf("%.1f× faster", $3 / base[$1])
+			cmd = $2
+			gsub(/\|/, "\\|", cmd)
+			ratio = $4 >= 1048576 ? sprintf("%.1f×", $5 * 1024 / $4) : "—"
+			printf "| %s | `%s` | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, wall($3), tp, $5 / 1024, ratio, rel
+		}'
+}
+if ((failed)); then
+	say "FAILED: idemkey and the reference harness disagree (see above)"
+	exit 1
+fi
