@@ -107,9 +107,86 @@ func appendNumberLiteral(dst, lit []byte, integer bool) ([]byte, bool) {
 		}
 		return append(dst, lit...), true
 	}
+	if out, ok := appendShortDecimal(dst, lit); ok {
+		return out, true
+	}
 	f, ok := ParseNumber(lit)
 	if !ok {
 		return dst, false
 	}
 	return AppendNumber(dst, f), true
+}
+
+// appendShortDecimal writes the canonical form of a literal without an
+// exponent that has at most 15 significant digits, without converting it
+// to a double. Distinct decimals of at most 15 significant digits are
+// distinct doubles (DBL_DIG is 15), so the shortest digits that round-trip
+// are the literal's own, less trailing zeros; what remains is the layout
+// of Number::toString (RFC 8785 §3.2.2.3), plain for such numbers unless
+// the value is below 1e-6. ok is false when the literal needs the general
+// path.
+func appendShortDecimal(dst, lit []byte) ([]byte, bool) {
+	i := 0
+	neg := lit[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+		i++
+	}
+	intPart := lit[start:i]
+	if i == len(lit) || lit[i] != '.' {
+		return dst, false // a long integer, or an exponent
+	}
+	j := i + 1
+	for j < len(lit) && lit[j] >= '0' && lit[j] <= '9' {
+		j++
+	}
+	if j != len(lit) {
+		return dst, false // an exponent follows
+	}
+	frac := lit[i+1 : j]
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if len(intPart) == 1 && intPart[0] == '0' {
+		lz := 0
+		for lz < len(frac) && frac[lz] == '0' {
+			lz++
+		}
+		switch {
+		case lz == len(frac):
+			return append(dst, '0'), true // zero, and -0 is "0"
+		case lz > 5 || len(frac)-lz > 15:
+			return dst, false // below 1e-6: exponent notation; or too long
+		}
+		if neg {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, '0', '.')
+		return append(dst, frac...), true
+	}
+	if len(intPart)+len(frac) > 15 {
+		return dst, false
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, intPart...)
+	if len(frac) > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, frac...)
+	}
+	return dst, true
+}
+
+// hasExponent reports whether a number literal has an exponent part.
+func hasExponent(lit []byte) bool {
+	for _, c := range lit {
+		if c == 'e' || c == 'E' {
+			return true
+		}
+	}
+	return false
 }

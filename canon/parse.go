@@ -5,6 +5,7 @@ package canon
 // members, sorted in the scheme's order, for the serializer to walk.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
 	"strconv"
@@ -78,7 +79,20 @@ func (pp *Parser) Parse(src []byte, s Scheme) (*Document, error) {
 		p.maxDepth = MaxDepth
 	}
 	p.stack = p.stack[:0]
-	p.doc = Document{src: src, scheme: s, objs: p.doc.objs[:0], mems: p.doc.mems[:0], arena: p.doc.arena[:0]}
+	objs, mems := p.doc.objs[:0], p.doc.mems[:0]
+	if len(src) > 1<<16 {
+		// Size the index once, from upper bounds that cost a fast count:
+		// growing it by appending would leave as much garbage as it keeps,
+		// and the collector would let the process grow to twice the live
+		// heap. Capacity that is never touched costs no resident memory.
+		if n := bytes.Count(src, []byte{'{'}); cap(objs) < n {
+			objs = make([]object, 0, n)
+		}
+		if n := bytes.Count(src, []byte{':'}); cap(mems) < n {
+			mems = make([]member, 0, n)
+		}
+	}
+	p.doc = Document{src: src, scheme: s, objs: objs, mems: mems, arena: p.doc.arena[:0]}
 	i := skipWS(src, 0)
 	if i == len(src) {
 		return nil, finish(src, &perr{off: i, msg: "empty input: expected a JSON value", hint: "the arguments must be a JSON value, e.g. {} or null"})
@@ -149,7 +163,8 @@ func (p *parser) value(i, depth int) (int, *perr) {
 			if err != nil {
 				return 0, err
 			}
-			if p.s == JCS && (!integer || end-i > 300) {
+			// Only an exponent or over 300 digits can leave the double range.
+			if p.s == JCS && (end-i > 300 || !integer && hasExponent(src[i:end])) {
 				if _, ok := ParseNumber(src[i:end]); !ok {
 					e := errAt(i, "number %s is outside the IEEE-754 double range", src[i:end])
 					e.hint = "RFC 8785 §3.2.2.3 accepts only finite doubles; the js scheme writes null as JSON.stringify does"
