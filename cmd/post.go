@@ -33,8 +33,8 @@ type postOptions struct {
 	User    string   // -u user:password
 
 	Include, Silent, ShowError, Verbose bool
-	Fail, FailWithBody, DryRun         bool
-	SendAsIs, KeyQuoted                bool
+	Fail, FailWithBody, DryRun          bool
+	SendAsIs, KeyQuoted                 bool
 
 	KeyHeader    string
 	Retry        int

@@ -101,7 +101,11 @@ func classify(err error, inBody bool) *CurlError {
 	case errors.As(err, &alert) || errors.As(err, &record) || strings.Contains(err.Error(), "tls: "):
 		return &CurlError{curlSSLConnect, errors.New("tls handshake failed: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial":
-		return &CurlError{curlConnect, errors.New("failed to connect: " + rootCause(err))}
+		to := ""
+		if errors.As(err, &op) && op.Addr != nil {
+			to = " to " + op.Addr.String()
+		}
+		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
 	case errors.Is(err, syscall.ECONNRESET):
 		return &CurlError{curlRecvError, errors.New("failure when receiving data from the peer: connection reset by peer")}
 	case errors.Is(err, syscall.EPIPE):
