@@ -123,6 +123,7 @@ failures.`,
 		newCanonCmd(f),
 		newCheckCmd(f),
 		newVersionCmd(f),
+		newDiffCmd(f),
 		newPostCmd(f),
 	)
 	return root
