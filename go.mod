@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/fatih/color v1.19.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/mattn/go-isatty v0.0.20
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
