@@ -23,7 +23,7 @@ var errorCases = []struct {
 }{
 	// Empty input.
 	{name: "empty", src: "", line: 1, col: 1, off: 0, msg: "empty input: expected a JSON value", hint: "e.g. {} or null"},
-	{name: "whitespace only", src: "   \n\t", line: 2, col: 2, off: 5, msg: "expected a JSON value"},
+	{name: "whitespace only", src: "   \n\t", line: 2, col: 2, off: 5, msg: "input holds only white space: expected a JSON value"},
 
 	// Trailing commas.
 	{name: "trailing comma in array", src: "[1,2,]", line: 1, col: 6, off: 5, msg: "trailing comma before ']'", hint: "comma after the last element"},
@@ -97,8 +97,8 @@ var errorCases = []struct {
 	{name: "overlong in string", src: "\"\xc0\xaf\"", line: 1, col: 2, off: 1, msg: "invalid UTF-8 byte 0xc0 in string"},
 	{name: "UTF-8 encoded surrogate", src: "\"\xed\xa0\x80\"", line: 1, col: 2, off: 1, msg: "invalid UTF-8 byte 0xed in string"},
 	{name: "Latin-1 name", src: "{\"caf\xe9\":1}", line: 1, col: 6, off: 5, msg: "invalid UTF-8 byte 0xe9 in string"},
-	{name: "bad byte outside strings", src: "\xff", line: 1, col: 1, off: 0, msg: "unexpected invalid UTF-8 byte 0xff looking for a value"},
-	{name: "bad byte in array", src: "[1,\xff]", line: 1, col: 4, off: 3, ptr: "/1", msg: "invalid UTF-8 byte 0xff"},
+	{name: "bad byte outside strings", src: "\xff", line: 1, col: 1, off: 0, msg: "unexpected invalid UTF-8 byte 0xff looking for a value", hint: "must be UTF-8"},
+	{name: "bad byte in array", src: "[1,\xff]", line: 1, col: 4, off: 3, ptr: "/1", msg: "invalid UTF-8 byte 0xff", hint: "must be UTF-8"},
 	{name: "unquoted non-ASCII name", src: "{é:1}", line: 1, col: 2, off: 1, msg: "unexpected character U+00E9 looking for a member name"},
 	{name: "column counts characters", src: "{\n  \"é\": [1,,2]}", line: 2, col: 11, off: 13, ptr: "/é/1", msg: "unexpected character ',' looking for a value"},
 
@@ -113,13 +113,13 @@ var errorCases = []struct {
 	{name: "unterminated string", src: `"abc`, line: 1, col: 1, off: 0, msg: "unterminated string", hint: `end with '"'`},
 	{name: "unterminated member value", src: "{\"a\":\n \"b", line: 2, col: 2, off: 7, ptr: "/a", msg: "unterminated string"},
 	{name: "unterminated escape", src: `"abc\`, line: 1, col: 5, off: 4, msg: "unterminated string", hint: `end with '"'`},
-	{name: "unterminated array", src: "[1,2", line: 1, col: 5, off: 4, msg: "unexpected end of input after an array element (want ',' or ']')"},
-	{name: "open bracket", src: "[", line: 1, col: 2, off: 1, msg: "unexpected end of input looking for a value"},
-	{name: "array after comma", src: "[1,", line: 1, col: 4, off: 3, msg: "unexpected end of input looking for a value"},
-	{name: "unterminated object", src: `{"a":1`, line: 1, col: 7, off: 6, msg: "unexpected end of input after an object member (want ',' or '}')"},
-	{name: "open brace", src: "{", line: 1, col: 2, off: 1, msg: "unexpected end of input looking for a member name"},
-	{name: "object after name", src: `{"a"`, line: 1, col: 5, off: 4, msg: "unexpected end of input after a member name (want ':')"},
-	{name: "object after colon", src: `{"a":`, line: 1, col: 6, off: 5, msg: "unexpected end of input looking for a value"},
+	{name: "unterminated array", src: "[1,2", line: 1, col: 5, off: 4, msg: "unexpected end of input after an array element (want ',' or ']')", hint: "the array opened at line 1, column 1 is not closed"},
+	{name: "open bracket", src: "[", line: 1, col: 2, off: 1, msg: "unexpected end of input looking for a value", hint: "the array opened at line 1, column 1"},
+	{name: "array after comma", src: "{\"a\":\n  [1,", line: 2, col: 6, off: 11, ptr: "/a", msg: "unexpected end of input looking for a value", hint: "the array opened at line 2, column 3 is not closed"},
+	{name: "unterminated object", src: `{"a":1`, line: 1, col: 7, off: 6, msg: "unexpected end of input after an object member (want ',' or '}')", hint: "the object opened at line 1, column 1 is not closed"},
+	{name: "open brace", src: "[{", line: 1, col: 3, off: 2, ptr: "/0", msg: "unexpected end of input looking for a member name", hint: "the object opened at line 1, column 2 is not closed"},
+	{name: "object after name", src: `{"a"`, line: 1, col: 5, off: 4, msg: "unexpected end of input after a member name (want ':')", hint: "the object opened at line 1, column 1"},
+	{name: "object after colon", src: `{"a":`, line: 1, col: 6, off: 5, msg: "unexpected end of input looking for a value", hint: "the object opened at line 1, column 1"},
 	{name: "unterminated literal", src: "[tru", line: 1, col: 2, off: 1, ptr: "/0", msg: "invalid literal: expected true"},
 
 	// Missing colon or comma, and other misplaced tokens.

@@ -96,6 +96,13 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 // utf8Hint accompanies every invalid UTF-8 error.
 const utf8Hint = "JSON text must be UTF-8 (RFC 8259 §8.1); convert it first, e.g. iconv -f LATIN1 -t UTF-8"
 
+// invalidUTF8At reports whether src[i:] starts with an invalid UTF-8
+// sequence.
+func invalidUTF8At(src []byte, i int) bool {
+	r, size := utf8.DecodeRune(src[i:])
+	return r == utf8.RuneError && size <= 1
+}
+
 func hexval(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':

@@ -95,7 +95,11 @@ func (pp *Parser) Parse(src []byte, s Scheme) (*Document, error) {
 	p.doc = Document{src: src, scheme: s, objs: objs, mems: mems, arena: p.doc.arena[:0]}
 	i := skipWS(src, 0)
 	if i == len(src) {
-		return nil, finish(src, &perr{off: i, msg: "empty input: expected a JSON value", hint: "the arguments must be a JSON value, e.g. {} or null"})
+		msg := "empty input: expected a JSON value"
+		if i > 0 {
+			msg = "input holds only white space: expected a JSON value"
+		}
+		return nil, finish(src, &perr{off: i, msg: msg, hint: "the arguments must be a JSON value, e.g. {} or null"})
 	}
 	p.doc.root = i
 	end, err := p.value(i, 0)
@@ -191,7 +195,19 @@ func (p *parser) unexpected(i int, looking string) *perr {
 			e.hint = "write 0.5, not .5"
 		case c == 'N' || c == 'I':
 			e.hint = "NaN and Infinity are not JSON values"
+		case invalidUTF8At(p.src, i):
+			e.hint = utf8Hint
 		}
+	}
+	return e
+}
+
+// unclosed adds to an error at the end of input a hint that names where
+// the unclosed array or object (what) at src[open] starts.
+func (p *parser) unclosed(e *perr, what string, open int) *perr {
+	if e.off >= len(p.src) && e.hint == "" {
+		line, col := Position(p.src, open)
+		e.hint = "the " + what + " opened at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + " is not closed"
 	}
 	return e
 }
@@ -257,7 +273,7 @@ func (p *parser) object(i, depth int) (int, *perr) {
 				e.hint = "JSON does not allow a comma after the last member"
 				return 0, e
 			}
-			return 0, p.unexpected(j, "looking for a member name (a string)")
+			return 0, p.unclosed(p.unexpected(j, "looking for a member name (a string)"), "object", i)
 		}
 		kend, info, err := scanString(src, j)
 		if err != nil {
@@ -276,11 +292,11 @@ func (p *parser) object(i, depth int) (int, *perr) {
 		}
 		j = skipWS(src, kend)
 		if j >= len(src) || src[j] != ':' {
-			return 0, p.unexpected(j, "after a member name (want ':')")
+			return 0, p.unclosed(p.unexpected(j, "after a member name (want ':')"), "object", i)
 		}
 		j = skipWS(src, j+1)
 		if j >= len(src) {
-			return 0, errAt(j, "unexpected end of input looking for a value")
+			return 0, p.unclosed(errAt(j, "unexpected end of input looking for a value"), "object", i)
 		}
 		m.val = uint32(j)
 		end, err := p.value(j, depth)
@@ -298,7 +314,7 @@ func (p *parser) object(i, depth int) (int, *perr) {
 			j++
 			break
 		}
-		return 0, p.unexpected(j, "after an object member (want ',' or '}')")
+		return 0, p.unclosed(p.unexpected(j, "after an object member (want ',' or '}')"), "object", i)
 	}
 	seg := p.stack[base:]
 	if err := p.order(seg); err != nil {
@@ -378,7 +394,7 @@ func (p *parser) array(i, depth int) (int, *perr) {
 	}
 	for n := 0; ; n++ {
 		if j >= len(src) {
-			return 0, errAt(j, "unexpected end of input looking for a value")
+			return 0, p.unclosed(errAt(j, "unexpected end of input looking for a value"), "array", i)
 		}
 		if src[j] == ']' && n > 0 {
 			e := errAt(j, "trailing comma before ']'")
@@ -398,7 +414,7 @@ func (p *parser) array(i, depth int) (int, *perr) {
 		if j < len(src) && src[j] == ']' {
 			return j + 1, nil
 		}
-		return 0, p.unexpected(j, "after an array element (want ',' or ']')")
+		return 0, p.unclosed(p.unexpected(j, "after an array element (want ',' or ']')"), "array", i)
 	}
 }
 
