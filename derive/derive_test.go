@@ -1,0 +1,290 @@
+package derive
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/idemkey/idemkey/canon"
+)
+
+func mustParse(t testing.TB, text string, s canon.Scheme) canon.Node {
+	t.Helper()
+	doc, err := canon.Parse([]byte(text), s)
+	if err != nil {
+		t.Fatalf("parse %q: %v", text, err)
+	}
+	return doc.Root()
+}
+
+func TestValidate(t *testing.T) {
+	args := mustParse(t, `{}`, canon.JS)
+	for _, tc := range []struct {
+		task, tool string
+		want       error
+	}{
+		{"t1", "pay", nil},
+		{"タスク", "送信", nil},
+		{"😀", "\U0010ffff", nil},
+		{" ", "\x00", nil}, // odd but scoped: only emptiness and encoding are refused
+		{"", "pay", ErrEmptyTask},
+		{"", "", ErrEmptyTask},
+		{"t1", "", ErrEmptyTool},
+		{"\xff", "pay", ErrInvalidUTF8},
+		{"t1", "pa\xc3", ErrInvalidUTF8},
+		{"\xed\xa0\x80", "pay", ErrInvalidUTF8}, // a surrogate in UTF-8 form (WTF-8)
+	} {
+		err := Call{Task: tc.task, Tool: tc.tool, Args: args}.Validate()
+		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
+			t.Errorf("Validate(%q, %q) = %v, want %v", tc.task, tc.tool, err, tc.want)
+		}
+	}
+}
+
+// The hashed text of one call, written out by hand from the reference
+// harness's definition: JSON.stringify of ["t1","pay",args], members sorted.
+const (
+	sampleArgs = `{"b":1,"a":"\u00e9"}`
+	sampleText = `["t1","pay",{"a":"é","b":1}]`
+)
+
+func TestAppendText(t *testing.T) {
+	for _, tc := range []struct {
+		task, tool, args string
+		want             string
+	}{
+		{"t1", "pay", sampleArgs, sampleText},
+		{"a", "bc", "null", `["a","bc",null]`},
+		{"ab", "c", " [ 1.0 , -0 ] ", `["ab","c",[1,0]]`},
+		// task and tool are escaped as JSON.stringify escapes: only '"',
+		// '\\' and controls; U+2028, U+007F and '/' stay raw
+		{"a\"b\\c\x01\n", "x/\u2028\x7f", "{}", "[\"a\\\"b\\\\c\\u0001\\n\",\"x/\u2028\x7f\",{}]"},
+		{"タスク", "🛠️", `"\ud800"`, `["タスク","🛠️","\ud800"]`},
+	} {
+		c := Call{Task: tc.task, Tool: tc.tool, Args: mustParse(t, tc.args, canon.JS)}
+		if got := string(c.AppendText(nil)); got != tc.want {
+			t.Errorf("AppendText(%q, %q, %s) = %q, want %q", tc.task, tc.tool, tc.args, got, tc.want)
+		}
+		// AppendText appends: what dst held stays in front
+		if got := string(c.AppendText([]byte("prefix:"))); got != "prefix:"+tc.want {
+			t.Errorf("AppendText with a prefix = %q", got)
+		}
+	}
+}
+
+// TestKeyIsHashOfText checks Key == sha256(AppendText) and WriteText ==
+// AppendText on generated documents, under both schemes.
+func TestKeyIsHashOfText(t *testing.T) {
+	n := 0
+	for _, c := range diffCorpus(42, 2000) {
+		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
+			doc, err := canon.Parse([]byte(c.Text), s)
+			if err != nil {
+				continue
+			}
+			call := Call{Task: c.Task, Tool: c.Tool, Args: doc.Root()}
+			text := call.AppendText(nil)
+			if k := call.Key(); k != sha256.Sum256(text) {
+				t.Fatalf("%s: Key() = %x, sha256(AppendText) = %x\n  args %q", s, k, sha256.Sum256(text), c.Text)
+			}
+			var buf bytes.Buffer
+			if err := call.WriteText(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), text) {
+				t.Fatalf("%s: WriteText = %q, AppendText = %q", s, buf.Bytes(), text)
+			}
+			n++
+		}
+	}
+	if n < 2000 {
+		t.Fatalf("only %d calls checked", n)
+	}
+	t.Logf("%d calls: Key == sha256(AppendText) and WriteText == AppendText", n)
+}
+
+// TestKeyScoping checks what each input of the key is for: the task scopes
+// it, member order does not matter, and hashing an array keeps ("a","bc")
+// apart from ("ab","c").
+func TestKeyScoping(t *testing.T) {
+	key := func(task, tool, args string) [32]byte {
+		return Call{Task: task, Tool: tool, Args: mustParse(t, args, canon.JS)}.Key()
+	}
+	base := key("t1", "pay", `{"a":1,"b":2}`)
+	if key("t1", "pay", `{"b":2,"a":1}`) != base {
+		t.Error("member order changed the key")
+	}
+	if key("t1", "pay", " {\n\"a\" : 1.0, \"b\":2e0}") != base {
+		t.Error("whitespace or number spelling changed the key")
+	}
+	for _, other := range [][3]string{
+		{"t2", "pay", `{"a":1,"b":2}`},
+		{"t1", "refund", `{"a":1,"b":2}`},
+		{"t1", "pay", `{"a":1,"b":3}`},
+		{"t1", "pay", `{"a":1,"b":"2"}`},
+	} {
+		if key(other[0], other[1], other[2]) == base {
+			t.Errorf("%q gives the same key as t1/pay", other)
+		}
+	}
+	if key("a", "bc", "null") == key("ab", "c", "null") {
+		t.Error(`("a","bc") and ("ab","c") collide`)
+	}
+}
+
+func TestHMAC(t *testing.T) {
+	c := Call{Task: "t1", Tool: "pay", Args: mustParse(t, sampleArgs, canon.JS)}
+	// Keys from RFC 4231 §4.2, §4.3 and §4.7: shorter than, and longer
+	// than, the SHA-256 block size.
+	secrets := [][]byte{
+		bytes.Repeat([]byte{0x0b}, 20),
+		[]byte("Jefe"),
+		bytes.Repeat([]byte{0xaa}, 131),
+		{},
+	}
+	seen := map[[32]byte]bool{c.Key(): true}
+	for _, secret := range secrets {
+		m := hmac.New(sha256.New, secret)
+		io.WriteString(m, sampleText)
+		want := m.Sum(nil)
+		got := c.HMAC(secret)
+		if !hmac.Equal(got[:], want) {
+			t.Errorf("HMAC(%x) = %x, want %x", secret, got, want)
+		}
+		if seen[got] {
+			t.Errorf("HMAC(%x) = %x repeats another key", secret, got)
+		}
+		seen[got] = true
+	}
+	// computed by Node: crypto.createHmac("sha256", "Jefe")
+	//   .update('["t1","pay",{"a":"é","b":1}]').digest("hex")
+	const nodeJefe = "a51fcf86fa6eee78dd0f6714d8e7b21794cdf9c5d0094137b04b3633b628bab9"
+	if got := c.HMAC([]byte("Jefe")); hex.EncodeToString(got[:]) != nodeJefe {
+		t.Errorf("HMAC(Jefe) = %x, node says %s", got, nodeJefe)
+	}
+}
+
+// failWriter accepts n bytes, then fails.
+type failWriter struct{ n int }
+
+var errWrite = errors.New("disk full")
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if len(p) <= w.n {
+		w.n -= len(p)
+		return len(p), nil
+	}
+	k := w.n
+	w.n = 0
+	return k, errWrite
+}
+
+func TestWriteTextError(t *testing.T) {
+	c := Call{Task: "t1", Tool: "pay", Args: mustParse(t, `{"a":[1,2,3],"b":"`+strings.Repeat("x", 100<<10)+`"}`, canon.JS)}
+	total := len(c.AppendText(nil))
+	// fail in the prefix, in the args, and at the closing bracket
+	for _, n := range []int{0, 3, 12, 13, 20, 64 << 10, total - 1} {
+		if err := c.WriteText(&failWriter{n: n}); !errors.Is(err, errWrite) {
+			t.Errorf("WriteText to a writer failing after %d of %d bytes: %v, want %v", n, total, err, errWrite)
+		}
+	}
+	if err := c.WriteText(&failWriter{n: total}); err != nil {
+		t.Errorf("WriteText with room for all %d bytes: %v", total, err)
+	}
+}
+
+// recorder keeps what is written and the size of the largest write.
+type recorder struct {
+	bytes.Buffer
+	writes, largest int
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.writes++
+	r.largest = max(r.largest, len(p))
+	return r.Buffer.Write(p)
+}
+
+// largeDoc returns a document of about size bytes: many small members with
+// escapes, non-ASCII names, array-index names and numbers to reformat.
+func largeDoc(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"z":%d.50,"%d":"n\u00e9 %d \"q\" \ud83d\ude00 é","a":[1e21,1E-7,-0,%de-3],"名前":{"y":true,"x":null,"10":"ten","9":"nine"},"a":"last"}`, i, i%50, i, i)
+	}
+	b.WriteString("\n]")
+	return b.Bytes()
+}
+
+// TestStreamingLargeDoc checks that streaming a large call into the hash
+// and to a writer gives the in-memory text, without ever holding it whole.
+func TestStreamingLargeDoc(t *testing.T) {
+	src := largeDoc(8 << 20)
+	c := Call{Task: "task-big", Tool: "bulk_import", Args: mustParse(t, string(src), canon.JS)}
+	text := c.AppendText(nil)
+	var r recorder
+	if err := c.WriteText(&r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.Bytes(), text) {
+		t.Fatalf("WriteText differs from AppendText at byte %d of %d", firstDiff(r.Bytes(), text), len(text))
+	}
+	if r.largest >= len(text)/2 {
+		t.Errorf("WriteText wrote %d of %d bytes in one call: not streamed", r.largest, len(text))
+	}
+	if k := c.Key(); k != sha256.Sum256(text) {
+		t.Fatalf("streamed Key() = %x, sha256 of the in-memory text = %x", k, sha256.Sum256(text))
+	}
+	t.Logf("%d-byte document, %d-byte canonical text, written in %d writes of at most %d bytes", len(src), len(text), r.writes, r.largest)
+
+	// and the reference harness agrees, when it is there
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Logf("node not found (%v): not compared with the reference harness", err)
+		return
+	}
+	res := runNode(t, node, "lines", []diffCase{{Task: c.Task, Tool: c.Tool, Text: string(src)}})[0]
+	if k := c.Key(); res.Key != hex.EncodeToString(k[:]) {
+		t.Errorf("key %x, the reference harness says %s (%s)", k, res.Key, res.Error)
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// The sub-documents of a call do not depend on where Args came from: a
+// node inside a larger document gives the same key as the same value
+// parsed on its own.
+func TestArgsSubNode(t *testing.T) {
+	outer := mustParse(t, `{"call":{"b":[1.0,"\u00e9"],"a":{"10":1,"9":2}},"other":1}`, canon.JS)
+	inner, ok := outer.Get("call")
+	if !ok {
+		t.Fatal(`no "call" member`)
+	}
+	alone := mustParse(t, `{"a":{"9":2,"10":1},"b":[1,"é"]}`, canon.JS)
+	a := Call{Task: "t", Tool: "x", Args: inner}
+	b := Call{Task: "t", Tool: "x", Args: alone}
+	if a.Key() != b.Key() {
+		t.Errorf("sub-node text %q, alone %q", a.AppendText(nil), b.AppendText(nil))
+	}
+	if want := `["t","x",{"a":{"9":2,"10":1},"b":[1,"é"]}]`; string(a.AppendText(nil)) != want {
+		t.Errorf("text %q, want %q", a.AppendText(nil), want)
+	}
+}
