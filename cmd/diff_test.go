@@ -443,20 +443,21 @@ func TestAlignIsALongestCommonSubsequence(t *testing.T) {
 		for i := range b {
 			b[i] = r.Uint64N(alpha)
 		}
-		pairs, exact := e.align(a, b)
+		pairs, how := e.align(a, b)
 		checkCommon(t, a, b, pairs)
-		if !exact || len(pairs) != lcsLen(a, b) {
-			t.Fatalf("align(%v, %v) = %v (exact %v), want length %d", a, b, pairs, exact, lcsLen(a, b))
+		if how != alignExact || len(pairs) != lcsLen(a, b) {
+			t.Fatalf("align(%v, %v) = %v (how %v), want length %d", a, b, pairs, how, lcsLen(a, b))
 		}
 		checkCommon(t, a, b, patience(a, b))
 	}
 }
 
-// TestAlignFallback forces the cheap alignment: a tiny budget, unique
-// elements, a few scattered edits. The unchanged elements must still match.
+// TestAlignFallback forces the patience alignment: a budget too small for
+// the whole arrays, unique elements, a few scattered edits. The unchanged
+// elements must still match, and the gaps be diffed exactly.
 func TestAlignFallback(t *testing.T) {
 	e := newEngine(canon.JS, 0, false)
-	e.alignBudget = 10
+	e.alignBudget = 500
 	var a, b []uint64
 	for i := range uint64(1000) {
 		a = append(a, i)
@@ -467,10 +468,10 @@ func TestAlignFallback(t *testing.T) {
 			b = append(b, i)
 		}
 	}
-	pairs, exact := e.align(a, b)
+	pairs, how := e.align(a, b)
 	checkCommon(t, a, b, pairs)
-	if exact || len(pairs) != 990 {
-		t.Errorf("fallback matched %d (exact %v), want 990", len(pairs), exact)
+	if how != alignPatience || len(pairs) != 990 {
+		t.Errorf("fallback matched %d (how %v), want 990 by patience", len(pairs), how)
 	}
 }
 

@@ -685,10 +685,10 @@ func (e *engine) array(a, b canon.Node) {
 		}
 		return
 	}
-	pairs, exact := e.align(ha, hb)
-	if !exact && e.warns.room() {
+	pairs, how := e.align(ha, hb)
+	if how == alignPositional && e.warns.room() {
 		e.addRaw(&e.warns, warnAlignment, strconv.Itoa(len(ea))+" elements", strconv.Itoa(len(eb))+" elements",
-			"the arrays differ in too many places to align them exactly; elements are matched by unique values and then by position")
+			"the arrays differ in too many places to align them fully; some elements were paired by position, so an insertion there may show as several changes")
 	}
 	e.gaps(ea, eb, ha, hb, pairs)
 }
@@ -784,10 +784,19 @@ func (e *engine) gaps(ea, eb []canon.Node, ha, hb []uint64, pairs [][2]int) {
 	flush(len(ea), len(eb))
 }
 
-// align returns the matched index pairs of a longest common subsequence of
-// a and b, ascending, and whether it is exact. Past the work budget it falls
-// back to anchoring on values unique to both sides (patience diff).
-func (e *engine) align(a, b []uint64) ([][2]int, bool) {
+// How an array alignment was found.
+const (
+	alignExact      = iota // a longest common subsequence (Myers)
+	alignPatience          // anchored on unique elements, the gaps between them exact
+	alignPositional        // some gap too costly: its elements are paired by position
+)
+
+// align returns the matched index pairs of a common subsequence of a and b,
+// ascending, and how it was found. The whole arrays are diffed with Myers'
+// algorithm within a work budget; past it, elements that occur once on each
+// side anchor the alignment (patience diff) and each gap between anchors is
+// diffed with what is left of the budget.
+func (e *engine) align(a, b []uint64) ([][2]int, int) {
 	var pairs [][2]int
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -799,9 +808,33 @@ func (e *engine) align(a, b []uint64) ([][2]int, bool) {
 		suf++
 	}
 	ma, mb := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	mid, exact := myers(ma, mb, 1024, e.alignBudget)
-	if !exact {
-		mid = patience(ma, mb)
+	budget := e.alignBudget
+	how := alignExact
+	mid, ok := myers(ma, mb, maxEdits, &budget)
+	if !ok {
+		how = alignPatience
+		budget = e.alignBudget
+		mid = nil
+		pi, pj := 0, 0
+		gap := func(i1, j1 int) {
+			if pi == i1 || pj == j1 {
+				return
+			}
+			sub, ok := myers(ma[pi:i1], mb[pj:j1], maxEdits, &budget)
+			if !ok {
+				how = alignPositional
+				return
+			}
+			for _, p := range sub {
+				mid = append(mid, [2]int{p[0] + pi, p[1] + pj})
+			}
+		}
+		for _, p := range patience(ma, mb) {
+			gap(p[0], p[1])
+			mid = append(mid, p)
+			pi, pj = p[0]+1, p[1]+1
+		}
+		gap(len(ma), len(mb))
 	}
 	for _, p := range mid {
 		pairs = append(pairs, [2]int{p[0] + pre, p[1] + pre})
@@ -809,12 +842,17 @@ func (e *engine) align(a, b []uint64) ([][2]int, bool) {
 	for k := suf; k > 0; k-- {
 		pairs = append(pairs, [2]int{len(a) - k, len(b) - k})
 	}
-	return pairs, exact
+	return pairs, how
 }
 
+// maxEdits bounds the edit distance Myers' algorithm searches up to (its
+// trace takes O(maxEdits²) memory).
+const maxEdits = 2048
+
 // myers finds a shortest edit script between a and b with at most maxD
-// edits and about budget steps of work; ok is false past either limit.
-func myers(a, b []uint64, maxD, budget int) (pairs [][2]int, ok bool) {
+// edits, spending at most *budget steps of work (and deducting them); ok
+// is false past either limit.
+func myers(a, b []uint64, maxD int, budget *int) (pairs [][2]int, ok bool) {
 	n, m := len(a), len(b)
 	if n == 0 || m == 0 {
 		return nil, true
@@ -823,7 +861,6 @@ func myers(a, b []uint64, maxD, budget int) (pairs [][2]int, ok bool) {
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
 	var trace [][]int // trace[d]: v[off-d-1 .. off+d+1] before step d
-	work := 0
 	for d := 0; d <= maxD; d++ {
 		trace = append(trace, slices.Clone(v[off-d-1:off+d+2]))
 		for k := -d; k <= d; k += 2 {
@@ -838,13 +875,14 @@ func myers(a, b []uint64, maxD, budget int) (pairs [][2]int, ok bool) {
 				x++
 				y++
 			}
-			work += 1 + x - v[off+k]
+			*budget -= 1 + x - v[off+k]
 			v[off+k] = x
 			if x >= n && y >= m {
 				return backtrack(trace, d, n, m), true
 			}
 		}
-		if work > budget {
+		*budget -= len(trace[d])
+		if *budget < 0 {
 			return nil, false
 		}
 	}
