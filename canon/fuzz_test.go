@@ -40,6 +40,15 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		checkAll(t, src)
+		// The same bytes, read as instructions for building a valid but
+		// tricky document: random bytes rarely make one.
+		checkAll(t, genDoc(src))
+	})
+}
+
+func checkAll(t *testing.T, src []byte) {
+	{
 		var outs [2][]byte
 		for _, s := range schemes {
 			outs[s] = checkScheme(t, src, s)
@@ -62,7 +71,110 @@ func FuzzCanonical(f *testing.F) {
 
 		compareJSReference(t, src, js)
 		compareJSONText(t, src, jcs)
-	})
+	}
+}
+
+// Pieces genDoc builds documents from.
+var (
+	genNames = []string{
+		`""`, `"a"`, `"A"`, `"ab"`, `"0"`, `"1"`, `"2"`, `"10"`, `"01"`, `"-1"`, `"1.0"`,
+		`"4294967294"`, `"4294967295"`, `"4294967296"`, `"\u0031"`, `"😀"`, `"\ud83d\ude00"`,
+		`"\uffff"`, `"\ue000"`, "\"\ue000\"", `"\u00e9"`, `"é"`, `"\ud800"`, `"\udfff"`, `"\ud83d"`,
+		`"a\u0000"`, `"\/"`, `"/"`, `"\n"`, `"\u001f"`, "\"\x7f\"", "\"\u2028\"",
+	}
+	genNumbers = []string{
+		"0", "-0", "1", "-1", "1.0", "1e21", "1e20", "1E+21", "1e-7", "1e-6", "0.000001", "0.0000001",
+		"9007199254740993", "5e-324", "2.4703282292062327e-324", "1.7976931348623157e308", "1e400",
+		"-1e400", "1e-400", "0.1", "0.30000000000000004", "333333333.33333329", "4.50", "2e-3",
+		"123456789012345678901234567890", "100", "1e2", "-0.0", "0.5e1", "12.34", "999999999999999",
+		"0.0000010", "-123456789012345.0", "1" + strings.Repeat("0", 309),
+	}
+	genStrings = []string{
+		`""`, `"x"`, `"\u0000\b\t\n\f\r\u001f"`, `"\"\\\/"`, `"\u00E9"`, `"\uD83D\uDE00"`, `"\ud800"`,
+		`"\udc00\ud800"`, "\"\x7f\u2028\u2029\"", `"\u007F"`, `"😀\udfff"`, `"a\\u0041"`,
+	}
+	genSpace = []string{"", "", "", " ", "\n", "\t", "\r\n "}
+)
+
+// genDoc turns arbitrary bytes into a valid JSON document (valid under js;
+// jcs may reject its duplicates, lone surrogates and huge numbers).
+func genDoc(b []byte) []byte {
+	var out []byte
+	next := func() int {
+		if len(b) == 0 {
+			return 0
+		}
+		c := int(b[0])
+		b = b[1:]
+		return c
+	}
+	pick := func(list []string) string { return list[next()%len(list)] }
+	var value func(depth int)
+	value = func(depth int) {
+		out = append(out, pick(genSpace)...)
+		c := next()
+		if depth > 8 {
+			c %= 4
+		}
+		switch c % 7 {
+		case 0:
+			out = append(out, pick([]string{"null", "true", "false"})...)
+		case 1, 2:
+			out = append(out, pick(genNumbers)...)
+		case 3:
+			out = append(out, pick(genStrings)...)
+		case 4:
+			out = append(out, '[')
+			for i, n := 0, next()%5; i < n; i++ {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				value(depth + 1)
+			}
+			out = append(out, ']')
+		default:
+			out = append(out, '{')
+			for i, n := 0, next()%6; i < n; i++ {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, pick(genSpace)...)
+				out = append(out, pick(genNames)...)
+				out = append(out, pick(genSpace)...)
+				out = append(out, ':')
+				value(depth + 1)
+			}
+			out = append(out, pick(genSpace)...)
+			out = append(out, '}')
+		}
+		out = append(out, pick(genSpace)...)
+	}
+	value(0)
+	return out
+}
+
+// TestGenDoc checks that the generator makes valid documents of every
+// kind, so that the fuzz target's second half is not checking errors only.
+func TestGenDoc(t *testing.T) {
+	var kinds [7]int
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, 40)
+		for j := range b {
+			b[j] = byte(i*31 + j*j*7 + i*j)
+		}
+		src := genDoc(b)
+		d, err := canon.Parse(src, canon.JS)
+		if err != nil {
+			t.Fatalf("genDoc made invalid JSON %q: %v", src, err)
+		}
+		kinds[d.Root().Kind()]++
+		checkAll(t, src)
+	}
+	for k, n := range kinds {
+		if n == 0 {
+			t.Errorf("genDoc never made a top-level %v", canon.Kind(k))
+		}
+	}
 }
 
 // checkScheme checks the scheme's invariants on src and returns its
