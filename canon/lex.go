@@ -5,6 +5,7 @@ package canon
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -13,19 +14,12 @@ const (
 	msb = 0x8080808080808080
 )
 
-// special reports, for eight bytes at once, whether any of them ends the
-// fast path of a string: '"', '\\', a control character or a non-ASCII byte.
-func special(x uint64) bool {
+// quoteOrBackslash flags, in the high bit of each byte, the bytes of x
+// that are '"' or '\\' (exact up to the lowest flagged byte).
+func quoteOrBackslash(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	b := x ^ (lsb * '\\')
-	return ((x-lsb*0x20)&^x|(q-lsb)&^q|(b-lsb)&^b|x)&msb != 0
-}
-
-// quoteOrBackslash reports whether any of eight bytes is '"' or '\\'.
-func quoteOrBackslash(x uint64) bool {
-	q := x ^ (lsb * '"')
-	b := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(b-lsb)&^b)&msb != 0
+	return ((q-lsb)&^q | (b-lsb)&^b) & msb
 }
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -46,13 +40,28 @@ const (
 )
 
 // scanString validates the string token that starts with the quote at
-// src[i] and returns the offset just past its closing quote.
+// src[i] and returns the offset just past its closing quote. It looks at
+// eight bytes at a time for the bytes that end a run of plain text ('"',
+// '\\', control characters) and validates the UTF-8 of each run that had a
+// non-ASCII byte in one go.
 func scanString(src []byte, i int) (int, strInfo, *perr) {
 	start := i
 	i++
 	var info strInfo
+	var high uint64 // the high bits of the current run: non-zero if non-ASCII
+	run := i
 	for {
-		for i+8 <= len(src) && !special(binary.LittleEndian.Uint64(src[i:])) {
+		for i+8 <= len(src) {
+			x := binary.LittleEndian.Uint64(src[i:])
+			if m := runEnds(x); m != 0 {
+				// The lowest flagged byte is exact (a false positive can
+				// only follow a true one): jump to it.
+				k := bits.TrailingZeros64(m) >> 3
+				high |= x & (1<<(8*k) - 1)
+				i += k
+				break
+			}
+			high |= x
 			i += 8
 		}
 		if i >= len(src) {
@@ -61,8 +70,18 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 		c := src[i]
 		switch {
 		case c == '"':
+			if high&msb != 0 {
+				if err := checkUTF8(src, run, i); err != nil {
+					return 0, 0, err
+				}
+			}
 			return i + 1, info, nil
 		case c == '\\':
+			if high&msb != 0 {
+				if err := checkUTF8(src, run, i); err != nil {
+					return 0, 0, err
+				}
+			}
 			info |= strEscaped
 			n, lone, err := scanEscape(src, i)
 			if err != nil {
@@ -71,7 +90,7 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 			if lone {
 				info |= strLone
 			}
-			i = n
+			i, run, high = n, n, 0
 		case c < 0x20:
 			e := errAt(i, "invalid control character U+%04X in string", c)
 			e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
@@ -79,18 +98,38 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 				e.hint = "a string cannot span lines; write \\n for a line break"
 			}
 			return 0, 0, e
-		case c < 0x80:
-			i++
 		default:
-			r, size := utf8.DecodeRune(src[i:])
-			if r == utf8.RuneError && size <= 1 {
-				e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
-				e.hint = utf8Hint
-				return 0, 0, e
-			}
-			i += size
+			high |= uint64(c)
+			i++
 		}
 	}
+}
+
+// runEnds flags, in the high bit of each byte, the bytes of x that are
+// '"', '\\' or a control character; bytes of 0x80 and above are not
+// flagged. Above the lowest flagged byte there may be false positives.
+func runEnds(x uint64) uint64 {
+	q := x ^ (lsb * '"')
+	b := x ^ (lsb * '\\')
+	return ((x-lsb*0x20)&^x | (q-lsb)&^q | (b-lsb)&^b) & msb
+}
+
+// checkUTF8 validates src[from:to], a run of string text, and reports the
+// first invalid byte.
+func checkUTF8(src []byte, from, to int) *perr {
+	if utf8.Valid(src[from:to]) {
+		return nil
+	}
+	for i := from; i < to; {
+		r, size := utf8.DecodeRune(src[i:to])
+		if r == utf8.RuneError && size <= 1 {
+			e := errAt(i, "invalid UTF-8 byte 0x%02x in string", src[i])
+			e.hint = utf8Hint
+			return e
+		}
+		i += size
+	}
+	return nil
 }
 
 // utf8Hint accompanies every invalid UTF-8 error.
@@ -348,7 +387,11 @@ func stringEnd(src []byte, i int) (int, bool) {
 	i++
 	esc := false
 	for {
-		for i+8 <= len(src) && !quoteOrBackslash(binary.LittleEndian.Uint64(src[i:])) {
+		for i+8 <= len(src) {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
 		switch src[i] {

@@ -136,7 +136,8 @@ type parser struct {
 	s        Scheme
 	maxDepth int
 	doc      Document
-	stack    []member // members of the objects still open
+	stack    []member  // members of the objects still open
+	keys     []sortKey // scratch for order
 }
 
 func (p *parser) value(i, depth int) (int, *perr) {
@@ -317,12 +318,13 @@ func (p *parser) object(i, depth int) (int, *perr) {
 		return 0, p.unclosed(p.unexpected(j, "after an object member (want ',' or '}')"), "object", i)
 	}
 	seg := p.stack[base:]
-	if err := p.order(seg); err != nil {
+	dups, err := p.order(seg)
+	if err != nil {
 		return 0, err
 	}
 	first := len(d.mems)
 	d.mems = append(d.mems, seg...)
-	if p.s == JS {
+	if dups {
 		d.mems = p.dedupe(d.mems, first)
 	}
 	p.stack = p.stack[:base]
@@ -332,35 +334,110 @@ func (p *parser) object(i, depth int) (int, *perr) {
 	return j, nil
 }
 
+// sortKey is a member with what ordering it needs, computed once: under
+// JS its array index (plus one; 0 for other names), and the first eight
+// bytes of its name, big-endian, which decide most comparisons alone.
+type sortKey struct {
+	aidx uint64
+	pfx  uint64
+	fast bool // pfx orders like UTF-16: no byte of it starts U+D000 or above
+	m    member
+}
+
+func (p *parser) sortKey(m member) sortKey {
+	name := p.doc.name(m)
+	k := sortKey{m: m, fast: true}
+	if p.s == JS {
+		if v, ok := arrayIndex(name); ok {
+			k.aidx = uint64(v) + 1
+		}
+	}
+	var b [8]byte
+	n := copy(b[:], name)
+	k.pfx = binary.BigEndian.Uint64(b[:])
+	if k.pfx&msb != 0 {
+		for _, c := range b[:n] {
+			if c >= 0xED {
+				k.fast = false
+			}
+		}
+	}
+	return k
+}
+
+// compareKeys orders members as compareNames orders their names.
+func (p *parser) compareKeys(a, b *sortKey) int {
+	if a.aidx != b.aidx {
+		switch {
+		case a.aidx == 0:
+			return 1
+		case b.aidx == 0, a.aidx < b.aidx:
+			return -1
+		}
+		return 1
+	}
+	if a.aidx != 0 {
+		return 0
+	}
+	if a.pfx != b.pfx && a.fast && b.fast {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	return compareUTF16(p.doc.name(a.m), p.doc.name(b.m))
+}
+
 // order sorts an object's members in the scheme's order (stable, so that
-// equal names stay in source order) and rejects duplicates under JCS.
-func (p *parser) order(seg []member) *perr {
-	d := &p.doc
+// equal names stay in source order) and reports whether a name repeats;
+// under JCS a repeated name is an error.
+func (p *parser) order(seg []member) (bool, *perr) {
+	if len(seg) < 2 {
+		return false, nil
+	}
+	keys := p.keys[:0]
+	for _, m := range seg {
+		keys = append(keys, p.sortKey(m))
+	}
+	p.keys = keys
 	sorted := true
-	for k := 1; k < len(seg); k++ {
-		if compareNames(p.s, d.name(seg[k-1]), d.name(seg[k])) >= 0 {
+	for k := 1; k < len(keys); k++ {
+		if p.compareKeys(&keys[k-1], &keys[k]) >= 0 {
 			sorted = false
 			break
 		}
 	}
 	if sorted {
-		return nil
+		return false, nil
 	}
-	slices.SortStableFunc(seg, func(a, b member) int {
-		return compareNames(p.s, d.name(a), d.name(b))
-	})
-	if p.s == JCS {
-		for k := 1; k < len(seg); k++ {
-			if string(d.name(seg[k-1])) == string(d.name(seg[k])) {
-				first, second := d.nameOffset(seg[k-1]), d.nameOffset(seg[k])
-				e := errAt(second, "duplicate member name %s", AppendQuoted(nil, string(d.name(seg[k]))))
-				line, col := Position(p.src, first)
-				e.hint = "first defined at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + "; RFC 8785 requires unique names (the js scheme keeps the last value)"
-				return e
+	if len(keys) <= 16 {
+		// Insertion sort: stable, and quickest for the few members most
+		// objects have.
+		for k := 1; k < len(keys); k++ {
+			for j := k; j > 0 && p.compareKeys(&keys[j-1], &keys[j]) > 0; j-- {
+				keys[j-1], keys[j] = keys[j], keys[j-1]
 			}
 		}
+	} else {
+		slices.SortStableFunc(keys, func(a, b sortKey) int { return p.compareKeys(&a, &b) })
 	}
-	return nil
+	dups := false
+	for k := range keys {
+		seg[k] = keys[k].m
+		if k == 0 || p.compareKeys(&keys[k-1], &keys[k]) != 0 {
+			continue
+		}
+		dups = true
+		if p.s == JCS {
+			d := &p.doc
+			first, second := d.nameOffset(keys[k-1].m), d.nameOffset(keys[k].m)
+			e := errAt(second, "duplicate member name %s", AppendQuoted(nil, string(d.name(keys[k].m))))
+			line, col := Position(p.src, first)
+			e.hint = "first defined at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + "; RFC 8785 requires unique names (the js scheme keeps the last value)"
+			return false, e
+		}
+	}
+	return dups, nil
 }
 
 // dedupe drops, from the sorted members in mems[first:], every member
