@@ -297,6 +297,40 @@ func TestDifferentialNode(t *testing.T) {
 	}
 }
 
+// TestDifferentialJCSNode compares idemkey's jcs scheme on the same corpus
+// with the independent RFC 8785 serializer in refharness.js (jcs mode).
+// JSON.parse hides duplicate names from that serializer, so a document
+// idemkey rejects for a duplicate is only checked to really have one.
+func TestDifferentialJCSNode(t *testing.T) {
+	node := needNode(t)
+	cases := diffCorpus(defaultDiffSeed, defaultDiffN)
+	theirs := runNode(t, node, "jcs", cases)
+	accepted, rejected, dups, bad := 0, 0, 0, 0
+	for i, c := range cases {
+		o := ours(c, canon.JCS)
+		if o.Error != "" && theirs[i].Error == "" {
+			if doc, err := canon.Parse([]byte(c.Text), canon.JS); err == nil && len(doc.Duplicates()) > 0 {
+				dups++
+				continue
+			}
+		}
+		if differ(o, theirs[i]) {
+			if bad++; bad <= 3 {
+				t.Errorf("document %d differs from refharness.js jcs:\n  task %q tool %q\n  text %q\n  idemkey: %v\n  node:    %v",
+					i, c.Task, c.Tool, c.Text, o, theirs[i])
+			}
+			continue
+		}
+		if o.Error == "" {
+			accepted++
+		} else {
+			rejected++
+		}
+	}
+	t.Logf("compared %d documents under jcs: %d accepted by both, %d rejected by both, %d rejected by idemkey for duplicate names, %d mismatched",
+		len(cases), accepted, rejected, dups, bad)
+}
+
 // minimize shrinks a case on which idemkey and the harness differ while
 // they still differ: first the task and tool, then, in rounds, by taking a
 // value inside the document on its own or deleting ever smaller runs of
