@@ -82,8 +82,55 @@ func (c Call) HMAC(secret []byte) [32]byte {
 func (c Call) write(h hash.Hash) {
 	var pre [256]byte
 	h.Write(c.appendPrefix(pre[:0]))
-	c.Args.WriteTo(h) // a hash.Hash never returns an error
+	if c.Args.End()-c.Args.Offset() >= pipelineMin {
+		// A large document: hash on another core while serializing.
+		p := newPipe(h)
+		c.Args.WriteTo(p)
+		p.close()
+	} else {
+		c.Args.WriteTo(h) // a hash.Hash never returns an error
+	}
 	h.Write([]byte{']'})
+}
+
+// pipelineMin is the argument size from which hashing runs in its own
+// goroutine, overlapping serialization.
+const pipelineMin = 1 << 20
+
+// pipe is an io.Writer that hands what is written to a hash running in
+// another goroutine, through a few reused buffers.
+type pipe struct {
+	h    hash.Hash
+	full chan []byte
+	free chan []byte
+	done chan struct{}
+}
+
+func newPipe(h hash.Hash) *pipe {
+	const n = 4
+	p := &pipe{h: h, full: make(chan []byte, n), free: make(chan []byte, n), done: make(chan struct{})}
+	for i := 0; i < n; i++ {
+		p.free <- make([]byte, 0, 64<<10)
+	}
+	go func() {
+		for b := range p.full {
+			p.h.Write(b)
+			p.free <- b
+		}
+		close(p.done)
+	}()
+	return p
+}
+
+func (p *pipe) Write(b []byte) (int, error) {
+	buf := <-p.free
+	p.full <- append(buf[:0], b...)
+	return len(b), nil
+}
+
+func (p *pipe) close() {
+	close(p.full)
+	<-p.done
 }
 
 // WriteText writes the call's canonical text to w, streaming.
