@@ -44,7 +44,10 @@ and tool (--record insists on records).
 The first line is the verdict with both keys. Then comes one entry per
 difference that changes the key: its JSON Pointer into the call record
 (/task, /tool, /args/…; for bare arguments /args is the file's top value),
-the two values in canonical form (shortened when long), and the reason in
+the two values in canonical form (shortened when long, with invisible
+characters, unusual spaces and combining marks spelled \uXXXX; for an
+inserted element the index is b's, and where the two sides' pointers differ
+b's is shown too), and the reason in
 plain words: a member added or removed, null against a missing member, a
 different type, look-alike strings (Unicode normalization, invisible
 characters, non-breaking spaces, surrounding whitespace, letter case, with
@@ -560,6 +563,8 @@ func (r *diffResult) human(f *Factory) {
 		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, diffPlural2(n, "difference changes", "differences change")))
 	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
+	case len(e.warns.items) > 0:
+		fmt.Fprintln(w, "equal after canonicalization, but read the warnings: different inputs can share this key")
 	default:
 		fmt.Fprint(w, "equal after canonicalization")
 		if !r.explain {

@@ -171,6 +171,8 @@ func TestDiffCases(t *testing.T) {
 			diffs: []pk{{"/args/0", "letter-case"}}, reason: "U+0041"},
 		{name: "several look-alike traits", a: `["Cafe\u0301 "]`, b: `["caf\u00e9"]`, code: 1,
 			diffs: []pk{{"/args/0", "look-alike"}}, reason: "letter case"},
+		{name: "lone surrogates", a: `["\ud800x"]`, b: `["\ud801x"]`, code: 1,
+			diffs: []pk{{"/args/0", "value"}}, reason: "lone surrogate"},
 		{name: "different strings", a: `["abc"]`, b: `["abd"]`, code: 1,
 			diffs: []pk{{"/args/0", "value"}}, reason: "character 3"},
 		{name: "look-alike member names", a: `{"amount":5}`, b: `{"amount\u200b":6}`, code: 1,

@@ -652,6 +652,10 @@ func (e *engine) hash(n canon.Node) uint64 {
 // everything, otherwise by aligning their elements.
 func (e *engine) array(a, b canon.Node) {
 	ea, eb := a.Elements(), b.Elements()
+	if len(ea) == 1 && len(eb) == 1 {
+		e.element(ea[0], eb[0], 0, 0) // nothing to align (and deep [[[…]]] stays cheap)
+		return
+	}
 	if len(ea) == len(eb) {
 		same := true
 		for k := range ea {
@@ -1015,6 +1019,11 @@ func lis(ps [][2]int) [][2]int {
 // lookAlike classifies two different strings: a kind (kindValue when they
 // do not look alike) and a plain-words reason naming the code points.
 func lookAlike(a, b string) (kind, reason string) {
+	if !utf8.ValidString(a) || !utf8.ValidString(b) {
+		// A lone surrogate (js only) is kept as its WTF-8 bytes, which the
+		// Unicode transforms would all turn into U+FFFD.
+		return kindValue, valueReason(a, b) + " (a lone surrogate is involved: js keeps it, jcs rejects it)"
+	}
 	na, nb := norm.NFC.String(a), norm.NFC.String(b)
 	if na == nb {
 		return kindNormalization, normReason(a, b)
