@@ -181,13 +181,21 @@ func configErr(err error) string {
 	return err.Error()
 }
 
-// exactArgs and friends make cobra's argument checks usage errors.
+// rangeArgs checks the number of positional arguments, as a usage error.
 func rangeArgs(min, max int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.RangeArgs(min, max)(cmd, args); err != nil {
-			return &UsageError{Err: err, hint: fmt.Sprintf("run 'idemkey %s --help' for usage", cmd.Name())}
+		var err error
+		switch {
+		case len(args) > max && max == 0:
+			err = fmt.Errorf("unexpected argument %q", args[0])
+		case len(args) > max:
+			err = fmt.Errorf("too many arguments: want at most %d, got %d", max, len(args))
+		case len(args) < min:
+			err = fmt.Errorf("missing argument: usage: %s", cmd.UseLine())
+		default:
+			return nil
 		}
-		return nil
+		return &UsageError{Err: err, hint: fmt.Sprintf("run 'idemkey %s --help' for usage", cmd.Name())}
 	}
 }
 
