@@ -238,6 +238,33 @@ func diffCorpus(seed uint64, n int) []diffCase {
 	}
 	add([]byte("[" + strings.Repeat("[", maxDiffDepth-1) + strings.Repeat("]", maxDiffDepth-1) + "]"))
 	add([]byte(strings.Repeat(`{"":`, maxDiffDepth) + "0" + strings.Repeat("}", maxDiffDepth)))
+	// large documents, so that values straddle the serializers' buffer
+	// boundaries: long strings of every kind of character, wide objects,
+	// long arrays
+	for k := 0; k < 6; k++ {
+		var u []uint16
+		for len(u) < 40000<<(k%3) {
+			u = append(u, g.strUnits()...)
+		}
+		big := g.str([]byte{'['}, u)
+		big = append(big, ',', '{')
+		for i := 0; i < 3000*(k+1); i++ {
+			if i > 0 {
+				big = append(big, ',')
+			}
+			big = g.str(big, g.nameUnits())
+			big = append(big, ':')
+			big = g.value(big, 0, 3)
+		}
+		big = append(big, '}', ',', '[')
+		for i := 0; i < 20000; i++ {
+			if i > 0 {
+				big = append(big, ',')
+			}
+			big = append(big, g.number()...)
+		}
+		add(append(big, ']', ']'))
+	}
 	for i := 0; i < n; i++ {
 		d := g.doc()
 		if g.r.IntN(5) == 0 {
