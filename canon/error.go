@@ -26,6 +26,10 @@ type Error struct {
 	Pointer string // RFC 6901 JSON Pointer to the value being parsed
 	Msg     string // what is wrong, lower case, no trailing period
 	Hint    string // an optional suggestion for the reader, or ""
+
+	// RelatedLine and RelatedColumn locate a second place the message or
+	// hint speaks of (where a duplicate name was first defined), or are 0.
+	RelatedLine, RelatedColumn int
 }
 
 // Error returns "LINE:COL: MSG".
@@ -40,6 +44,8 @@ type perr struct {
 	msg  string
 	hint string
 	path []string // reversed reference tokens, already escaped
+
+	relLine, relCol int
 }
 
 func (e *perr) Error() string { return e.msg }
@@ -67,12 +73,13 @@ func finish(src []byte, e *perr) *Error {
 		ptr.WriteString(e.path[i])
 	}
 	return &Error{
-		Offset:  e.off,
-		Line:    line,
-		Column:  utf8.RuneCount(src[lineStart:off]) + 1,
-		Pointer: ptr.String(),
-		Msg:     e.msg,
-		Hint:    e.hint,
+		Offset:      e.off,
+		Line:        line,
+		Column:      utf8.RuneCount(src[lineStart:off]) + 1,
+		Pointer:     ptr.String(),
+		Msg:         e.msg,
+		Hint:        e.hint,
+		RelatedLine: e.relLine, RelatedColumn: e.relCol,
 	}
 }
 

@@ -276,36 +276,10 @@ func (p *parser) object(i, depth int) (int, *perr) {
 			}
 			return 0, p.unclosed(p.unexpected(j, "looking for a member name (a string)"), "object", i)
 		}
-		kend, info, err := scanString(src, j)
+		end, err := p.member(i, j, depth)
 		if err != nil {
 			return 0, err
 		}
-		if info&strLone != 0 && p.s == JCS {
-			return 0, p.loneErr(j, kend)
-		}
-		m := member{name: uint32(j + 1), nlen: uint32(kend - j - 2)}
-		if info&strEscaped != 0 {
-			off := len(d.arena)
-			d.arena = binary.LittleEndian.AppendUint32(d.arena, uint32(j))
-			d.arena = appendDecoded(d.arena, src[j+1:kend-1])
-			m.name = uint32(off+4) | inArena
-			m.nlen = uint32(len(d.arena) - off - 4)
-		}
-		j = skipWS(src, kend)
-		if j >= len(src) || src[j] != ':' {
-			return 0, p.unclosed(p.unexpected(j, "after a member name (want ':')"), "object", i)
-		}
-		j = skipWS(src, j+1)
-		if j >= len(src) {
-			return 0, p.unclosed(errAt(j, "unexpected end of input looking for a value"), "object", i)
-		}
-		m.val = uint32(j)
-		end, err := p.value(j, depth)
-		if err != nil {
-			err.path = append(err.path, PointerToken(string(d.name(m))))
-			return 0, err
-		}
-		p.stack = append(p.stack, m)
 		j = skipWS(src, end)
 		if j < len(src) && src[j] == ',' {
 			j = skipWS(src, j+1)
@@ -332,6 +306,45 @@ func (p *parser) object(i, depth int) (int, *perr) {
 	d.objs[idx].first = uint32(first)
 	d.objs[idx].n = uint32(len(d.mems) - first)
 	return j, nil
+}
+
+// member parses one member, "name": value, whose name starts at src[j]
+// in the object that opens at src[i], pushes it on the stack of open
+// members, and returns the offset just past the value.
+func (p *parser) member(i, j, depth int) (int, *perr) {
+	src := p.src
+	d := &p.doc
+	kend, info, err := scanString(src, j)
+	if err != nil {
+		return 0, err
+	}
+	if info&strLone != 0 && p.s == JCS {
+		return 0, p.loneErr(j, kend)
+	}
+	m := member{name: uint32(j + 1), nlen: uint32(kend - j - 2)}
+	if info&strEscaped != 0 {
+		off := len(d.arena)
+		d.arena = binary.LittleEndian.AppendUint32(d.arena, uint32(j))
+		d.arena = appendDecoded(d.arena, src[j+1:kend-1])
+		m.name = uint32(off+4) | inArena
+		m.nlen = uint32(len(d.arena) - off - 4)
+	}
+	j = skipWS(src, kend)
+	if j >= len(src) || src[j] != ':' {
+		return 0, p.unclosed(p.unexpected(j, "after a member name (want ':')"), "object", i)
+	}
+	j = skipWS(src, j+1)
+	if j >= len(src) {
+		return 0, p.unclosed(errAt(j, "unexpected end of input looking for a value"), "object", i)
+	}
+	m.val = uint32(j)
+	end, err := p.value(j, depth)
+	if err != nil {
+		err.path = append(err.path, PointerToken(string(d.name(m))))
+		return 0, err
+	}
+	p.stack = append(p.stack, m)
+	return end, nil
 }
 
 // sortKey is a member with what ordering it needs, computed once: under
@@ -433,6 +446,7 @@ func (p *parser) order(seg []member) (bool, *perr) {
 			first, second := d.nameOffset(keys[k-1].m), d.nameOffset(keys[k].m)
 			e := errAt(second, "duplicate member name %s", AppendQuoted(nil, string(d.name(keys[k].m))))
 			line, col := Position(p.src, first)
+			e.relLine, e.relCol = line, col
 			e.hint = "first defined at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + "; RFC 8785 requires unique names (the js scheme keeps the last value)"
 			return false, e
 		}

@@ -114,12 +114,13 @@ func parseVector(line []byte, def canon.Scheme, from string) (vector, error) {
 		if v.s, err = canon.ParseScheme(sn.Text()); err != nil {
 			return vector{}, err
 		}
-		if v.s != canon.JS {
-			if doc, err = canon.Parse(line, v.s); err != nil {
-				return vector{}, err
-			}
-			root = doc.Root()
+	}
+	if v.s != canon.JS {
+		// Hold the whole line, and so the arguments, to the vector's scheme.
+		if doc, err = canon.Parse(line, v.s); err != nil {
+			return vector{}, err
 		}
+		root = doc.Root()
 	}
 	str := func(field string) (string, error) {
 		n, ok := root.Get(field)

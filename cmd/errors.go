@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/idemkey/idemkey/canon"
 )
@@ -74,6 +75,11 @@ func (e *InputError) Hint() string {
 	}
 	var ce *canon.Error
 	if errors.As(e.Err, &ce) {
+		if e.Line > 0 && ce.RelatedLine > 0 {
+			// The hint names a place in the same JSON Lines line: give
+			// its line in the file.
+			return strings.Replace(ce.Hint, fmt.Sprintf("line %d,", ce.RelatedLine), fmt.Sprintf("line %d,", e.Line+ce.RelatedLine-1), 1)
+		}
 		return ce.Hint
 	}
 	return ""
