@@ -246,6 +246,12 @@ func TestStreamingLargeDoc(t *testing.T) {
 	if k := c.Key(); k != sha256.Sum256(text) {
 		t.Fatalf("streamed Key() = %x, sha256 of the in-memory text = %x", k, sha256.Sum256(text))
 	}
+	secret := []byte("Jefe")
+	m := hmac.New(sha256.New, secret)
+	m.Write(text)
+	if got := c.HMAC(secret); !hmac.Equal(got[:], m.Sum(nil)) {
+		t.Errorf("streamed HMAC() = %x, HMAC of the in-memory text = %x", got, m.Sum(nil))
+	}
 	t.Logf("%d-byte document, %d-byte canonical text, written in %d writes of at most %d bytes", len(src), len(text), r.writes, r.largest)
 
 	// and the reference harness agrees, when it is there
@@ -257,6 +263,38 @@ func TestStreamingLargeDoc(t *testing.T) {
 	res := runNode(t, node, "lines", []diffCase{{Task: c.Task, Tool: c.Tool, Text: string(src)}})[0]
 	if k := c.Key(); res.Key != hex.EncodeToString(k[:]) {
 		t.Errorf("key %x, the reference harness says %s (%s)", k, res.Key, res.Error)
+	}
+}
+
+// TestKeyAroundPipelineSize checks Key and HMAC for arguments just below,
+// at and just above the size from which hashing runs in its own goroutine,
+// with values whose canonical form is shorter or longer than their source.
+func TestKeyAroundPipelineSize(t *testing.T) {
+	for _, n := range []int{pipelineMin - 1, pipelineMin, pipelineMin + 1, 3*pipelineMin + 7} {
+		for _, mk := range []func(n int) string{
+			func(n int) string {
+				return `"` + strings.Repeat("\\u00e9", (n-2)/6) + strings.Repeat("x", (n-2)%6) + `"`
+			},
+			func(n int) string {
+				body := strings.Repeat(`{"b":1.0e0,"a":"\/"},`, n/24)
+				return "[" + body + strings.Repeat(" ", n-3-len(body)) + "0]"
+			},
+		} {
+			src := mk(n)
+			c := Call{Task: "t", Tool: "x", Args: mustParse(t, src, canon.JS)}
+			if got := c.Args.End() - c.Args.Offset(); got != n {
+				t.Fatalf("test bug: args of %d bytes, want %d", got, n)
+			}
+			text := c.AppendText(nil)
+			if k := c.Key(); k != sha256.Sum256(text) {
+				t.Errorf("%d-byte args: Key() = %x, sha256(AppendText) = %x", n, k, sha256.Sum256(text))
+			}
+			m := hmac.New(sha256.New, []byte("k"))
+			m.Write(text)
+			if got := c.HMAC([]byte("k")); !hmac.Equal(got[:], m.Sum(nil)) {
+				t.Errorf("%d-byte args: HMAC differs from HMAC of AppendText", n)
+			}
+		}
 	}
 }
 
