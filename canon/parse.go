@@ -73,11 +73,21 @@ func (pp *Parser) Parse(src []byte, s Scheme) (*Document, error) {
 	if err := checkEncoding(src); err != nil {
 		return nil, finish(src, err)
 	}
-	p := &pp.p
-	p.src, p.s, p.maxDepth = src, s, pp.MaxDepth
-	if p.maxDepth == 0 {
-		p.maxDepth = MaxDepth
+	maxDepth := pp.MaxDepth
+	if maxDepth == 0 {
+		maxDepth = MaxDepth
 	}
+	if useParallel(src) {
+		if d, ok := pp.parseParallel(src, s, maxDepth); ok {
+			return d, nil
+		}
+	}
+	return pp.parseSequential(src, s, maxDepth)
+}
+
+func (pp *Parser) parseSequential(src []byte, s Scheme, maxDepth int) (*Document, error) {
+	p := &pp.p
+	p.src, p.s, p.maxDepth = src, s, maxDepth
 	p.stack = p.stack[:0]
 	objs, mems := p.doc.objs[:0], p.doc.mems[:0]
 	if len(src) > 1<<16 {

@@ -1,0 +1,203 @@
+package canon
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"runtime"
+	"sync"
+)
+
+// parallelMin is the input size from which Parse splits the work across
+// two cores.
+const parallelMin = 8 << 20
+
+// parseParallel parses a large document whose root is an array or object
+// as two runs of the root's children, parsed concurrently into the two
+// ends of one preallocated index, which is then closed up. A quick
+// structural scan proposes the split, a comma between two children near
+// the middle; the first run must end exactly at that comma, so the second
+// run provably starts where a sequential parse would have. It reports
+// false whenever it cannot finish (no split, any error): the caller then
+// parses sequentially, which also gives the exact error.
+func (pp *Parser) parseParallel(src []byte, s Scheme, maxDepth int) (*Document, bool) {
+	root := skipWS(src, 0)
+	if root >= len(src) || (src[root] != '[' && src[root] != '{') {
+		return nil, false
+	}
+	last := len(src) - 1
+	for last > root && isWS(src[last]) {
+		last--
+	}
+	isObj := src[root] == '{'
+	closer := byte(']')
+	if isObj {
+		closer = '}'
+	}
+	if src[last] != closer {
+		return nil, false
+	}
+	split := findSplit(src, root, root+(last-root)/2)
+	if split < 0 {
+		return nil, false
+	}
+	nObjs, nMems := bytes.Count(src, []byte{'{'}), bytes.Count(src, []byte{':'})
+	aObjs, aMems := bytes.Count(src[:split], []byte{'{'}), bytes.Count(src[:split], []byte{':'})
+	objs := make([]object, nObjs)
+	mems := make([]member, nMems)
+	base := 0
+	if isObj {
+		base = 1 // objs[0] is the root's record
+	}
+	var a, b parser
+	a.init(src, s, maxDepth, objs[base:base:aObjs], mems[0:0:aMems])
+	b.init(src, s, maxDepth, objs[aObjs:aObjs:nObjs], mems[aMems:aMems:nMems])
+	var wg sync.WaitGroup
+	var okB bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		end, err := b.children(root, split+1, -1)
+		okB = err == nil && end == last
+	}()
+	end, err := a.children(root, root+1, split)
+	wg.Wait()
+	if err != nil || end != split || !okB {
+		return nil, false
+	}
+	// Both runs stayed inside their preallocated regions (the counts are
+	// upper bounds); close up the gap between them.
+	nA, nB := len(a.doc.objs), len(b.doc.objs)
+	mA, mB := len(a.doc.mems), len(b.doc.mems)
+	copy(objs[base+nA:], objs[aObjs:aObjs+nB])
+	copy(mems[mA:], mems[aMems:aMems+mB])
+	for k := base + nA; k < base+nA+nB; k++ {
+		objs[k].first += uint32(mA)
+	}
+	shift := uint32(len(a.doc.arena))
+	fix := func(ms []member) {
+		for k := range ms {
+			if ms[k].name&inArena != 0 {
+				ms[k].name += shift
+			}
+		}
+	}
+	fix(mems[mA : mA+mB])
+	fix(b.stack)
+	d := &a.doc
+	d.arena = append(d.arena, b.doc.arena...)
+	d.dups = append(d.dups, b.doc.dups...)
+	objs, mems = objs[:base+nA+nB], mems[:mA+mB]
+	if isObj {
+		seg := append(a.stack, b.stack...)
+		dups, err := a.order(seg)
+		if err != nil {
+			return nil, false
+		}
+		first := len(mems)
+		mems = append(mems, seg...)
+		if dups {
+			mems = a.dedupe(mems, first)
+		}
+		objs[0] = object{start: uint32(root), end: uint32(last + 1), first: uint32(first), n: uint32(len(mems) - first)}
+	}
+	return &Document{src: src, scheme: s, root: root, objs: objs, mems: mems, arena: d.arena, dups: d.dups}, true
+}
+
+func (p *parser) init(src []byte, s Scheme, maxDepth int, objs []object, mems []member) {
+	p.src, p.s, p.maxDepth = src, s, maxDepth
+	p.doc = Document{src: src, scheme: s, objs: objs, mems: mems}
+}
+
+// children parses children of the root container that opens at src[root],
+// from src[j] on, and returns the offset of the comma at stop, or (with stop
+// < 0) of the closing bracket. Members of a root object stay on the stack.
+func (p *parser) children(root, j, stop int) (int, *perr) {
+	src := p.src
+	isObj := src[root] == '{'
+	j = skipWS(src, j)
+	for j < len(src) {
+		var end int
+		var err *perr
+		if isObj {
+			if src[j] != '"' {
+				break
+			}
+			end, err = p.member(root, j, 1)
+		} else {
+			end, err = p.value(j, 1)
+		}
+		if err != nil {
+			return 0, err
+		}
+		j = skipWS(src, end)
+		if j >= len(src) {
+			break
+		}
+		switch src[j] {
+		case ',':
+			if j == stop {
+				return j, nil
+			}
+			if stop >= 0 && j > stop {
+				return 0, errAt(j, "split missed")
+			}
+			j = skipWS(src, j+1)
+			continue
+		case ']', '}':
+			if stop >= 0 {
+				return 0, errAt(j, "split missed")
+			}
+			return j, nil
+		}
+		break
+	}
+	return 0, errAt(j, "invalid")
+}
+
+// findSplit scans the root container that opens at src[root] for a comma
+// between two of its children at or after mid, tracking strings and
+// nesting only; it returns -1 if there is none.
+func findSplit(src []byte, root, mid int) int {
+	depth := 0
+	for i := root + 1; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			i++
+			for i < len(src) {
+				if i+8 <= len(src) {
+					m := quoteOrBackslash(binary.LittleEndian.Uint64(src[i:]))
+					if m == 0 {
+						i += 8
+						continue
+					}
+					i += bits.TrailingZeros64(m) >> 3
+				}
+				if src[i] == '"' {
+					break
+				}
+				if src[i] == '\\' {
+					i++
+				}
+				i++
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth < 0 {
+				return -1
+			}
+		case ',':
+			if depth == 0 && i >= mid {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// useParallel reports whether Parse should try parseParallel on src.
+func useParallel(src []byte) bool {
+	return len(src) >= parallelMin && runtime.GOMAXPROCS(0) > 1
+}
