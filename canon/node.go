@@ -2,6 +2,7 @@ package canon
 
 import (
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -195,6 +196,15 @@ func (n Node) Append(dst []byte) []byte {
 
 // WriteTo writes the canonical form of the value to w, streaming.
 func (n Node) WriteTo(w io.Writer) (int64, error) {
+	if useParallel(n.d.src) && runtime.GOMAXPROCS(0) > 1 {
+		size := len(n.d.src) - n.off // the root spans the rest of the input
+		if n.off != n.d.root {
+			size = n.End() - n.off
+		}
+		if size >= parallelMin {
+			return n.d.writeParallel(w, n.off, size)
+		}
+	}
 	bp := bufPool.Get().(*[]byte)
 	e := encoder{d: n.d, buf: (*bp)[:0], w: w}
 	e.value(n.off)
