@@ -139,7 +139,7 @@ func (e *encoder) object(i int) int {
 			e.buf = append(e.buf, '"')
 		}
 		e.buf = append(e.buf, ':')
-		e.value(int(m.val))
+		e.value(d.valueOffset(m))
 		if len(e.buf) >= flushAt {
 			e.flush()
 		}

@@ -113,7 +113,7 @@ func (n Node) Members() []Member {
 	o := n.d.object(n.off)
 	ms := make([]Member, o.n)
 	for k, m := range n.d.mems[o.first : o.first+o.n] {
-		ms[k] = Member{string(n.d.name(m)), n.d.nameOffset(m), Node{n.d, int(m.val)}}
+		ms[k] = Member{string(n.d.name(m)), n.d.nameOffset(m), Node{n.d, n.d.valueOffset(m)}}
 	}
 	return ms
 }
@@ -126,7 +126,7 @@ func (n Node) Get(name string) (Node, bool) {
 	o := n.d.object(n.off)
 	for _, m := range n.d.mems[o.first : o.first+o.n] {
 		if string(n.d.name(m)) == name {
-			return Node{n.d, int(m.val)}, true
+			return Node{n.d, n.d.valueOffset(m)}, true
 		}
 	}
 	return Node{}, false

@@ -36,14 +36,15 @@ type Duplicate struct {
 type object struct {
 	start, end uint32 // offsets of '{' and just past '}'
 	first, n   uint32 // the members are mems[first : first+n]
-	_          uint32
 }
 
 // member is one object member. name is the offset of the name's first
 // byte inside its quotes, or, with the inArena bit, of its decoded form in
-// the arena (preceded by the name token's source offset).
+// the arena (preceded by the name token's source offset); the value's
+// offset is found again from the name's end when needed, which keeps the
+// index at eight bytes a member.
 type member struct {
-	name, nlen, val uint32
+	name, nlen uint32
 }
 
 const inArena = 1 << 31
@@ -347,7 +348,6 @@ func (p *parser) member(i, j, depth int) (int, *perr) {
 	if j >= len(src) {
 		return 0, p.unclosed(errAt(j, "unexpected end of input looking for a value"), "object", i)
 	}
-	m.val = uint32(j)
 	end, err := p.value(j, depth)
 	if err != nil {
 		err.path = append(err.path, PointerToken(string(d.name(m))))
@@ -526,6 +526,18 @@ func (d *Document) name(m member) []byte {
 		return d.arena[off : off+m.nlen]
 	}
 	return d.src[m.name : m.name+m.nlen]
+}
+
+// valueOffset returns the source offset of a member's value.
+func (d *Document) valueOffset(m member) int {
+	var j int
+	if m.name&inArena != 0 {
+		j, _ = stringEnd(d.src, d.nameOffset(m))
+	} else {
+		j = int(m.name+m.nlen) + 1
+	}
+	j = skipWS(d.src, j) // at the colon
+	return skipWS(d.src, j+1)
 }
 
 // nameOffset returns the source offset of a member name's opening quote.

@@ -18,9 +18,9 @@ const (
 // bracket, a comma, a member name and colon), then, if off >= 0, the
 // canonical form of the value at src[off], size bytes of input.
 type unit struct {
-	lit  []byte
-	off  int
-	size int
+	lit0, lit1 int // the literal is lits[lit0:lit1]
+	off        int
+	size       int
 }
 
 // writeParallel writes the canonical form of the value at src[off], which
@@ -30,12 +30,12 @@ type unit struct {
 func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
 	var units []unit
 	var lits []byte
-	units, _ = d.expand(units, lits, off, size)
+	units, lits = d.expand(units, lits, off, size)
 	// Group consecutive units into pieces.
 	var pieces [][]unit
 	start, acc := 0, 0
 	for k, u := range units {
-		acc += u.size + len(u.lit)
+		acc += u.size + u.lit1 - u.lit0
 		if acc >= pieceSize {
 			pieces = append(pieces, units[start:k+1])
 			start, acc = k+1, 0
@@ -78,10 +78,11 @@ func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
 				select {
 				case buf = <-free:
 				default:
+					buf = make([]byte, 0, pieceSize+pieceSize/4)
 				}
 				e := encoder{d: d, buf: buf[:0]}
 				for _, u := range pieces[i] {
-					e.buf = append(e.buf, u.lit...)
+					e.buf = append(e.buf, lits[u.lit0:u.lit1]...)
 					if u.off >= 0 {
 						e.value(u.off)
 					}
@@ -119,39 +120,43 @@ func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
 func (d *Document) expand(units []unit, lits []byte, off, size int) ([]unit, []byte) {
 	src := d.src
 	if size <= pieceSize || (src[off] != '{' && src[off] != '[') {
-		return append(units, unit{off: off, size: size}), lits
+		return append(units, unit{lit0: len(lits), lit1: len(lits), off: off, size: size}), lits
 	}
-	pending := []byte{src[off]} // literal waiting for the next unit
-	n := Node{d, off}
+	// lit adds the literal written since start as a unit of its own.
+	lit := func(start int) {
+		units = append(units, unit{lit0: start, lit1: len(lits), off: -1})
+	}
+	start := len(lits)
+	lits = append(lits, src[off])
 	if src[off] == '{' {
-		for k, m := range n.Members() {
+		for k, m := range (Node{d, off}).Members() {
 			if k > 0 {
-				pending = append(pending, ',')
+				lits = append(lits, ',')
 			}
-			pending = AppendQuoted(pending, m.Name)
-			pending = append(pending, ':')
-			end := m.Value.End()
-			units = append(units, unit{lit: pending, off: -1})
-			units, lits = d.expand(units, lits, m.Value.Offset(), end-m.Value.Offset())
-			pending = nil
+			lits = AppendQuoted(lits, m.Name)
+			lits = append(lits, ':')
+			lit(start)
+			units, lits = d.expand(units, lits, m.Value.Offset(), m.Value.End()-m.Value.Offset())
+			start = len(lits)
 		}
-		pending = append(pending, '}')
+		lits = append(lits, '}')
 	} else {
 		j := skipWS(src, off+1)
 		for k := 0; src[j] != ']'; k++ {
 			if k > 0 {
-				pending = append(pending, ',')
+				lits = append(lits, ',')
 			}
 			end := d.skip(j)
-			units = append(units, unit{lit: pending, off: -1})
+			lit(start)
 			units, lits = d.expand(units, lits, j, end-j)
-			pending = nil
+			start = len(lits)
 			j = skipWS(src, end)
 			if src[j] == ',' {
 				j = skipWS(src, j+1)
 			}
 		}
-		pending = append(pending, ']')
+		lits = append(lits, ']')
 	}
-	return append(units, unit{lit: pending, off: -1}), lits
+	lit(start)
+	return units, lits
 }
