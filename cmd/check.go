@@ -83,7 +83,7 @@ func runCheck(opts *checkOptions) error {
 			fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, v.want, got)
 		}
 	}
-	fmt.Fprintf(ios.Err, "idemkey: checked %d vectors: %d mismatched, %d invalid\n", total, mismatches, invalid)
+	fmt.Fprintf(ios.Err, "idemkey: checked %d %s: %d mismatched, %d invalid\n", total, plural(total, "vector", "vectors"), mismatches, invalid)
 	switch {
 	case invalid > 0:
 		return &ExitError{Code: exitUsage}
@@ -160,5 +160,20 @@ func parseVector(line []byte, def canon.Scheme, from string) (vector, error) {
 	if err := v.call.Validate(); err != nil {
 		return vector{}, err
 	}
+	if !isHexKey(v.want) {
+		return vector{}, fmt.Errorf(`"key" must be 64 lower-case hex digits, not %q`, v.want)
+	}
 	return v, nil
+}
+
+func isHexKey(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -24,22 +24,64 @@ type Call struct {
 // ErrEmptyTask and ErrEmptyTool reject calls whose key would not be scoped:
 // an empty task id lets keys collide across tasks.
 var (
-	ErrEmptyTask   = errors.New("task id is empty")
-	ErrEmptyTool   = errors.New("tool name is empty")
-	ErrInvalidUTF8 = errors.New("task id or tool name is not valid UTF-8")
+	ErrEmptyTask     = errors.New("task id is empty")
+	ErrEmptyTool     = errors.New("tool name is empty")
+	ErrInvalidUTF8   = errors.New("task id or tool name is not valid UTF-8")
+	ErrLoneSurrogate = errors.New("task id or tool name has a lone surrogate, which the jcs scheme does not allow")
 )
 
-// Validate checks that the task and tool are non-empty UTF-8 strings.
+// Validate checks that the task and tool are non-empty UTF-8 strings. A
+// lone surrogate (WTF-8, as canon decodes a \udxxx escape) is accepted
+// under the JS scheme, whose harness hashes such strings, and rejected
+// under JCS, which requires I-JSON (RFC 7493 §2.1).
 func (c Call) Validate() error {
 	switch {
 	case c.Task == "":
 		return ErrEmptyTask
 	case c.Tool == "":
 		return ErrEmptyTool
-	case !utf8.ValidString(c.Task) || !utf8.ValidString(c.Tool):
-		return ErrInvalidUTF8
+	}
+	jcs := c.Args.Document() != nil && c.Args.Document().Scheme() == canon.JCS
+	for _, s := range []string{c.Task, c.Tool} {
+		switch checkWTF8(s) {
+		case wtf8Invalid:
+			return ErrInvalidUTF8
+		case wtf8Surrogate:
+			if jcs {
+				return ErrLoneSurrogate
+			}
+		}
 	}
 	return nil
+}
+
+const (
+	wtf8OK = iota
+	wtf8Surrogate
+	wtf8Invalid
+)
+
+// checkWTF8 says whether s is UTF-8, UTF-8 with lone surrogates encoded as
+// their own three bytes, or neither.
+func checkWTF8(s string) int {
+	res := wtf8OK
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if s[i] == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
+			res = wtf8Surrogate
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return wtf8Invalid
+		}
+		i += size
+	}
+	return res
 }
 
 // AppendText appends the exact text that is hashed:
