@@ -39,12 +39,29 @@ func TestValidate(t *testing.T) {
 		{"t1", "", ErrEmptyTool},
 		{"\xff", "pay", ErrInvalidUTF8},
 		{"t1", "pa\xc3", ErrInvalidUTF8},
-		{"\xed\xa0\x80", "pay", ErrInvalidUTF8}, // a surrogate in UTF-8 form (WTF-8)
+		// A lone surrogate as canon decodes \ud800 (WTF-8): the js harness
+		// hashes such a string (as "\ud800"), so only jcs refuses it.
+		{"\xed\xa0\x80", "pay", nil},
+		{"t1", "x\xed\xbf\xbf", nil},
+		{"\xed\xa0", "pay", ErrInvalidUTF8}, // truncated
 	} {
 		err := Call{Task: tc.task, Tool: tc.tool, Args: args}.Validate()
 		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
 			t.Errorf("Validate(%q, %q) = %v, want %v", tc.task, tc.tool, err, tc.want)
 		}
+	}
+	jcsArgs := mustParse(t, `{}`, canon.JCS)
+	if err := (Call{Task: "\xed\xa0\x80", Tool: "pay", Args: jcsArgs}).Validate(); !errors.Is(err, ErrLoneSurrogate) {
+		t.Errorf("jcs: Validate of a lone surrogate = %v, want %v", err, ErrLoneSurrogate)
+	}
+	if err := (Call{Task: "t1", Tool: "pay", Args: jcsArgs}).Validate(); err != nil {
+		t.Errorf("jcs: Validate = %v", err)
+	}
+	// The key of a lone-surrogate task id is the js harness's: node computed
+	// sha256 of JSON.stringify(["\ud800x","pay",1]).
+	one := mustParse(t, `1`, canon.JS)
+	if got := fmt.Sprintf("%x", (Call{Task: "\xed\xa0\x80x", Tool: "pay", Args: one}).Key()); got != "cd259dd70da76028a81288554e7a601b9b7da8dc49d8db07597170e744d3c6a8" {
+		t.Errorf("lone-surrogate task key %s", got)
 	}
 }
 
