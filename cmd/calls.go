@@ -106,6 +106,7 @@ func validFrom(s string) bool {
 // loadedCall is a call read from input.
 type loadedCall struct {
 	Call     derive.Call
+	Args     canon.Node // the whole arguments value, before --only and --omit
 	From     string // the format the input was read as (auto resolved)
 	Selected bool   // --only or --omit chose part of the arguments
 }
@@ -223,6 +224,7 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		}
 	}
 	lc.Call = derive.Call{Task: task, Tool: tool, Args: args}
+	lc.Args = args
 	if err := lc.Call.Validate(); err != nil {
 		switch err {
 		case derive.ErrEmptyTask:

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemkey/idemkey/canon"
-	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,9 +20,9 @@ type postOptions struct {
 	f      *Factory
 	URL    *url.URL
 	Data   string // -d: @FILE, @- or the body itself
-	Task   string
-	Tool   string
-	Scheme canon.Scheme
+	Spec   *callSpec
+	Format *keyFormat
+	Secret []byte
 
 	Method  string
 	Headers []string // -H, in order
@@ -108,10 +105,9 @@ Exit codes (curl's):
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.String("task", "", "task id that scopes the key (IDEMKEY_TASK)")
-	fl.String("tool", "", "tool name (IDEMKEY_TOOL)")
-	fl.StringP("data", "d", "", "body: @FILE, @- for standard input, or the JSON itself")
-	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	addCallFlags(fl)
+	addKeyFormatFlags(fl)
+	fl.StringP("data", "d", "", "body: @FILE, @- for standard input, or the JSON itself (an envelope with --from)")
 	fl.Bool("send-as-is", false, "send the body's original bytes instead of its canonical form")
 	fl.String("key-header", "Idempotency-Key", "name of the header that carries the key")
 	fl.Bool("key-quoted", false, `send the key as a Structured Field string ("…"), as the IETF draft writes it`)
@@ -146,10 +142,13 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	if o.URL, err = parsePostURL(rawURL); err != nil {
 		return err
 	}
-	if o.Task, o.Tool, err = f.taskTool(); err != nil {
+	if o.Spec, err = f.callSpec(); err != nil {
 		return err
 	}
-	if o.Scheme, err = f.scheme(); err != nil {
+	if o.Format, err = f.keyFormat(); err != nil {
+		return err
+	}
+	if o.Secret, err = f.secret(); err != nil {
 		return err
 	}
 	o.Data, _ = fl.GetString("data")
@@ -260,15 +259,18 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	doc, err := parseDoc(data, name, o.Scheme)
+	lc, err := o.Spec.load(data)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", inputErr(name, 0, err)
 	}
-	sum := derive.Call{Task: o.Task, Tool: o.Tool, Args: doc.Root()}.Key()
-	key := hex.EncodeToString(sum[:])
-	body := data
+	kopts := keyOptions{Format: o.Format, Secret: o.Secret}
+	key := string(kopts.key(nil, lc))
+	// The body is the whole arguments value (--only and --omit choose
+	// what the key is derived from, not what is sent), canonical unless
+	// --send-as-is keeps its bytes as written.
+	body := lc.Args.Raw()
 	if !o.SendAsIs {
-		body = doc.Append(nil)
+		body = lc.Args.Append(nil)
 	}
 	req, err := http.NewRequest(o.Method, o.URL.String(), nil)
 	if err != nil {

@@ -1,0 +1,42 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPostFromEnvelope posts a logged tool call: the key is the one the
+// bare arguments give, in the format asked for, and the body is the
+// canonical arguments (the whole value, even when --omit narrows the key).
+func TestPostFromEnvelope(t *testing.T) {
+	t.Parallel()
+	const envelope = `{"id":"call_1","type":"function","function":{"name":"pay","arguments":"{\"b\": 1, \"a\": \"é\", \"trace\": \"x9\"}"}}`
+	bare := `{"b": 1, "a": "é", "trace": "x9"}`
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		keyOf []string // arguments of 'idemkey key' that must give the same key
+	}{
+		{"openai", []string{"--from", "openai"}, nil},
+		{"auto", []string{"--from", "auto"}, nil},
+		{"uuid", []string{"--from", "auto", "--format", "uuid", "--prefix", "pay-"}, []string{"--format", "uuid", "--prefix", "pay-"}},
+		{"omit", []string{"--from", "openai", "--omit", "/trace"}, []string{"--omit", "/trace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newIdemServer(t)
+			r := pmain(t, envelope, append([]string{"post", s.URL + "/charges", "--task", "t1", "-d", "@-"}, tc.args...)...)
+			postCheckExit(t, r, 0)
+			k := pmain(t, bare, append([]string{"key", "--task", "t1", "--tool", "pay"}, tc.keyOf...)...)
+			if k.code != 0 {
+				t.Fatalf("key: %s", k.err)
+			}
+			postCheckAttempts(t, s, 1, strings.TrimSpace(k.out), postCanonical(t, bare), 1)
+		})
+	}
+	// The envelope's tool name must agree with --tool.
+	r := pmain(t, envelope, "post", "http://127.0.0.1:1/x", "--task", "t1", "--tool", "refund", "--from", "openai", "-d", "@-")
+	postCheckExit(t, r, exitUsage)
+	if !strings.Contains(r.err, `contradicts the tool name "pay"`) {
+		t.Errorf("stderr %q", r.err)
+	}
+}
