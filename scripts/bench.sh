@@ -22,7 +22,8 @@
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
 # call, default 100), SIZE (default 64MiB), CALLS (default 100000),
-# KEEP=1 keeps the temporary directory.
+# KEEP=1 keeps the temporary directory, NO_HYPERFINE=1 times with the
+# /usr/bin/time loop even when hyperfine is installed.
 #
 # Exits non-zero only on a real failure: a build or generator error, a
 # command that fails, or keys that differ. A missing node or jq skips
@@ -45,6 +46,7 @@ fi
 
 say() { echo "bench: $*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1; }
+q() { printf '%q' "$1"; }
 
 apt_install() { # apt_install PACKAGE: best effort, only as root
 	if [[ $(id -u) == 0 ]] && have apt-get; then
@@ -54,7 +56,11 @@ apt_install() { # apt_install PACKAGE: best effort, only as root
 	fi
 }
 
-have hyperfine || apt_install hyperfine
+use_hyperfine=0
+if [[ -z ${NO_HYPERFINE:-} ]]; then
+	have hyperfine || apt_install hyperfine
+	have hyperfine && use_hyperfine=1
+fi
 [[ -x /usr/bin/time ]] || apt_install time
 if [[ ! -x /usr/bin/time ]]; then
 	say "/usr/bin/time (GNU time) is missing: install the time package"
@@ -107,23 +113,51 @@ elif ((use_node)); then
 fi
 
 # ---- measurement ----
-# median_wall RUNS WARMUP CMD: prints the median wall time in seconds.
-# CMD is a shell command line (run by sh -c; hyperfine subtracts the
-# shell's own start-up time).
-median_wall() {
-	local runs=$1 warmup=$2 cmd=$3
-	if have hyperfine; then
-		hyperfine --style none --warmup "$warmup" --runs "$runs" \
+# timeit RUNS WARMUP CMD: prints the median wall time and the mean CPU time
+# (user + system) in seconds. CMD is a command line; a plain command runs
+# without a shell, one with a pipe or redirection under sh -c (hyperfine
+# subtracts the shell's own start-up time; the fallback loop cannot).
+# Without hyperfine, EPOCHREALTIME and times give the figures.
+timeit() {
+	local runs=$1 warmup=$2 cmd=$3 plain=1 i
+	[[ $cmd == *[\|\<\>]* ]] && plain=0
+	if ((use_hyperfine)); then
+		local shell=()
+		((plain)) && shell=(-N)
+		hyperfine --style none "${shell[@]}" --warmup "$warmup" --runs "$runs" \
 			--export-csv "$tmp/hf.csv" "$cmd" >/dev/null 2>"$tmp/hf.err" ||
 			{ cat "$tmp/hf.err" >&2; return 1; }
-		awk -F, 'NR == 2 { print $(NF - 4) }' "$tmp/hf.csv"
-	else
-		local i
-		for ((i = 0; i < warmup; i++)); do sh -c "$cmd" >/dev/null; done
+		# command,mean,stddev,median,user,system,min,max
+		awk -F, 'NR == 2 { print $(NF - 4), $(NF - 3) + $(NF - 2) }' "$tmp/hf.csv"
+		return
+	fi
+	# The fallback: wall time from bash's microsecond clock, CPU time from
+	# the children's totals (times) over all the runs.
+	(
+		for ((i = 0; i < warmup; i++)); do run_once "$plain" "$cmd"; done
+		times >"$tmp/times" # in this shell: a pipe would run it in a subshell
+		cpu0=$(tail -1 "$tmp/times")
 		for ((i = 0; i < runs; i++)); do
-			/usr/bin/time -f '%e' -o "$tmp/t" sh -c "$cmd" >/dev/null
-			cat "$tmp/t"
-		done | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+			t0=$EPOCHREALTIME
+			run_once "$plain" "$cmd"
+			t1=$EPOCHREALTIME
+			echo "$t0 $t1"
+		done >"$tmp/walls"
+		times >"$tmp/times"
+		cpu1=$(tail -1 "$tmp/times")
+		awk '{ printf "%.6f\n", $2 - $1 }' "$tmp/walls" | sort -g |
+			awk -v runs="$runs" -v a="$cpu0" -v b="$cpu1" '
+				function secs(s,   p) { split(s, p, /[ms ]+/); return p[1] * 60 + p[2] + p[3] * 60 + p[4] }
+				{ w[NR] = $1 }
+				END { print (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2, (secs(b) - secs(a)) / runs }'
+	)
+}
+
+run_once() { # run_once PLAIN CMD
+	if (($1)); then
+		eval "$2" >/dev/null
+	else
+		sh -c "$2" >/dev/null
 	fi
 }
 
@@ -134,18 +168,20 @@ peak_rss() {
 	tail -1 "$tmp/rss"
 }
 
-rows=() # case, tool, median, bytes, rss_kib, units (calls, 1 for a document, 0 for none), tab-separated
-measure() { # measure CASE TOOL RUNS WARMUP BYTES UNITS CMD
+# One row per measurement, tab-separated: case, command, median wall, CPU,
+# input bytes, peak RSS in KiB, units (the number of calls for a batch, 1
+# for a document whose MB/s is wanted, 0 for none).
+rows=()
+measure() { # measure CASE COMMAND RUNS WARMUP BYTES UNITS CMD
 	local t r
 	say "timing $1: $2 ($3 runs)"
-	t=$(median_wall "$3" "$4" "$7")
+	t=$(timeit "$3" "$4" "$7")
 	r=$(peak_rss "$7")
-	rows+=("$1"$'\t'"$2"$'\t'"$t"$'\t'"$5"$'\t'"$r"$'\t'"$6")
+	rows+=("$1"$'\t'"$2"$'\t'"${t% *}"$'\t'"${t#* }"$'\t'"$5"$'\t'"$r"$'\t'"$6")
 }
 
 size_label=$(sed -E 's/([0-9])([KMG]?i?B)$/\1 \2/' <<<"$SIZE")
 big=$tmp/big.json call=$tmp/call.json calls=$tmp/calls.jsonl
-q() { printf '%q' "$1"; }
 
 busy() { # warn when other work would skew the figures
 	local load
@@ -192,18 +228,18 @@ fi
 		"$(go version | awk '{ print $3 }'), node $( ((use_node)) && node --version || echo -), $( ((use_jq)) && jq --version || echo jq -)"
 	echo "Inputs: $big_bytes-byte mixed document, $call_bytes-byte call, $CALLS calls in $calls_bytes bytes (scripts/gendoc, seed 1)"
 	echo
-	echo "| input | command | median wall | throughput | peak RSS | RSS / input | idemkey vs this |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+	echo "| input | command | median wall | CPU (user+sys) | throughput | peak RSS | RSS / input | idemkey vs this |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 	printf '%s\n' "${rows[@]}" | awk -F'\t' '
-		function wall(t) { return t < 0.1 ? sprintf("%.1f ms", t * 1000) : sprintf("%.2f s", t) }
+		function dur(t) { return t < 0.1 ? sprintf("%.1f ms", t * 1000) : sprintf("%.2f s", t) }
 		$2 ~ /^idemkey/ { base[$1] = $3 }
 		{
-			tp = $6 > 1 ? sprintf("%.0f keys/s", $6 / $3) : $6 == 1 ? sprintf("%.1f MB/s", $4 / $3 / 1e6) : "—"
-			rel = $2 ~ /^idemkey/ ? "—" : $2 ~ /ceiling/ ? sprintf("at %.0f%% of it", 100 * $3 / base[$1]) : sprintf("%.1f× faster", $3 / base[$1])
 			cmd = $2
 			gsub(/\|/, "\\|", cmd)
-			ratio = $4 >= 1048576 ? sprintf("%.1f×", $5 * 1024 / $4) : "—"
-			printf "| %s | `%s` | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, wall($3), tp, $5 / 1024, ratio, rel
+			tp = $7 > 1 ? sprintf("%.0f keys/s", $7 / $3) : $7 == 1 ? sprintf("%.1f MB/s", $5 / $3 / 1e6) : "—"
+			ratio = $5 >= 1048576 ? sprintf("%.1f×", $6 * 1024 / $5) : "—"
+			rel = $2 ~ /^idemkey/ ? "—" : $2 ~ /ceiling/ ? sprintf("at %.0f%% of it", 100 * $3 / base[$1]) : sprintf("%.1f× faster", $3 / base[$1])
+			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }
 busy
