@@ -107,8 +107,8 @@ func validFrom(s string) bool {
 type loadedCall struct {
 	Call     derive.Call
 	Args     canon.Node // the whole arguments value, before --only and --omit
-	From     string // the format the input was read as (auto resolved)
-	Selected bool   // --only or --omit chose part of the arguments
+	From     string     // the format the input was read as (auto resolved)
+	Selected bool       // --only or --omit chose part of the arguments
 }
 
 // envelopeError is input that parsed as JSON but is not the expected

@@ -21,6 +21,7 @@ type diffOptions struct {
 	FileA, FileB string
 	Scheme       canon.Scheme
 	Record       bool
+	Spec         *callSpec // with --from, --only or --omit
 	JSON         bool
 	Explain      bool
 	Schemes      bool
@@ -85,6 +86,18 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 				return err
 			}
 			opts.Record = f.Config.GetBool("record")
+			if changed(cmd.Flags(), "from") || changed(cmd.Flags(), "only") || changed(cmd.Flags(), "omit") ||
+				f.Config.GetString("from") != fromArgs {
+				spec := &callSpec{
+					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
+					Scheme: opts.Scheme, Only: f.Config.GetStringSlice("only"), Omit: f.Config.GetStringSlice("omit"),
+					AllowMissing: f.Config.GetBool("allow-missing"),
+				}
+				if !validFrom(spec.From) {
+					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))
+				}
+				opts.Spec = spec
+			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Explain = f.Config.GetBool("explain")
 			opts.Schemes = f.Config.GetBool("schemes")
@@ -100,6 +113,10 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 	fl.String("tool", "", "tool name for sides that are bare arguments (IDEMKEY_TOOL)")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.Bool("record", false, `both sides are call records {"task","tool","args"}`)
+	fl.String("from", fromArgs, "input format of both sides: "+strings.Join(fromNames, ", ")+` (args also detects call records)`)
+	fl.StringArray("only", nil, "compare just this part of the args (RFC 6901 pointer; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	fl.Bool("json", false, "print one JSON object for machines")
 	fl.Bool("explain", false, "also list what canonicalization absorbed")
 	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
@@ -214,6 +231,14 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 	}
 	var sides [2]*diffSide
 	for k := range in {
+		if opts.Spec != nil {
+			side, err := loadSpecSide(opts, in[k], s)
+			if err != nil {
+				return nil, nil, err
+			}
+			sides[k] = side
+			continue
+		}
 		doc, err := parseDoc(in[k].data, in[k].name, s)
 		if err != nil {
 			return nil, nil, err
@@ -234,6 +259,36 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 		sides[k] = side
 	}
 	return sides[0], sides[1], nil
+}
+
+// loadSpecSide loads one side through the shared call loader (--from,
+// --only, --omit). A side that is a call record is read as one, as
+// without those flags.
+func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diffSide, error) {
+	spec := *opts.Spec
+	spec.Scheme = s
+	if spec.From == fromArgs {
+		if doc, err := canon.Parse(in.data, s); err == nil && (opts.Record || isRecord(doc.Root())) {
+			spec.From = fromCall
+		}
+	}
+	if spec.From == fromArgs && (spec.Task == "" || spec.Tool == "") {
+		if _, _, err := opts.f.taskTool(); err != nil {
+			return nil, err
+		}
+	}
+	lc, err := spec.load(in.data)
+	if err != nil {
+		return nil, inputErr(in.name, 0, err)
+	}
+	side := &diffSide{name: in.name, task: lc.Call.Task, tool: lc.Call.Tool, args: lc.Call.Args, doc: lc.Call.Args.Document()}
+	// Duplicate names are reported with pointers into the document they
+	// were found in: the whole input for an envelope or record, which
+	// then holds the arguments.
+	if !lc.Selected && lc.Call.Args.Document() != nil && lc.Call.Args.Offset() != lc.Call.Args.Document().Root().Offset() {
+		side.record = true
+	}
+	return side, nil
 }
 
 // isRecord reports whether v looks like a call record: an object with
