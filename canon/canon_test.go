@@ -3,6 +3,9 @@ package canon_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -469,6 +472,177 @@ func TestPointerToken(t *testing.T) {
 	for in, want := range map[string]string{"a": "a", "a/b": "a~1b", "~": "~0", "~1/": "~01~1", "": ""} {
 		if got := canon.PointerToken(in); got != want {
 			t.Errorf("PointerToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// bigDoc builds a document of at least size bytes from genDoc values, as
+// the members of a root object (obj) or the elements of a root array. Each
+// value is kept only if keep accepts it. Under obj, the names dup0 … dup9
+// appear both near the start and near the end, so that they repeat across
+// any split of the root's children.
+func bigDoc(r *rand.Rand, size int, obj bool, keep func(v []byte) bool) []byte {
+	var b bytes.Buffer
+	open, close := byte('['), byte(']')
+	if obj {
+		open, close = '{', '}'
+	}
+	b.WriteByte(open)
+	// A pool of accepted values, drawn from at random.
+	var pool [][]byte
+	seed := make([]byte, 64)
+	for len(pool) < 3000 {
+		for j := range seed {
+			seed[j] = byte(r.Uint32())
+		}
+		if v := genDoc(seed); keep(v) {
+			pool = append(pool, v)
+		}
+	}
+	for i := 0; b.Len() < size; i++ {
+		v := pool[r.IntN(len(pool))]
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		if obj {
+			switch {
+			case i < 10:
+				fmt.Fprintf(&b, `"dup%d":`, i)
+			case b.Len()+len(v) >= size && i%2 == 0:
+				fmt.Fprintf(&b, `"dup%d":`, i%10)
+			default:
+				fmt.Fprintf(&b, `"m%d\u00e9":`, i)
+			}
+		}
+		b.Write(v)
+	}
+	// The last few members repeat dup0 … dup9 after the size is reached.
+	if obj {
+		for i := 0; i < 10; i++ {
+			fmt.Fprintf(&b, ",\n\"dup%d\":[%d]", i, i)
+		}
+	}
+	b.WriteByte(close)
+	return b.Bytes()
+}
+
+// parseBoth parses src with all cores (Parse splits large documents across
+// two) and with one (the sequential parse), and checks that they agree on
+// the canonical text, the duplicates and the error.
+func parseBoth(t *testing.T, src []byte, s canon.Scheme) (*canon.Document, error) {
+	t.Helper()
+	d, err := canon.Parse(src, s)
+	prev := runtime.GOMAXPROCS(1)
+	d1, err1 := canon.Parse(src, s)
+	runtime.GOMAXPROCS(prev)
+	if (err == nil) != (err1 == nil) {
+		t.Fatalf("%s: all cores: %v; one core: %v", s, err, err1)
+	}
+	if err != nil {
+		var e, e1 *canon.Error
+		errors.As(err, &e)
+		errors.As(err1, &e1)
+		if *e != *e1 {
+			t.Fatalf("%s: all cores: %+v\none core: %+v", s, e, e1)
+		}
+		return nil, err
+	}
+	out, out1 := d.Append(nil), d1.Append(nil)
+	if !bytes.Equal(out, out1) {
+		t.Fatalf("%s: canonical text differs between all cores and one core", s)
+	}
+	if fmt.Sprint(d.Duplicates()) != fmt.Sprint(d1.Duplicates()) {
+		t.Fatalf("%s: duplicates differ:\n%v\n%v", s, d.Duplicates(), d1.Duplicates())
+	}
+	var buf bytes.Buffer
+	if _, err := d.WriteTo(&buf); err != nil || !bytes.Equal(buf.Bytes(), out) {
+		t.Fatalf("%s: WriteTo differs from Append (%v)", s, err)
+	}
+	return d, nil
+}
+
+// TestLargeDocuments runs documents past the size from which Parse and
+// WriteTo use several cores through the same references as the fuzz
+// target: encoding/json for js, jsontext for jcs, and the one-core parse.
+func TestLargeDocuments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large documents")
+	}
+	const size = 8<<20 + 1<<18 // just past the size from which Parse uses two cores
+	r := rand.New(rand.NewPCG(3, 4))
+	// Numbers that strconv.ParseFloat converts slowly (hundreds of digits,
+	// subnormal halfway cases) are left out: they are tested elsewhere and
+	// would make this test take seconds.
+	cheap := func(v []byte) bool {
+		return !bytes.Contains(v, []byte("0000000000")) && !bytes.Contains(v, []byte("e-324"))
+	}
+	noLone := func(v []byte) bool {
+		if !cheap(v) {
+			return false
+		}
+		out, err := canon.Append(nil, v, canon.JS)
+		return err == nil && !hasLoneEscape(out)
+	}
+	jcsOK := func(v []byte) bool {
+		if !cheap(v) {
+			return false
+		}
+		_, err := canon.Parse(v, canon.JCS)
+		return err == nil
+	}
+
+	for _, obj := range []bool{true, false} {
+		src := bigDoc(r, size, obj, noLone)
+		d, err := parseBoth(t, src, canon.JS)
+		if err != nil {
+			t.Fatalf("js: %v", err)
+		}
+		want, err := refJS(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Append(nil); !bytes.Equal(got, want) {
+			i := 0
+			for i < len(got) && i < len(want) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("js (root object %v): differs from the reference at byte %d:\n got %.80q\nwant %.80q", obj, i, got[i:], want[i:])
+		}
+		if obj {
+			// Every dupN is repeated across the split: js keeps the last.
+			for k := 0; k < 10; k++ {
+				if v, ok := d.Root().Get(fmt.Sprintf("dup%d", k)); !ok || string(v.Raw()) != fmt.Sprintf("[%d]", k) {
+					t.Errorf("dup%d = %s, want the last value [%d]", k, v.Raw(), k)
+				}
+			}
+			// jcs rejects the repetition with the same error on one core
+			// and on two.
+			if _, err := parseBoth(t, src, canon.JCS); err == nil || !strings.Contains(err.Error(), "duplicate member name") {
+				t.Errorf("jcs: %v; want a duplicate name error", err)
+			}
+		}
+
+		src = bigDoc(r, size, obj, jcsOK)
+		if obj {
+			// No repeated names for jcs.
+			src = bytes.ReplaceAll(src, []byte(`"dup`), []byte(`"first`))
+			src = append(src[:bytes.LastIndex(src, []byte(`,`+"\n"+`"first0"`))], '}')
+		}
+		if _, err := parseBoth(t, src, canon.JCS); err != nil {
+			t.Fatalf("jcs: %v", err)
+		}
+		jcs, _ := canon.Append(nil, src, canon.JCS)
+		compareJSONText(t, src, jcs)
+
+		// An error near the end: the same exact error on one core and two.
+		bad := append(bytes.Clone(src[:len(src)-1]), ",]"[:1]...)
+		bad = append(bad, src[len(src)-1])
+		for _, s := range schemes {
+			_, err := parseBoth(t, bad, s)
+			var e *canon.Error
+			if !errors.As(err, &e) || e.Offset != len(bad)-1 || !strings.Contains(e.Msg, "trailing comma") {
+				t.Errorf("%s: trailing comma at the end of a large document: %v", s, err)
+			}
 		}
 	}
 }
