@@ -56,7 +56,7 @@ func (e *InputError) Error() string {
 		}
 		msg := fmt.Sprintf("%s:%d:%d: %s", e.Name, line, ce.Column, ce.Msg)
 		if ce.Pointer != "" {
-			msg += " (at " + ce.Pointer + ")"
+			msg += " (at " + shortPointer(ce.Pointer) + ")"
 		}
 		return msg
 	}
@@ -104,4 +104,21 @@ func exitCode(err error) int {
 	// Errors cobra produces itself (unknown command, bad arguments) are
 	// usage errors.
 	return exitUsage
+}
+
+// shortPointer keeps a diagnostic on one readable line: a pointer deeper
+// than a few dozen tokens is shown by its ends and its depth.
+func shortPointer(p string) string {
+	const keep = 60
+	if len(p) <= 2*keep {
+		return p
+	}
+	head, tail := p[:keep], p[len(p)-keep:]
+	if i := strings.LastIndexByte(head, '/'); i > 0 {
+		head = head[:i]
+	}
+	if i := strings.IndexByte(tail, '/'); i >= 0 {
+		tail = tail[i:]
+	}
+	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
 }

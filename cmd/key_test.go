@@ -148,3 +148,21 @@ func TestKeyFormatLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepInputOneLineError feeds 3,000,000 levels of nesting: the error
+// is one readable line (the pointer is shortened), exit 2, no stdout.
+func TestDeepInputOneLineError(t *testing.T) {
+	for _, doc := range []string{
+		strings.Repeat("[", 3000000) + strings.Repeat("]", 3000000),
+		strings.Repeat(`{"a/b":`, 3000000) + "1" + strings.Repeat("}", 3000000),
+	} {
+		out, stderr, code := run(t, doc, "key", "--task", "t", "--tool", "x")
+		if code != exitUsage || out != "" {
+			t.Fatalf("exit %d, stdout %q", code, out)
+		}
+		first, _, _ := strings.Cut(stderr, "\n")
+		if len(first) > 300 || !strings.Contains(first, "nesting deeper than 10000 levels") || !strings.Contains(first, "10000 levels deep)") {
+			t.Errorf("diagnostic %d bytes long: %.300s", len(first), first)
+		}
+	}
+}
