@@ -337,7 +337,7 @@ func (s *callSpec) selectArgs(args canon.Node) (canon.Node, error) {
 			}
 			only.add(p)
 		}
-		text = appendOnly(nil, args, only)
+		text = appendSelected(nil, args, only, true)
 	}
 	doc, err := canon.Parse(text, s.Scheme)
 	if err != nil {
@@ -348,90 +348,54 @@ func (s *callSpec) selectArgs(args canon.Node) (canon.Node, error) {
 		for _, p := range s.Omit {
 			omit.add(p)
 		}
-		if doc, err = canon.Parse(appendOmit(nil, doc.Root(), omit), s.Scheme); err != nil {
+		if doc, err = canon.Parse(appendSelected(nil, doc.Root(), omit, false), s.Scheme); err != nil {
 			return canon.Node{}, err
 		}
 	}
 	return doc.Root(), nil
 }
 
-// appendOnly writes the parts of n that sel selects, keeping their paths:
-// selected members stay in their objects, selected elements stay in their
-// arrays (in order; unselected ones are left out).
-func appendOnly(dst []byte, n canon.Node, sel *selection) []byte {
-	if sel.all {
+// appendSelected writes n, keeping only what sel selects (only) or
+// everything but what it selects (!only). Kept members stay in their
+// objects and kept elements in their arrays, in order. Pointers that match
+// nothing are ignored: an --omit target may be absent, and missing --only
+// targets were dealt with before.
+func appendSelected(dst []byte, n canon.Node, sel *selection, only bool) []byte {
+	if sel == nil || (sel.all && only) || (sel.kids == nil && !only) {
 		return n.Append(dst)
+	}
+	keep := func(k *selection) bool {
+		if only {
+			return k != nil
+		}
+		return k == nil || !k.all
+	}
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
 	}
 	switch n.Kind() {
 	case canon.Object:
 		dst = append(dst, '{')
-		first := true
 		for _, m := range n.Members() {
-			if k := sel.kids[m.Name]; k != nil {
-				if !first {
-					dst = append(dst, ',')
-				}
-				first = false
+			if k := sel.kids[m.Name]; keep(k) {
+				sep()
 				dst = canon.AppendQuoted(dst, m.Name)
 				dst = append(dst, ':')
-				dst = appendOnly(dst, m.Value, k)
+				dst = appendSelected(dst, m.Value, k, only)
 			}
 		}
 		return append(dst, '}')
 	case canon.Array:
 		dst = append(dst, '[')
-		first := true
 		for i, e := range n.Elements() {
-			if k := sel.kids[strconv.Itoa(i)]; k != nil {
-				if !first {
-					dst = append(dst, ',')
-				}
-				first = false
-				dst = appendOnly(dst, e, k)
+			if k := sel.kids[strconv.Itoa(i)]; keep(k) {
+				sep()
+				dst = appendSelected(dst, e, k, only)
 			}
-		}
-		return append(dst, ']')
-	}
-	return n.Append(dst)
-}
-
-// appendOmit writes n without the parts sel selects. Pointers that match
-// nothing are ignored: a volatile field may be absent.
-func appendOmit(dst []byte, n canon.Node, sel *selection) []byte {
-	if sel == nil || sel.kids == nil {
-		return n.Append(dst)
-	}
-	switch n.Kind() {
-	case canon.Object:
-		dst = append(dst, '{')
-		first := true
-		for _, m := range n.Members() {
-			k := sel.kids[m.Name]
-			if k != nil && k.all {
-				continue
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = canon.AppendQuoted(dst, m.Name)
-			dst = append(dst, ':')
-			dst = appendOmit(dst, m.Value, k)
-		}
-		return append(dst, '}')
-	case canon.Array:
-		dst = append(dst, '[')
-		first := true
-		for i, e := range n.Elements() {
-			k := sel.kids[strconv.Itoa(i)]
-			if k != nil && k.all {
-				continue
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = appendOmit(dst, e, k)
 		}
 		return append(dst, ']')
 	}
