@@ -93,7 +93,11 @@ func ParseNumber(lit []byte) (f float64, ok bool) {
 	// strconv is exact and fast, except far from the normal range, where
 	// it falls back to arbitrary-precision decimal arithmetic (10–25 µs a
 	// number): settle those cases from the decimal magnitude instead.
-	neg := len(lit) > 0 && lit[0] == '-'
+	if len(lit) <= 300 && !hasExponent(lit) {
+		// Without an exponent, a literal this short is within range.
+		return parseFloat(lit)
+	}
+	neg := lit[0] == '-'
 	switch k, zero := magnitude(lit); {
 	case zero:
 	case k >= 310: // at least 1e309: beyond the largest double
@@ -114,6 +118,10 @@ func ParseNumber(lit []byte) (f float64, ok bool) {
 			return f, true
 		}
 	}
+	return parseFloat(lit)
+}
+
+func parseFloat(lit []byte) (float64, bool) {
 	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(lit), len(lit)), 64)
 	if err != nil || math.IsInf(f, 0) {
 		return f, false
