@@ -22,6 +22,11 @@ func AppendNumber(dst []byte, f float64) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
+	if f >= 1e-6 && f < 1e21 {
+		// The plain range of Number::toString (-6 < n <= 21): Go's shortest
+		// fixed-point form is the same text.
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
 	// Shortest round-trip digits d1.d2d3…e±x: the same digits
 	// Number::toString chooses (the closest shortest, RFC 8785 §3.2.2.3).
 	var buf [32]byte
