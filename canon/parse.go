@@ -357,58 +357,59 @@ func (p *parser) member(i, j, depth int) (int, *perr) {
 	return end, nil
 }
 
-// sortKey is a member with what ordering it needs, computed once: under
-// JS its array index (plus one; 0 for other names), and the first eight
-// bytes of its name, big-endian, which decide most comparisons alone.
+// sortKey is a member and a 64-bit key that decides most comparisons by
+// itself: under JS an array-index name's key is its index, below every
+// other name's; another name's key is 1<<62 plus the first eight bytes of
+// the name (big-endian, zero-padded), less its two lowest bits. Keys that
+// differ order their names, unless one has the slow bit: its prefix has a
+// byte that starts U+D000 or above, where UTF-8 and UTF-16 orders part.
+// Equal keys leave the decision to compareNames.
 type sortKey struct {
-	aidx uint64
-	pfx  uint64
-	fast bool // pfx orders like UTF-16: no byte of it starts U+D000 or above
-	m    member
+	key uint64
+	m   member
 }
+
+const (
+	keyName = 1 << 62
+	keySlow = 1 << 63
+)
 
 func (p *parser) sortKey(m member) sortKey {
 	name := p.doc.name(m)
-	k := sortKey{m: m, fast: true}
 	if p.s == JS {
 		if v, ok := arrayIndex(name); ok {
-			k.aidx = uint64(v) + 1
+			return sortKey{uint64(v), m}
 		}
 	}
 	var b [8]byte
 	n := copy(b[:], name)
-	k.pfx = binary.BigEndian.Uint64(b[:])
-	if k.pfx&msb != 0 {
+	pfx := binary.BigEndian.Uint64(b[:])
+	k := sortKey{keyName | pfx>>2, m}
+	if pfx&msb != 0 {
 		for _, c := range b[:n] {
 			if c >= 0xED {
-				k.fast = false
+				k.key |= keySlow
 			}
 		}
 	}
 	return k
 }
 
-// compareKeys orders members as compareNames orders their names.
-func (p *parser) compareKeys(a, b *sortKey) int {
-	if a.aidx != b.aidx {
-		switch {
-		case a.aidx == 0:
-			return 1
-		case b.aidx == 0, a.aidx < b.aidx:
-			return -1
-		}
-		return 1
+// less orders two members as compareNames orders their names.
+func (p *parser) less(a, b *sortKey) bool {
+	if lt, ok := keyLess(a.key, b.key); ok {
+		return lt
 	}
-	if a.aidx != 0 {
-		return 0
-	}
-	if a.pfx != b.pfx && a.fast && b.fast {
-		if a.pfx < b.pfx {
-			return -1
-		}
-		return 1
-	}
-	return compareUTF16(p.doc.name(a.m), p.doc.name(b.m))
+	return p.compare(a, b) < 0
+}
+
+// keyLess compares two keys; ok is false when the keys cannot decide.
+func keyLess(x, y uint64) (lt, ok bool) {
+	return x < y, x != y && (x|y)&keySlow == 0
+}
+
+func (p *parser) compare(a, b *sortKey) int {
+	return compareNames(p.s, p.doc.name(a.m), p.doc.name(b.m))
 }
 
 // order sorts an object's members in the scheme's order (stable, so that
@@ -425,7 +426,11 @@ func (p *parser) order(seg []member) (bool, *perr) {
 	p.keys = keys
 	sorted := true
 	for k := 1; k < len(keys); k++ {
-		if p.compareKeys(&keys[k-1], &keys[k]) >= 0 {
+		lt, ok := keyLess(keys[k-1].key, keys[k].key)
+		if !ok {
+			lt = p.compare(&keys[k-1], &keys[k]) < 0
+		}
+		if !lt {
 			sorted = false
 			break
 		}
@@ -433,21 +438,36 @@ func (p *parser) order(seg []member) (bool, *perr) {
 	if sorted {
 		return false, nil
 	}
-	if len(keys) <= 16 {
+	if len(keys) <= 24 {
 		// Insertion sort: stable, and quickest for the few members most
 		// objects have.
 		for k := 1; k < len(keys); k++ {
-			for j := k; j > 0 && p.compareKeys(&keys[j-1], &keys[j]) > 0; j-- {
+			for j := k; j > 0; j-- {
+				lt, ok := keyLess(keys[j].key, keys[j-1].key)
+				if !ok {
+					lt = p.compare(&keys[j], &keys[j-1]) < 0
+				}
+				if !lt {
+					break
+				}
 				keys[j-1], keys[j] = keys[j], keys[j-1]
 			}
 		}
 	} else {
-		slices.SortStableFunc(keys, func(a, b sortKey) int { return p.compareKeys(&a, &b) })
+		slices.SortStableFunc(keys, func(a, b sortKey) int {
+			if a.key != b.key && (a.key|b.key)&keySlow == 0 {
+				if a.key < b.key {
+					return -1
+				}
+				return 1
+			}
+			return p.compare(&a, &b)
+		})
 	}
 	dups := false
 	for k := range keys {
 		seg[k] = keys[k].m
-		if k == 0 || p.compareKeys(&keys[k-1], &keys[k]) != 0 {
+		if k == 0 || p.less(&keys[k-1], &keys[k]) {
 			continue
 		}
 		dups = true
