@@ -174,7 +174,7 @@ func runKeyBatch(opts *keyOptions) error {
 		r := bufio.NewReaderSize(in, 1<<20)
 		lineNo := 0
 		for {
-			c := &batchChunk{first: lineNo + 1, done: make(chan struct{})}
+			c := &batchChunk{first: lineNo + 1, done: make(chan struct{}), data: make([]byte, 0, 1<<20+64<<10)}
 			eof := false
 			for len(c.lines) < 2048 && len(c.data) < 1<<20 {
 				line, err := readLine(r, c.data)
