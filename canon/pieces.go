@@ -16,64 +16,48 @@ const (
 
 // unit is a step of the canonical output: literal bytes (an opening
 // bracket, a comma, a member name and colon), then, if off >= 0, the
-// canonical form of the value at src[off], size bytes of input.
+// canonical form of the value at src[off].
 type unit struct {
-	lit0, lit1 int // the literal is lits[lit0:lit1]
+	lit0, lit1 int // the literal is piece.lits[lit0:lit1]
 	off        int
-	size       int
+}
+
+// piece is a run of units, about pieceSize bytes of input, serialized by
+// one worker into done.
+type piece struct {
+	units []unit
+	lits  []byte
+	done  chan []byte
 }
 
 // writeParallel writes the canonical form of the value at src[off], which
-// spans size bytes of input, to w: the value is cut into pieces of about
-// pieceSize input bytes along its structure, the pieces are serialized on
-// every core, and written in order.
+// spans size bytes of input, to w. A producer walks the value and cuts it
+// into pieces of about pieceSize input bytes along its structure, workers
+// on every core serialize the pieces, and they are written in order, with
+// at most pieceWindow pieces in flight.
 func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
-	var units []unit
-	var lits []byte
-	units, lits = d.expand(units, lits, off, size)
-	// Group consecutive units into pieces.
-	var pieces [][]unit
-	start, acc := 0, 0
-	for k, u := range units {
-		acc += u.size + u.lit1 - u.lit0
-		if acc >= pieceSize {
-			pieces = append(pieces, units[start:k+1])
-			start, acc = k+1, 0
-		}
-	}
-	if start < len(units) {
-		pieces = append(pieces, units[start:])
-	}
-
-	results := make([]chan []byte, len(pieces))
-	for i := range results {
-		results[i] = make(chan []byte, 1)
-	}
-	jobs := make(chan int)
+	order := make(chan *piece, pieceWindow)
+	jobs := make(chan *piece, pieceWindow)
 	window := make(chan struct{}, pieceWindow)
 	free := make(chan []byte, pieceWindow+1)
-	stop := make(chan struct{})
 	go func() {
-		defer close(jobs)
-		for i := range pieces {
-			select {
-			case window <- struct{}{}:
-			case <-stop:
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-stop:
-				return
-			}
+		pr := producer{d: d, cur: &piece{done: make(chan []byte, 1)}}
+		pr.emit = func(p *piece) {
+			window <- struct{}{}
+			order <- p
+			jobs <- p
 		}
+		pr.value(off, size)
+		pr.flush()
+		close(order)
+		close(jobs)
 	}()
 	var wg sync.WaitGroup
 	for k := 0; k < runtime.GOMAXPROCS(0); k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
+			for p := range jobs {
 				var buf []byte
 				select {
 				case buf = <-free:
@@ -81,27 +65,24 @@ func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
 					buf = make([]byte, 0, pieceSize+pieceSize/4)
 				}
 				e := encoder{d: d, buf: buf[:0]}
-				for _, u := range pieces[i] {
-					e.buf = append(e.buf, lits[u.lit0:u.lit1]...)
+				for _, u := range p.units {
+					e.buf = append(e.buf, p.lits[u.lit0:u.lit1]...)
 					if u.off >= 0 {
 						e.value(u.off)
 					}
 				}
-				results[i] <- e.buf
+				p.done <- e.buf
 			}
 		}()
 	}
 	var n int64
 	var err error
-	for i := range pieces {
-		buf := <-results[i]
+	for p := range order {
+		buf := <-p.done
 		if err == nil {
 			var m int
 			m, err = w.Write(buf)
 			n += int64(m)
-			if err != nil {
-				close(stop)
-			}
 		}
 		select {
 		case free <- buf:
@@ -113,50 +94,64 @@ func (d *Document) writeParallel(w io.Writer, off, size int) (int64, error) {
 	return n, err
 }
 
-// expand appends the units that write the value at src[off] (size bytes
-// of input): the value itself if it is small or a scalar, otherwise its
-// brackets, member names and commas as literals around the expansion of
-// each child.
-func (d *Document) expand(units []unit, lits []byte, off, size int) ([]unit, []byte) {
-	src := d.src
+// producer cuts a value into pieces.
+type producer struct {
+	d       *Document
+	cur     *piece
+	pending int // start of the literal not yet in a unit
+	acc     int // input bytes in the current piece
+	emit    func(*piece)
+}
+
+// value adds the value at src[off] (size bytes of input): the value itself
+// if it is small or a scalar, otherwise its brackets, member names and
+// commas as literals around each child, recursively.
+func (pr *producer) value(off, size int) {
+	src := pr.d.src
 	if size <= pieceSize || (src[off] != '{' && src[off] != '[') {
-		return append(units, unit{lit0: len(lits), lit1: len(lits), off: off, size: size}), lits
+		pr.cur.units = append(pr.cur.units, unit{lit0: pr.pending, lit1: len(pr.cur.lits), off: off})
+		pr.pending = len(pr.cur.lits)
+		if pr.acc += size; pr.acc >= pieceSize {
+			pr.flush()
+		}
+		return
 	}
-	// lit adds the literal written since start as a unit of its own.
-	lit := func(start int) {
-		units = append(units, unit{lit0: start, lit1: len(lits), off: -1})
-	}
-	start := len(lits)
-	lits = append(lits, src[off])
+	pr.cur.lits = append(pr.cur.lits, src[off])
 	if src[off] == '{' {
-		for k, m := range (Node{d, off}).Members() {
+		for k, m := range (Node{pr.d, off}).Members() {
 			if k > 0 {
-				lits = append(lits, ',')
+				pr.cur.lits = append(pr.cur.lits, ',')
 			}
-			lits = AppendQuoted(lits, m.Name)
-			lits = append(lits, ':')
-			lit(start)
-			units, lits = d.expand(units, lits, m.Value.Offset(), m.Value.End()-m.Value.Offset())
-			start = len(lits)
+			pr.cur.lits = AppendQuoted(pr.cur.lits, m.Name)
+			pr.cur.lits = append(pr.cur.lits, ':')
+			pr.value(m.Value.Offset(), m.Value.End()-m.Value.Offset())
 		}
-		lits = append(lits, '}')
-	} else {
-		j := skipWS(src, off+1)
-		for k := 0; src[j] != ']'; k++ {
-			if k > 0 {
-				lits = append(lits, ',')
-			}
-			end := d.skip(j)
-			lit(start)
-			units, lits = d.expand(units, lits, j, end-j)
-			start = len(lits)
-			j = skipWS(src, end)
-			if src[j] == ',' {
-				j = skipWS(src, j+1)
-			}
-		}
-		lits = append(lits, ']')
+		pr.cur.lits = append(pr.cur.lits, '}')
+		return
 	}
-	lit(start)
-	return units, lits
+	j := skipWS(src, off+1)
+	for k := 0; src[j] != ']'; k++ {
+		if k > 0 {
+			pr.cur.lits = append(pr.cur.lits, ',')
+		}
+		end := pr.d.skip(j)
+		pr.value(j, end-j)
+		j = skipWS(src, end)
+		if src[j] == ',' {
+			j = skipWS(src, j+1)
+		}
+	}
+	pr.cur.lits = append(pr.cur.lits, ']')
+}
+
+// flush hands the current piece, with any pending literal, to emit.
+func (pr *producer) flush() {
+	p := pr.cur
+	if pr.pending < len(p.lits) {
+		p.units = append(p.units, unit{lit0: pr.pending, lit1: len(p.lits), off: -1})
+	}
+	if len(p.units) > 0 {
+		pr.emit(p)
+	}
+	pr.cur, pr.pending, pr.acc = &piece{done: make(chan []byte, 1)}, 0, 0
 }
