@@ -37,12 +37,26 @@ func (pp *Parser) parseParallel(src []byte, s Scheme, maxDepth int) (*Document, 
 	if src[last] != closer {
 		return nil, false
 	}
-	split := findSplit(src, root, root+(last-root)/2)
+	mid := root + (last-root)/2
+	split := guessSplit(src, root, mid)
+	if split < 0 {
+		split = findSplit(src, root, mid)
+	}
 	if split < 0 {
 		return nil, false
 	}
-	nObjs, nMems := bytes.Count(src, []byte{'{'}), bytes.Count(src, []byte{':'})
+	// Count, on both cores, the braces and colons that bound the number of
+	// objects and members before and after the split.
+	var bObjs, bMems int
+	var counted sync.WaitGroup
+	counted.Add(1)
+	go func() {
+		defer counted.Done()
+		bObjs, bMems = bytes.Count(src[split:], []byte{'{'}), bytes.Count(src[split:], []byte{':'})
+	}()
 	aObjs, aMems := bytes.Count(src[:split], []byte{'{'}), bytes.Count(src[:split], []byte{':'})
+	counted.Wait()
+	nObjs, nMems := aObjs+bObjs, aMems+bMems
 	objs := make([]object, nObjs)
 	mems := make([]member, nMems)
 	base := 0
@@ -153,6 +167,57 @@ func (p *parser) children(root, j, stop int) (int, *perr) {
 		break
 	}
 	return 0, errAt(j, "invalid")
+}
+
+// guessSplit proposes a split without scanning up to it, for documents
+// written one child of the root a line (pretty-printed, or JSON arrays of
+// records): the first line after mid that is indented like the root's
+// first child and follows a line ending in a comma. A newline is never
+// inside a string, so only the depth can be wrong, and the parse that
+// must arrive exactly at the comma checks that. It returns -1 when the
+// root's first child is not on a line of its own.
+func guessSplit(src []byte, root, mid int) int {
+	i := root + 1
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\r') {
+		i++
+	}
+	if i >= len(src) || src[i] != '\n' {
+		return -1
+	}
+	indent := indentAt(src, i+1)
+	pos := mid
+	for tries := 0; tries < 1000 && pos < len(src); tries++ {
+		k := bytes.IndexByte(src[pos:], '\n')
+		if k < 0 {
+			return -1
+		}
+		nl := pos + k
+		pos = nl + 1
+		if indentAt(src, nl+1) != indent {
+			continue
+		}
+		b := nl - 1
+		for b > root && (src[b] == ' ' || src[b] == '\t' || src[b] == '\r') {
+			b--
+		}
+		if src[b] == ',' {
+			return b
+		}
+	}
+	return -1
+}
+
+// indentAt returns the number of spaces and tabs that start the line at
+// src[i], or -1 if the line holds nothing else.
+func indentAt(src []byte, i int) int {
+	n := 0
+	for i+n < len(src) && (src[i+n] == ' ' || src[i+n] == '\t') {
+		n++
+	}
+	if i+n >= len(src) || src[i+n] == '\n' || src[i+n] == '\r' {
+		return -1
+	}
+	return n
 }
 
 // findSplit scans the root container that opens at src[root] for a comma

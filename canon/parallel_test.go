@@ -132,3 +132,48 @@ func TestParallelFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestGuessedSplitAtTheWrongDepth feeds documents whose lines mislead the
+// split guess (nested elements at the root's indentation): the parallel
+// parse must refuse them or agree with the sequential one.
+func TestGuessedSplitAtTheWrongDepth(t *testing.T) {
+	for _, src := range []string{
+		"[\n1,\n[\n2,\n3,\n4,\n5,\n6],\n7\n]",
+		"[\n{\"a\": [\n1,\n2,\n3,\n4]},\n{\"b\": 2}\n]",
+		"{\n\"x\": [\n1,\n2,\n3,\n4,\n5],\n\"y\": 1\n}",
+		"[\n1,\n2,\n3,\n4,\n5,\n6\n]",
+		"[\n  1,\n  [\n  2,\n  3],\n  4,\n  5\n]",
+	} {
+		for _, s := range []Scheme{JS, JCS} {
+			var seq, par Parser
+			want, err := seq.parseSequential([]byte(src), s, MaxDepth)
+			if err != nil {
+				t.Fatalf("%q: %v", src, err)
+			}
+			if got, ok := par.parseParallel([]byte(src), s, MaxDepth); ok {
+				if g, w := got.Append(nil), want.Append(nil); string(g) != string(w) {
+					t.Fatalf("%q: parallel %s, sequential %s", src, g, w)
+				}
+			}
+		}
+	}
+}
+
+// TestMisguessedSplitFallsBack checks the case the guess gets wrong: the
+// guess lands inside a nested array, the first run passes it, and the
+// parallel parse gives up rather than splice two wrong halves.
+func TestMisguessedSplitFallsBack(t *testing.T) {
+	src := []byte("[\n1,\n[\n2,\n3,\n4,\n5,\n6],\n7\n]")
+	g := guessSplit(src, 0, len(src)/2)
+	if g < 0 || src[g] != ',' || g > strings.Index(string(src), "6]") {
+		t.Fatalf("guess %d is not the nested comma the test needs", g)
+	}
+	var par Parser
+	if _, ok := par.parseParallel(src, JS, MaxDepth); ok {
+		t.Fatal("parallel parse accepted a split inside a nested array")
+	}
+	d, err := Parse(src, JS)
+	if err != nil || string(d.Append(nil)) != "[1,[2,3,4,5,6],7]" {
+		t.Fatalf("Parse: %v %s", err, d.Append(nil))
+	}
+}
