@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +195,25 @@ func TestProgressLine(t *testing.T) {
 	off.clear()
 	if b.Len() != 0 {
 		t.Errorf("progress drawn when standard error is not a terminal: %q", b.String())
+	}
+}
+
+// TestLargeFileReadInParts reads a file above the size at which it is read
+// in parts on every core, and compares with the same bytes on stdin.
+func TestLargeFileReadInParts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; b.Len() < 9<<20; i++ {
+		fmt.Fprintf(&b, "{\"n\": %d, \"s\": \"é%d\", \"b\": [1.50, true]},\n", i, i)
+	}
+	b.WriteString("{}\n]\n")
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, _, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+	fromStdin, _, code2 := run(t, b.String(), "key", "--task", "t", "--tool", "x")
+	if code != 0 || code2 != 0 || fromFile != fromStdin || len(fromFile) != 65 {
+		t.Fatalf("file %q (exit %d), stdin %q (exit %d)", fromFile, code, fromStdin, code2)
 	}
 }
