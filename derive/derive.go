@@ -124,8 +124,12 @@ func (c Call) HMAC(secret []byte) [32]byte {
 func (c Call) write(h hash.Hash) {
 	var pre [256]byte
 	h.Write(c.appendPrefix(pre[:0]))
-	if c.Args.End()-c.Args.Offset() >= pipelineMin {
-		// A large document: hash on another core while serializing.
+	// The arguments' source is as large as the arguments, or a little
+	// larger (an envelope): a cheap bound that needs no scan.
+	if n := len(c.Args.Document().Source()) - c.Args.Offset(); n >= pipelineMin && n < pipelineMax {
+		// A large document serialized on one core: hash on another
+		// meanwhile. Larger ones are serialized on every core in pieces,
+		// and the writer of the pieces hashes them itself.
 		p := newPipe(h)
 		c.Args.WriteTo(p)
 		p.close()
@@ -137,7 +141,10 @@ func (c Call) write(h hash.Hash) {
 
 // pipelineMin is the argument size from which hashing runs in its own
 // goroutine, overlapping serialization.
-const pipelineMin = 1 << 20
+const (
+	pipelineMin = 1 << 20
+	pipelineMax = 8 << 20 // canon serializes larger values on every core
+)
 
 // pipe is an io.Writer that hands what is written to a hash running in
 // another goroutine, through a few reused buffers.
