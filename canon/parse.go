@@ -476,7 +476,10 @@ func (p *parser) order(seg []member) (bool, *perr) {
 	dups := false
 	for k := range keys {
 		seg[k] = keys[k].m
-		if k == 0 || p.less(&keys[k-1], &keys[k]) {
+		if k == 0 {
+			continue
+		}
+		if lt, ok := keyLess(keys[k-1].key, keys[k].key); ok && lt || !ok && p.compare(&keys[k-1], &keys[k]) < 0 {
 			continue
 		}
 		dups = true
