@@ -201,7 +201,7 @@ func (n Node) WriteTo(w io.Writer) (int64, error) {
 		if n.off != n.d.root {
 			size = n.End() - n.off
 		}
-		if size >= parallelMin {
+		if size >= ParallelMin {
 			return n.d.writeParallel(w, n.off, size)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// parallelMin is the input size from which Parse splits the work across
-// two cores.
-const parallelMin = 8 << 20
+// ParallelMin is the input size from which Parse, and the writers of
+// large values, split their work across the cores.
+const ParallelMin = 8 << 20
 
 // parseParallel parses a large document whose root is an array or object
 // as two runs of the root's children, parsed concurrently into the two
@@ -264,5 +264,5 @@ func findSplit(src []byte, root, mid int) int {
 
 // useParallel reports whether Parse should try parseParallel on src.
 func useParallel(src []byte) bool {
-	return len(src) >= parallelMin && runtime.GOMAXPROCS(0) > 1
+	return len(src) >= ParallelMin && runtime.GOMAXPROCS(0) > 1
 }

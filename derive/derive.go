@@ -143,7 +143,7 @@ func (c Call) write(h hash.Hash) {
 // goroutine, overlapping serialization.
 const (
 	pipelineMin = 1 << 20
-	pipelineMax = 8 << 20 // canon serializes larger values on every core
+	pipelineMax = canon.ParallelMin // canon serializes larger values on every core
 )
 
 // pipe is an io.Writer that hands what is written to a hash running in
