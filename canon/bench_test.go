@@ -105,3 +105,15 @@ func BenchmarkCanonWriteTo(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkOnePass measures WriteCanonical: validation and serialization
+// in one pass, without the index.
+func BenchmarkOnePass(b *testing.B) {
+	each(b, func(b *testing.B, src []byte) {
+		for b.Loop() {
+			if _, err := canon.WriteCanonical(io.Discard, src, canon.JS); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

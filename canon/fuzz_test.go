@@ -181,6 +181,7 @@ func TestGenDoc(t *testing.T) {
 // canonical form, or nil if src is invalid under it.
 func checkScheme(t *testing.T, src []byte, s canon.Scheme) []byte {
 	d, err := canon.Parse(src, s)
+	onePass(t, src, s, d, err)
 	if err != nil {
 		var e *canon.Error
 		if !errors.As(err, &e) {
@@ -216,6 +217,32 @@ func checkScheme(t *testing.T, src []byte, s canon.Scheme) []byte {
 		t.Fatalf("%s: %q: canonical form %q has duplicates", s, src, out)
 	}
 	return out
+}
+
+// onePass checks that WriteCanonical and AppendCanonical, which validate
+// and serialize in one pass, agree with Parse: the same error, or the same
+// canonical text.
+func onePass(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr error) {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := canon.WriteCanonical(&buf, src, s)
+	app, aerr := canon.AppendCanonical([]byte("x"), src, s)
+	if perr != nil {
+		if err == nil || err.Error() != perr.Error() || aerr == nil || aerr.Error() != perr.Error() {
+			t.Fatalf("%s: %q: Parse fails with %v; WriteCanonical %v, AppendCanonical %v", s, src, perr, err, aerr)
+		}
+		if string(app) != "x" {
+			t.Fatalf("%s: %q: AppendCanonical changed dst on error: %q", s, src, app)
+		}
+		return
+	}
+	want := d.Append(nil)
+	if err != nil || n != int64(buf.Len()) || !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("%s: %q: WriteCanonical = %q, %d, %v; want %q", s, src, buf.Bytes(), n, err, want)
+	}
+	if aerr != nil || string(app) != "x"+string(want) {
+		t.Fatalf("%s: %q: AppendCanonical = %q, %v; want x%q", s, src, app, aerr, want)
+	}
 }
 
 // walk checks that every node's canonical form is what its parent writes

@@ -375,33 +375,10 @@ const (
 )
 
 func (p *parser) sortKey(m member) sortKey {
-	name := p.doc.name(m)
-	if p.s == JS && len(name) > 0 && name[0]-'0' < 10 {
-		if v, ok := arrayIndex(name); ok {
-			return sortKey{uint64(v), m}
-		}
+	if m.name&inArena != 0 {
+		return sortKey{nameKey(p.s, p.doc.name(m), nil, 0), m}
 	}
-	var pfx uint64
-	if n := len(name); n >= 8 {
-		pfx = binary.BigEndian.Uint64(name)
-	} else if m.name&inArena == 0 && int(m.name)+8 <= len(p.src) {
-		// A short name still inside the source: load eight bytes and
-		// keep the name's own.
-		pfx = binary.BigEndian.Uint64(p.src[m.name:]) &^ (1<<(64-8*n) - 1)
-	} else {
-		var b [8]byte
-		copy(b[:], name)
-		pfx = binary.BigEndian.Uint64(b[:])
-	}
-	k := sortKey{keyName | pfx>>2, m}
-	if pfx&msb != 0 {
-		for i := 0; i < 8 && i < len(name); i++ {
-			if name[i] >= 0xED {
-				k.key |= keySlow
-			}
-		}
-	}
-	return k
+	return sortKey{nameKey(p.s, p.doc.name(m), p.src, int(m.name)), m}
 }
 
 // less orders two members as compareNames orders their names.

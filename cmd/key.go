@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
 
@@ -107,12 +108,29 @@ func runKey(opts *keyOptions) error {
 	if err != nil {
 		return err
 	}
+	out := opts.f.IO.Out
+	if spec := opts.Spec; !opts.JSON && spec.From == fromArgs && len(spec.Only) == 0 && len(spec.Omit) == 0 {
+		// Nothing but the key of the whole input is asked for: validate
+		// and canonicalize in one pass, without the parsed document.
+		t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
+		var k [32]byte
+		if opts.Secret != nil {
+			k, err = t.HMAC(opts.Secret)
+		} else {
+			k, err = t.Key()
+		}
+		if err == nil {
+			_, err = out.Write(append(opts.Format.append(nil, k), '\n'))
+			return err
+		}
+		// Otherwise the path below finds the same problem and reports it
+		// as every other command does.
+	}
 	lc, err := opts.Spec.load(data)
 	if err != nil {
 		return inputErr(name, 0, err)
 	}
 	key := opts.key(nil, lc)
-	out := opts.f.IO.Out
 	if !opts.JSON {
 		_, err = out.Write(append(key, '\n'))
 		return err

@@ -34,6 +34,26 @@ func benchKey(b *testing.B, src []byte, s canon.Scheme) {
 	}
 }
 
+// benchText measures Text.Key on src, as `idemkey key` does once the
+// file is read when nothing but the key is asked for.
+func benchText(b *testing.B, src []byte, s canon.Scheme) {
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		k, err := derive.Text{Task: "T", Tool: "X", Args: src, Scheme: s}.Key()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink = k
+	}
+}
+
+func BenchmarkText64MiB(b *testing.B)    { benchText(b, gen.Mixed64MiB(), canon.JS) }
+func BenchmarkText64MiBJCS(b *testing.B) { benchText(b, gen.Mixed64MiB(), canon.JCS) }
+func BenchmarkTextToolCall(b *testing.B) { benchText(b, gen.Call400(), canon.JS) }
+func BenchmarkTextStrings(b *testing.B)  { benchText(b, gen.Strings16MiB(), canon.JS) }
+func BenchmarkTextNumbers(b *testing.B)  { benchText(b, gen.Numbers16MiB(), canon.JS) }
+
 func BenchmarkKey64MiB(b *testing.B)     { benchKey(b, gen.Mixed64MiB(), canon.JS) }
 func BenchmarkKey64MiBJCS(b *testing.B)  { benchKey(b, gen.Mixed64MiB(), canon.JCS) }
 func BenchmarkKeyToolCall(b *testing.B)  { benchKey(b, gen.Call400(), canon.JS) }

@@ -35,14 +35,18 @@ var (
 // under the JS scheme, whose harness hashes such strings, and rejected
 // under JCS, which requires I-JSON (RFC 7493 §2.1).
 func (c Call) Validate() error {
+	jcs := c.Args.Document() != nil && c.Args.Document().Scheme() == canon.JCS
+	return validate(c.Task, c.Tool, jcs)
+}
+
+func validate(task, tool string, jcs bool) error {
 	switch {
-	case c.Task == "":
+	case task == "":
 		return ErrEmptyTask
-	case c.Tool == "":
+	case tool == "":
 		return ErrEmptyTool
 	}
-	jcs := c.Args.Document() != nil && c.Args.Document().Scheme() == canon.JCS
-	for _, s := range []string{c.Task, c.Tool} {
+	for _, s := range []string{task, tool} {
 		switch checkWTF8(s) {
 		case wtf8Invalid:
 			return ErrInvalidUTF8
@@ -93,10 +97,14 @@ func (c Call) AppendText(dst []byte) []byte {
 }
 
 func (c Call) appendPrefix(dst []byte) []byte {
+	return appendPrefix(dst, c.Task, c.Tool)
+}
+
+func appendPrefix(dst []byte, task, tool string) []byte {
 	dst = append(dst, '[')
-	dst = canon.AppendQuoted(dst, c.Task)
+	dst = canon.AppendQuoted(dst, task)
 	dst = append(dst, ',')
-	dst = canon.AppendQuoted(dst, c.Tool)
+	dst = canon.AppendQuoted(dst, tool)
 	return append(dst, ',')
 }
 
@@ -126,7 +134,7 @@ func (c Call) write(h hash.Hash) {
 	h.Write(c.appendPrefix(pre[:0]))
 	// The arguments' source is as large as the arguments, or a little
 	// larger (an envelope): a cheap bound that needs no scan.
-	if n := len(c.Args.Document().Source()) - c.Args.Offset(); n >= pipelineMin && n < pipelineMax {
+	if n := len(c.Args.Document().Source()) - c.Args.Offset(); pipelined(n) {
 		// A large document serialized on one core: hash on another
 		// meanwhile. Larger ones are serialized on every core in pieces,
 		// and the writer of the pieces hashes them itself.
@@ -138,6 +146,10 @@ func (c Call) write(h hash.Hash) {
 	}
 	h.Write([]byte{']'})
 }
+
+// pipelined says whether arguments of n bytes are hashed on a goroutine of
+// their own while they are serialized.
+func pipelined(n int) bool { return n >= pipelineMin && n < pipelineMax }
 
 // pipelineMin is the argument size from which hashing runs in its own
 // goroutine, overlapping serialization.
@@ -192,5 +204,61 @@ func (c Call) WriteText(w io.Writer) error {
 		return err
 	}
 	_, err := w.Write([]byte{']'})
+	return err
+}
+
+// Text is a call whose arguments are still JSON text. Its Key and HMAC
+// validate and canonicalize the arguments in one pass
+// (canon.WriteCanonical), without building a canon.Document: the quickest
+// way to a key when nothing else needs the parsed arguments.
+type Text struct {
+	Task   string
+	Tool   string
+	Args   []byte       // a complete JSON text
+	Scheme canon.Scheme // the scheme the arguments are read under
+}
+
+// Validate is Call.Validate for a Text; the arguments are validated by Key.
+func (c Text) Validate() error { return validate(c.Task, c.Tool, c.Scheme == canon.JCS) }
+
+// Key returns the key Call.Key returns for the same call. Invalid
+// arguments yield canon's *canon.Error, and an invalid task or tool one of
+// Validate's errors.
+func (c Text) Key() ([32]byte, error) {
+	var k [32]byte
+	h := sha256.New()
+	if err := c.write(h); err != nil {
+		return k, err
+	}
+	h.Sum(k[:0])
+	return k, nil
+}
+
+// HMAC returns the HMAC Call.HMAC returns for the same call.
+func (c Text) HMAC(secret []byte) ([32]byte, error) {
+	var k [32]byte
+	h := hmac.New(sha256.New, secret)
+	if err := c.write(h); err != nil {
+		return k, err
+	}
+	h.Sum(k[:0])
+	return k, nil
+}
+
+func (c Text) write(h hash.Hash) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	var pre [256]byte
+	h.Write(appendPrefix(pre[:0], c.Task, c.Tool))
+	var err error
+	if pipelined(len(c.Args)) {
+		p := newPipe(h)
+		_, err = canon.WriteCanonical(p, c.Args, c.Scheme)
+		p.close()
+	} else {
+		_, err = canon.WriteCanonical(h, c.Args, c.Scheme)
+	}
+	h.Write([]byte{']'})
 	return err
 }

@@ -343,3 +343,51 @@ func TestArgsSubNode(t *testing.T) {
 		t.Errorf("text %q, want %q", a.AppendText(nil), want)
 	}
 }
+
+// TestTextMatchesCall checks that Text, which canonicalizes in one pass,
+// gives Call's key and HMAC for every document of the differential
+// corpus, under both schemes, and the same error where Call's path fails;
+// and the same for large documents, which take the parallel runs.
+func TestTextMatchesCall(t *testing.T) {
+	cases := diffCorpus(defaultDiffSeed, defaultDiffN)
+	big := []diffCase{
+		{Task: "t", Tool: "bulk", Text: string(largeDoc(canon.ParallelMin + 1000))},
+		{Task: "t", Tool: "bulk", Text: string(largeDoc(3*pipelineMin + 7))},
+		{Task: "t", Tool: "bulk", Text: strings.Replace(string(largeDoc(canon.ParallelMin+1000)), "\n", "\n  ", 1)},
+		{Task: "t", Tool: "bulk", Text: string(largeDoc(canon.ParallelMin+1000)) + ","},
+		{Task: "t", Tool: "bulk", Text: strings.Replace(string(largeDoc(canon.ParallelMin+1000)), "true", "ture", 1)},
+		// blank lines, and nested lines at the root's indentation that
+		// mislead the guessed run ends
+		{Task: "t", Tool: "bulk", Text: strings.Replace(string(largeDoc(canon.ParallelMin+1000)), ",\n{", ",\n\n{", 1000)},
+		{Task: "t", Tool: "bulk", Text: strings.ReplaceAll(string(largeDoc(canon.ParallelMin+1000)), `"a":[1e21,`, "\"a\":[\n1e21,\n")},
+	}
+	cases = append(cases, big...)
+	secret := []byte("k")
+	compared := 0
+	for i, c := range cases {
+		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
+			var want [32]byte
+			var wantMAC [32]byte
+			doc, err := canon.Parse([]byte(c.Text), s)
+			if err == nil {
+				call := Call{Task: c.Task, Tool: c.Tool, Args: doc.Root()}
+				if err = call.Validate(); err == nil {
+					want, wantMAC = call.Key(), call.HMAC(secret)
+				}
+			}
+			text := Text{Task: c.Task, Tool: c.Tool, Args: []byte(c.Text), Scheme: s}
+			got, gerr := text.Key()
+			gotMAC, merr := text.HMAC(secret)
+			switch {
+			case (err == nil) != (gerr == nil) || (err == nil) != (merr == nil):
+				t.Fatalf("case %d, %s: Call's path says %v, Text.Key %v, Text.HMAC %v\n%.200q", i, s, err, gerr, merr, c.Text)
+			case err != nil && (err.Error() != gerr.Error() || err.Error() != merr.Error()):
+				t.Fatalf("case %d, %s: Call's path fails with %v, Text with %v / %v", i, s, err, gerr, merr)
+			case err == nil && (got != want || gotMAC != wantMAC):
+				t.Fatalf("case %d, %s: Text key %x, Call key %x\n%.200q", i, s, got, want, c.Text)
+			}
+			compared++
+		}
+	}
+	t.Logf("%d documents, %d comparisons", len(cases), compared)
+}

@@ -1,0 +1,189 @@
+package canon
+
+import (
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// writeRunsParallel is WriteCanonical for a large document whose root is
+// an array written one element a line (pretty-printed, or an array of
+// records): runs of about runSize bytes of elements are canonicalized on
+// every core and written in order. The run boundaries are guessed from the
+// line structure (see guessSplit) and proven as the runs are parsed: a run
+// that starts at a true element boundary and ends, at depth one, exactly
+// on the comma guessed as its end makes the next run's start true as well.
+// The first run that cannot prove its end, because the guess was wrong or
+// the input is invalid, is redone, with the rest of the document, by one
+// sequential pass from its start, which is a true boundary.
+//
+// It reports false, having written nothing, when the document does not
+// have that shape. valid is false when the input is invalid; werr is the
+// first error of w.
+func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64, werr error, valid, done bool) {
+	root := skipWS(src, 0)
+	if root >= len(src) || src[root] != '[' {
+		return 0, nil, false, false
+	}
+	last := len(src) - 1
+	for last > root && isWS(src[last]) {
+		last--
+	}
+	if src[last] != ']' || guessSplit(src, root, root+1) < 0 {
+		return 0, nil, false, false
+	}
+
+	type run struct {
+		from, stop int // parse elements from src[from]; end on the comma at stop, or (stop < 0) on the closing bracket
+		out        []byte
+		ok         bool
+		done       chan struct{}
+	}
+	var cancel atomic.Bool
+	order := make(chan *run, pieceWindow)
+	jobs := make(chan *run, pieceWindow)
+	window := make(chan struct{}, pieceWindow)
+	free := make(chan []byte, pieceWindow+1)
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		from := root + 1
+		for !cancel.Load() {
+			stop := -1
+			if from+2*runSize < last {
+				stop = guessSplit(src, root, from+runSize)
+				if stop >= last {
+					stop = -1
+				}
+			}
+			r := &run{from: from, stop: stop, done: make(chan struct{})}
+			window <- struct{}{}
+			order <- r
+			jobs <- r
+			if stop < 0 {
+				return
+			}
+			from = stop + 1
+		}
+	}()
+	var wg sync.WaitGroup
+	for k := 0; k < runtime.GOMAXPROCS(0); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := onepass{src: src, s: s, maxDepth: MaxDepth}
+			for r := range jobs {
+				if cancel.Load() {
+					close(r.done)
+					continue
+				}
+				select {
+				case c.buf = <-free:
+				default:
+					c.buf = make([]byte, 0, runSize+runSize/4)
+				}
+				r.ok = c.elements(r.from, r.stop, last)
+				r.out = c.buf
+				close(r.done)
+			}
+		}()
+	}
+
+	bw := &countWriter{w: w}
+	bw.Write([]byte{'['})
+	valid = true
+	first, redone := true, false
+	for r := range order {
+		<-r.done
+		<-window
+		if redone {
+			continue // draining after a failed run
+		}
+		if !r.ok {
+			// Redo from this run's start, which is a true boundary, to the
+			// end, sequentially.
+			cancel.Store(true)
+			redone = true
+			c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: make([]byte, 0, flushAt+4096), w: bw}
+			if !first {
+				c.buf = append(c.buf, ',')
+			}
+			valid = c.elements(r.from, -1, last)
+			c.flush()
+			continue
+		}
+		if !first {
+			bw.Write([]byte{','})
+		}
+		bw.Write(r.out)
+		first = false
+		select {
+		case free <- r.out[:0]:
+		default:
+		}
+	}
+	wg.Wait()
+	if !valid {
+		return bw.n, bw.err, false, true
+	}
+	bw.Write([]byte{']'})
+	return bw.n, bw.err, true, true
+}
+
+// elements canonicalizes the root array's elements from src[from] on,
+// separated by commas, into c.buf (flushing it when c.w is set). It ends,
+// reporting true, on the comma at stop, or with stop < 0 on the closing
+// bracket at src[last].
+func (c *onepass) elements(from, stop, last int) bool {
+	src := c.src
+	j := skipWS(src, from)
+	for {
+		if j >= len(src) {
+			return false
+		}
+		var ok bool
+		if j, ok = c.value(j, 1); !ok {
+			return false
+		}
+		if c.w != nil && len(c.buf) >= flushAt {
+			c.flush()
+		}
+		j = skipWS(src, j)
+		if j >= len(src) {
+			return false
+		}
+		switch src[j] {
+		case ',':
+			if j == stop {
+				return true
+			}
+			if stop >= 0 && j > stop {
+				return false // the guessed end was not a boundary
+			}
+			c.buf = append(c.buf, ',')
+			j = skipWS(src, j+1)
+			continue
+		case ']':
+			return stop < 0 && j == last
+		}
+		return false
+	}
+}
+
+// countWriter counts what it writes and keeps the first error.
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (cw *countWriter) Write(b []byte) (int, error) {
+	if cw.err != nil {
+		return 0, cw.err
+	}
+	n, err := cw.w.Write(b)
+	cw.n += int64(n)
+	cw.err = err
+	return n, err
+}

@@ -1,0 +1,128 @@
+package canon
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// runsCheck runs writeRunsParallel on src with runs of runSize bytes and
+// checks it against Parse: the same canonical text, or a report that the
+// input is invalid exactly when Parse fails.
+func runsCheck(t *testing.T, src []byte, s Scheme, runSize int) (done bool) {
+	t.Helper()
+	var buf bytes.Buffer
+	n, werr, valid, done := writeRunsParallel(&buf, src, s, runSize)
+	if !done {
+		if buf.Len() != 0 || n != 0 {
+			t.Fatalf("%s: declined %q but wrote %q", s, src, buf.Bytes())
+		}
+		return false
+	}
+	d, err := Parse(src, s)
+	switch {
+	case werr != nil:
+		t.Fatalf("%s: %q: write error %v", s, src, werr)
+	case err != nil && valid:
+		t.Fatalf("%s: %q: runs accepted input Parse rejects (%v): %q", s, src, err, buf.Bytes())
+	case err == nil && !valid:
+		t.Fatalf("%s: %q: runs rejected valid input", s, src)
+	case err == nil && (n != int64(buf.Len()) || !bytes.Equal(buf.Bytes(), d.Append(nil))):
+		t.Fatalf("%s: %q (runs of %d): wrote %q (%d), want %q", s, src, runSize, buf.Bytes(), n, d.Append(nil))
+	}
+	return true
+}
+
+// TestRunsMatchParse compares the parallel runs with Parse on random
+// arrays of lines, valid and not, cut into runs of many sizes.
+func TestRunsMatchParse(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	done := 0
+	for n := 0; n < 2000; n++ {
+		var b strings.Builder
+		b.WriteString("[\n")
+		children := 1 + r.IntN(40)
+		indent := strings.Repeat(" ", r.IntN(3))
+		for i := 0; i < children; i++ {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			b.WriteString(indent)
+			randomChild(r, &b, 1)
+		}
+		b.WriteString("\n]\n")
+		src := []byte(b.String())
+		if r.IntN(4) == 0 {
+			// Break it somewhere: most such inputs become invalid.
+			k := r.IntN(len(src))
+			src = append(src[:k:k], append([]byte(`}"`[r.IntN(2):][:1]), src[k:]...)...)
+		}
+		for _, s := range []Scheme{JS, JCS} {
+			if runsCheck(t, src, s, 1+r.IntN(60)) {
+				done++
+			}
+		}
+	}
+	if done < 3000 {
+		t.Fatalf("the runs ran on only %d of 4000 inputs", done)
+	}
+}
+
+// TestRunsMisguessed feeds arrays whose nested elements sit at the root's
+// indentation, so that guessed run ends fall inside them: the runs must
+// notice and finish sequentially with the right text.
+func TestRunsMisguessed(t *testing.T) {
+	for _, src := range []string{
+		"[\n1,\n[\n2,\n3,\n4,\n5,\n6],\n7\n]",
+		"[\n{\"a\": [\n1,\n2,\n3,\n4]},\n{\"b\": 2}\n]",
+		"[\n  1,\n  [\n  2,\n  3],\n  4,\n  5\n]",
+		"[\n1,\n[\n2,\n3,\n4,\n5,\n6],\n7,\n[\n8,\n9],\n10,\n11,\n12\n]",
+		"[\n1,\n[\n2,\n3,\n4,\n5,\n6],\n7,\n[\n8,\n9],\n10,\n11,\n12,\n]", // invalid at the end
+		"[\n1,\n2,\n3,\n4,\n5,\n6\n]",
+	} {
+		for _, s := range []Scheme{JS, JCS} {
+			for size := 1; size < 12; size++ {
+				if !runsCheck(t, []byte(src), s, size) {
+					t.Fatalf("%q: declined", src)
+				}
+			}
+		}
+	}
+}
+
+// TestRunsDecline checks the inputs the runs leave to the indexed path.
+func TestRunsDecline(t *testing.T) {
+	for _, src := range []string{
+		`[1,2,3]`, "{\n\"a\": 1\n}", "[\n1,\n2\n] x", "\"x\"", "[\n1,\n2", "[1,\n2\n]", "",
+	} {
+		if runsCheck(t, []byte(src), JS, 1) {
+			t.Errorf("%q: not declined", src)
+		}
+	}
+}
+
+type failWriter struct{ after int }
+
+func (f *failWriter) Write(b []byte) (int, error) {
+	if f.after -= len(b); f.after < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(b), nil
+}
+
+// TestRunsWriteError checks that the writer's error comes back.
+func TestRunsWriteError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&b, "{\"b\": %d, \"a\": [%d]},\n", i, i)
+	}
+	b.WriteString("null\n]")
+	_, werr, valid, done := writeRunsParallel(&failWriter{after: 5000}, []byte(b.String()), JS, 100)
+	if !done || !valid || werr == nil || werr.Error() != "disk full" {
+		t.Fatalf("done %v, valid %v, error %v", done, valid, werr)
+	}
+}

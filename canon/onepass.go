@@ -1,0 +1,424 @@
+package canon
+
+// One pass from bytes to canonical text: validation and serialization
+// together, without the member index that Parse builds. Each object's
+// member values are written, in source order, to the end of one buffer;
+// when the object closes, its members are sorted and the object's
+// canonical text is assembled after them and moved down over them. Arrays
+// and scalars are written in place. The pass gives up at the first
+// problem; the caller then runs Parse for the exact error.
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"slices"
+)
+
+// errDisagree would report a bug: the one pass failed where Parse did not.
+var errDisagree = errors.New("canon: internal error: the one-pass writer rejected input that Parse accepts")
+
+// onepass is the state of one pass over src.
+type onepass struct {
+	src      []byte
+	s        Scheme
+	maxDepth int
+	buf      []byte     // output, and the values of the objects still open
+	mems     []opMember // members of the objects still open
+	names    []byte     // decoded names (those with escapes) of the objects still open
+	w        io.Writer  // where buf goes when no object is open, or nil
+	n        int64      // bytes written to w
+	err      error      // w's first error
+}
+
+// opMember is a member of an open object: its sort key (as sortKey.key),
+// its name (an offset in src, or with inArena in names), and its value's
+// canonical text, buf[v0:v1].
+type opMember struct {
+	key        uint64
+	name, nlen uint32
+	v0, v1     int
+}
+
+func (c *onepass) name(m *opMember) []byte {
+	if m.name&inArena != 0 {
+		off := m.name &^ inArena
+		return c.names[off : off+m.nlen]
+	}
+	return c.src[m.name : m.name+m.nlen]
+}
+
+func (c *onepass) flush() {
+	if c.w == nil || c.err != nil {
+		c.buf = c.buf[:0]
+		return
+	}
+	n, err := c.w.Write(c.buf)
+	c.n += int64(n)
+	c.err = err
+	c.buf = c.buf[:0]
+}
+
+// root canonicalizes the whole of src, which must hold one JSON value.
+func (c *onepass) root() bool {
+	src := c.src
+	i := skipWS(src, 0)
+	if i == len(src) {
+		return false
+	}
+	if src[i] == '[' && c.w != nil {
+		// The elements of a root array are flushed one by one: the buffer
+		// holds at most one of them and flushAt bytes.
+		last := len(src) - 1
+		for isWS(src[last]) {
+			last--
+		}
+		c.buf = append(c.buf, '[')
+		if j := skipWS(src, i+1); j == last && src[j] == ']' {
+			c.buf = append(c.buf, ']')
+			return true
+		}
+		if !c.elements(i+1, -1, last) {
+			return false
+		}
+		c.buf = append(c.buf, ']')
+		return true
+	}
+	i, ok := c.value(i, 0)
+	return ok && skipWS(src, i) == len(src)
+}
+
+// value appends the canonical form of the value at src[i] to c.buf and
+// returns the offset just past it.
+func (c *onepass) value(i, depth int) (int, bool) {
+	src := c.src
+	switch ch := src[i]; ch {
+	case '{':
+		return c.object(i, depth+1)
+	case '[':
+		return c.array(i, depth+1)
+	case '"':
+		end, info, err := scanString(src, i)
+		if err != nil || info&strLone != 0 && c.s == JCS {
+			return 0, false
+		}
+		if info&strEscaped == 0 {
+			c.buf = append(c.buf, src[i:end]...)
+		} else {
+			off := len(c.names)
+			c.names = appendDecoded(c.names, src[i+1:end-1])
+			c.buf = appendQuoted(c.buf, c.names[off:])
+			c.names = c.names[:off]
+		}
+		return end, true
+	case 't':
+		if len(src)-i >= 4 && string(src[i:i+4]) == "true" {
+			c.buf = append(c.buf, "true"...)
+			return i + 4, true
+		}
+	case 'f':
+		if len(src)-i >= 5 && string(src[i:i+5]) == "false" {
+			c.buf = append(c.buf, "false"...)
+			return i + 5, true
+		}
+	case 'n':
+		if len(src)-i >= 4 && string(src[i:i+4]) == "null" {
+			c.buf = append(c.buf, "null"...)
+			return i + 4, true
+		}
+	default:
+		if ch == '-' || ch-'0' < 10 {
+			end, integer, err := scanNumber(src, i)
+			if err != nil {
+				return 0, false
+			}
+			var ok bool
+			if c.buf, ok = appendNumberLiteral(c.buf, src[i:end], integer); !ok {
+				if c.s == JCS {
+					return 0, false // outside the double range (RFC 8785 §3.2.2.3)
+				}
+				c.buf = append(c.buf, "null"...) // JSON.stringify(Infinity)
+			}
+			return end, true
+		}
+	}
+	return 0, false
+}
+
+func (c *onepass) array(i, depth int) (int, bool) {
+	if depth > c.maxDepth {
+		return 0, false
+	}
+	src := c.src
+	c.buf = append(c.buf, '[')
+	j := skipWS(src, i+1)
+	if j < len(src) && src[j] == ']' {
+		c.buf = append(c.buf, ']')
+		return j + 1, true
+	}
+	for {
+		if j >= len(src) {
+			return 0, false
+		}
+		var ok bool
+		if j, ok = c.value(j, depth); !ok {
+			return 0, false
+		}
+		j = skipWS(src, j)
+		if j < len(src) && src[j] == ',' {
+			c.buf = append(c.buf, ',')
+			j = skipWS(src, j+1)
+			continue
+		}
+		if j < len(src) && src[j] == ']' {
+			c.buf = append(c.buf, ']')
+			return j + 1, true
+		}
+		return 0, false
+	}
+}
+
+func (c *onepass) object(i, depth int) (int, bool) {
+	if depth > c.maxDepth {
+		return 0, false
+	}
+	src := c.src
+	j := skipWS(src, i+1)
+	if j < len(src) && src[j] == '}' {
+		c.buf = append(c.buf, '{', '}')
+		return j + 1, true
+	}
+	start, mbase, nbase := len(c.buf), len(c.mems), len(c.names)
+	for {
+		if j >= len(src) || src[j] != '"' {
+			return 0, false
+		}
+		kend, info, err := scanString(src, j)
+		if err != nil || info&strLone != 0 && c.s == JCS {
+			return 0, false
+		}
+		m := opMember{name: uint32(j + 1), nlen: uint32(kend - j - 2)}
+		if info&strEscaped != 0 {
+			off := len(c.names)
+			c.names = appendDecoded(c.names, src[j+1:kend-1])
+			m.name = uint32(off) | inArena
+			m.nlen = uint32(len(c.names) - off)
+			m.key = nameKey(c.s, c.names[off:], nil, 0)
+		} else {
+			m.key = nameKey(c.s, src[j+1:kend-1], src, j+1)
+		}
+		j = kend
+		if j >= len(src) || src[j] != ':' {
+			if j = skipWS(src, j); j >= len(src) || src[j] != ':' {
+				return 0, false
+			}
+		}
+		j = skipWS(src, j+1)
+		if j >= len(src) {
+			return 0, false
+		}
+		m.v0 = len(c.buf)
+		var ok bool
+		if j, ok = c.value(j, depth); !ok {
+			return 0, false
+		}
+		m.v1 = len(c.buf)
+		c.mems = append(c.mems, m)
+		j = skipWS(src, j)
+		if j < len(src) && src[j] == ',' {
+			j = skipWS(src, j+1)
+			continue
+		}
+		if j < len(src) && src[j] == '}' {
+			j++
+			break
+		}
+		return 0, false
+	}
+	seg := c.mems[mbase:]
+	if !c.order(seg) {
+		return 0, false
+	}
+	// Assemble the object after its values, then move it down over them.
+	asm := len(c.buf)
+	c.buf = append(c.buf, '{')
+	for k := range seg {
+		m := &seg[k]
+		if m.v1 < 0 {
+			continue // a duplicate name whose value JSON.parse drops
+		}
+		if m.name&inArena != 0 {
+			c.buf = appendQuoted(c.buf, c.name(m))
+		} else {
+			c.buf = append(c.buf, src[m.name-1:m.name+m.nlen+1]...)
+		}
+		c.buf = append(c.buf, ':')
+		c.buf = append(c.buf, c.buf[m.v0:m.v1]...)
+		c.buf = append(c.buf, ',')
+	}
+	c.buf[len(c.buf)-1] = '}'
+	n := copy(c.buf[start:], c.buf[asm:])
+	c.buf = c.buf[:start+n]
+	c.mems = c.mems[:mbase]
+	c.names = c.names[:nbase]
+	return j, true
+}
+
+// order sorts an object's members as parser.order does (stable, in the
+// scheme's order) and marks each duplicate that the next member repeats
+// with v1 = -1; under JCS a duplicate fails the pass.
+func (c *onepass) order(seg []opMember) bool {
+	if len(seg) < 2 {
+		return true
+	}
+	k := 1
+	for ; k < len(seg); k++ {
+		if !c.less(&seg[k-1], &seg[k]) {
+			break
+		}
+	}
+	if k == len(seg) {
+		return true // already in order, the common case for canonical input
+	}
+	if len(seg) <= 24 {
+		// Insertion sort from the first member out of order: stable, and
+		// quickest for the few members most objects have.
+		for ; k < len(seg); k++ {
+			m := seg[k]
+			j := k
+			for ; j > 0; j-- {
+				lt, ok := keyLess(m.key, seg[j-1].key)
+				if !ok {
+					lt = compareNames(c.s, c.name(&m), c.name(&seg[j-1])) < 0
+				}
+				if !lt {
+					break
+				}
+				seg[j] = seg[j-1]
+			}
+			seg[j] = m
+		}
+	} else {
+		slices.SortStableFunc(seg, func(a, b opMember) int {
+			if a.key != b.key && (a.key|b.key)&keySlow == 0 {
+				if a.key < b.key {
+					return -1
+				}
+				return 1
+			}
+			return compareNames(c.s, c.name(&a), c.name(&b))
+		})
+	}
+	for k := 1; k < len(seg); k++ {
+		if !c.less(&seg[k-1], &seg[k]) {
+			if c.s == JCS {
+				return false
+			}
+			seg[k-1].v1 = -1
+		}
+	}
+	return true
+}
+
+func (c *onepass) less(a, b *opMember) bool {
+	if lt, ok := keyLess(a.key, b.key); ok {
+		return lt
+	}
+	return compareNames(c.s, c.name(a), c.name(b)) < 0
+}
+
+// nameKey returns the sort key of a member name (see sortKey). When the
+// name lies in src at off, a short name's prefix is loaded from there.
+func nameKey(s Scheme, name, src []byte, off int) uint64 {
+	if s == JS && len(name) > 0 && name[0]-'0' < 10 {
+		if v, ok := arrayIndex(name); ok {
+			return uint64(v)
+		}
+	}
+	var pfx uint64
+	if n := len(name); n >= 8 {
+		pfx = binary.BigEndian.Uint64(name)
+	} else if src != nil && off+8 <= len(src) {
+		pfx = binary.BigEndian.Uint64(src[off:]) &^ (1<<(64-8*n) - 1)
+	} else {
+		var b [8]byte
+		copy(b[:], name)
+		pfx = binary.BigEndian.Uint64(b[:])
+	}
+	key := keyName | pfx>>2
+	if pfx&msb != 0 {
+		for i := 0; i < 8 && i < len(name); i++ {
+			if name[i] >= 0xED {
+				key |= keySlow
+			}
+		}
+	}
+	return key
+}
+
+// WriteCanonical validates src, a complete JSON text, under scheme s and
+// writes its canonical form to w, in one pass and without the index that
+// Parse builds: the quickest way from bytes to canonical text. The output
+// equals what Parse followed by Document.WriteTo writes. On invalid input
+// it returns Parse's *Error, and w may already have received part of the
+// output.
+func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
+	if err := checkEncoding(src); err != nil {
+		return 0, finish(src, err)
+	}
+	if useParallel(src) {
+		n, werr, valid, done := writeRunsParallel(w, src, s, pieceSize)
+		if !done {
+			// Not an array of lines: the indexed path parses and writes on
+			// every core.
+			d, err := Parse(src, s)
+			if err != nil {
+				return 0, err
+			}
+			return d.WriteTo(w)
+		}
+		if !valid {
+			return n, parseError(src, s)
+		}
+		return n, werr
+	}
+	bp := bufPool.Get().(*[]byte)
+	c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: (*bp)[:0], w: w}
+	ok := c.root()
+	if ok {
+		c.flush()
+	}
+	if cap(c.buf) <= 1<<20 {
+		*bp = c.buf[:0]
+		bufPool.Put(bp)
+	}
+	if !ok {
+		return c.n, parseError(src, s)
+	}
+	return c.n, c.err
+}
+
+// parseError returns Parse's error for input the one pass rejected.
+func parseError(src []byte, s Scheme) error {
+	if _, err := Parse(src, s); err != nil {
+		return err
+	}
+	return errDisagree
+}
+
+// AppendCanonical is WriteCanonical appending to dst; on invalid input it
+// returns dst unchanged and Parse's *Error.
+func AppendCanonical(dst, src []byte, s Scheme) ([]byte, error) {
+	if err := checkEncoding(src); err != nil {
+		return dst, finish(src, err)
+	}
+	c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: dst}
+	if !c.root() {
+		d, err := Parse(src, s)
+		if err != nil {
+			return dst, err
+		}
+		return d.Append(dst), nil // not reached: the two agree on validity
+	}
+	return c.buf, nil
+}
