@@ -100,26 +100,13 @@ func (e *encoder) value(i int) int {
 		e.buf = append(e.buf, "null"...)
 		return i + 4
 	}
-	end := numberEnd(src, i)
-	lit := src[i:end]
-	integer := true
-	if len(lit) <= 15 {
-		for _, c := range lit {
-			if c == '.' || c == 'e' || c == 'E' {
-				integer = false
-				break
-			}
-		}
-	} else {
-		integer = false
-	}
-	var ok bool
-	e.buf, ok = appendNumberLiteral(e.buf, lit, integer)
+	buf, end, ok := appendNumberToken(e.buf, src, i)
 	if !ok {
 		// Only the JS scheme gets here (JCS rejected the number while
 		// parsing): JSON.stringify writes ±Infinity as null.
-		e.buf = append(e.buf, "null"...)
+		buf = append(buf, "null"...)
 	}
+	e.buf = buf
 	return end
 }
 

@@ -48,8 +48,15 @@ func AppendNumber(dst []byte, f float64) []byte {
 	if neg {
 		exp = -exp
 	}
-	n := exp + 1 // the position of the decimal point, as ECMA-262 calls it
-	d := digits[:k]
+	return appendLayout(dst, digits[:k], exp+1)
+}
+
+// appendLayout writes the significant digits d (no leading or trailing
+// zeros) of a number whose decimal point is at position n, as ECMA-262's
+// Number::toString lays them out (RFC 8785 §3.2.2.3): the value is
+// 0.d × 10^n; plain notation when -6 < n ≤ 21, otherwise d1.d2…e±(n-1).
+func appendLayout(dst, d []byte, n int) []byte {
+	k := len(d)
 	switch {
 	case k <= n && n <= 21:
 		dst = append(dst, d...)
@@ -251,91 +258,150 @@ func subnormal(lit []byte) (float64, bool) {
 	return math.Ldexp(float64(q.Uint64()), -1074), true
 }
 
-// appendNumberLiteral appends the canonical form of a valid number literal.
-// integer says the literal has no fraction or exponent. It returns false
-// when the number is outside the double range (the caller decides: null
-// under JS, an error under JCS).
-func appendNumberLiteral(dst, lit []byte, integer bool) ([]byte, bool) {
-	// Integers of at most 15 digits are exact doubles, and Number::toString
-	// writes them back digit for digit; only -0 changes.
-	if integer && len(lit) <= 15 {
-		if len(lit) == 2 && lit[0] == '-' && lit[1] == '0' {
-			return append(dst, '0'), true
-		}
-		return append(dst, lit...), true
-	}
-	if out, ok := appendShortDecimal(dst, lit); ok {
-		return out, true
-	}
-	f, ok := ParseNumber(lit)
-	if !ok {
-		return dst, false
-	}
-	return AppendNumber(dst, f), true
-}
-
-// appendShortDecimal writes the canonical form of a literal without an
-// exponent that has at most 15 significant digits, without converting it
-// to a double. Distinct decimals of at most 15 significant digits are
-// distinct doubles (DBL_DIG is 15), so the shortest digits that round-trip
-// are the literal's own, less trailing zeros; what remains is the layout
-// of Number::toString (RFC 8785 §3.2.2.3), plain for such numbers unless
-// the value is below 1e-6. ok is false when the literal needs the general
-// path.
-func appendShortDecimal(dst, lit []byte) ([]byte, bool) {
-	i := 0
-	neg := lit[0] == '-'
-	if neg {
-		i = 1
-	}
+// appendNumberToken validates the number token at src[i] (RFC 8259 §6)
+// and appends its canonical form (RFC 8785 §3.2.2.3) to dst. It returns
+// the offset just past the token, or -1 if the token is invalid; inRange is
+// false, and dst unchanged, when the number is outside the double range
+// (the caller decides: null under JS, an error under JCS).
+func appendNumberToken(dst, src []byte, i int) (out []byte, end int, inRange bool) {
 	start := i
-	for i < len(lit) && lit[i] >= '0' && lit[i] <= '9' {
+	neg := src[i] == '-'
+	if neg {
 		i++
 	}
-	intPart := lit[start:i]
-	if i == len(lit) || lit[i] != '.' {
-		return dst, false // a long integer, or an exponent
+	intStart := i
+	switch {
+	case i >= len(src) || src[i]-'0' >= 10:
+		return dst, -1, true
+	case src[i] == '0':
+		i++
+		if i < len(src) && src[i]-'0' < 10 {
+			return dst, -1, true // a leading zero
+		}
+	default:
+		for i < len(src) && src[i]-'0' < 10 {
+			i++
+		}
 	}
-	j := i + 1
-	for j < len(lit) && lit[j] >= '0' && lit[j] <= '9' {
-		j++
+	intEnd := i
+	if i == len(src) || src[i] != '.' && src[i]|0x20 != 'e' {
+		// An integer. Up to 15 digits it is an exact double, which
+		// Number::toString writes back digit for digit; only -0 changes.
+		if intEnd-intStart <= 15 {
+			if neg && intEnd-intStart == 1 && src[intStart] == '0' {
+				return append(dst, '0'), i, true
+			}
+			return append(dst, src[start:i]...), i, true
+		}
 	}
-	if j != len(lit) {
-		return dst, false // an exponent follows
+	fracStart, fracEnd := i, i
+	if i < len(src) && src[i] == '.' {
+		i++
+		fracStart = i
+		for i < len(src) && src[i]-'0' < 10 {
+			i++
+		}
+		if i == fracStart {
+			return dst, -1, true
+		}
+		fracEnd = i
 	}
-	frac := lit[i+1 : j]
-	for len(frac) > 0 && frac[len(frac)-1] == '0' {
-		frac = frac[:len(frac)-1]
+	exp := 0
+	if i < len(src) && src[i]|0x20 == 'e' {
+		i++
+		eneg := false
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			eneg = src[i] == '-'
+			i++
+		}
+		e0 := i
+		for i < len(src) && src[i]-'0' < 10 {
+			if exp < 1e8 {
+				exp = exp*10 + int(src[i]-'0')
+			}
+			i++
+		}
+		if i == e0 {
+			return dst, -1, true
+		}
+		if eneg {
+			exp = -exp
+		}
 	}
-	if len(intPart) == 1 && intPart[0] == '0' {
+	if out, ok := appendDecimal(dst, neg, src[intStart:intEnd], src[fracStart:fracEnd], exp); ok {
+		return out, i, true
+	}
+	f, ok := ParseNumber(src[start:i])
+	if !ok {
+		return dst, i, false
+	}
+	return AppendNumber(dst, f), i, true
+}
+
+// appendDecimal writes the canonical form of the valid number literal
+// with sign neg, integer digits ip, fraction digits fp and exponent exp,
+// when it can do so without converting to a double; ok is false when the
+// caller must convert.
+//
+// It can for a literal of at most 15 significant digits in the normal
+// range: distinct decimals of at most 15 significant digits are distinct
+// doubles (DBL_DIG is 15), so the shortest digits that round-trip are the
+// literal's own, less trailing zeros, and only the layout of
+// Number::toString remains. It can also for an integer value up to 2^53,
+// which is exactly a double.
+func appendDecimal(dst []byte, neg bool, ip, fp []byte, exp int) ([]byte, bool) {
+	var buf [24]byte
+	var d []byte
+	n := 0 // the position of the decimal point: the value is 0.d × 10^n
+	if ip[0] != '0' {
+		if len(ip)+len(fp) > len(buf) {
+			return dst, false
+		}
+		k := copy(buf[:], ip)
+		k += copy(buf[k:], fp)
+		d, n = buf[:k], len(ip)
+	} else {
 		lz := 0
-		for lz < len(frac) && frac[lz] == '0' {
+		for lz < len(fp) && fp[lz] == '0' {
 			lz++
 		}
-		switch {
-		case lz == len(frac):
-			return append(dst, '0'), true // zero, and -0 is "0"
-		case lz > 5 || len(frac)-lz > 15:
-			return dst, false // below 1e-6: exponent notation; or too long
+		if len(fp)-lz > len(buf) {
+			return dst, false
 		}
-		if neg {
-			dst = append(dst, '-')
-		}
-		dst = append(dst, '0', '.')
-		return append(dst, frac...), true
+		d, n = buf[:copy(buf[:], fp[lz:])], -lz
 	}
-	if len(intPart)+len(frac) > 15 {
+	for len(d) > 0 && d[len(d)-1] == '0' {
+		d = d[:len(d)-1]
+	}
+	if len(d) == 0 {
+		return append(dst, '0'), true // zero, and -0 is "0"
+	}
+	n += exp
+	switch {
+	case len(d) <= 15 && n > -300 && n < 300:
+	case n >= len(d) && n <= 19:
+		// An integer below 10^19: exact in a uint64.
+		var v uint64
+		for _, c := range d {
+			v = v*10 + uint64(c-'0')
+		}
+		for k := len(d); k < n; k++ {
+			v *= 10
+		}
+		if v > 1<<53 {
+			f := float64(v) // rounded to nearest, ties to even, as JSON.parse does
+			if neg {
+				f = -f
+			}
+			return AppendNumber(dst, f), true
+		}
+	default:
 		return dst, false
 	}
 	if neg {
 		dst = append(dst, '-')
 	}
-	dst = append(dst, intPart...)
-	if len(frac) > 0 {
-		dst = append(dst, '.')
-		dst = append(dst, frac...)
-	}
-	return dst, true
+	return appendLayout(dst, d, n), true
 }
 
 // hasExponent reports whether a number literal has an exponent part.

@@ -2,15 +2,19 @@ package canon
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
-// TestShortDecimalAgainstGeneralPath checks the decimal fast path against
-// the general one (strconv.ParseFloat, then Number::toString layout) on
-// random literals around every boundary the fast path decides on: 15 and
-// 16 significant digits, 5 and 6 leading zeros, trailing zeros, signs.
-func TestShortDecimalAgainstGeneralPath(t *testing.T) {
+// TestNumberTokenAgainstGeneralPath checks appendNumberToken, whose fast
+// paths write most numbers without converting them to a double, against
+// the general path (ParseNumber, then AppendNumber) on random literals
+// around every boundary the fast paths decide on: 15 and 16 significant
+// digits, integers around 2^53 and 10^19, leading and trailing zeros,
+// exponents near the plain-notation limits and the normal range, signs.
+func TestNumberTokenAgainstGeneralPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	digits := func(n int, lead bool) string {
 		var b strings.Builder
@@ -23,50 +27,139 @@ func TestShortDecimalAgainstGeneralPath(t *testing.T) {
 		}
 		return b.String()
 	}
-	fast := 0
-	for n := 0; n < 200000; n++ {
-		var lit string
-		sign := ""
+	fast, general := 0, 0
+	for n := 0; n < 300000; n++ {
+		var b strings.Builder
+		neg := r.IntN(2) == 0
+		if neg {
+			b.WriteByte('-')
+		}
+		ip := "0"
+		switch r.IntN(4) {
+		case 0:
+		case 1:
+			// around 2^53 = 9007199254740992 and 10^19
+			ip = strconv.FormatUint(1<<53-3+uint64(r.IntN(7)), 10)
+			if r.IntN(2) == 0 {
+				ip = strconv.FormatUint(9999999999999999990+uint64(r.IntN(9)), 10)
+			}
+		default:
+			ip = digits(1+r.IntN(20), true) + strings.Repeat("0", r.IntN(4))
+		}
+		b.WriteString(ip)
+		var fp string
 		if r.IntN(2) == 0 {
-			sign = "-"
+			fp = strings.Repeat("0", r.IntN(8)) + digits(r.IntN(18), false) + strings.Repeat("0", r.IntN(3))
+			if fp == "" {
+				fp = "0"
+			}
+			b.WriteString("." + fp)
 		}
-		intPart := "0"
-		if r.IntN(3) > 0 {
-			intPart = digits(1+r.IntN(17), true)
+		if r.IntN(2) == 0 {
+			b.WriteByte("eE"[r.IntN(2)])
+			b.WriteString([]string{"", "+", "-"}[r.IntN(3)])
+			var e int
+			switch r.IntN(4) {
+			case 0:
+				e = r.IntN(30)
+			case 1:
+				e = 280 + r.IntN(50)
+			default:
+				e = r.IntN(400)
+			}
+			b.WriteString(strconv.Itoa(e))
 		}
-		frac := strings.Repeat("0", r.IntN(8)) + digits(r.IntN(17), false) + strings.Repeat("0", r.IntN(3))
-		if frac == "" {
-			frac = "0"
+		lit := b.String()
+		src := []byte(lit)
+		got, end, inRange := appendNumberToken([]byte("x"), src, 0)
+		if end != len(src) {
+			t.Fatalf("%s: end %d, want %d", lit, end, len(src))
 		}
-		lit = sign + intPart + "." + frac
-		got, ok := appendShortDecimal(nil, []byte(lit))
+		f, ok := ParseNumber(src)
+		if inRange != ok {
+			t.Fatalf("%s: in range %v, ParseNumber says %v", lit, inRange, ok)
+		}
 		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("%s: out of range, but wrote %q", lit, got)
+			}
 			continue
 		}
-		fast++
-		f, inRange := ParseNumber([]byte(lit))
-		if !inRange {
-			t.Fatalf("%s: out of range", lit)
+		if want := "x" + string(AppendNumber(nil, f)); string(got) != want {
+			t.Fatalf("%s: %s, general path %s", lit, got, want)
 		}
-		if want := AppendNumber(nil, f); string(got) != string(want) {
-			t.Fatalf("%s: fast path %s, general path %s", lit, got, want)
+		if _, ok := appendDecimal(nil, neg, []byte(ip), []byte(fp), 0); ok && !strings.ContainsAny(lit, "eE") {
+			fast++
+		} else {
+			general++
 		}
 	}
-	if fast < 50000 {
-		t.Fatalf("only %d literals took the fast path: the generator misses it", fast)
+	if fast < 50000 || general < 50000 {
+		t.Fatalf("%d literals took a fast path, %d the general one: the generator misses one", fast, general)
 	}
 	for _, tc := range []struct{ in, want string }{
-		{"1.0", "1"}, {"-0.0", "0"}, {"0.000001", "0.000001"}, {"0.0000010", "0.000001"},
-		{"123456789012345.0", "123456789012345"}, {"-1.50", "-1.5"}, {"0.10", "0.1"},
+		{"1.0", "1"}, {"-0.0", "0"}, {"-0", "0"}, {"-0e5", "0"}, {"0.000001", "0.000001"},
+		{"0.0000010", "0.000001"}, {"123456789012345.0", "123456789012345"}, {"-1.50", "-1.5"},
+		{"0.10", "0.1"}, {"3.112e+17", "311200000000000000"}, {"6.505E+29", "6.505e+29"},
+		{"5e20", "500000000000000000000"}, {"1e21", "1e+21"}, {"2.600E18", "2600000000000000000"},
+		{"9007199254740993", "9007199254740992"}, {"9007199254740993.0", "9007199254740992"},
+		{"10439570269183495", "10439570269183496"}, {"1E-7", "1e-7"}, {"12e-7", "0.0000012"},
 	} {
-		got, ok := appendShortDecimal(nil, []byte(tc.in))
-		if !ok || string(got) != tc.want {
-			t.Errorf("%s: got %q (fast path %v), want %q", tc.in, got, ok, tc.want)
+		got, end, ok := appendNumberToken(nil, []byte(tc.in), 0)
+		if !ok || end != len(tc.in) || string(got) != tc.want {
+			t.Errorf("%s: got %q, end %d, in range %v; want %q", tc.in, got, end, ok, tc.want)
 		}
 	}
-	for _, in := range []string{"0.0000001", "1234567890123456.5", "1e5", "12", "0.1234567890123456"} {
-		if _, ok := appendShortDecimal(nil, []byte(in)); ok {
-			t.Errorf("%s: took the fast path, want the general one", in)
+}
+
+// TestNumberTokenSyntax checks that appendNumberToken accepts exactly the
+// tokens scanNumber accepts, and ends where it ends.
+func TestNumberTokenSyntax(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const alphabet = "0123456789-+.eE "
+	for n := 0; n < 200000; n++ {
+		b := make([]byte, 1+r.IntN(8))
+		for k := range b {
+			b[k] = alphabet[r.IntN(len(alphabet))]
 		}
+		if b[0] != '-' && b[0]-'0' >= 10 {
+			continue // not a number's first byte: never passed in
+		}
+		want, _, err := scanNumber(b, 0)
+		_, end, _ := appendNumberToken(nil, b, 0)
+		if err != nil {
+			want = -1
+		}
+		if end != want {
+			t.Fatalf("%q: end %d, scanNumber says %d (%v)", b, end, want, err)
+		}
+	}
+}
+
+// TestValidUTF8 checks validUTF8 against utf8.Valid on random mixes of
+// ASCII, every kind of multi-byte sequence, and broken ones.
+func TestValidUTF8(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{
+		"a", "abcdefghijk", "é", "€", "😀", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010ffff",
+		"\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x8f\xbf\xbf",
+		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80", "\xc3", "\xe2\x82", "\xf0\x9f\x98",
+	}
+	valid := 0
+	for n := 0; n < 200000; n++ {
+		var b []byte
+		for k := r.IntN(8); k >= 0; k-- {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		want := utf8.Valid(b)
+		if got := validUTF8(b); got != want {
+			t.Fatalf("%q: validUTF8 %v, utf8.Valid %v", b, got, want)
+		}
+		if want {
+			valid++
+		}
+	}
+	if valid < 20000 {
+		t.Fatalf("only %d valid inputs", valid)
 	}
 }

@@ -26,6 +26,8 @@ type onepass struct {
 	buf      []byte     // output, and the values of the objects still open
 	mems     []opMember // members of the objects still open
 	names    []byte     // decoded names (those with escapes) of the objects still open
+	rank     [16]uint8  // scratch for rankSort
+	tmp      []opMember // scratch for rankSort
 	w        io.Writer  // where buf goes when no object is open, or nil
 	n        int64      // bytes written to w
 	err      error      // w's first error
@@ -128,17 +130,17 @@ func (c *onepass) value(i, depth int) (int, bool) {
 		}
 	default:
 		if ch == '-' || ch-'0' < 10 {
-			end, integer, err := scanNumber(src, i)
-			if err != nil {
+			buf, end, inRange := appendNumberToken(c.buf, src, i)
+			if end < 0 {
 				return 0, false
 			}
-			var ok bool
-			if c.buf, ok = appendNumberLiteral(c.buf, src[i:end], integer); !ok {
+			if !inRange {
 				if c.s == JCS {
 					return 0, false // outside the double range (RFC 8785 §3.2.2.3)
 				}
-				c.buf = append(c.buf, "null"...) // JSON.stringify(Infinity)
+				buf = append(buf, "null"...) // JSON.stringify(Infinity)
 			}
+			c.buf = buf
 			return end, true
 		}
 	}
@@ -240,28 +242,55 @@ func (c *onepass) object(i, depth int) (int, bool) {
 		return 0, false
 	}
 	// Assemble the object after its values, then move it down over them.
+	// The buffer is grown once, to a bound on the object's size, so that
+	// the small copies need no capacity checks.
 	asm := len(c.buf)
-	c.buf = append(c.buf, '{')
+	bound := 34
+	for k := range seg {
+		bound += 6*int(seg[k].nlen) + 4 + max(seg[k].v1-seg[k].v0, 0)
+	}
+	c.buf = slices.Grow(c.buf, bound)
+	b := c.buf[:cap(c.buf)]
+	w := asm
+	b[w] = '{'
+	w++
 	for k := range seg {
 		m := &seg[k]
 		if m.v1 < 0 {
 			continue // a duplicate name whose value JSON.parse drops
 		}
 		if m.name&inArena != 0 {
-			c.buf = appendQuoted(c.buf, c.name(m))
+			w = len(appendQuoted(b[:w], c.name(m)))
 		} else {
-			c.buf = append(c.buf, src[m.name-1:m.name+m.nlen+1]...)
+			w += copySmall(b[w:], src[m.name-1:m.name+m.nlen+1])
 		}
-		c.buf = append(c.buf, ':')
-		c.buf = append(c.buf, c.buf[m.v0:m.v1]...)
-		c.buf = append(c.buf, ',')
+		b[w] = ':'
+		w += 1 + copySmall(b[w+1:], b[m.v0:m.v1])
+		b[w] = ','
+		w++
 	}
-	c.buf[len(c.buf)-1] = '}'
-	n := copy(c.buf[start:], c.buf[asm:])
-	c.buf = c.buf[:start+n]
+	b[w-1] = '}'
+	n := copy(b[start:], b[asm:w])
+	c.buf = b[:start+n]
 	c.mems = c.mems[:mbase]
 	c.names = c.names[:nbase]
 	return j, true
+}
+
+// copySmall copies src to dst and returns len(src). A short src is copied
+// as one 16- or 32-byte block when the bytes after it are there to be read and
+// dst has room for them: the caller ignores what lands past len(src).
+func copySmall(dst, src []byte) int {
+	n := len(src)
+	if n <= 16 && cap(src) >= 16 && len(dst) >= 16 {
+		*(*[16]byte)(dst) = *(*[16]byte)(src[:16])
+		return n
+	}
+	if n <= 32 && cap(src) >= 32 && len(dst) >= 32 {
+		*(*[32]byte)(dst) = *(*[32]byte)(src[:32])
+		return n
+	}
+	return copy(dst, src)
 }
 
 // order sorts an object's members as parser.order does (stable, in the
@@ -279,6 +308,9 @@ func (c *onepass) order(seg []opMember) bool {
 	}
 	if k == len(seg) {
 		return true // already in order, the common case for canonical input
+	}
+	if len(seg) <= len(c.rank) && c.rankSort(seg) {
+		return true
 	}
 	if len(seg) <= 24 {
 		// Insertion sort from the first member out of order: stable, and
@@ -318,6 +350,47 @@ func (c *onepass) order(seg []opMember) bool {
 		}
 	}
 	return true
+}
+
+// rankSort sorts a few members whose keys decide every comparison (no two
+// equal, none with the slow bit): each member's rank is the number of keys
+// below its own, counted without a branch, so random orders cost no
+// mispredicted branches. It reports false, having changed nothing, when
+// the keys cannot decide.
+func (c *onepass) rankSort(seg []opMember) bool {
+	n := len(seg)
+	var or uint64
+	for i := range seg {
+		ki := seg[i].key
+		or |= ki
+		r, eq := 0, 0
+		for j := range seg {
+			kj := seg[j].key
+			r += b2i(kj < ki)
+			eq += b2i(kj == ki)
+		}
+		if eq != 1 {
+			return false
+		}
+		c.rank[i] = uint8(r)
+	}
+	if or&keySlow != 0 {
+		return false
+	}
+	tmp := append(c.tmp[:0], seg...)
+	c.tmp = tmp
+	for i := range tmp {
+		seg[c.rank[i]] = tmp[i]
+	}
+	_ = n
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (c *onepass) less(a, b *opMember) bool {
