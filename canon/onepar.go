@@ -72,19 +72,20 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := onepass{src: src, s: s, maxDepth: MaxDepth}
+			var c onepass
+			c.init(src, s, nil, nil)
 			for r := range jobs {
 				if cancel.Load() {
 					close(r.done)
 					continue
 				}
 				select {
-				case c.buf = <-free:
+				case c.out = <-free:
 				default:
-					c.buf = make([]byte, 0, runSize+runSize/4)
+					c.out = make([]byte, 0, runSize+runSize/4)
 				}
 				r.ok = c.elements(r.from, r.stop, last)
-				r.out = c.buf
+				r.out = c.out
 				close(r.done)
 			}
 		}()
@@ -105,9 +106,10 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 			// end, sequentially.
 			cancel.Store(true)
 			redone = true
-			c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: make([]byte, 0, flushAt+4096), w: bw}
+			var c onepass
+			c.init(src, s, make([]byte, 0, flushAt+4096), bw)
 			if !first {
-				c.buf = append(c.buf, ',')
+				c.out = append(c.out, ',')
 			}
 			valid = c.elements(r.from, -1, last)
 			c.flush()
@@ -132,7 +134,7 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 }
 
 // elements canonicalizes the root array's elements from src[from] on,
-// separated by commas, into c.buf (flushing it when c.w is set). It ends,
+// separated by commas, into c.out (flushing it when c.w is set). It ends,
 // reporting true, on the comma at stop, or with stop < 0 on the closing
 // bracket at src[last].
 func (c *onepass) elements(from, stop, last int) bool {
@@ -146,7 +148,7 @@ func (c *onepass) elements(from, stop, last int) bool {
 		if j, ok = c.value(j, 1); !ok {
 			return false
 		}
-		if c.w != nil && len(c.buf) >= flushAt {
+		if c.w != nil && len(c.out) >= flushAt {
 			c.flush()
 		}
 		j = skipWS(src, j)
@@ -161,7 +163,7 @@ func (c *onepass) elements(from, stop, last int) bool {
 			if stop >= 0 && j > stop {
 				return false // the guessed end was not a boundary
 			}
-			c.buf = append(c.buf, ',')
+			c.out = append(c.out, ',')
 			j = skipWS(src, j+1)
 			continue
 		case ']':

@@ -23,23 +23,32 @@ type onepass struct {
 	src      []byte
 	s        Scheme
 	maxDepth int
-	buf      []byte     // output, and the values of the objects still open
+	out      []byte     // the output
+	vals     []byte     // the canonical text of the member values of the objects still open that are not in src as they are
+	cur      *[]byte    // where values are written: &out, or &vals inside an object
 	mems     []opMember // members of the objects still open
-	names    []byte     // decoded names (those with escapes) of the objects still open
+	names    []byte     // decoded names (those with escapes) of the objects still open, and scratch
 	rank     [16]uint8  // scratch for rankSort
 	tmp      []opMember // scratch for rankSort
-	w        io.Writer  // where buf goes when no object is open, or nil
+	w        io.Writer  // where out goes when no object is open, or nil
 	n        int64      // bytes written to w
 	err      error      // w's first error
 }
 
 // opMember is a member of an open object: its sort key (as sortKey.key),
 // its name (an offset in src, or with inArena in names), and its value's
-// canonical text, buf[v0:v1].
+// canonical text: src[v0:v1] when raw (a string without escapes),
+// otherwise vals[v0:v1]. A dropped duplicate has v1 < 0.
 type opMember struct {
 	key        uint64
 	name, nlen uint32
 	v0, v1     int
+	raw        bool
+}
+
+func (c *onepass) init(src []byte, s Scheme, out []byte, w io.Writer) {
+	c.src, c.s, c.maxDepth, c.out, c.w = src, s, MaxDepth, out, w
+	c.cur = &c.out
 }
 
 func (c *onepass) name(m *opMember) []byte {
@@ -52,13 +61,13 @@ func (c *onepass) name(m *opMember) []byte {
 
 func (c *onepass) flush() {
 	if c.w == nil || c.err != nil {
-		c.buf = c.buf[:0]
+		c.out = c.out[:0]
 		return
 	}
-	n, err := c.w.Write(c.buf)
+	n, err := c.w.Write(c.out)
 	c.n += int64(n)
 	c.err = err
-	c.buf = c.buf[:0]
+	c.out = c.out[:0]
 }
 
 // root canonicalizes the whole of src, which must hold one JSON value.
@@ -75,76 +84,87 @@ func (c *onepass) root() bool {
 		for isWS(src[last]) {
 			last--
 		}
-		c.buf = append(c.buf, '[')
+		c.out = append(c.out, '[')
 		if j := skipWS(src, i+1); j == last && src[j] == ']' {
-			c.buf = append(c.buf, ']')
+			c.out = append(c.out, ']')
 			return true
 		}
 		if !c.elements(i+1, -1, last) {
 			return false
 		}
-		c.buf = append(c.buf, ']')
+		c.out = append(c.out, ']')
 		return true
 	}
 	i, ok := c.value(i, 0)
 	return ok && skipWS(src, i) == len(src)
 }
 
-// value appends the canonical form of the value at src[i] to c.buf and
+// value appends the canonical form of the value at src[i] to *c.cur and
 // returns the offset just past it.
 func (c *onepass) value(i, depth int) (int, bool) {
-	src := c.src
-	switch ch := src[i]; ch {
+	switch c.src[i] {
 	case '{':
 		return c.object(i, depth+1)
 	case '[':
 		return c.array(i, depth+1)
+	}
+	b, end, ok := c.appendScalar(*c.cur, i)
+	*c.cur = b
+	return end, ok
+}
+
+// appendScalar appends the canonical form of the string, number or
+// literal at src[i] to dst.
+func (c *onepass) appendScalar(dst []byte, i int) ([]byte, int, bool) {
+	src := c.src
+	switch ch := src[i]; ch {
 	case '"':
 		end, info, err := scanString(src, i)
 		if err != nil || info&strLone != 0 && c.s == JCS {
-			return 0, false
+			return dst, 0, false
 		}
 		if info&strEscaped == 0 {
-			c.buf = append(c.buf, src[i:end]...)
-		} else {
-			off := len(c.names)
-			c.names = appendDecoded(c.names, src[i+1:end-1])
-			c.buf = appendQuoted(c.buf, c.names[off:])
-			c.names = c.names[:off]
+			return append(dst, src[i:end]...), end, true
 		}
-		return end, true
+		return c.appendEscaped(dst, i, end), end, true
 	case 't':
 		if len(src)-i >= 4 && string(src[i:i+4]) == "true" {
-			c.buf = append(c.buf, "true"...)
-			return i + 4, true
+			return append(dst, "true"...), i + 4, true
 		}
 	case 'f':
 		if len(src)-i >= 5 && string(src[i:i+5]) == "false" {
-			c.buf = append(c.buf, "false"...)
-			return i + 5, true
+			return append(dst, "false"...), i + 5, true
 		}
 	case 'n':
 		if len(src)-i >= 4 && string(src[i:i+4]) == "null" {
-			c.buf = append(c.buf, "null"...)
-			return i + 4, true
+			return append(dst, "null"...), i + 4, true
 		}
 	default:
 		if ch == '-' || ch-'0' < 10 {
-			buf, end, inRange := appendNumberToken(c.buf, src, i)
+			out, end, inRange := appendNumberToken(dst, src, i)
 			if end < 0 {
-				return 0, false
+				return dst, 0, false
 			}
 			if !inRange {
 				if c.s == JCS {
-					return 0, false // outside the double range (RFC 8785 §3.2.2.3)
+					return dst, 0, false // outside the double range (RFC 8785 §3.2.2.3)
 				}
-				buf = append(buf, "null"...) // JSON.stringify(Infinity)
+				out = append(out, "null"...) // JSON.stringify(Infinity)
 			}
-			c.buf = buf
-			return end, true
+			return out, end, true
 		}
 	}
-	return 0, false
+	return dst, 0, false
+}
+
+// appendEscaped appends the canonical form of the valid string token
+// src[i:end], which has escapes.
+func (c *onepass) appendEscaped(dst []byte, i, end int) []byte {
+	off := len(c.names)
+	c.names = appendDecoded(c.names, c.src[i+1:end-1])
+	dst = appendQuoted(dst, c.names[off:])
+	c.names = c.names[:off]
+	return dst
 }
 
 func (c *onepass) array(i, depth int) (int, bool) {
@@ -152,10 +172,10 @@ func (c *onepass) array(i, depth int) (int, bool) {
 		return 0, false
 	}
 	src := c.src
-	c.buf = append(c.buf, '[')
+	*c.cur = append(*c.cur, '[')
 	j := skipWS(src, i+1)
 	if j < len(src) && src[j] == ']' {
-		c.buf = append(c.buf, ']')
+		*c.cur = append(*c.cur, ']')
 		return j + 1, true
 	}
 	for {
@@ -168,12 +188,12 @@ func (c *onepass) array(i, depth int) (int, bool) {
 		}
 		j = skipWS(src, j)
 		if j < len(src) && src[j] == ',' {
-			c.buf = append(c.buf, ',')
+			*c.cur = append(*c.cur, ',')
 			j = skipWS(src, j+1)
 			continue
 		}
 		if j < len(src) && src[j] == ']' {
-			c.buf = append(c.buf, ']')
+			*c.cur = append(*c.cur, ']')
 			return j + 1, true
 		}
 		return 0, false
@@ -187,10 +207,12 @@ func (c *onepass) object(i, depth int) (int, bool) {
 	src := c.src
 	j := skipWS(src, i+1)
 	if j < len(src) && src[j] == '}' {
-		c.buf = append(c.buf, '{', '}')
+		*c.cur = append(*c.cur, '{', '}')
 		return j + 1, true
 	}
-	start, mbase, nbase := len(c.buf), len(c.mems), len(c.names)
+	parent := c.cur
+	c.cur = &c.vals
+	vstart, mbase, nbase := len(c.vals), len(c.mems), len(c.names)
 	for {
 		if j >= len(src) || src[j] != '"' {
 			return 0, false
@@ -219,12 +241,35 @@ func (c *onepass) object(i, depth int) (int, bool) {
 		if j >= len(src) {
 			return 0, false
 		}
-		m.v0 = len(c.buf)
+		// Values whose canonical form is their source text stay there.
 		var ok bool
-		if j, ok = c.value(j, depth); !ok {
-			return 0, false
+		switch ch := src[j]; {
+		case ch == '"':
+			end, info, err := scanString(src, j)
+			if err != nil || info&strLone != 0 && c.s == JCS {
+				return 0, false
+			}
+			if info&strEscaped == 0 {
+				m.v0, m.v1, m.raw = j, end, true
+			} else {
+				m.v0 = len(c.vals)
+				c.vals = c.appendEscaped(c.vals, j, end)
+				m.v1 = len(c.vals)
+			}
+			j = end
+		case ch == '{' || ch == '[':
+			m.v0 = len(c.vals)
+			if j, ok = c.value(j, depth); !ok {
+				return 0, false
+			}
+			m.v1 = len(c.vals)
+		default:
+			m.v0 = len(c.vals)
+			if c.vals, j, ok = c.appendScalar(c.vals, j); !ok {
+				return 0, false
+			}
+			m.v1 = len(c.vals)
 		}
-		m.v1 = len(c.buf)
 		c.mems = append(c.mems, m)
 		j = skipWS(src, j)
 		if j < len(src) && src[j] == ',' {
@@ -241,17 +286,37 @@ func (c *onepass) object(i, depth int) (int, bool) {
 	if !c.order(seg) {
 		return 0, false
 	}
-	// Assemble the object after its values, then move it down over them.
-	// The buffer is grown once, to a bound on the object's size, so that
-	// the small copies need no capacity checks.
-	asm := len(c.buf)
+	c.cur = parent
+	if parent == &c.vals {
+		// A member's value: assemble after the values, then move down over
+		// them to where the parent expects this value.
+		asm := len(c.vals)
+		c.vals = c.assemble(c.vals, seg)
+		n := copy(c.vals[vstart:], c.vals[asm:])
+		c.vals = c.vals[:vstart+n]
+	} else {
+		*parent = c.assemble(*parent, seg)
+		c.vals = c.vals[:vstart]
+	}
+	c.mems = c.mems[:mbase]
+	c.names = c.names[:nbase]
+	return j, true
+}
+
+// assemble appends the object of the sorted members seg to dst. It grows
+// dst once, to a bound on the object's size, so that the small copies
+// need no capacity checks.
+func (c *onepass) assemble(dst []byte, seg []opMember) []byte {
+	src := c.src
 	bound := 34
 	for k := range seg {
 		bound += 6*int(seg[k].nlen) + 4 + max(seg[k].v1-seg[k].v0, 0)
 	}
-	c.buf = slices.Grow(c.buf, bound)
-	b := c.buf[:cap(c.buf)]
-	w := asm
+	start := len(dst)
+	dst = slices.Grow(dst, bound)
+	b := dst[:cap(dst)]
+	vals := c.vals // if dst is vals and has moved, the old array still holds the values
+	w := start
 	b[w] = '{'
 	w++
 	for k := range seg {
@@ -265,16 +330,17 @@ func (c *onepass) object(i, depth int) (int, bool) {
 			w += copySmall(b[w:], src[m.name-1:m.name+m.nlen+1])
 		}
 		b[w] = ':'
-		w += 1 + copySmall(b[w+1:], b[m.v0:m.v1])
+		w++
+		if m.raw {
+			w += copySmall(b[w:], src[m.v0:m.v1])
+		} else {
+			w += copySmall(b[w:], vals[m.v0:m.v1])
+		}
 		b[w] = ','
 		w++
 	}
 	b[w-1] = '}'
-	n := copy(b[start:], b[asm:w])
-	c.buf = b[:start+n]
-	c.mems = c.mems[:mbase]
-	c.names = c.names[:nbase]
-	return j, true
+	return b[:w]
 }
 
 // copySmall copies src to dst and returns len(src). A short src is copied
@@ -358,31 +424,29 @@ func (c *onepass) order(seg []opMember) bool {
 // mispredicted branches. It reports false, having changed nothing, when
 // the keys cannot decide.
 func (c *onepass) rankSort(seg []opMember) bool {
-	n := len(seg)
 	var or uint64
+	ties := 0
+	rank := c.rank[:len(seg)]
+	clear(rank)
 	for i := range seg {
 		ki := seg[i].key
 		or |= ki
-		r, eq := 0, 0
-		for j := range seg {
+		for j := i + 1; j < len(seg); j++ {
 			kj := seg[j].key
-			r += b2i(kj < ki)
-			eq += b2i(kj == ki)
+			lt := b2i(kj < ki)
+			rank[i] += uint8(lt)
+			rank[j] += uint8(1 - lt)
+			ties += b2i(kj == ki)
 		}
-		if eq != 1 {
-			return false
-		}
-		c.rank[i] = uint8(r)
 	}
-	if or&keySlow != 0 {
+	if ties != 0 || or&keySlow != 0 {
 		return false
 	}
 	tmp := append(c.tmp[:0], seg...)
 	c.tmp = tmp
 	for i := range tmp {
-		seg[c.rank[i]] = tmp[i]
+		seg[rank[i]] = tmp[i]
 	}
-	_ = n
 	return true
 }
 
@@ -456,13 +520,14 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 		return n, werr
 	}
 	bp := bufPool.Get().(*[]byte)
-	c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: (*bp)[:0], w: w}
+	var c onepass
+	c.init(src, s, (*bp)[:0], w)
 	ok := c.root()
 	if ok {
 		c.flush()
 	}
-	if cap(c.buf) <= 1<<20 {
-		*bp = c.buf[:0]
+	if cap(c.out) <= 1<<20 {
+		*bp = c.out[:0]
 		bufPool.Put(bp)
 	}
 	if !ok {
@@ -485,7 +550,8 @@ func AppendCanonical(dst, src []byte, s Scheme) ([]byte, error) {
 	if err := checkEncoding(src); err != nil {
 		return dst, finish(src, err)
 	}
-	c := onepass{src: src, s: s, maxDepth: MaxDepth, buf: dst}
+	var c onepass
+	c.init(src, s, dst, nil)
 	if !c.root() {
 		d, err := Parse(src, s)
 		if err != nil {
@@ -493,5 +559,5 @@ func AppendCanonical(dst, src []byte, s Scheme) ([]byte, error) {
 		}
 		return d.Append(dst), nil // not reached: the two agree on validity
 	}
-	return c.buf, nil
+	return c.out, nil
 }
