@@ -73,17 +73,18 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		go func() {
 			defer wg.Done()
 			var c onepass
-			c.init(src, s, nil, nil)
 			for r := range jobs {
 				if cancel.Load() {
 					close(r.done)
 					continue
 				}
+				var out []byte
 				select {
-				case c.out = <-free:
+				case out = <-free:
 				default:
-					c.out = make([]byte, 0, runSize+runSize/4)
+					out = make([]byte, 0, runSize+runSize/4)
 				}
+				c.init(src, s, out, nil) // also after a run that failed midway
 				r.ok = c.elements(r.from, r.stop, last)
 				r.out = c.out
 				close(r.done)

@@ -46,9 +46,12 @@ type opMember struct {
 	raw        bool
 }
 
+// init readies c for a pass over src, writing to out and, if w is not nil,
+// flushing to w; it keeps the scratch memory of an earlier pass.
 func (c *onepass) init(src []byte, s Scheme, out []byte, w io.Writer) {
 	c.src, c.s, c.maxDepth, c.out, c.w = src, s, MaxDepth, out, w
 	c.cur = &c.out
+	c.vals, c.mems, c.names = c.vals[:0], c.mems[:0], c.names[:0]
 }
 
 func (c *onepass) name(m *opMember) []byte {

@@ -199,7 +199,10 @@ func TestProgressLine(t *testing.T) {
 }
 
 // TestLargeFileReadInParts reads a file above the size at which it is read
-// in parts on every core, and compares with the same bytes on stdin.
+// in parts on every core, for the one-pass key and for key --json (which
+// parses), and compares with the same bytes on stdin; and the same file
+// made invalid near its end, which the one-pass path must report exactly
+// as the parsing path does.
 func TestLargeFileReadInParts(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("[\n")
@@ -213,7 +216,19 @@ func TestLargeFileReadInParts(t *testing.T) {
 	}
 	fromFile, _, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
 	fromStdin, _, code2 := run(t, b.String(), "key", "--task", "t", "--tool", "x")
-	if code != 0 || code2 != 0 || fromFile != fromStdin || len(fromFile) != 65 {
-		t.Fatalf("file %q (exit %d), stdin %q (exit %d)", fromFile, code, fromStdin, code2)
+	asJSON, _, code3 := run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
+	if code != 0 || code2 != 0 || code3 != 0 || fromFile != fromStdin || len(fromFile) != 65 ||
+		!strings.Contains(asJSON, `"key":"`+strings.TrimSpace(fromFile)+`"`) {
+		t.Fatalf("file %q (exit %d), stdin %q (exit %d), --json %.100q (exit %d)", fromFile, code, fromStdin, code2, asJSON, code3)
+	}
+
+	bad := strings.Replace(b.String(), "{}\n]", "{},\n]", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errFile, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+	_, errStdin, code2 := run(t, bad, "key", "--task", "t", "--tool", "x")
+	if code != 2 || code2 != 2 || out != "" || errFile != strings.Replace(errStdin, "<stdin>", path, 1) || !strings.Contains(errFile, "trailing comma") {
+		t.Fatalf("file: exit %d, %q %q; stdin: exit %d, %q", code, out, errFile, code2, errStdin)
 	}
 }
