@@ -38,16 +38,20 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		from, stop int // parse elements from src[from]; end on the comma at stop, or (stop < 0) on the closing bracket
 		out        []byte
 		ok         bool
+		fault      any // a memory fault while reading src (see fault.go)
 		done       chan struct{}
 	}
 	var cancel atomic.Bool
+	var prodFault any
 	order := make(chan *run, pieceWindow)
 	jobs := make(chan *run, pieceWindow)
 	window := make(chan struct{}, pieceWindow)
 	free := make(chan []byte, pieceWindow+1)
 	go func() {
+		guard()
 		defer close(order)
 		defer close(jobs)
+		defer catchFault(&prodFault)
 		from := root + 1
 		for !cancel.Load() {
 			stop := -1
@@ -71,6 +75,7 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 	for k := 0; k < runtime.GOMAXPROCS(0); k++ {
 		wg.Add(1)
 		go func() {
+			guard()
 			defer wg.Done()
 			var c onepass
 			for r := range jobs {
@@ -85,7 +90,10 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 					out = make([]byte, 0, runSize+runSize/4)
 				}
 				c.init(src, s, out, nil) // also after a run that failed midway
-				r.ok = c.elements(r.from, r.stop, last)
+				func() {
+					defer catchFault(&r.fault)
+					r.ok = c.elements(r.from, r.stop, last)
+				}()
 				r.out = c.out
 				close(r.done)
 			}
@@ -96,11 +104,18 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 	bw.Write([]byte{'['})
 	valid = true
 	first, redone := true, false
+	var fault any
 	for r := range order {
 		<-r.done
 		<-window
 		if redone {
 			continue // draining after a failed run
+		}
+		if r.fault != nil {
+			fault = r.fault
+			cancel.Store(true)
+			redone = true
+			continue
 		}
 		if !r.ok {
 			// Redo from this run's start, which is a true boundary, to the
@@ -112,7 +127,10 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 			if !first {
 				c.out = append(c.out, ',')
 			}
-			valid = c.elements(r.from, -1, last)
+			func() {
+				defer catchFault(&fault)
+				valid = c.elements(r.from, -1, last)
+			}()
 			c.flush()
 			continue
 		}
@@ -127,6 +145,12 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		}
 	}
 	wg.Wait()
+	if fault == nil {
+		fault = prodFault
+	}
+	if fault != nil {
+		panic(fault) // on the caller's goroutine, for it to recover
+	}
 	if !valid {
 		return bw.n, bw.err, false, true
 	}

@@ -502,25 +502,25 @@ func nameKey(s Scheme, name, src []byte, off int) uint64 {
 // equals what Parse followed by Document.WriteTo writes. On invalid input
 // it returns Parse's *Error, and w may already have received part of the
 // output.
+//
+// Unlike Parse, it reads every byte of src once, in order, and validates
+// it as it goes: src may be a memory-mapped file that changes meanwhile,
+// which makes the output meaningless but never makes WriteCanonical hang
+// or read out of bounds. If such a file is truncated, reading it faults; a
+// caller that has called debug.SetPanicOnFault(true) gets the fault as a
+// panic on its own goroutine, whichever goroutine hit it (see IsFault).
 func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 	if err := checkEncoding(src); err != nil {
 		return 0, finish(src, err)
 	}
 	if useParallel(src) {
-		n, werr, valid, done := writeRunsParallel(w, src, s, pieceSize)
-		if !done {
-			// Not an array of lines: the indexed path parses and writes on
-			// every core.
-			d, err := Parse(src, s)
-			if err != nil {
-				return 0, err
+		if n, werr, valid, done := writeRunsParallel(w, src, s, pieceSize); done {
+			if !valid {
+				return n, parseError(src, s)
 			}
-			return d.WriteTo(w)
+			return n, werr
 		}
-		if !valid {
-			return n, parseError(src, s)
-		}
-		return n, werr
+		// Not an array of lines: one pass on this core.
 	}
 	bp := bufPool.Get().(*[]byte)
 	var c onepass
@@ -539,9 +539,12 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 	return c.n, c.err
 }
 
-// parseError returns Parse's error for input the one pass rejected.
+// parseError returns Parse's error for input the one pass rejected. It
+// parses on the calling goroutine (Parse's error is the sequential
+// parse's in any case), for the reason WriteCanonical gives.
 func parseError(src []byte, s Scheme) error {
-	if _, err := Parse(src, s); err != nil {
+	var p Parser
+	if _, err := p.parseSequential(src, s, MaxDepth); err != nil {
 		return err
 	}
 	return errDisagree

@@ -36,6 +36,58 @@ func (f *Factory) readInput(name string) ([]byte, string, error) {
 	return data, name, nil
 }
 
+// mapMin is the size from which readMapped maps a file rather than reading
+// it: below it, copying the file costs less than mapping and unmapping it.
+const mapMin = 1 << 20
+
+// readMapped is readInput for a caller that reads the input only inside
+// guardFaults and only through canon.WriteCanonical, which tolerates input
+// that changes under it: a large regular file (standard input included)
+// is mapped into memory instead of copied, which saves copying it and
+// faulting in fresh memory for it. release, never nil, unmaps it; the data
+// must not be used after.
+func (f *Factory) readMapped(name string) (data []byte, display string, release func(), err error) {
+	file, display := f.IO.In, stdinName
+	if name != "" && name != "-" {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, name, func() {}, &InputError{Name: name, Err: fileErr(err)}
+		}
+		defer fh.Close() // a mapping outlives its descriptor
+		file, display = fh, name
+	}
+	if fh, ok := file.(*os.File); ok {
+		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= mapMin && st.Size() <= canon.MaxSize {
+			if off, err := fh.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+				if data, unmap, ok := mapFile(fh, st.Size()); ok {
+					// The heap stays small: the collector's default target
+					// is right (see tuneGC).
+					return data, display, unmap, nil
+				}
+			}
+		}
+	}
+	data, display, err = f.readInput(name)
+	return data, display, func() {}, err
+}
+
+// guardFaults runs fn with memory faults turned into an input error: the
+// input may be a mapped file that is truncated meanwhile, which makes
+// reading it fault, on this goroutine or on one of canon's (see
+// canon.IsFault).
+func guardFaults(name string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !canon.IsFault(r) {
+				panic(r)
+			}
+			err = &InputError{Name: name, Err: errors.New("the file changed while it was read: it was truncated")}
+		}
+	}()
+	return fn()
+}
+
 // readFile reads a file; a large regular file is read in parts on every
 // core at once, which copies it out of the page cache about twice as fast.
 func readFile(name string) ([]byte, error) {

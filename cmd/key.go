@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -104,27 +105,49 @@ func inputErr(name string, line int, err error) error {
 }
 
 func runKey(opts *keyOptions) error {
-	data, name, err := opts.f.readInput(opts.File)
-	if err != nil {
-		return err
-	}
 	out := opts.f.IO.Out
+	var data []byte
+	var name string
+	var err error
 	if spec := opts.Spec; !opts.JSON && spec.From == fromArgs && len(spec.Only) == 0 && len(spec.Omit) == 0 {
 		// Nothing but the key of the whole input is asked for: validate
-		// and canonicalize in one pass, without the parsed document.
-		t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
-		var k [32]byte
-		if opts.Secret != nil {
-			k, err = t.HMAC(opts.Secret)
-		} else {
-			k, err = t.Key()
-		}
-		if err == nil {
-			_, err = out.Write(append(opts.Format.append(nil, k), '\n'))
+		// and canonicalize in one pass (derive.Text), without the parsed
+		// document, from the file mapped into memory.
+		var release func()
+		data, name, release, err = opts.f.readMapped(opts.File)
+		defer release()
+		if err != nil {
 			return err
 		}
-		// Otherwise the path below finds the same problem and reports it
-		// as every other command does.
+		var key []byte
+		err = guardFaults(name, func() error {
+			t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
+			var k [32]byte
+			var err error
+			if opts.Secret != nil {
+				k, err = t.HMAC(opts.Secret)
+			} else {
+				k, err = t.Key()
+			}
+			if err == nil {
+				key = opts.Format.append(nil, k)
+			} else {
+				// The path below finds the same problem and reports it as
+				// every other command does, from a copy it can trust.
+				data = bytes.Clone(data)
+				tuneGC(len(data))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if key != nil {
+			_, err = out.Write(append(key, '\n'))
+			return err
+		}
+	} else if data, name, err = opts.f.readInput(opts.File); err != nil {
+		return err
 	}
 	lc, err := opts.Spec.load(data)
 	if err != nil {

@@ -252,7 +252,7 @@ func (c Text) write(h hash.Hash) error {
 	var pre [256]byte
 	h.Write(appendPrefix(pre[:0], c.Task, c.Tool))
 	var err error
-	if pipelined(len(c.Args)) {
+	if len(c.Args) >= pipelineMin {
 		p := newPipe(h)
 		_, err = canon.WriteCanonical(p, c.Args, c.Scheme)
 		p.close()
