@@ -36,12 +36,11 @@ func Append(dst, src []byte, s Scheme) ([]byte, error) {
 }
 
 type encoder struct {
-	d       *Document
-	buf     []byte
-	w       io.Writer
-	n       int64
-	err     error
-	scratch []byte
+	d   *Document
+	buf []byte
+	w   io.Writer
+	n   int64
+	err error
 }
 
 func (e *encoder) flush() {
@@ -86,8 +85,7 @@ func (e *encoder) value(i int) int {
 			// is already canonical (RFC 8785 §3.2.2.2).
 			e.buf = append(e.buf, src[i:end]...)
 		} else {
-			e.scratch = appendDecoded(e.scratch[:0], src[i+1:end-1])
-			e.buf = appendQuoted(e.buf, e.scratch)
+			e.buf = appendRequoted(e.buf, src[i+1:end-1])
 		}
 		return end
 	case 't':

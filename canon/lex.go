@@ -312,6 +312,76 @@ func appendDecoded(dst, body []byte) []byte {
 	return dst
 }
 
+// appendRequoted appends the canonical form of a valid string token whose
+// body (without its quotes) has escapes: what appendQuoted writes for the
+// decoded body, in one pass. Text between escapes needs no escape (raw
+// '"', '\\' and control characters are invalid in a token) and is copied
+// as it is; each escape is written as RFC 8785 §3.2.2.2 writes its
+// character.
+func appendRequoted(dst, body []byte) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(body); {
+		j := i
+		for j < len(body) && body[j] != '\\' {
+			j++
+		}
+		dst = append(dst, body[i:j]...)
+		if j == len(body) {
+			break
+		}
+		i = j + 2
+		switch c := body[j+1]; c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '/':
+			dst = append(dst, '/')
+		case 'b', 'f', 'n', 'r', 't':
+			dst = append(dst, '\\', c)
+		case 'u':
+			v := rune(hex4(body, j+2))
+			i = j + 6
+			switch {
+			case v < 0x20 || v == '"' || v == '\\':
+				dst = appendQuotedByte(dst, byte(v))
+			case v < 0x80:
+				dst = append(dst, byte(v))
+			case v >= 0xD800 && v < 0xDC00 && i+5 < len(body) && body[i] == '\\' && body[i+1] == 'u':
+				if w := rune(hex4(body, i+2)); w >= 0xDC00 && w < 0xE000 {
+					dst = utf8.AppendRune(dst, 0x10000+(v-0xD800)<<10+(w-0xDC00))
+					i += 6
+					break
+				}
+				fallthrough
+			case v >= 0xD800 && v < 0xE000:
+				// A lone surrogate, kept as JSON.stringify keeps it.
+				dst = append(dst, '\\', 'u', hexdigits[v>>12], hexdigits[v>>8&0xF], hexdigits[v>>4&0xF], hexdigits[v&0xF])
+			default:
+				dst = utf8.AppendRune(dst, v)
+			}
+		}
+	}
+	return append(dst, '"')
+}
+
+// appendQuotedByte appends the escape of an ASCII byte that needs one.
+func appendQuotedByte(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexdigits[c>>4], hexdigits[c&0xF])
+}
+
 // needsEscape marks the ASCII bytes that RFC 8785 §3.2.2.2 (and
 // JSON.stringify) escape: '"', '\\' and U+0000–U+001F.
 var needsEscape = func() (t [256]bool) {
@@ -343,22 +413,7 @@ func appendQuoted[T string | []byte](dst []byte, s T) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexdigits[c>>4], hexdigits[c&0xF])
-			}
+			dst = appendQuotedByte(dst, c)
 			start = i + 1
 			continue
 		}

@@ -163,3 +163,26 @@ func TestValidUTF8(t *testing.T) {
 		t.Fatalf("only %d valid inputs", valid)
 	}
 }
+
+// TestRequoted checks appendRequoted, which rewrites a string's escapes in
+// one pass, against decoding the string and quoting it again, on random
+// mixes of every kind of escape, surrogates paired and lone, and text.
+func TestRequoted(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{
+		`a`, `é`, `😀`, `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0000`, `\u001F`, `\u001f`, `\u0020`,
+		`\u0022`, `\u005C`, `\u002f`, `\u007f`, `\u0080`, `\u00E9`, `\u2028`, `\uFFFF`, `\uD83D\uDE00`, `\ud83d`,
+		`\ude00`, `\uDBFF\uDFFF`, `\uD800\uD800`, `\uDC00\uD800`, "\u2028", `/`, ` `,
+	}
+	for n := 0; n < 100000; n++ {
+		var b strings.Builder
+		for k := r.IntN(6); k >= 0; k-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		body := []byte(b.String())
+		want := appendQuoted(nil, appendDecoded(nil, body))
+		if got := appendRequoted(nil, body); string(got) != string(want) {
+			t.Fatalf("%s: %s, want %s", body, got, want)
+		}
+	}
+}

@@ -27,7 +27,7 @@ type onepass struct {
 	vals     []byte     // the canonical text of the member values of the objects still open that are not in src as they are
 	cur      *[]byte    // where values are written: &out, or &vals inside an object
 	mems     []opMember // members of the objects still open
-	names    []byte     // decoded names (those with escapes) of the objects still open, and scratch
+	names    []byte     // decoded names (those with escapes) of the objects still open
 	rank     [16]uint8  // scratch for rankSort
 	tmp      []opMember // scratch for rankSort
 	w        io.Writer  // where out goes when no object is open, or nil
@@ -163,11 +163,7 @@ func (c *onepass) appendScalar(dst []byte, i int) ([]byte, int, bool) {
 // appendEscaped appends the canonical form of the valid string token
 // src[i:end], which has escapes.
 func (c *onepass) appendEscaped(dst []byte, i, end int) []byte {
-	off := len(c.names)
-	c.names = appendDecoded(c.names, c.src[i+1:end-1])
-	dst = appendQuoted(dst, c.names[off:])
-	c.names = c.names[:off]
-	return dst
+	return appendRequoted(dst, c.src[i+1:end-1])
 }
 
 func (c *onepass) array(i, depth int) (int, bool) {
