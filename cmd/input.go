@@ -44,8 +44,8 @@ const mapMin = 1 << 20
 // guardFaults and only through canon.WriteCanonical, which tolerates input
 // that changes under it: a large regular file (standard input included)
 // is mapped into memory instead of copied, which saves copying it and
-// faulting in fresh memory for it. release, never nil, unmaps it; the data
-// must not be used after.
+// faulting in fresh memory for it, unless onePassFits says no. release,
+// never nil, unmaps it; the data must not be used after.
 func (f *Factory) readMapped(name string) (data []byte, display string, release func(), err error) {
 	file, display := f.IO.In, stdinName
 	if name != "" && name != "-" {
@@ -58,7 +58,7 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 	}
 	if fh, ok := file.(*os.File); ok {
 		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= mapMin && st.Size() <= canon.MaxSize {
-			if off, err := fh.Seek(0, io.SeekCurrent); err == nil && off == 0 {
+			if off, err := fh.Seek(0, io.SeekCurrent); err == nil && off == 0 && onePassFits(fh, st.Size()) {
 				if data, unmap, ok := mapFile(fh, st.Size()); ok {
 					// The heap stays small: the collector's default target
 					// is right (see tuneGC).
@@ -69,6 +69,32 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 	}
 	data, display, err = f.readInput(name)
 	return data, display, func() {}, err
+}
+
+// onePassFits says whether the one pass suits a file of size bytes: it
+// holds the canonical text of the root's largest child about twice, which
+// for a large file is reasonable only when the root is an array (of
+// records, typically).
+func onePassFits(f *os.File, size int64) bool {
+	if size < canon.ParallelMin {
+		return true
+	}
+	var head [4096]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return rootIsArray(head[:n])
+}
+
+// rootIsArray reports whether a JSON text starts with '[' after white
+// space.
+func rootIsArray(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '['
+	}
+	return false
 }
 
 // guardFaults runs fn with memory faults turned into an input error: the

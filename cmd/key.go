@@ -115,12 +115,18 @@ func runKey(opts *keyOptions) error {
 		// document, from the file mapped into memory.
 		var release func()
 		data, name, release, err = opts.f.readMapped(opts.File)
-		defer release()
 		if err != nil {
 			return err
 		}
 		var key []byte
 		err = guardFaults(name, func() error {
+			if len(data) >= canon.ParallelMin && !rootIsArray(data) {
+				// Standard input, or a file that is not mapped: the one pass
+				// holds the canonical text of the root's largest child about
+				// twice, and for a large object the indexed path needs less
+				// memory (see onePassFits).
+				return nil
+			}
 			t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
 			var k [32]byte
 			var err error
@@ -139,6 +145,7 @@ func runKey(opts *keyOptions) error {
 			}
 			return nil
 		})
+		release() // data is a copy now, if it is still needed
 		if err != nil {
 			return err
 		}

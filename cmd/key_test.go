@@ -222,6 +222,17 @@ func TestLargeFileReadInParts(t *testing.T) {
 		t.Fatalf("file %q (exit %d), stdin %q (exit %d), --json %.100q (exit %d)", fromFile, code, fromStdin, code2, asJSON, code3)
 	}
 
+	// A large object takes the indexed path, from a file read, not mapped.
+	obj := filepath.Join(t.TempDir(), "obj.json")
+	if err := os.WriteFile(obj, []byte("{\"items\": "+b.String()+"}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fromObj, _, code := run(t, "", "key", "--task", "t", "--tool", "x", obj)
+	fromObjStdin, _, code2 := run(t, "{\"items\": "+b.String()+"}", "key", "--task", "t", "--tool", "x")
+	if code != 0 || code2 != 0 || fromObj != fromObjStdin || fromObj == fromFile || len(fromObj) != 65 {
+		t.Fatalf("object file %q (exit %d), stdin %q (exit %d)", fromObj, code, fromObjStdin, code2)
+	}
+
 	bad := strings.Replace(b.String(), "{}\n]", "{},\n]", 1)
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
