@@ -167,10 +167,12 @@ type pipe struct {
 	done chan struct{}
 }
 
+// pipeBufs is the number of buffers a pipe copies small writes into.
+const pipeBufs = 4
+
 func newPipe(h hash.Hash) *pipe {
-	const n = 4
-	p := &pipe{h: h, full: make(chan []byte, n), free: make(chan []byte, n), done: make(chan struct{})}
-	for i := 0; i < n; i++ {
+	p := &pipe{h: h, full: make(chan []byte, pipeBufs), free: make(chan []byte, pipeBufs), done: make(chan struct{})}
+	for i := 0; i < pipeBufs; i++ {
 		p.free <- make([]byte, 0, 64<<10)
 	}
 	go func() {
@@ -183,7 +185,22 @@ func newPipe(h hash.Hash) *pipe {
 	return p
 }
 
+// Write hands a copy of b to the hashing goroutine. A large b, which the
+// parallel writers hand over (a run of about a megabyte, written while
+// other goroutines produce the next), is hashed here instead, once the
+// copies before it are: copying it would cost more than it saves.
 func (p *pipe) Write(b []byte) (int, error) {
+	if len(b) >= 256<<10 {
+		var bufs [pipeBufs][]byte
+		for i := range bufs {
+			bufs[i] = <-p.free // all back: the hashing goroutine is idle
+		}
+		p.h.Write(b)
+		for _, buf := range bufs {
+			p.free <- buf
+		}
+		return len(b), nil
+	}
 	buf := <-p.free
 	p.full <- append(buf[:0], b...)
 	return len(b), nil
