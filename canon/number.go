@@ -305,6 +305,9 @@ func appendNumberToken(dst, src []byte, i int) (out []byte, end int, inRange boo
 			return dst, -1, true
 		}
 		fracEnd = i
+		if (i == len(src) || src[i]|0x20 != 'e') && src[i-1] != '0' && canonicalDecimal(src[intStart:intEnd], src[fracStart:fracEnd]) {
+			return append(dst, src[start:i]...), i, true
+		}
 	}
 	exp := 0
 	if i < len(src) && src[i]|0x20 == 'e' {
@@ -336,6 +339,23 @@ func appendNumberToken(dst, src []byte, i int) (out []byte, end int, inRange boo
 		return dst, i, false
 	}
 	return AppendNumber(dst, f), i, true
+}
+
+// canonicalDecimal says whether a literal without an exponent, with
+// integer digits ip and fraction digits fp (the last not 0), is already in
+// canonical form: at most 15 significant digits (see appendDecimal), so
+// its digits are the shortest that round-trip, and laid out in plain
+// notation by Number::toString (-6 < n ≤ 21: at most five zeros after the
+// point before the first significant digit).
+func canonicalDecimal(ip, fp []byte) bool {
+	if ip[0] != '0' {
+		return len(ip)+len(fp) <= 15
+	}
+	lz := 0
+	for lz < len(fp) && fp[lz] == '0' {
+		lz++
+	}
+	return lz <= 5 && len(fp)-lz <= 15
 }
 
 // appendDecimal writes the canonical form of the valid number literal

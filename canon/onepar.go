@@ -54,9 +54,15 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		defer catchFault(&prodFault)
 		from := root + 1
 		for !cancel.Load() {
+			// Runs get shorter towards the end, so that the cores finish
+			// together.
+			size := runSize
+			if last-from < 8*runSize {
+				size = max(runSize/8, min(runSize, 4<<10))
+			}
 			stop := -1
-			if from+2*runSize < last {
-				stop = guessSplit(src, root, from+runSize)
+			if from+2*size < last {
+				stop = guessSplit(src, root, from+size)
 				if stop >= last {
 					stop = -1
 				}
