@@ -3,7 +3,11 @@
 // The package is layered the way encoding/json/jsontext is: bytes (UTF-8
 // validation, escapes, number literals) → syntax (a validating parser that
 // builds a compact index of every object's members over the original bytes)
-// → semantics (the canonical serializers).
+// → semantics (the canonical serializers). [Parse] gives a [Document] to
+// navigate ([Node]) and write; [WriteCanonical] and [AppendCanonical] go
+// from bytes to canonical text in one validating pass, without the index,
+// when the text is all that is wanted. Both give the same text and the
+// same errors.
 //
 // Two schemes are supported:
 //

@@ -1,12 +1,15 @@
 package canon
 
 // One pass from bytes to canonical text: validation and serialization
-// together, without the member index that Parse builds. Each object's
-// member values are written, in source order, to the end of one buffer;
-// when the object closes, its members are sorted and the object's
-// canonical text is assembled after them and moved down over them. Arrays
-// and scalars are written in place. The pass gives up at the first
-// problem; the caller then runs Parse for the exact error.
+// together, without the member index that Parse builds. Arrays and scalars
+// are written where they stand. The values of an object's members are
+// written, in source order, to a buffer of their own (a string without
+// escapes is left in the source and only referenced); when the object
+// closes, its members are sorted and the object is assembled from names
+// and values into its parent's buffer, which for a member value is that
+// same buffer: there it is assembled after the values and moved down over
+// them. The pass gives up at the first problem; the caller then parses for
+// the exact error.
 
 import (
 	"encoding/binary"
