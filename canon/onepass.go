@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 )
 
 // errDisagree would report a bug: the one pass failed where Parse did not.
@@ -521,21 +522,32 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 		}
 		// Not an array of lines: one pass on this core.
 	}
-	bp := bufPool.Get().(*[]byte)
-	var c onepass
-	c.init(src, s, (*bp)[:0], w)
+	c := passPool.Get().(*onepass)
+	c.init(src, s, c.out[:0], w)
 	ok := c.root()
 	if ok {
 		c.flush()
 	}
-	if cap(c.out) <= 1<<20 {
-		*bp = c.out[:0]
-		bufPool.Put(bp)
-	}
+	n, err := c.n, c.err
+	c.release()
 	if !ok {
-		return c.n, parseError(src, s)
+		return n, parseError(src, s)
 	}
-	return c.n, c.err
+	return n, err
+}
+
+// passPool holds the state of one-pass writers, with their buffers, so
+// that keys of many small calls do not allocate them each time.
+var passPool = sync.Pool{New: func() any { return &onepass{out: make([]byte, 0, flushAt+4096)} }}
+
+// release returns c to passPool, unless a large document left it with
+// large buffers.
+func (c *onepass) release() {
+	if cap(c.out) > 1<<20 || cap(c.vals) > 1<<20 || cap(c.mems) > 1<<14 || cap(c.names) > 1<<20 {
+		return
+	}
+	c.src, c.w, c.err, c.n = nil, nil, nil, 0
+	passPool.Put(c)
 }
 
 // parseError returns Parse's error for input the one pass rejected. It
@@ -555,14 +567,19 @@ func AppendCanonical(dst, src []byte, s Scheme) ([]byte, error) {
 	if err := checkEncoding(src); err != nil {
 		return dst, finish(src, err)
 	}
-	var c onepass
+	c := passPool.Get().(*onepass)
+	own := c.out
 	c.init(src, s, dst, nil)
-	if !c.root() {
+	ok := c.root()
+	out := c.out
+	c.out = own
+	c.release()
+	if !ok {
 		d, err := Parse(src, s)
 		if err != nil {
 			return dst, err
 		}
 		return d.Append(dst), nil // not reached: the two agree on validity
 	}
-	return c.out, nil
+	return out, nil
 }
