@@ -360,15 +360,17 @@ func canonicalDecimal(ip, fp []byte) bool {
 
 // appendDecimal writes the canonical form of the valid number literal
 // with sign neg, integer digits ip, fraction digits fp and exponent exp,
-// when it can do so without converting to a double; ok is false when the
-// caller must convert.
+// when it can do so without strconv's parser; ok is false when the caller
+// must use it (ParseNumber).
 //
-// It can for a literal of at most 15 significant digits in the normal
-// range: distinct decimals of at most 15 significant digits are distinct
-// doubles (DBL_DIG is 15), so the shortest digits that round-trip are the
-// literal's own, less trailing zeros, and only the layout of
-// Number::toString remains. It can also for an integer value up to 2^53,
-// which is exactly a double.
+// A literal of at most 15 significant digits in the normal range needs no
+// double at all: distinct decimals of at most 15 significant digits are
+// distinct doubles (DBL_DIG is 15), so the shortest digits that round-trip
+// are the literal's own, less trailing zeros, and only the layout of
+// Number::toString remains. Nor does an integer value up to 2^53, which is
+// exactly a double. Other literals of up to 19 significant digits are
+// converted to the nearest double here (float64 of a uint64, or
+// eiselLemire), and written by AppendNumber.
 func appendDecimal(dst []byte, neg bool, ip, fp []byte, exp int) ([]byte, bool) {
 	var buf [24]byte
 	var d []byte
@@ -415,6 +417,18 @@ func appendDecimal(dst []byte, neg bool, ip, fp []byte, exp int) ([]byte, bool) 
 			}
 			return AppendNumber(dst, f), true
 		}
+	case len(d) <= 19:
+		// A mantissa exact in a uint64: the nearest double by
+		// Eisel-Lemire, unless it cannot decide (then strconv's slower
+		// exact path does).
+		var man uint64
+		for _, c := range d {
+			man = man*10 + uint64(c-'0')
+		}
+		if f, ok := eiselLemire(man, n-len(d), neg); ok {
+			return AppendNumber(dst, f), true
+		}
+		return dst, false
 	default:
 		return dst, false
 	}
