@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -124,5 +125,32 @@ func TestRunsWriteError(t *testing.T) {
 	_, werr, valid, done := writeRunsParallel(&failWriter{after: 5000}, []byte(b.String()), JS, 100)
 	if !done || !valid || werr == nil || werr.Error() != "disk full" {
 		t.Fatalf("done %v, valid %v, error %v", done, valid, werr)
+	}
+}
+
+// TestWriteCanonicalWriteError checks that the one pass on one core stops
+// writing at the writer's first error and returns it, and that a pooled
+// writer state left by a failed pass does not leak into the next pass.
+func TestWriteCanonicalWriteError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "{\"b\": %d, \"a\": [%d, \"x\"]},", i, i)
+	}
+	b.WriteString("null]")
+	n, err := WriteCanonical(&failWriter{after: 40000}, []byte(b.String()), JS)
+	if err == nil || err.Error() != "disk full" || n > 40000 {
+		t.Fatalf("wrote %d bytes, error %v; want the writer's error after at most 40000 bytes", n, err)
+	}
+	// A pass that fails inside an object, then passes that must not see
+	// its state.
+	for k := 0; k < 3; k++ {
+		if _, err := WriteCanonical(io.Discard, []byte(`{"a":{"b":[1,{"c":`), JS); err == nil {
+			t.Fatal("truncated input accepted")
+		}
+		var out bytes.Buffer
+		if _, err := WriteCanonical(&out, []byte(`[{"z":1,"y":[2]},3]`), JS); err != nil || out.String() != `[{"y":[2],"z":1},3]` {
+			t.Fatalf("after a failed pass: %q, %v", out.String(), err)
+		}
 	}
 }
