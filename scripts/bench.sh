@@ -4,7 +4,7 @@
 #
 #   bash scripts/bench.sh
 #
-# Builds idemkey, generates deterministic inputs with scripts/gendoc (a
+# Builds idemkey (statically, CGO_ENABLED=0, as the README does), generates deterministic inputs with scripts/gendoc (a
 # 64 MiB mixed document, a 400-byte tool call, 100,000 JSON Lines calls),
 # checks that idemkey and the harness agree on their keys, then times:
 #   - idemkey key --task T --tool X big.json
@@ -72,7 +72,10 @@ have jq || { use_jq=0; say "jq not found: skipping the jq rows"; }
 
 # ---- build and generate ----
 say "building idemkey and gendoc"
-(cd "$root" && go build -o "$tmp/idemkey" . && go build -o "$tmp/gendoc" ./scripts/gendoc)
+# idemkey is built as the README builds it, statically (CGO_ENABLED=0);
+# the default build, linked against libc, is timed on the small call too.
+(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/idemkey" . && go build -o "$tmp/idemkey-cgo" . &&
+	go build -o "$tmp/gendoc" ./scripts/gendoc)
 IK=$tmp/idemkey
 say "generating inputs in $tmp"
 "$tmp/gendoc" -kind mixed -size "$SIZE" -o "$tmp/big.json"
@@ -207,6 +210,8 @@ fi
 ((use_jq)) && measure "$size_label document" "jq -cS . | sha256sum" "$SLOW_RUNS" 0 "$big_bytes" 1 \
 	"jq -cS . $(q "$big") | sha256sum"
 
+measure "400-byte call" "idemkey key (default go build: dynamically linked)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
+	"$(q "$tmp/idemkey-cgo") key --task T --tool X $(q "$call")"
 measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$IK") key --task T --tool X $(q "$call")"
 ((use_node)) && measure "400-byte call" "node refharness.js key" $((SMALL_RUNS / 5 + 1)) 2 "$call_bytes" 0 \
