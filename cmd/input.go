@@ -44,14 +44,15 @@ const mapMin = 1 << 20
 // guardFaults and only through canon.WriteCanonical, which tolerates input
 // that changes under it: a large regular file (standard input included)
 // is mapped into memory instead of copied, which saves copying it and
-// faulting in fresh memory for it, unless onePassFits says no. release,
-// never nil, unmaps it; the data must not be used after.
+// faulting in fresh memory for it, unless onePassFits says no. If the
+// data is mapped, release unmaps it, and the data must not be used after;
+// otherwise release is nil.
 func (f *Factory) readMapped(name string) (data []byte, display string, release func(), err error) {
 	file, display := f.IO.In, stdinName
 	if name != "" && name != "-" {
 		fh, err := os.Open(name)
 		if err != nil {
-			return nil, name, func() {}, &InputError{Name: name, Err: fileErr(err)}
+			return nil, name, nil, &InputError{Name: name, Err: fileErr(err)}
 		}
 		defer fh.Close() // a mapping outlives its descriptor
 		file, display = fh, name
@@ -68,7 +69,7 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 		}
 	}
 	data, display, err = f.readInput(name)
-	return data, display, func() {}, err
+	return data, display, nil, err
 }
 
 // onePassFits says whether the one pass suits a file of size bytes: it

@@ -137,7 +137,7 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-			} else {
+			} else if release != nil {
 				// The path below finds the same problem and reports it as
 				// every other command does, from a copy it can trust.
 				data = bytes.Clone(data)
@@ -145,7 +145,9 @@ func runKey(opts *keyOptions) error {
 			}
 			return nil
 		})
-		release() // data is a copy now, if it is still needed
+		if release != nil {
+			release() // data is a copy now, if it is still needed
+		}
 		if err != nil {
 			return err
 		}
