@@ -270,9 +270,12 @@ func (c Text) write(h hash.Hash) error {
 	h.Write(appendPrefix(pre[:0], c.Task, c.Tool))
 	var err error
 	if len(c.Args) >= pipelineMin {
-		p := newPipe(h)
-		_, err = canon.WriteCanonical(p, c.Args, c.Scheme)
-		p.close()
+		err = func() error {
+			p := newPipe(h)
+			defer p.close() // also if reading a mapped file faults (see canon.IsFault)
+			_, err := canon.WriteCanonical(p, c.Args, c.Scheme)
+			return err
+		}()
 	} else {
 		_, err = canon.WriteCanonical(h, c.Args, c.Scheme)
 	}
