@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -667,4 +668,62 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestNumbersNode compares, with the reference harness, the canonical form
+// of 100,000 random number literals in every shape the fast paths tell
+// apart: integers of 1 to 20 digits, decimals with and without leading
+// zeros after the point, exponents up to the edges of the double range,
+// signs. Both the one pass (derive.Text) and the parsed path are checked.
+func TestNumbersNode(t *testing.T) {
+	node := needNode(t)
+	r := rand.New(rand.NewPCG(30, 11))
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < 100000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if r.IntN(2) == 0 {
+			b.WriteByte('-')
+		}
+		digits := []byte{byte('1' + r.IntN(9))}
+		for n := r.IntN(20); n > 0; n-- {
+			digits = append(digits, byte('0'+r.IntN(10)))
+		}
+		switch r.IntN(4) {
+		case 0:
+			b.Write(digits)
+		case 1:
+			p := 1 + r.IntN(len(digits))
+			b.Write(digits[:p])
+			b.WriteByte('.')
+			if p == len(digits) {
+				b.WriteByte('5')
+			}
+			b.Write(digits[p:])
+		case 2:
+			b.WriteString("0.")
+			b.WriteString(strings.Repeat("0", r.IntN(9)))
+			b.Write(digits)
+		default:
+			b.WriteByte(digits[0])
+			if len(digits) > 1 {
+				b.WriteByte('.')
+				b.Write(digits[1:])
+			}
+			b.WriteString([]string{"e", "E", "e+", "e-", "E-"}[r.IntN(5)])
+			b.WriteString(strconv.Itoa(r.IntN(330)))
+		}
+	}
+	b.WriteByte(']')
+	c := diffCase{Task: "t", Tool: "numbers", Text: b.String()}
+	theirs := runNode(t, node, "lines", []diffCase{c})[0]
+	if mine := ours(c, canon.JS); differ(mine, theirs) {
+		t.Fatalf("the parsed path differs from the harness on numbers:\n  idemkey %v\n  node    %v", mine, theirs)
+	}
+	k, err := Text{Task: c.Task, Tool: c.Tool, Args: []byte(c.Text), Scheme: canon.JS}.Key()
+	if err != nil || hex.EncodeToString(k[:]) != theirs.Key {
+		t.Fatalf("the one pass gives %x (%v), the harness %s", k, err, theirs.Key)
+	}
 }
