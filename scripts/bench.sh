@@ -186,7 +186,7 @@ measure() { # measure CASE COMMAND RUNS WARMUP BYTES UNITS CMD
 size_label=$(sed -E 's/([0-9])([KMG]?i?B)$/\1 \2/' <<<"$SIZE")
 big=$tmp/big.json call=$tmp/call.json calls=$tmp/calls.jsonl
 
-busy() { # warn when other work would skew the figures
+busy() { # warn, before timing, when other work would skew the figures (after it, the load average would count this script's own runs)
 	local load
 	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
 	if awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
@@ -247,7 +247,6 @@ fi
 			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }
-busy
 if ((failed)); then
 	say "FAILED: idemkey and the reference harness disagree (see above)"
 	exit 1
