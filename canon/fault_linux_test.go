@@ -47,7 +47,8 @@ func faultOf(fn func()) (r any) {
 
 // TestFaultsReachTheCaller truncates a mapped document under
 // WriteCanonical's paths (the parallel runs, on goroutines of their own,
-// and the one pass on the caller's) and checks that the fault comes back
+// with guessed and with scanned boundaries, and the one pass on the
+// caller's) and checks that the fault comes back
 // to the calling goroutine as a panic it can recover, not as a crash.
 func TestFaultsReachTheCaller(t *testing.T) {
 	var lines, flat strings.Builder
@@ -72,7 +73,8 @@ func TestFaultsReachTheCaller(t *testing.T) {
 	}{
 		{"runs", lines.String(), lines.Len() / 2},
 		{"last runs", lines.String(), lines.Len() - 3<<20},
-		{"one pass", flat.String(), flat.Len() / 2},
+		{"runs, scanned", flat.String(), flat.Len() / 2},
+		{"one pass", `{"items":` + flat.String() + `}`, flat.Len() / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := mapTruncated(t, []byte(tc.doc), int64(tc.keep))

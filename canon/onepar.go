@@ -8,19 +8,20 @@ import (
 )
 
 // writeRunsParallel is WriteCanonical for a large document whose root is
-// an array written one element a line (pretty-printed, or an array of
-// records): runs of about runSize bytes of elements are canonicalized on
-// every core and written in order. The run boundaries are guessed from the
-// line structure (see guessSplit) and proven as the runs are parsed: a run
-// that starts at a true element boundary and ends, at depth one, exactly
-// on the comma guessed as its end makes the next run's start true as well.
-// The first run that cannot prove its end, because the guess was wrong or
-// the input is invalid, is redone, with the rest of the document, by one
-// sequential pass from its start, which is a true boundary.
+// an array: runs of about runSize bytes of elements are canonicalized on
+// every core and written in order. The run boundaries are found ahead of
+// the runs: guessed from the line structure when the array is written one
+// element a line (see guessSplit), found by a structural scan otherwise
+// (see findSplit); either way they are proven as the runs are parsed: a
+// run that starts at a true element boundary and ends, at depth one,
+// exactly on the comma found as its end makes the next run's start true as
+// well. The first run that cannot prove its end, because the guess was
+// wrong or the input is invalid, is redone, with the rest of the document,
+// by one sequential pass from its start, which is a true boundary.
 //
-// It reports false, having written nothing, when the document does not
-// have that shape. valid is false when the input is invalid; werr is the
-// first error of w.
+// It reports false, having written nothing, when the root is not an
+// array. valid is false when the input is invalid; werr is the first error
+// of w.
 func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64, werr error, valid, done bool) {
 	root := skipWS(src, 0)
 	if root >= len(src) || src[root] != '[' {
@@ -30,9 +31,10 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 	for last > root && isWS(src[last]) {
 		last--
 	}
-	if src[last] != ']' || guessSplit(src, root, root+1) < 0 {
+	if src[last] != ']' {
 		return 0, nil, false, false
 	}
+	lines := guessSplit(src, root, root+1) >= 0
 
 	type run struct {
 		from, stop int // parse elements from src[from]; end on the comma at stop, or (stop < 0) on the closing bracket
@@ -62,7 +64,11 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 			}
 			stop := -1
 			if from+2*size < last {
-				stop = guessSplit(src, root, from+size)
+				if lines {
+					stop = guessSplit(src, root, from+size)
+				} else {
+					stop = findSplit(src, from, from+size)
+				}
 				if stop >= last {
 					stop = -1
 				}

@@ -520,7 +520,7 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 			}
 			return n, werr
 		}
-		// Not an array of lines: one pass on this core.
+		// Not an array: one pass on this core.
 	}
 	c := passPool.Get().(*onepass)
 	c.init(src, s, c.out[:0], w)

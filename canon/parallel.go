@@ -40,7 +40,7 @@ func (pp *Parser) parseParallel(src []byte, s Scheme, maxDepth int) (*Document, 
 	mid := root + (last-root)/2
 	split := guessSplit(src, root, mid)
 	if split < 0 {
-		split = findSplit(src, root, mid)
+		split = findSplit(src, root+1, mid)
 	}
 	if split < 0 {
 		return nil, false
@@ -220,12 +220,21 @@ func indentAt(src []byte, i int) int {
 	return n
 }
 
-// findSplit scans the root container that opens at src[root] for a comma
-// between two of its children at or after mid, tracking strings and
+// findSplit scans the root container's children from src[from], just
+// inside its opening bracket or just after a comma between two children,
+// for a comma between two children at or after mid, tracking strings and
 // nesting only; it returns -1 if there is none.
-func findSplit(src []byte, root, mid int) int {
+func findSplit(src []byte, from, mid int) int {
 	depth := 0
-	for i := root + 1; i < len(src); i++ {
+	i := from
+	for i < len(src) {
+		// Skip what cannot change the depth: most bytes outside strings.
+		for i < len(src) && !structural[src[i]] {
+			i++
+		}
+		if i >= len(src) {
+			break
+		}
 		switch src[i] {
 		case '"':
 			i++
@@ -258,9 +267,13 @@ func findSplit(src []byte, root, mid int) int {
 				return i
 			}
 		}
+		i++
 	}
 	return -1
 }
+
+// structural marks the bytes findSplit looks at outside strings.
+var structural = [256]bool{'"': true, '[': true, ']': true, '{': true, '}': true, ',': true}
 
 // useParallel reports whether Parse should try parseParallel on src.
 func useParallel(src []byte) bool {
