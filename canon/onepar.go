@@ -20,7 +20,7 @@ import (
 // by one sequential pass from its start, which is a true boundary.
 //
 // It reports false, having written nothing, when the root is not an
-// array. valid is false when the input is invalid; werr is the first error
+// array, or is an empty one. valid is false when the input is invalid; werr is the first error
 // of w.
 func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64, werr error, valid, done bool) {
 	root := skipWS(src, 0)
@@ -31,8 +31,8 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 	for last > root && isWS(src[last]) {
 		last--
 	}
-	if src[last] != ']' {
-		return 0, nil, false, false
+	if src[last] != ']' || skipWS(src, root+1) == last {
+		return 0, nil, false, false // not an array, or an empty one
 	}
 	lines := guessSplit(src, root, root+1) >= 0
 

@@ -104,10 +104,10 @@ func TestRunsMisguessed(t *testing.T) {
 }
 
 // TestRunsDecline checks the inputs the runs leave to the one pass on one
-// core: those whose root is not an array.
+// core: those whose root is not an array, or is an empty one.
 func TestRunsDecline(t *testing.T) {
 	for _, src := range []string{
-		"{\n\"a\": 1\n}", "[\n1,\n2\n] x", "\"x\"", "[\n1,\n2", "",
+		"{\n\"a\": 1\n}", "[\n1,\n2\n] x", "[ \n ]", "[]", "\"x\"", "[\n1,\n2", "",
 	} {
 		if runsCheck(t, []byte(src), JS, 1) {
 			t.Errorf("%q: not declined", src)
@@ -161,6 +161,29 @@ func TestWriteCanonicalWriteError(t *testing.T) {
 		var out bytes.Buffer
 		if _, err := WriteCanonical(&out, []byte(`[{"z":1,"y":[2]},3]`), JS); err != nil || out.String() != `[{"y":[2],"z":1},3]` {
 			t.Fatalf("after a failed pass: %q, %v", out.String(), err)
+		}
+	}
+}
+
+// TestWriteCanonicalLargeShapes checks WriteCanonical on large documents
+// of the shapes at the edges of the runs: an empty array padded with
+// white space, one element, and an object.
+func TestWriteCanonicalLargeShapes(t *testing.T) {
+	pad := strings.Repeat(" ", ParallelMin)
+	for _, src := range []string{
+		"[" + pad + "]",
+		"[\n" + pad + "\n]\n",
+		"[\n\"" + strings.Repeat("x", ParallelMin) + "\"\n]",
+		"[" + pad + "{\"b\":1,\"a\":2}" + pad + "]",
+		"{\"b\":" + pad + "1,\"a\":[]}",
+	} {
+		d, err := Parse([]byte(src), JS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if _, err := WriteCanonical(&out, []byte(src), JS); err != nil || !bytes.Equal(out.Bytes(), d.Append(nil)) {
+			t.Fatalf("%.20q…: %.40q, %v; want %.40q", src, out.Bytes(), err, d.Append(nil))
 		}
 	}
 }
