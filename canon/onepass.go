@@ -503,10 +503,11 @@ func nameKey(s Scheme, name, src []byte, off int) uint64 {
 // it returns Parse's *Error, and w may already have received part of the
 // output.
 //
-// Unlike Parse, it reads every byte of src once, in order, and validates
-// it as it goes: src may be a memory-mapped file that changes meanwhile,
-// which makes the output meaningless but never makes WriteCanonical hang
-// or read out of bounds. If such a file is truncated, reading it faults; a
+// Unlike Parse, whose writers trust an index of bytes read earlier, it
+// validates every byte as it writes it (a scan ahead for run boundaries
+// only proposes them): src may be a memory-mapped file that changes
+// meanwhile, which makes the output meaningless but never makes
+// WriteCanonical hang or read out of bounds. If such a file is truncated, reading it faults; a
 // caller that has called debug.SetPanicOnFault(true) gets the fault as a
 // panic on its own goroutine, whichever goroutine hit it (see IsFault).
 func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
