@@ -1,0 +1,142 @@
+// Package ledger records, per idempotency key, whether a step started,
+// succeeded, failed or ended with an unknown outcome, so that a retried
+// step is replayed instead of repeated, and a crash is never mistaken for
+// success or for a clean retry.
+//
+// The rules (claim, renew, complete, resolve, takeover) are written once
+// here; a Store is a thin translation of a few atomic primitives into its
+// own (SQLite's BEGIN IMMEDIATE and INSERT … ON CONFLICT, PostgreSQL's
+// INSERT … ON CONFLICT and UPDATE … WHERE, Redis's Lua scripts). Every
+// store passes the scenarios in package ledgertest.
+//
+// This package imports no os and no command-line package.
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// State is the state of a key's record.
+type State string
+
+const (
+	// Running: an attempt claimed the key and has not recorded an outcome.
+	Running State = "running"
+	// Succeeded: the attempt's command exited 0 (or, for post, its final
+	// response was saved).
+	Succeeded State = "succeeded"
+	// Failed: the attempt ended with another exit code.
+	Failed State = "failed"
+	// Unknown: the attempt ended with no recorded outcome (the holder or
+	// the machine died, its lease expired, or the command was killed by a
+	// signal).
+	Unknown State = "unknown"
+)
+
+// Valid reports whether s is one of the four states.
+func (s State) Valid() bool {
+	switch s {
+	case Running, Succeeded, Failed, Unknown:
+		return true
+	}
+	return false
+}
+
+// Record is what a ledger keeps for one key.
+type Record struct {
+	Key         string `json:"key"`
+	Task        string `json:"task"`
+	Tool        string `json:"tool"`
+	Kind        string `json:"kind"`        // "run" or "post"
+	Fingerprint string `json:"fingerprint"` // hex sha256 of what must match for a replay
+	// Request is what the fingerprint was computed from (the canonical
+	// arguments and the command line, or the request), so that a
+	// mismatch can be shown as a diff.
+	Request []byte `json:"-"`
+
+	State   State `json:"state"`
+	Attempt int64 `json:"attempt"` // 1, 2, …; every claim and takeover adds one (fencing)
+
+	Holder   string `json:"holder,omitempty"` // host and pid of the attempt
+	ExitCode int    `json:"exit_code"`        // the command's exit code, or 128+N for signal N
+	Reason   string `json:"reason,omitempty"` // how an unknown or resolved attempt ended, in words
+
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	// LeaseUntil is when a running attempt's lease runs out, on the
+	// store's clock (zero for stores whose liveness is a kernel lock).
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+
+	Stdout Output `json:"stdout"`
+	Stderr Output `json:"stderr"`
+	// Meta holds a kind's own saved result (for post: the status line and
+	// headers), opaque to the ledger.
+	Meta []byte `json:"-"`
+}
+
+// Output is a recorded stream: its first bytes up to the cap, its full
+// length and the sha256 of all of it.
+type Output struct {
+	Data      []byte `json:"-"`
+	Length    int64  `json:"length"`
+	SHA256    string `json:"sha256"`
+	Truncated bool   `json:"truncated"`
+}
+
+// Version identifies one state of a record for a compare-and-set: the
+// swap happens only if the stored record still has this attempt and
+// state.
+type Version struct {
+	Attempt int64
+	State   State
+}
+
+// Filter selects records for List; zero fields match everything.
+type Filter struct {
+	Task  string
+	Tool  string
+	State State
+}
+
+// Store is the persistence a ledger needs. Each method is atomic on its
+// own; the rules in this package combine them. Implementations translate
+// each into their store's primitive and add nothing of their own.
+//
+// Times: a store that has its own clock (PostgreSQL's now(), Redis's
+// TIME) uses it for LeaseUntil and for Expired; lease durations are
+// passed, never deadlines computed on the worker.
+type Store interface {
+	// Get returns the key's record, or nil and no error when there is
+	// none. expired reports whether a running record's lease has run out
+	// on the store's clock (always false for stores without leases).
+	Get(ctx context.Context, key string) (rec *Record, expired bool, err error)
+	// Insert stores rec if the key has no record and reports whether it
+	// did. A running rec gets LeaseUntil = store now + lease.
+	Insert(ctx context.Context, rec *Record, lease time.Duration) (bool, error)
+	// Swap replaces the key's record by rec if the stored one still has
+	// version from (and, when needExpired is set, a lease that has run
+	// out on the store's clock), and reports whether it did. A running
+	// rec gets LeaseUntil = store now + lease.
+	Swap(ctx context.Context, from Version, needExpired bool, rec *Record, lease time.Duration) (bool, error)
+	// Renew extends the lease of the key's record if it is still running
+	// at attempt, and reports whether it was.
+	Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error)
+	// List returns the records that match f, without their outputs' data.
+	List(ctx context.Context, f Filter) ([]*Record, error)
+	// Delete removes the key's record and reports whether there was one.
+	Delete(ctx context.Context, key string) (bool, error)
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Errors the rules return.
+var (
+	// ErrLeaseLost: a renewal or completion matched nothing, because a
+	// newer attempt took the key over (or the record was removed). The
+	// holder must not overwrite the newer attempt's record.
+	ErrLeaseLost = errors.New("lease lost: a newer attempt holds the key")
+	// ErrNotFound: no record for the key.
+	ErrNotFound = errors.New("no record for this key")
+)
