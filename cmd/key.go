@@ -119,12 +119,24 @@ func runKey(opts *keyOptions) error {
 			return err
 		}
 		var key []byte
+		// keep copies mapped data that the path below will read: release
+		// unmaps it. It runs inside guardFaults, as every read of the
+		// mapping does.
+		keep := func() {
+			if release != nil {
+				data = bytes.Clone(data)
+				tuneGC(len(data))
+			}
+		}
 		err = guardFaults(name, func() error {
 			if len(data) >= canon.ParallelMin && !rootIsArray(data) {
 				// Standard input, or a file that is not mapped: the one pass
 				// holds the canonical text of the root's largest child about
 				// twice, and for a large object the indexed path needs less
-				// memory (see onePassFits).
+				// memory (see onePassFits). A mapped file may get here too,
+				// if another process rewrote its first bytes after
+				// onePassFits looked at them.
+				keep()
 				return nil
 			}
 			t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
@@ -137,11 +149,10 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-			} else if release != nil {
+			} else {
 				// The path below finds the same problem and reports it as
 				// every other command does, from a copy it can trust.
-				data = bytes.Clone(data)
-				tuneGC(len(data))
+				keep()
 			}
 			return nil
 		})

@@ -3,12 +3,15 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,4 +100,75 @@ func TestTruncatedMappedFileKey(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines left behind", n-before)
 	}
+}
+
+// TestMappedRootFlipped is the race of a large mapped file whose first
+// byte another writer flips between '[' and '{' while key runs: key
+// decides to map the file while it starts with '[', and finds '{' when it
+// looks again. It must then copy the data before it unmaps it. The runs
+// happen in a child process (this test binary again), so that a crash
+// there is reported as this test's failure; they stop after a count or a
+// time, whichever comes first.
+func TestMappedRootFlipped(t *testing.T) {
+	if path := os.Getenv("IDEMKEY_TEST_FLIP_FILE"); path != "" {
+		flipChild(t, path)
+		return
+	}
+	if testing.Short() {
+		t.Skip("stress test")
+	}
+	path := filepath.Join(t.TempDir(), "args.json")
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	for i := 0; b.Len() < canon.ParallelMin+(2<<20); i++ {
+		fmt.Fprintf(&b, "{\"n\": %d, \"s\": \"é%d\"},\n", i, i)
+	}
+	b.WriteString("{}\n]\n")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMappedRootFlipped$", "-test.v")
+	cmd.Env = append(os.Environ(), "IDEMKEY_TEST_FLIP_FILE="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("flip runs:")) {
+		t.Fatalf("child: %v\n%.3000s", err, out)
+	}
+	t.Logf("%s", bytes.TrimSpace(out[bytes.Index(out, []byte("flip runs:")):]))
+}
+
+// flipChild runs key on path up to 150 times or for 8 seconds while a
+// goroutine flips the file's first byte; every run must print a key (exit
+// 0, '[') or report the invalid input (exit 2, '{').
+func flipChild(t *testing.T, path string) {
+	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; !stop.Load(); i++ {
+			fh.WriteAt([]byte{"[{"[i%2]}, 0)
+			time.Sleep(50 * time.Microsecond)
+		}
+		fh.WriteAt([]byte{'['}, 0)
+	}()
+	deadline := time.Now().Add(8 * time.Second)
+	runs, keys, invalid := 0, 0, 0
+	for ; runs < 150 && time.Now().Before(deadline); runs++ {
+		out, stderr, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+		switch {
+		case code == 0 && len(out) == 65:
+			keys++
+		case code == exitUsage && out == "" && strings.Contains(stderr, path+":"):
+			invalid++
+		default:
+			t.Errorf("run %d: exit %d, stdout %q, stderr %q", runs, code, out, stderr)
+		}
+	}
+	stop.Store(true)
+	<-done
+	fmt.Printf("flip runs: %d (%d keys, %d invalid inputs)\n", runs, keys, invalid)
 }
