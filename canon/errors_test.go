@@ -107,6 +107,8 @@ var errorCases = []struct {
 	{name: "UTF-16BE with BOM", src: "\xfe\xff\x00[\x00]", line: 1, col: 1, off: 0, msg: "looks like UTF-16"},
 	{name: "UTF-16LE without BOM", src: "{\x00}\x00", line: 1, col: 1, off: 0, msg: "looks like UTF-16"},
 	{name: "UTF-16BE without BOM", src: "\x00[\x001\x00]", line: 1, col: 1, off: 0, msg: "looks like UTF-16"},
+	{name: "NUL bytes", src: "\x00\x00\x00\x00\x00", line: 1, col: 1, off: 0, msg: "input starts with NUL bytes: it is not JSON text", hint: "never holds a NUL byte"},
+	{name: "UTF-16BE NUL", src: "\x00\x00", line: 1, col: 1, off: 0, msg: "looks like UTF-16"},
 	{name: "UTF-8 BOM", src: "\xef\xbb\xbf{}", line: 1, col: 1, off: 0, msg: "input starts with a UTF-8 byte order mark", hint: "remove the first three bytes"},
 
 	// Unterminated values.

@@ -133,6 +133,9 @@ func checkEncoding(src []byte) *perr {
 		return &perr{off: 0, msg: "input larger than " + strconv.Itoa(MaxSize) + " bytes"}
 	}
 	switch {
+	case len(src) >= 4 && src[0]|src[1]|src[2]|src[3] == 0:
+		// UTF-16 and UTF-32 put a character in the first four bytes.
+		return &perr{off: 0, msg: "input starts with NUL bytes: it is not JSON text", hint: "JSON never holds a NUL byte; check the file (or device) given"}
 	case len(src) >= 2 && (src[0] == 0xFE && src[1] == 0xFF || src[0] == 0xFF && src[1] == 0xFE),
 		len(src) >= 2 && (src[0] == 0 || src[1] == 0):
 		return &perr{off: 0, msg: "input looks like UTF-16; JSON must be UTF-8", hint: "convert it first, e.g. iconv -f UTF-16 -t UTF-8"}

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -17,23 +18,157 @@ import (
 
 const stdinName = "<stdin>"
 
-// readInput reads the file called name, or standard input for "" and "-".
-// It returns the bytes and the name to use in diagnostics.
-func (f *Factory) readInput(name string) ([]byte, string, error) {
-	if name == "" || name == "-" {
-		data, err := io.ReadAll(f.IO.In)
-		if err != nil {
-			return nil, stdinName, &InputError{Name: stdinName, Err: err}
-		}
-		tuneGC(len(data))
-		return data, stdinName, nil
+// inputLimit is the most bytes idemkey reads from one input (a file, or
+// standard input): canon.MaxSize, the largest document the parser indexes.
+// Reading stops there, so that an input without an end (/dev/zero, an
+// endless pipe) costs at most that much memory. Tests lower it.
+var inputLimit int64 = canon.MaxSize
+
+// tooLargeError is an input past a reading limit.
+type tooLargeError struct {
+	what  string // "input" or "line"
+	limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	n := e.limit
+	if n%1024 != 0 {
+		n++ // canon.MaxSize, 2 GiB less a byte
 	}
-	data, err := readFile(name)
+	return fmt.Sprintf("%s larger than %d bytes (%s), the limit: reading stopped there", e.what, e.limit, sizeName(n))
+}
+
+func (e *tooLargeError) Hint() string {
+	if e.what == "line" {
+		return "a --batch line holds one call; give a larger document as a file to 'idemkey key'"
+	}
+	return "idemkey reads JSON of up to 2 GiB (its index holds 31-bit offsets); split the input"
+}
+
+// sizeName writes n bytes in the largest binary unit that divides it.
+func sizeName(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// readInput reads the file called name, or standard input for "" and "-",
+// up to inputLimit bytes (more is an error, found without reading past the
+// limit). It returns the bytes and the name to use in diagnostics.
+func (f *Factory) readInput(name string) ([]byte, string, error) {
+	return f.read(name, false)
+}
+
+// readJSON is readInput for an input that must hold one JSON text: a
+// stream whose first value cannot start JSON (/dev/zero, "yes |") is read
+// no further than its first bytes, which the parser then reports on.
+func (f *Factory) readJSON(name string) ([]byte, string, error) {
+	return f.read(name, true)
+}
+
+func (f *Factory) read(name string, sniff bool) ([]byte, string, error) {
+	display, in := name, f.IO.In
+	if name == "" || name == "-" {
+		display = stdinName
+	}
+	var data []byte
+	var err error
+	if fh, ok := in.(*os.File); ok && display == stdinName {
+		data, err = readOpen(fh, sniff)
+	} else if display == stdinName {
+		data, err = readAllLimit(in, inputLimit, sniff)
+	} else {
+		data, err = readFile(name, sniff)
+	}
 	if err != nil {
-		return nil, name, &InputError{Name: name, Err: fileErr(err)}
+		return nil, display, &InputError{Name: display, Err: fileErr(err)}
 	}
 	tuneGC(len(data))
-	return data, name, nil
+	return data, display, nil
+}
+
+// readAllLimit reads r to its end, or up to limit bytes: past that it
+// stops and returns a *tooLargeError, having held at most limit bytes and
+// one buffer. With sniff, it stops as soon as the first value byte shows
+// that the data is not JSON text and returns what it read. The data is
+// read into buffers that grow to 16 MiB, then joined: at most twice the
+// data is held at once, never the doublings of a growing slice.
+func readAllLimit(r io.Reader, limit int64, sniff bool) ([]byte, error) {
+	var parts [][]byte
+	var total int64
+	sn := sniffer{done: !sniff}
+	size := 64 << 10
+	for {
+		buf := make([]byte, 0, size)
+		for len(buf) < cap(buf) {
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if total+int64(len(buf)) > limit {
+				return nil, &tooLargeError{what: "input", limit: limit}
+			}
+			eof := err == io.EOF
+			if err != nil && !eof {
+				return nil, err
+			}
+			if len(parts) == 0 && sn.notJSON(buf, eof) {
+				eof = true
+			}
+			if eof {
+				if len(parts) == 0 {
+					return buf, nil
+				}
+				return join(append(parts, buf), total+int64(len(buf))), nil
+			}
+		}
+		parts = append(parts, buf)
+		total += int64(len(buf))
+		size = min(2*size, 16<<20)
+	}
+}
+
+func join(parts [][]byte, n int64) []byte {
+	out := make([]byte, 0, n)
+	for i, p := range parts {
+		out = append(out, p...)
+		parts[i] = nil // the collector may take it while the rest is copied
+	}
+	return out
+}
+
+// sniffer looks at the first bytes of a stream to see whether they
+// already show it is not JSON text: its first byte that is not white space
+// cannot start a JSON value. It waits for a few bytes past that one, so
+// that the parser's diagnosis (UTF-16, a byte order mark) is the one the
+// whole input would get.
+type sniffer struct {
+	ws   int  // white space seen so far
+	done bool // decided
+}
+
+// notJSON is called with the stream's head as it grows (eof: that is all
+// of it) and reports true once the head shows the stream is not JSON.
+func (s *sniffer) notJSON(head []byte, eof bool) bool {
+	if s.done {
+		return false
+	}
+	for s.ws < len(head) && (head[s.ws] == ' ' || head[s.ws] == '\t' || head[s.ws] == '\n' || head[s.ws] == '\r') {
+		s.ws++
+	}
+	if s.ws == len(head) || (len(head) < s.ws+4 && !eof) {
+		return false
+	}
+	s.done = true
+	switch c := head[s.ws]; {
+	case c == '{', c == '[', c == '"', c == 't', c == 'f', c == 'n', c == '-', c >= '0' && c <= '9':
+		return false
+	}
+	return true
 }
 
 // mapMin is the size from which readMapped maps a file rather than reading
@@ -58,7 +193,7 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 		file, display = fh, name
 	}
 	if fh, ok := file.(*os.File); ok {
-		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= mapMin && st.Size() <= canon.MaxSize {
+		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= mapMin && st.Size() <= min(canon.MaxSize, inputLimit) {
 			if off, err := fh.Seek(0, io.SeekCurrent); err == nil && off == 0 && onePassFits(fh, st.Size()) {
 				if data, unmap, ok := mapFile(fh, st.Size()); ok {
 					// The heap stays small: the collector's default target
@@ -68,7 +203,7 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 			}
 		}
 	}
-	data, display, err = f.readInput(name)
+	data, display, err = f.readJSON(name)
 	return data, display, nil, err
 }
 
@@ -115,22 +250,43 @@ func guardFaults(name string, fn func() error) (err error) {
 	return fn()
 }
 
-// readFile reads a file; a large regular file is read in parts on every
-// core at once, which copies it out of the page cache about twice as fast.
-func readFile(name string) ([]byte, error) {
+// readFile reads a file, up to inputLimit bytes.
+func readFile(name string, sniff bool) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return readOpen(f, sniff)
+}
+
+// readOpen reads an open file from its current offset, up to inputLimit
+// bytes: a regular file larger than that is refused without reading it,
+// other files (pipes, devices) are read up to the limit. A large regular
+// file is read in parts on every core at once, which copies it out of the
+// page cache about twice as fast.
+func readOpen(f *os.File, sniff bool) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	size := st.Size()
+	if !st.Mode().IsRegular() {
+		if st.IsDir() {
+			return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: syscall.EISDIR}
+		}
+		return readAllLimit(f, inputLimit, sniff)
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return readAllLimit(f, inputLimit, false)
+	}
+	size := st.Size() - off
+	if size > inputLimit {
+		return nil, &tooLargeError{what: "input", limit: inputLimit}
+	}
 	parts := int64(runtime.GOMAXPROCS(0))
-	if !st.Mode().IsRegular() || size < 8<<20 || size > 1<<40 || parts < 2 {
-		return io.ReadAll(f)
+	if size < 8<<20 || parts < 2 {
+		return readAllLimit(f, inputLimit, false)
 	}
 	parts = min(parts, 4)
 	buf := make([]byte, size)
@@ -141,7 +297,7 @@ func readFile(name string) ([]byte, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = f.ReadAt(buf[lo:hi], lo)
+			_, errs[i] = f.ReadAt(buf[lo:hi], off+lo)
 		}()
 	}
 	wg.Wait()
@@ -153,8 +309,9 @@ func readFile(name string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	// A file that grew while it was read is read to its new end.
-	rest, err := io.ReadAll(io.NewSectionReader(f, size, 1<<62))
+	// A file that grew while it was read is read to its new end, or to
+	// the limit.
+	rest, err := readAllLimit(io.NewSectionReader(f, off+size, 1<<62), inputLimit-size, false)
 	if err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func runKey(opts *keyOptions) error {
 			_, err = out.Write(append(key, '\n'))
 			return err
 		}
-	} else if data, name, err = opts.f.readInput(opts.File); err != nil {
+	} else if data, name, err = opts.f.readJSON(opts.File); err != nil {
 		return err
 	}
 	lc, err := opts.Spec.load(data)
@@ -228,8 +228,12 @@ func runKeyBatch(opts *keyOptions) error {
 	order := make(chan *batchChunk, 2*workers)
 	quit := make(chan struct{})
 	defer close(quit)
+	// The chunks read and not yet written hold at most this many MiB (but
+	// always one chunk), whatever the lengths of the lines.
+	mem := make(chan struct{}, 4*workers+2*batchLineLimit>>20)
 	var readErr error
-	go func() { // reader: split the input into chunks of whole lines
+	tooLong := 0 // the line past batchLineLimit, where reading stopped
+	go func() {  // reader: split the input into chunks of whole lines
 		defer close(todo)
 		defer close(order)
 		r := bufio.NewReaderSize(in, 1<<20)
@@ -238,7 +242,13 @@ func runKeyBatch(opts *keyOptions) error {
 			c := &batchChunk{first: lineNo + 1, done: make(chan struct{}), data: make([]byte, 0, 1<<20+64<<10)}
 			eof := false
 			for len(c.lines) < 2048 && len(c.data) < 1<<20 {
-				line, err := readLine(r, c.data)
+				line, err := readLine(r, c.data, batchLineLimit)
+				if err == errLineTooLong {
+					tooLong = lineNo + 1
+					readErr = &InputError{Name: name, Line: tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
+					eof = true
+					break
+				}
 				if err != nil && err != io.EOF {
 					readErr = &InputError{Name: name, Err: err}
 					eof = true
@@ -258,6 +268,14 @@ func runKeyBatch(opts *keyOptions) error {
 				}
 			}
 			if len(c.lines) > 0 {
+				c.mib = min(1+len(c.data)>>20, cap(mem))
+				for range c.mib {
+					select {
+					case mem <- struct{}{}:
+					case <-quit:
+						return
+					}
+				}
 				select {
 				case order <- c:
 				case <-quit:
@@ -301,6 +319,9 @@ func runKeyBatch(opts *keyOptions) error {
 		if _, err := w.Write(c.out); err != nil {
 			return err
 		}
+		for range c.mib {
+			<-mem
+		}
 		if opts.FailFast && len(c.errs) > 0 {
 			w.Flush()
 			return &ExitError{Code: exitUsage}
@@ -308,6 +329,20 @@ func runKeyBatch(opts *keyOptions) error {
 		prog.update(lines, read)
 	}
 	prog.clear()
+	if tooLong > 0 {
+		// The long line's output line, then the report: reading stopped.
+		if opts.JSON {
+			w.Write((&jsonObject{}).int("line", tooLong).str("error", oneLine(readErr.Error())).line())
+		} else {
+			w.WriteByte('\n')
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		opts.f.printError(readErr)
+		fmt.Fprintf(ios.Err, "idemkey: %d of %d lines failed; the lines after line %d were not read\n", failed+1, lines+1, tooLong)
+		return &ExitError{Code: exitUsage}
+	}
 	if readErr != nil {
 		return readErr
 	}
@@ -331,13 +366,34 @@ type batchChunk struct {
 	out   []byte  // one output line per input line
 	errs  []error // the bad lines' errors, in order
 	n     int     // lines processed (fewer than len(lines) after --fail-fast)
+	mib   int     // MiB of the batch's memory budget it holds
 }
 
-// readLine appends the next line of r, with its line end, to buf.
-func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+// batchLineLimit is the most bytes a line of a batch may hold, its line
+// end not counted. A longer line stops the batch there: an input without
+// line ends (/dev/zero) is not read on. Tests lower it.
+var batchLineLimit = 64 << 20
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine appends the next line of r, with its line end, to buf; a line
+// longer than limit is errLineTooLong, read no further than about limit
+// bytes.
+func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
+	start := len(buf)
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > cap(buf) {
+			// Grow by doubling, not by append's quarters, and never past
+			// the limit: a long line then costs about twice its length.
+			nb := make([]byte, len(buf), min(max(2*cap(buf), len(buf)+len(chunk)), start+limit+3+len(chunk)))
+			copy(nb, buf)
+			buf = nb
+		}
 		buf = append(buf, chunk...)
+		if n := len(buf) - start; n > limit+2 || (err != bufio.ErrBufferFull && len(trimEOL(buf[start:])) > limit) {
+			return buf[:start], errLineTooLong
+		}
 		if err != bufio.ErrBufferFull {
 			return buf, err
 		}
