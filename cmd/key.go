@@ -83,7 +83,7 @@ func addKeyFormatFlags(fl interface {
 }) {
 	fl.String("format", "hex", "key format: hex (64 chars), base64url (43) or uuid (36, RFC 9562 version 8)")
 	fl.String("prefix", "", "string to put in front of the key")
-	fl.Int("max-len", 0, "fail if prefix and key are longer than this (0: no limit)")
+	fl.Int("max-len", 0, "fail if prefix and key are longer than this many bytes (0: no limit)")
 	fl.String("secret-env", "", "derive an HMAC-SHA-256 key with the secret in this environment variable")
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // keyFormat lays out a 32-byte digest as the receiving API wants it.
@@ -30,15 +32,72 @@ func (f *Factory) keyFormat() (*keyFormat, error) {
 	if kf.MaxLen < 0 {
 		return nil, usageErrorf("invalid --max-len %d", kf.MaxLen)
 	}
+	if err := checkPrefix(kf.Prefix); err != nil {
+		return nil, err
+	}
 	if n := len(kf.Prefix) + kf.length(); kf.MaxLen > 0 && n > kf.MaxLen {
-		e := usageErrorf("a %s key with prefix %q is %d characters, more than --max-len %d", kf.Name, kf.Prefix, n, kf.MaxLen)
-		e.hint = "an API that truncates a key breaks it; use --format base64url (43 characters) or uuid (36), or a shorter --prefix"
+		e := usageErrorf("a %s key with prefix %q is %d bytes, more than --max-len %d", kf.Name, kf.Prefix, n, kf.MaxLen)
+		e.hint = "an API that truncates a key breaks it; " + kf.shorter()
 		return nil, e
 	}
 	return kf, nil
 }
 
-// length is the number of characters of the key without prefix.
+// shorter suggests how to make the key fit --max-len: the shorter formats
+// that fit with the prefix, or else a prefix short enough.
+func (kf *keyFormat) shorter() string {
+	var fit []string
+	for _, name := range formatNames {
+		k := keyFormat{Name: name}
+		if n := k.length(); n < kf.length() && len(kf.Prefix)+n <= kf.MaxLen {
+			fit = append(fit, fmt.Sprintf("%s (%d bytes)", name, n))
+		}
+	}
+	switch {
+	case len(fit) > 0 && kf.Prefix != "":
+		return "use --format " + strings.Join(fit, " or ") + ", or a shorter --prefix"
+	case len(fit) > 0:
+		return "use --format " + strings.Join(fit, " or ")
+	}
+	uuid := keyFormat{Name: "uuid"} // the shortest format
+	room := kf.MaxLen - uuid.length()
+	if room < 0 {
+		return "no key format is that short: the shortest, uuid, has 36 bytes"
+	}
+	use := "use --format uuid (36 bytes) with"
+	if kf.Name == uuid.Name {
+		use = "use"
+	}
+	switch {
+	case room == 0 && kf.Name == uuid.Name:
+		return "drop the --prefix"
+	case room == 0:
+		return use + "out a --prefix"
+	case room == 1:
+		return use + " a --prefix of at most 1 byte"
+	}
+	return fmt.Sprintf("%s a --prefix of at most %d bytes", use, room)
+}
+
+// checkPrefix refuses a --prefix that cannot travel in an HTTP header or
+// on one line of output: control characters (CR, LF, TAB, NUL, ESC, DEL,
+// U+0080–U+009F) and bytes that are not UTF-8.
+func checkPrefix(p string) error {
+	for i, r := range p {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(p[i:], "\uFFFD"):
+			return &UsageError{Err: fmt.Errorf("invalid --prefix %q: byte %d is not UTF-8", p, i+1),
+				hint: "a key is text: write the prefix in UTF-8"}
+		case unicode.IsControl(r):
+			return &UsageError{Err: fmt.Errorf("invalid --prefix %q: it holds the control character %U at byte %d", p, r, i+1),
+				hint: "a key travels on one line and in an HTTP header: CR, LF, TAB and other control characters would split or corrupt it"}
+		}
+	}
+	return nil
+}
+
+// length is the number of bytes (ASCII characters) of the key without
+// prefix.
 func (kf *keyFormat) length() int {
 	switch kf.Name {
 	case "base64url":
