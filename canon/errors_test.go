@@ -45,7 +45,8 @@ var errorCases = []struct {
 	{name: "NaN in array", src: "[NaN]", line: 1, col: 2, off: 1, ptr: "/0", msg: "unexpected character 'N'", hint: "NaN and Infinity"},
 	{name: "Infinity", src: `{"x":Infinity}`, line: 1, col: 6, off: 5, ptr: "/x", msg: "unexpected character 'I' looking for a value", hint: "NaN and Infinity"},
 	{name: "-Infinity", src: "-Infinity", line: 1, col: 2, off: 1, msg: "invalid number: expected digit after '-'", hint: "NaN and Infinity"},
-	{name: "nan", src: "nan", line: 1, col: 2, off: 1, msg: "invalid literal: unexpected character 'a' in null"},
+	{name: "nan", src: "nan", line: 1, col: 1, off: 0, msg: "invalid literal 'nan'", hint: "NaN and Infinity are not JSON values"},
+	{name: "not json", src: "not json", line: 1, col: 1, off: 0, msg: "invalid literal 'not'", hint: "a string needs double quotes"},
 
 	// Numbers.
 	{name: "leading zero", src: "01", line: 1, col: 1, off: 0, msg: "invalid number: leading zero", hint: "cannot start with 0"},
@@ -211,6 +212,42 @@ func TestPosition(t *testing.T) {
 	} {
 		if l, col := canon.Position(src, c.off); l != c.line || col != c.col {
 			t.Errorf("Position(%d) = %d:%d, want %d:%d", c.off, l, col, c.line, c.col)
+		}
+	}
+}
+
+// TestWordErrors: a word where a value belongs is named whole, and the
+// NaN/Infinity hint is given for those spellings only, not for any word
+// that starts with N or I.
+func TestWordErrors(t *testing.T) {
+	for _, c := range []struct{ src, msg, hint string }{
+		{"not json", "1:1: invalid literal 'not'", "JSON's literals are true, false and null; a string needs double quotes"},
+		{`{"a": nope}`, "1:7: invalid literal 'nope'", "JSON's literals are true, false and null; a string needs double quotes"},
+		{"[nul]", "1:2: invalid literal 'nul': expected null", ""},
+		{"[tru", "1:2: invalid literal: expected true", ""},
+		{"falsey", "1:6: unexpected character 'y' after the JSON value", "the input must hold exactly one JSON value"},
+		{"nan", "1:1: invalid literal 'nan'", "NaN and Infinity are not JSON values"},
+		{"Nope", "1:1: unexpected character 'N' looking for a value", ""},
+		{"Infinite", "1:1: unexpected character 'I' looking for a value", ""},
+		{"Nothing here", "1:1: unexpected character 'N' looking for a value", ""},
+		{"[Infinity]", "1:2: unexpected character 'I' looking for a value", "NaN and Infinity are not JSON values"},
+		{"NaN", "1:1: unexpected character 'N' looking for a value", "NaN and Infinity are not JSON values"},
+		{"-Infinity", "1:2: invalid number: expected digit after '-'", "NaN and Infinity are not JSON values"},
+		{"-Inf", "1:2: invalid number: expected digit after '-'", "NaN and Infinity are not JSON values"},
+		{"-Inferno", "1:2: invalid number: expected digit after '-'", ""},
+		{"-x", "1:2: invalid number: expected digit after '-'", ""},
+		{"None", "1:1: unexpected character 'N' looking for a value", "JSON writes an absent value as null"},
+		{"nil", "1:1: invalid literal 'nil'", "JSON writes an absent value as null"},
+		{"undefined", "1:1: unexpected character 'u' looking for a value", "JSON writes an absent value as null"},
+		{"True", "1:1: unexpected character 'T' looking for a value", "JSON's literals are lower case: true, false, null"},
+		{"NULL", "1:1: unexpected character 'N' looking for a value", "JSON's literals are lower case: true, false, null"},
+		{"[" + strings.Repeat("n", 50) + "]", "1:2: invalid literal '" + strings.Repeat("n", 40) + "…'", "JSON's literals are true, false and null; a string needs double quotes"},
+	} {
+		for _, s := range schemes {
+			e := parseErr(t, c.src, s)
+			if e.Error() != c.msg || e.Hint != c.hint {
+				t.Errorf("%s: %q: %q, hint %q; want %q, hint %q", s, c.src, e.Error(), e.Hint, c.msg, c.hint)
+			}
 		}
 	}
 }

@@ -438,8 +438,8 @@ func scanNumber(src []byte, i int) (int, bool, *perr) {
 	}
 	if i >= len(src) || src[i] < '0' || src[i] > '9' {
 		e := &perr{off: i, msg: "invalid number: expected digit after '-'"}
-		if i < len(src) && (src[i] == 'I' || src[i] == 'N') {
-			e.hint = "NaN and Infinity are not JSON values"
+		if i < len(src) && isLetter(src[i]) {
+			e.hint = wordHint(word(src, i))
 		}
 		return 0, false, e
 	}

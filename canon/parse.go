@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Document is a valid JSON text, parsed under a scheme, ready to be written
@@ -208,8 +209,8 @@ func (p *parser) unexpected(i int, looking string) *perr {
 			e.hint = "JSON numbers have no leading '+'"
 		case c == '.':
 			e.hint = "write 0.5, not .5"
-		case c == 'N' || c == 'I':
-			e.hint = "NaN and Infinity are not JSON values"
+		case isLetter(c):
+			e.hint = wordHint(word(p.src, i))
 		case invalidUTF8At(p.src, i):
 			e.hint = utf8Hint
 		}
@@ -231,15 +232,52 @@ func (p *parser) literal(i int, lit string) (int, *perr) {
 	if len(p.src)-i >= len(lit) && string(p.src[i:i+len(lit)]) == lit {
 		return i + len(lit), nil
 	}
-	j := i
-	for j < len(p.src) && j-i < len(lit) && p.src[j] == lit[j-i] {
-		j++
+	w := word(p.src, i)
+	if strings.HasPrefix(lit, w) {
+		// Cut short: "tru" at the end of input or before a ']'.
+		if i+len(w) == len(p.src) {
+			return 0, errAt(i, "invalid literal: expected %s", lit)
+		}
+		return 0, errAt(i, "invalid literal %s: expected %s", quoteWord(w), lit)
 	}
-	e := errAt(i, "invalid literal: expected %s", lit)
-	if j < len(p.src) {
-		e = errAt(j, "invalid literal: unexpected %s in %s", describe(p.src, j), lit)
+	e := errAt(i, "invalid literal %s", quoteWord(w))
+	if e.hint = wordHint(w); e.hint == "" {
+		e.hint = "JSON's literals are true, false and null; a string needs double quotes"
 	}
 	return 0, e
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// word returns the run of ASCII letters, digits and '_' at src[i], at
+// most 40 bytes of it.
+func word(src []byte, i int) string {
+	j := i
+	for j < len(src) && j-i < 40 && (isLetter(src[j]) || src[j] >= '0' && src[j] <= '9' || src[j] == '_') {
+		j++
+	}
+	return string(src[i:j])
+}
+
+func quoteWord(w string) string {
+	if len(w) == 40 {
+		w += "…"
+	}
+	return "'" + w + "'"
+}
+
+// wordHint explains a word that other languages write for a JSON value,
+// or returns "".
+func wordHint(w string) string {
+	switch strings.ToLower(w) {
+	case "nan", "inf", "infinity":
+		return "NaN and Infinity are not JSON values"
+	case "true", "false", "null":
+		return "JSON's literals are lower case: true, false, null"
+	case "none", "nil", "undefined":
+		return "JSON writes an absent value as null"
+	}
+	return ""
 }
 
 func (p *parser) loneErr(start, end int) *perr {
