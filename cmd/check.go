@@ -66,7 +66,7 @@ func runCheck(opts *checkOptions) error {
 	total, mismatches, invalid := 0, 0, 0
 	for lineNo, line := range bytes.Split(data, []byte{'\n'}) {
 		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if len(bytes.TrimSpace(line)) == 0 {
+		if blankLine(line) {
 			continue
 		}
 		total++

@@ -377,6 +377,20 @@ func (f *Factory) taskTool() (task, tool string, err error) {
 	return task, tool, nil
 }
 
+// blankLine reports whether a line of JSON Lines input is blank: empty or
+// only JSON white space (space, tab, CR). key --batch gives a blank line an
+// empty output line and check skips it; neither counts it as an error.
+// Other white space (form feed, U+00A0, U+2028) is not JSON's, and a line
+// of it is invalid.
+func blankLine(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
 // jsonObject writes one JSON object on one line, with strings escaped as
 // the canonical forms escape them (a lone surrogate survives as \udxxx).
 type jsonObject struct{ b []byte }

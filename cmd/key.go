@@ -200,9 +200,10 @@ func runKey(opts *keyOptions) error {
 }
 
 // runKeyBatch derives one key per line of JSON Lines input. Output line N
-// belongs to input line N: a blank or bad input line gives a blank output
-// line (with --json, an object with "error"), and the bad line is reported
-// on standard error with its line number. Chunks of lines are derived in
+// belongs to input line N: a blank input line (see blankLine) gives an
+// empty output line, with --json too, and is no error; a bad input line
+// gives an empty output line (with --json, an object with "error") and is
+// reported on standard error with its line number. Chunks of lines are derived in
 // parallel on every core and written in input order.
 func runKeyBatch(opts *keyOptions) error {
 	ios := opts.f.IO
@@ -405,7 +406,7 @@ func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) 
 		lineNo := c.first + i
 		c.n++
 		body := c.data[ln[0] : ln[0]+ln[1]]
-		if len(body) == 0 {
+		if blankLine(body) {
 			c.out = append(c.out, '\n')
 			continue
 		}
