@@ -646,3 +646,24 @@ func TestLargeDocuments(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapeSurrogates(t *testing.T) {
+	for _, c := range []struct{ in, out string }{
+		{"{\"a\":\"\xed\xa0\x80\"}", `{"a":"\ud800"}`},
+		{"[\"\xed\xbf\xbfx\xed\xa0\xbd\xed\xb8\x80\"]", `["\udfffx\ud83d\ude00"]`},
+		{"[\xed\xa0\x80]", "[\xed\xa0\x80]"},                       // outside a string: left for the parser to refuse
+		{`["\"` + "\xed\xa0\x80" + `"]`, `["\"\ud800"]`},           // after an escaped quote, still inside
+		{`["\\"` + "\xed\xa0\x80" + `]`, `["\\"` + "\xed\xa0\x80]"}, // after an escaped backslash, outside
+		{"\"é😀\"", "\"é😀\""},
+	} {
+		got, at := canon.EscapeSurrogates([]byte(c.in))
+		if string(got) != c.out {
+			t.Errorf("%q: %q, want %q", c.in, got, c.out)
+		}
+		for _, i := range at {
+			if !strings.HasPrefix(string(got[i:]), `\ud`) {
+				t.Errorf("%q: replacement offset %d is not at an escape", c.in, i)
+			}
+		}
+	}
+}

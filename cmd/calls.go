@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -188,17 +189,28 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		if a.Kind() != canon.String {
 			return lc, envErr("OpenAI tool call \"arguments\" must be a JSON string, not %s", a.Kind())
 		}
-		// The arguments are JSON text inside a string: parse that text.
-		inner, err := s.inner.Parse([]byte(a.Text()), s.Scheme)
+		// The arguments are JSON text inside a string: parse that text,
+		// as JSON.parse parses the string the first JSON.parse gave: an
+		// escaped lone surrogate in the string is a character of the text.
+		text, escaped := canon.EscapeSurrogates([]byte(a.Text()))
+		inner, err := s.inner.Parse(text, s.Scheme)
 		if err != nil {
 			var ce *canon.Error
 			if errors.As(err, &ce) {
 				// Report the position of the string in the input, and the
-				// position inside the string in the message.
-				line, col := canon.Position(data, a.Offset())
+				// position inside the string in the message: in the
+				// string's own text, where each escaped surrogate was one
+				// character, not six.
+				col := ce.Column
+				for _, at := range escaped {
+					if at < ce.Offset && !bytes.Contains(text[at:ce.Offset], []byte{'\n'}) {
+						col -= 5
+					}
+				}
+				line, c := canon.Position(data, a.Offset())
 				return lc, &canon.Error{
-					Offset: a.Offset(), Line: line, Column: col, Pointer: "",
-					Msg:  fmt.Sprintf("\"arguments\" string is not valid JSON: %s (at %d:%d of the string)", ce.Msg, ce.Line, ce.Column),
+					Offset: a.Offset(), Line: line, Column: c, Pointer: "",
+					Msg:  fmt.Sprintf("\"arguments\" string is not valid JSON: %s (at %d:%d of the string)", ce.Msg, ce.Line, col),
 					Hint: ce.Hint,
 				}
 			}
