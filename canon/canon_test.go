@@ -651,8 +651,8 @@ func TestEscapeSurrogates(t *testing.T) {
 	for _, c := range []struct{ in, out string }{
 		{"{\"a\":\"\xed\xa0\x80\"}", `{"a":"\ud800"}`},
 		{"[\"\xed\xbf\xbfx\xed\xa0\xbd\xed\xb8\x80\"]", `["\udfffx\ud83d\ude00"]`},
-		{"[\xed\xa0\x80]", "[\xed\xa0\x80]"},                       // outside a string: left for the parser to refuse
-		{`["\"` + "\xed\xa0\x80" + `"]`, `["\"\ud800"]`},           // after an escaped quote, still inside
+		{"[\xed\xa0\x80]", "[\xed\xa0\x80]"},                        // outside a string: left for the parser to refuse
+		{`["\"` + "\xed\xa0\x80" + `"]`, `["\"\ud800"]`},            // after an escaped quote, still inside
 		{`["\\"` + "\xed\xa0\x80" + `]`, `["\\"` + "\xed\xa0\x80]"}, // after an escaped backslash, outside
 		{"\"é😀\"", "\"é😀\""},
 	} {
