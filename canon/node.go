@@ -1,10 +1,12 @@
 package canon
 
 import (
+	"fmt"
 	"io"
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind is the type of a JSON value.
@@ -153,16 +155,14 @@ func (n Node) Elements() []Node {
 	}
 }
 
-// At returns the value that an RFC 6901 JSON Pointer designates, or false.
+// At returns the value that an RFC 6901 JSON Pointer designates, or false
+// (also for a pointer that is not valid: see ParsePointer).
 func (n Node) At(pointer string) (Node, bool) {
-	if pointer == "" {
-		return n, true
-	}
-	if pointer[0] != '/' {
+	toks, err := ParsePointer(pointer)
+	if err != nil {
 		return Node{}, false
 	}
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	for _, tok := range toks {
 		switch n.Kind() {
 		case Object:
 			v, ok := n.Get(tok)
@@ -185,6 +185,51 @@ func (n Node) At(pointer string) (Node, bool) {
 		}
 	}
 	return n, true
+}
+
+// PointerError is a string that is not an RFC 6901 JSON Pointer.
+type PointerError struct {
+	Pointer string
+	Offset  int // byte offset of the problem in Pointer
+	Msg     string
+}
+
+func (e *PointerError) Error() string { return e.Msg }
+
+// ParsePointer splits an RFC 6901 JSON Pointer into its reference tokens,
+// unescaped ("~1" is '/', "~0" is '~'). A pointer is empty (the whole
+// value) or starts with '/'; a '~' not followed by 0 or 1, and bytes that
+// are not UTF-8, make it invalid (RFC 6901 §3).
+func ParsePointer(p string) ([]string, error) {
+	if p == "" {
+		return nil, nil
+	}
+	if p[0] != '/' {
+		return nil, &PointerError{Pointer: p, Msg: "a JSON pointer is empty or starts with '/'"}
+	}
+	if !utf8.ValidString(p) {
+		for i, r := range p {
+			if r == utf8.RuneError {
+				if _, size := utf8.DecodeRuneInString(p[i:]); size == 1 {
+					return nil, &PointerError{Pointer: p, Offset: i, Msg: fmt.Sprintf("byte %d is not UTF-8", i+1)}
+				}
+			}
+		}
+	}
+	toks := strings.Split(p[1:], "/")
+	off := 1
+	for k, tok := range toks {
+		for i := 0; i < len(tok); i++ {
+			if tok[i] == '~' && (i+1 == len(tok) || tok[i+1] != '0' && tok[i+1] != '1') {
+				return nil, &PointerError{Pointer: p, Offset: off + i, Msg: fmt.Sprintf("'~' at byte %d is not followed by 0 or 1", off+i+1)}
+			}
+		}
+		if strings.IndexByte(tok, '~') >= 0 {
+			toks[k] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		}
+		off += len(tok) + 1
+	}
+	return toks, nil
 }
 
 // Append appends the canonical form of the value to dst.

@@ -29,6 +29,7 @@ var fromNames = []string{fromArgs, fromCall, fromMCP, fromOpenAI, fromAnthropic,
 // that make up the key.
 type callSpec struct {
 	From         string
+	FromSet      bool   // --from was given (flag, IDEMKEY_FROM or config), not defaulted
 	Task, Tool   string // from flags, environment or config; may be empty
 	Scheme       canon.Scheme
 	Only, Omit   []string // RFC 6901 pointers into the arguments
@@ -37,6 +38,10 @@ type callSpec struct {
 	// Parsers reused across the lines of a batch: a loaded call is valid
 	// until the next call to load.
 	outer, inner canon.Parser
+
+	// warn, if set, is given the warnings about each call load returns
+	// (see loadedCall.warnings); a batch leaves it nil and sums them up.
+	warn func(warning)
 }
 
 // addCallFlags registers the flags that build a callSpec.
@@ -55,6 +60,7 @@ func (f *Factory) callSpec() (*callSpec, error) {
 	v := f.Config
 	s := &callSpec{
 		From:         v.GetString("from"),
+		FromSet:      v.IsSet("from"),
 		Task:         v.GetString("task"),
 		Tool:         v.GetString("tool"),
 		Only:         v.GetStringSlice("only"),
@@ -68,9 +74,14 @@ func (f *Factory) callSpec() (*callSpec, error) {
 	if !validFrom(s.From) {
 		return nil, usageErrorf("invalid --from %q (want one of %s)", s.From, strings.Join(fromNames, ", "))
 	}
-	for _, p := range append(append([]string{}, s.Only...), s.Omit...) {
-		if p != "" && p[0] != '/' {
-			return nil, &UsageError{Err: fmt.Errorf("invalid JSON pointer %q", p), hint: "an RFC 6901 pointer is empty or starts with '/', e.g. /trace_id"}
+	for _, p := range s.Only {
+		if err := pointerFlag("--only", p); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range s.Omit {
+		if err := pointerFlag("--omit", p); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range s.Omit {
@@ -78,6 +89,7 @@ func (f *Factory) callSpec() (*callSpec, error) {
 			return nil, usageErrorf("--omit '' would drop the whole arguments value")
 		}
 	}
+	s.warn = f.printWarning
 	if s.From != fromCall && s.Task == "" {
 		_, _, err := f.taskTool() // the usage error for a missing task
 		return nil, err
@@ -86,6 +98,24 @@ func (f *Factory) callSpec() (*callSpec, error) {
 		return nil, &UsageError{Err: err}
 	}
 	return s, nil
+}
+
+// pointerFlag checks that p, given with flag (--only, --omit), is an RFC
+// 6901 JSON Pointer, as a usage error naming the flag.
+func pointerFlag(flag, p string) error {
+	_, err := canon.ParsePointer(p)
+	if err == nil {
+		return nil
+	}
+	e := &UsageError{Err: fmt.Errorf("%s: invalid JSON pointer %q: %s", flag, p, err)}
+	switch {
+	case p[0] != '/':
+		e.Err = fmt.Errorf("%s: invalid JSON pointer %q: it must be empty or start with '/'", flag, p)
+		e.hint = "write " + flag + " /" + p
+	case strings.Contains(p, "~"):
+		e.hint = "in a pointer, '~' is written ~0 and '/' ~1: /a~1b is the member \"a/b\", /a~0b the member \"a~b\""
+	}
+	return e
 }
 
 func orX(s string) string {
@@ -110,6 +140,12 @@ type loadedCall struct {
 	Args     canon.Node // the whole arguments value, before --only and --omit
 	From     string     // the format the input was read as (auto resolved)
 	Selected bool       // --only or --omit chose part of the arguments
+
+	OmitMissed []int // indices of the --omit pointers that matched nothing
+
+	// Read as bare arguments by default, the input is shaped like an
+	// envelope: the --from that reads it, and what it looks like.
+	Shape, ShapeWhat string
 }
 
 // envelopeError is input that parsed as JSON but is not the expected
@@ -131,8 +167,13 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 	}
 	root := doc.Root()
 	lc := loadedCall{From: s.From}
-	if lc.From == fromAuto {
+	switch {
+	case lc.From == fromAuto:
 		lc.From = detect(root)
+	case lc.From == fromArgs && !s.FromSet:
+		if shape, what := envelopeShape(root); shape != fromArgs {
+			lc.Shape, lc.ShapeWhat = shape, what
+		}
 	}
 	task, tool := s.Task, ""
 	var args canon.Node
@@ -176,7 +217,13 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		}
 	case fromOpenAI:
 		fn := root
-		if f, ok := root.Get("function"); ok && f.Kind() == canon.Object {
+		if calls, ok := root.Get("tool_calls"); ok {
+			// An assistant message: {"role":"assistant","tool_calls":[…]}.
+			if fn, err = s.pick(calls, "OpenAI assistant message", "tool_calls", func(canon.Node) bool { return true }, openAICallName); err != nil {
+				return lc, err
+			}
+		}
+		if f, ok := fn.Get("function"); ok && f.Kind() == canon.Object {
 			fn = f // Chat Completions: {"id","type":"function","function":{"name","arguments"}}
 		}
 		if tool, err = stringMember(fn, "name", "OpenAI tool call"); err != nil {
@@ -218,11 +265,18 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		}
 		args = inner.Root()
 	case fromAnthropic:
-		if tool, err = stringMember(root, "name", "Anthropic tool_use block"); err != nil {
+		block := root
+		if content, ok := root.Get("content"); ok && root.Kind() == canon.Object && !isType(root, "tool_use") {
+			// A message: {"role":"assistant","content":[…, tool_use blocks]}.
+			if block, err = s.pick(content, "Anthropic message", "content", isToolUse, anthropicBlockName); err != nil {
+				return lc, err
+			}
+		}
+		if tool, err = stringMember(block, "name", "Anthropic tool_use block"); err != nil {
 			return lc, err
 		}
 		var ok bool
-		if args, ok = root.Get("input"); !ok {
+		if args, ok = block.Get("input"); !ok {
 			return lc, envErr("Anthropic tool_use block has no \"input\" member")
 		}
 	}
@@ -247,47 +301,214 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		return lc, err
 	}
 	if len(s.Only) > 0 || len(s.Omit) > 0 {
-		sel, err := s.selectArgs(args)
+		sel, missed, err := s.selectArgs(args)
 		if err != nil {
 			return lc, err
 		}
-		lc.Call.Args, lc.Selected = sel, true
+		lc.Call.Args, lc.Selected, lc.OmitMissed = sel, true, missed
+	}
+	if s.warn != nil {
+		for _, w := range lc.warnings(s) {
+			s.warn(w)
+		}
 	}
 	return lc, nil
+}
+
+// warning is something about an input that was used, for standard error.
+type warning struct{ msg, hint string }
+
+// warnings returns what the user should know about a loaded call: an
+// envelope read as bare arguments, --omit pointers that matched nothing.
+func (lc *loadedCall) warnings(s *callSpec) []warning {
+	var ws []warning
+	if lc.Shape != "" {
+		ws = append(ws, shapeWarning(lc.Shape, lc.ShapeWhat, "the input looks like", ""))
+	}
+	for _, i := range lc.OmitMissed {
+		ws = append(ws, s.omitWarning(i, lc.Args, ""))
+	}
+	return ws
+}
+
+// shapeWarning says that input shaped like an envelope (what, read with
+// --from from) was read as bare arguments.
+func shapeWarning(from, what, lead, where string) warning {
+	return warning{
+		msg:  fmt.Sprintf("%s %s%s, read as bare arguments: the key covers the whole envelope, its ids too, so a retry may get a new key", lead, what, where),
+		hint: fmt.Sprintf("give --from %s to key the tool call, or --from args to key the input as it is", from),
+	}
+}
+
+// omitWarning says that --omit pointer i matched nothing (where: "" for
+// one input, or which lines of a batch).
+func (s *callSpec) omitWarning(i int, args canon.Node, where string) warning {
+	p := s.Omit[i]
+	w := warning{
+		msg:  fmt.Sprintf("--omit %s matches nothing in the arguments%s: the key is derived as if it were not given", p, where),
+		hint: "check the pointer: a volatile field left in gives every retry a new key",
+	}
+	if h := argsPrefixHint("--omit", p, args); h != "" {
+		w.hint = h
+	}
+	return w
 }
 
 // detect names the envelope format of an input for --from auto. A call
 // record is never detected: it carries a task id, and the task id must not
 // come from input unless asked for with --from call.
 func detect(root canon.Node) string {
+	from, _ := envelopeShape(root)
+	return from
+}
+
+// envelopeShape names the envelope an input is shaped like, and the --from
+// that reads it, or returns fromArgs and "".
+func envelopeShape(root canon.Node) (from, what string) {
 	if root.Kind() != canon.Object {
-		return fromArgs
-	}
-	str := func(n canon.Node, name string) string {
-		if v, ok := n.Get(name); ok && v.Kind() == canon.String {
-			return v.Text()
-		}
-		return ""
+		return fromArgs, ""
 	}
 	if _, ok := root.Get("jsonrpc"); ok && str(root, "method") == "tools/call" {
-		return fromMCP
+		return fromMCP, "an MCP tools/call request"
 	}
-	if fn, ok := root.Get("function"); ok && fn.Kind() == canon.Object {
+	if isOpenAICall(root) {
+		if str(root, "type") == "function_call" {
+			return fromOpenAI, "an OpenAI function_call item"
+		}
+		return fromOpenAI, "an OpenAI tool call"
+	}
+	if calls, ok := root.Get("tool_calls"); ok && calls.Kind() == canon.Array {
+		for _, c := range calls.Elements() {
+			if isOpenAICall(c) {
+				return fromOpenAI, "an OpenAI assistant message with tool_calls"
+			}
+		}
+	}
+	if isToolUse(root) {
+		return fromAnthropic, "an Anthropic tool_use block"
+	}
+	if content, ok := root.Get("content"); ok && content.Kind() == canon.Array {
+		for _, b := range content.Elements() {
+			if isToolUse(b) {
+				return fromAnthropic, "an Anthropic message with a tool_use block"
+			}
+		}
+	}
+	return fromArgs, ""
+}
+
+// str returns n's string member name, or "".
+func str(n canon.Node, name string) string {
+	if n.Kind() != canon.Object {
+		return ""
+	}
+	if v, ok := n.Get(name); ok && v.Kind() == canon.String {
+		return v.Text()
+	}
+	return ""
+}
+
+func isType(n canon.Node, t string) bool { return str(n, "type") == t }
+
+// isOpenAICall: a Chat Completions tool call {"function":{"name",
+// "arguments"}} or a Responses function_call item {"type":"function_call",
+// "name","arguments":"…"}.
+func isOpenAICall(n canon.Node) bool {
+	if n.Kind() != canon.Object {
+		return false
+	}
+	if fn, ok := n.Get("function"); ok && fn.Kind() == canon.Object {
 		if _, ok := fn.Get("arguments"); ok && str(fn, "name") != "" {
-			return fromOpenAI
+			return true
 		}
 	}
-	if str(root, "type") == "function_call" && str(root, "name") != "" {
-		if a, ok := root.Get("arguments"); ok && a.Kind() == canon.String {
-			return fromOpenAI
+	if isType(n, "function_call") && str(n, "name") != "" {
+		if a, ok := n.Get("arguments"); ok && a.Kind() == canon.String {
+			return true
 		}
 	}
-	if str(root, "type") == "tool_use" && str(root, "name") != "" {
-		if _, ok := root.Get("input"); ok {
-			return fromAnthropic
+	return false
+}
+
+// isToolUse: an Anthropic {"type":"tool_use","name","input"} block.
+func isToolUse(n canon.Node) bool {
+	if !isType(n, "tool_use") || str(n, "name") == "" {
+		return false
+	}
+	_, ok := n.Get("input")
+	return ok
+}
+
+func openAICallName(n canon.Node) (name, id string) {
+	if fn, ok := n.Get("function"); ok {
+		return str(fn, "name"), str(n, "id")
+	}
+	return str(n, "name"), str(n, "call_id")
+}
+
+func anthropicBlockName(n canon.Node) (name, id string) { return str(n, "name"), str(n, "id") }
+
+// pick chooses the tool call of a message (what) from its list of calls,
+// or of content blocks of which isCall tells the calls: the only one, or
+// the only one named --tool; otherwise an error that lists them.
+func (s *callSpec) pick(list canon.Node, what, member string, isCall func(canon.Node) bool, name func(canon.Node) (string, string)) (canon.Node, error) {
+	if list.Kind() != canon.Array {
+		return canon.Node{}, envErr("the %s's %q must be an array, not %s", what, member, list.Kind())
+	}
+	var calls, named []canon.Node
+	for _, e := range list.Elements() {
+		if isCall(e) {
+			calls = append(calls, e)
+			if n, _ := name(e); n == s.Tool {
+				named = append(named, e)
+			}
 		}
 	}
-	return fromArgs
+	switch {
+	case len(calls) == 0:
+		return canon.Node{}, envErr("the %s holds no tool call", what)
+	case len(calls) == 1:
+		return calls[0], nil // a --tool that differs is reported as for one call
+	case s.Tool != "" && len(named) == 1:
+		return named[0], nil
+	}
+	var items []string
+	for _, c := range calls {
+		n, id := name(c)
+		item := printable(n)
+		if id != "" {
+			item += " (" + printable(id) + ")"
+		}
+		items = append(items, item)
+	}
+	listed := strings.Join(items, ", ")
+	switch {
+	case s.Tool == "":
+		return canon.Node{}, &envelopeError{
+			msg:  fmt.Sprintf("the %s holds %d tool calls: %s", what, len(calls), listed),
+			hint: "give --tool NAME to choose the call to key",
+		}
+	case len(named) == 0:
+		return canon.Node{}, &envelopeError{
+			msg:  fmt.Sprintf("--tool %s names none of the %d tool calls of the %s: %s", printable(s.Tool), len(calls), what, listed),
+			hint: "give --tool one of those names",
+		}
+	}
+	return canon.Node{}, &envelopeError{
+		msg:  fmt.Sprintf("--tool %s names %d of the %d tool calls of the %s: %s", printable(s.Tool), len(named), len(calls), what, listed),
+		hint: "each call has its own key: give idemkey one call at a time",
+	}
+}
+
+// printable returns s as it is if it holds only printable characters,
+// or else quoted with escapes.
+func printable(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func stringMember(n canon.Node, name, what string) (string, error) {
@@ -316,8 +537,8 @@ func (s *selection) add(pointer string) {
 		return
 	}
 	n := s
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	toks, _ := canon.ParsePointer(pointer) // checked by pointerFlag
+	for _, tok := range toks {
 		if n.kids == nil {
 			n.kids = map[string]*selection{}
 		}
@@ -332,8 +553,9 @@ func (s *selection) add(pointer string) {
 }
 
 // selectArgs applies --only, then --omit, to the arguments and returns the
-// selected document: that, not the original, is what is hashed.
-func (s *callSpec) selectArgs(args canon.Node) (canon.Node, error) {
+// selected document: that, not the original, is what is hashed; and the
+// indices of the --omit pointers that matched nothing in it.
+func (s *callSpec) selectArgs(args canon.Node) (canon.Node, []int, error) {
 	text := args.Append(nil)
 	if len(s.Only) > 0 {
 		only := &selection{}
@@ -342,9 +564,13 @@ func (s *callSpec) selectArgs(args canon.Node) (canon.Node, error) {
 				if s.AllowMissing {
 					continue
 				}
-				return canon.Node{}, &envelopeError{
+				hint := "check the pointer, or add --allow-missing"
+				if h := argsPrefixHint("--only", p, args); h != "" {
+					hint = h
+				}
+				return canon.Node{}, nil, &envelopeError{
 					msg:  fmt.Sprintf("--only %s matches nothing in the arguments", p),
-					hint: "check the pointer, or add --allow-missing",
+					hint: hint,
 				}
 			}
 			only.add(p)
@@ -353,18 +579,36 @@ func (s *callSpec) selectArgs(args canon.Node) (canon.Node, error) {
 	}
 	doc, err := canon.Parse(text, s.Scheme)
 	if err != nil {
-		return canon.Node{}, err
+		return canon.Node{}, nil, err
 	}
+	var missed []int
 	if len(s.Omit) > 0 {
 		omit := &selection{}
-		for _, p := range s.Omit {
+		for i, p := range s.Omit {
+			if _, ok := doc.Root().At(p); !ok {
+				missed = append(missed, i)
+			}
 			omit.add(p)
 		}
 		if doc, err = canon.Parse(appendSelected(nil, doc.Root(), omit, false), s.Scheme); err != nil {
-			return canon.Node{}, err
+			return canon.Node{}, nil, err
 		}
 	}
-	return doc.Root(), nil
+	return doc.Root(), missed, nil
+}
+
+// argsPrefixHint explains a pointer that starts with /args, as diff
+// prints pointers into a call record: --only and --omit point into the
+// arguments themselves.
+func argsPrefixHint(flag, p string, args canon.Node) string {
+	rest, ok := strings.CutPrefix(p, "/args")
+	if !ok || (rest != "" && rest[0] != '/') {
+		return ""
+	}
+	if _, ok := args.At(rest); ok && rest != "" {
+		return fmt.Sprintf("pointers start inside the arguments, not at a call record's \"args\": %s %s matches", flag, rest)
+	}
+	return "pointers start inside the arguments, not at a call record's \"args\": drop the /args"
 }
 
 // appendSelected writes n, keeping only what sel selects (only) or

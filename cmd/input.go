@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
 )
@@ -222,15 +223,19 @@ func onePassFits(f *os.File, size int64) bool {
 
 // rootIsArray reports whether a JSON text starts with '[' after white
 // space.
-func rootIsArray(data []byte) bool {
+func rootIsArray(data []byte) bool { return firstByte(data) == '[' }
+
+// firstByte returns the first byte of data that is not JSON white space,
+// or 0.
+func firstByte(data []byte) byte {
 	for _, c := range data {
 		switch c {
 		case ' ', '\t', '\n', '\r':
 			continue
 		}
-		return c == '['
+		return c
 	}
-	return false
+	return 0
 }
 
 // guardFaults runs fn with memory faults turned into an input error: the
@@ -375,6 +380,16 @@ func (f *Factory) taskTool() (task, tool string, err error) {
 		return "", "", &UsageError{Err: err}
 	}
 	return task, tool, nil
+}
+
+// printWarning writes a warning, and its hint, to standard error.
+func (f *Factory) printWarning(w warning) {
+	ios := f.IO
+	yellow := ios.paint(f.colorMode(), ios.Err, color.FgYellow, color.Bold)
+	fmt.Fprintf(ios.Err, "%s %s\n", yellow.Sprint("idemkey: warning:"), oneLine(w.msg))
+	if w.hint != "" {
+		fmt.Fprintf(ios.Err, "hint: %s\n", w.hint)
+	}
 }
 
 // blankLine reports whether a line of JSON Lines input is blank: empty or

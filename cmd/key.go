@@ -119,6 +119,7 @@ func runKey(opts *keyOptions) error {
 			return err
 		}
 		var key []byte
+		shape, shapeWhat := fromArgs, ""
 		// keep copies mapped data that the path below will read: release
 		// unmaps it. It runs inside guardFaults, as every read of the
 		// mapping does.
@@ -149,6 +150,13 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
+				if !spec.FromSet && firstByte(data) == '{' {
+					// Shaped like an envelope? (An object this path takes
+					// is below canon.ParallelMin: parsing it costs little.)
+					if doc, err := spec.outer.Parse(data, spec.Scheme); err == nil {
+						shape, shapeWhat = envelopeShape(doc.Root())
+					}
+				}
 			} else {
 				// The path below finds the same problem and reports it as
 				// every other command does, from a copy it can trust.
@@ -163,6 +171,9 @@ func runKey(opts *keyOptions) error {
 			return err
 		}
 		if key != nil {
+			if shape != fromArgs {
+				spec.warn(shapeWarning(shape, shapeWhat, "the input looks like", ""))
+			}
 			_, err = out.Write(append(key, '\n'))
 			return err
 		}
@@ -296,6 +307,7 @@ func runKeyBatch(opts *keyOptions) error {
 	for i := 0; i < workers; i++ {
 		spec := *opts.Spec
 		spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+		spec.warn = nil // summed up below
 		go func() {
 			for c := range todo {
 				opts.deriveChunk(&spec, c, name)
@@ -308,8 +320,11 @@ func runKeyBatch(opts *keyOptions) error {
 	prog := newProgress(ios, size)
 	failed, lines := 0, 0
 	var read int64
+	sum := batchWarnings{omitHits: make([]int, len(opts.Spec.Omit)), omitHint: make([]string, len(opts.Spec.Omit))}
+	defer func() { sum.print(opts.f, opts.Spec, name) }()
 	for c := range order {
 		<-c.done
+		sum.add(&c.warns)
 		for _, err := range c.errs {
 			prog.clear()
 			opts.f.printError(err)
@@ -368,6 +383,91 @@ type batchChunk struct {
 	errs  []error // the bad lines' errors, in order
 	n     int     // lines processed (fewer than len(lines) after --fail-fast)
 	mib   int     // MiB of the batch's memory budget it holds
+	warns batchWarnings
+}
+
+// batchWarnings sums up, over the lines of a batch, what single inputs
+// get a warning for: an --omit pointer that matches nothing on any line,
+// lines shaped like an envelope read as bare arguments. It is said once at
+// the end, not on every line.
+type batchWarnings struct {
+	loaded   int      // lines loaded
+	omitHits []int    // per --omit pointer, the lines it matched on
+	omitHint []string // per --omit pointer, the hint for the first line it missed on
+	shapes   []shapeCount
+}
+
+type shapeCount struct {
+	from, what  string
+	first, more int // the first line of that shape, and how many more
+}
+
+func (b *batchWarnings) note(spec *callSpec, lc loadedCall, lineNo int) {
+	b.loaded++
+	if b.omitHits == nil && len(spec.Omit) > 0 {
+		b.omitHits, b.omitHint = make([]int, len(spec.Omit)), make([]string, len(spec.Omit))
+	}
+	missed := 0
+	for i := range spec.Omit {
+		if missed < len(lc.OmitMissed) && lc.OmitMissed[missed] == i {
+			missed++
+			if b.omitHint[i] == "" {
+				b.omitHint[i] = spec.omitWarning(i, lc.Args, "").hint
+			}
+			continue
+		}
+		b.omitHits[i]++
+	}
+	if lc.Shape != "" {
+		for k := range b.shapes {
+			if b.shapes[k].what == lc.ShapeWhat {
+				b.shapes[k].more++
+				return
+			}
+		}
+		b.shapes = append(b.shapes, shapeCount{from: lc.Shape, what: lc.ShapeWhat, first: lineNo})
+	}
+}
+
+// add sums up a later chunk's warnings.
+func (b *batchWarnings) add(c *batchWarnings) {
+	b.loaded += c.loaded
+	for i := range c.omitHits {
+		b.omitHits[i] += c.omitHits[i]
+		if b.omitHint[i] == "" {
+			b.omitHint[i] = c.omitHint[i]
+		}
+	}
+	for _, s := range c.shapes {
+		found := false
+		for k := range b.shapes {
+			if b.shapes[k].what == s.what {
+				b.shapes[k].more += s.more + 1
+				found = true
+			}
+		}
+		if !found {
+			b.shapes = append(b.shapes, s)
+		}
+	}
+}
+
+func (b *batchWarnings) print(f *Factory, spec *callSpec, name string) {
+	for _, s := range b.shapes {
+		lead := fmt.Sprintf("%s:%d: the line looks like", name, s.first)
+		if s.more > 0 {
+			lead = fmt.Sprintf("%s:%d: this line and %d more look like", name, s.first, s.more)
+		}
+		f.printWarning(shapeWarning(s.from, s.what, lead, ""))
+	}
+	for i, hits := range b.omitHits {
+		if hits == 0 && b.loaded > 0 {
+			f.printWarning(warning{
+				msg:  fmt.Sprintf("%s: --omit %s matches nothing in the arguments of any of the %d lines: the keys are derived as if it were not given", name, spec.Omit[i], b.loaded),
+				hint: b.omitHint[i],
+			})
+		}
+	}
 }
 
 // batchLineLimit is the most bytes a line of a batch may hold, its line
@@ -411,6 +511,9 @@ func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) 
 			continue
 		}
 		lc, err := spec.load(body)
+		if err == nil {
+			c.warns.note(spec, lc, lineNo)
+		}
 		if err != nil {
 			err = inputErr(name, lineNo, err)
 			c.errs = append(c.errs, err)
