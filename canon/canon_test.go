@@ -667,3 +667,44 @@ func TestEscapeSurrogates(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePointer(t *testing.T) {
+	for _, c := range []struct {
+		p    string
+		toks []string
+		err  string
+	}{
+		{"", nil, ""},
+		{"/", []string{""}, ""},
+		{"/a/0", []string{"a", "0"}, ""},
+		{"/a~1b/c~0d/~01", []string{"a/b", "c~d", "~1"}, ""},
+		{"//", []string{"", ""}, ""},
+		{"a", nil, "a JSON pointer is empty or starts with '/'"},
+		{"/~", nil, "'~' at byte 2 is not followed by 0 or 1"},
+		{"/a~2", nil, "'~' at byte 3 is not followed by 0 or 1"},
+		{"/a/b~", nil, "'~' at byte 5 is not followed by 0 or 1"},
+		{"/a\xff", nil, "byte 3 is not UTF-8"},
+		{"/\uFFFD", []string{"\uFFFD"}, ""},
+	} {
+		toks, err := canon.ParsePointer(c.p)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%q: %v, want %q", c.p, err, c.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(toks) != fmt.Sprint(c.toks) || len(toks) != len(c.toks) {
+			t.Errorf("%q: %q, %v; want %q", c.p, toks, err, c.toks)
+		}
+	}
+	d, err := canon.Parse([]byte(`{"a/b":{"~":[1,2]}}`), canon.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := d.Root().At("/a~1b/~0/1"); !ok || string(n.Raw()) != "2" {
+		t.Errorf("At: %v %v", n, ok)
+	}
+	if _, ok := d.Root().At("/a~1b/~"); ok {
+		t.Errorf("At accepted an invalid pointer")
+	}
+}
