@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Kind is the type of a JSON value.
@@ -198,23 +197,15 @@ func (e *PointerError) Error() string { return e.Msg }
 
 // ParsePointer splits an RFC 6901 JSON Pointer into its reference tokens,
 // unescaped ("~1" is '/', "~0" is '~'). A pointer is empty (the whole
-// value) or starts with '/'; a '~' not followed by 0 or 1, and bytes that
-// are not UTF-8, make it invalid (RFC 6901 §3).
+// value) or starts with '/'; a '~' not followed by 0 or 1 makes it invalid
+// (RFC 6901 §3). Its bytes are not checked otherwise: a member name may
+// hold a lone surrogate, in WTF-8 (see Node.Text).
 func ParsePointer(p string) ([]string, error) {
 	if p == "" {
 		return nil, nil
 	}
 	if p[0] != '/' {
 		return nil, &PointerError{Pointer: p, Msg: "a JSON pointer is empty or starts with '/'"}
-	}
-	if !utf8.ValidString(p) {
-		for i, r := range p {
-			if r == utf8.RuneError {
-				if _, size := utf8.DecodeRuneInString(p[i:]); size == 1 {
-					return nil, &PointerError{Pointer: p, Offset: i, Msg: fmt.Sprintf("byte %d is not UTF-8", i+1)}
-				}
-			}
-		}
 	}
 	toks := strings.Split(p[1:], "/")
 	off := 1

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
@@ -103,6 +104,15 @@ func (f *Factory) callSpec() (*callSpec, error) {
 // pointerFlag checks that p, given with flag (--only, --omit), is an RFC
 // 6901 JSON Pointer, as a usage error naming the flag.
 func pointerFlag(flag, p string) error {
+	if !utf8.ValidString(p) {
+		for i := 0; i < len(p); {
+			r, size := utf8.DecodeRuneInString(p[i:])
+			if r == utf8.RuneError && size == 1 {
+				return usageErrorf("%s: invalid JSON pointer %q: byte %d is not UTF-8", flag, p, i+1)
+			}
+			i += size
+		}
+	}
 	_, err := canon.ParsePointer(p)
 	if err == nil {
 		return nil
