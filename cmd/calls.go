@@ -407,6 +407,19 @@ func envelopeShape(root canon.Node) (from, what string) {
 	return fromArgs, ""
 }
 
+// mayBeEnvelope is a quick test, before parsing, that input may be shaped
+// like an envelope: every shape envelopeShape knows has one of these
+// member names or values (unless written with escapes, which a logged
+// envelope never is).
+func mayBeEnvelope(data []byte) bool {
+	for _, s := range []string{`"jsonrpc"`, `"function`, `"tool_calls"`, `"tool_use"`} {
+		if bytes.Contains(data, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
 // str returns n's string member name, or "".
 func str(n canon.Node, name string) string {
 	if n.Kind() != canon.Object {

@@ -154,7 +154,7 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-				if !spec.FromSet && firstByte(data) == '{' {
+				if !spec.FromSet && firstByte(data) == '{' && mayBeEnvelope(data) {
 					// Shaped like an envelope? (An object this path takes
 					// is below canon.ParallelMin: parsing it costs little.)
 					if doc, err := spec.outer.Parse(data, spec.Scheme); err == nil {
