@@ -218,8 +218,8 @@ func runKey(opts *keyOptions) error {
 // belongs to input line N: a blank input line (see blankLine) gives an
 // empty output line, with --json too, and is no error; a bad input line
 // gives an empty output line (with --json, an object with "error") and is
-// reported on standard error with its line number. Chunks of lines are derived in
-// parallel on every core and written in input order.
+// reported on standard error with its line number. Chunks of lines are
+// derived in parallel on every core and written in input order.
 func runKeyBatch(opts *keyOptions) error {
 	ios := opts.f.IO
 	in, name := ios.In, stdinName
@@ -244,12 +244,13 @@ func runKeyBatch(opts *keyOptions) error {
 	order := make(chan *batchChunk, 2*workers)
 	quit := make(chan struct{})
 	defer close(quit)
-	// The chunks read and not yet written hold at most this many MiB (but
-	// always one chunk), whatever the lengths of the lines.
+	// The chunks read and not yet written hold at most this many MiB
+	// (or one chunk, if it is larger), whatever the lengths of the lines.
 	mem := make(chan struct{}, 4*workers+2*batchLineLimit>>20)
 	var readErr error
-	tooLong := 0 // the line past batchLineLimit, where reading stopped
-	go func() {  // reader: split the input into chunks of whole lines
+	// tooLong is the line past batchLineLimit, where reading stopped.
+	tooLong := 0
+	go func() { // reader: split the input into chunks of whole lines
 		defer close(todo)
 		defer close(order)
 		r := bufio.NewReaderSize(in, 1<<20)
@@ -284,7 +285,7 @@ func runKeyBatch(opts *keyOptions) error {
 				}
 			}
 			if len(c.lines) > 0 {
-				c.mib = min(1+len(c.data)>>20, cap(mem))
+				c.mib = min(1+cap(c.data)>>20, cap(mem))
 				for range c.mib {
 					select {
 					case mem <- struct{}{}:
