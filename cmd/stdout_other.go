@@ -1,0 +1,5 @@
+//go:build !unix
+
+package cmd
+
+func stdoutClosed() bool { return false }
