@@ -189,6 +189,12 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	if err := s.resolve(); err != nil {
 		return err
 	}
+	// Each tool's section is checked now, not when a command asks for it.
+	for _, tool := range file.toolNames() {
+		if _, err := s.ForTool(tool); err != nil {
+			return err
+		}
+	}
 	_, err = s.Choice("color", "auto", "always", "never")
 	return err
 }
@@ -412,8 +418,8 @@ func registerValueCompletion(c *cobra.Command, fl *pflag.Flag) {
 }
 
 // hoistCommand moves flags written before the subcommand after it
-// (`idemkey -v post URL` is `idemkey post -v URL`), when every one of them
-// is a flag of that subcommand; otherwise args are left to cobra.
+// (`idemkey -v post URL` is `idemkey post -v URL`), where the subcommand
+// parses them: a flag it does not know is reported by it as unknown.
 func hoistCommand(root *cobra.Command, args []string) []string {
 	if len(args) == 0 || !strings.HasPrefix(args[0], "-") {
 		return args
@@ -448,8 +454,9 @@ func subcommand(root *cobra.Command, name string) *cobra.Command {
 	return nil
 }
 
-// flagsFit reports whether toks are flags of sub (or the root's
-// persistent flags) with their values, exactly.
+// flagsFit reports whether toks are flags with their values, exactly, as
+// sub (or the root's persistent flags) reads them; a flag neither knows is
+// taken to have no value.
 func flagsFit(root, sub *cobra.Command, toks []string) bool {
 	lookup := func(name string, short bool) *pflag.Flag {
 		for _, fs := range []*pflag.FlagSet{sub.Flags(), sub.PersistentFlags(), root.PersistentFlags()} {
@@ -479,7 +486,7 @@ func flagsFit(root, sub *cobra.Command, toks []string) bool {
 			return false
 		}
 		if fl == nil {
-			return false
+			continue
 		}
 		if fl.NoOptDefVal == "" && !attached {
 			i++ // its value

@@ -370,6 +370,15 @@ type fileValue struct {
 	list []*fileValue
 }
 
+func (c *configFile) toolNames() []string {
+	names := make([]string, 0, len(c.tools))
+	for t := range c.tools {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	return names
+}
+
 func (c *configFile) lookup(tool, name string) (*fileValue, bool) {
 	if tool != "" {
 		if v, ok := c.tools[tool][name]; ok {
@@ -720,12 +729,7 @@ func (c *configFile) vet(known map[string]bool, warn func(string)) error {
 	if err := check(c.top); err != nil {
 		return err
 	}
-	tools := make([]string, 0, len(c.tools))
-	for t := range c.tools {
-		tools = append(tools, t)
-	}
-	sort.Strings(tools)
-	for _, t := range tools {
+	for _, t := range c.toolNames() {
 		if err := check(c.tools[t]); err != nil {
 			return err
 		}
