@@ -273,6 +273,28 @@ var settingRules = map[string]func(s *Settings, name string) error{
 	"max-time":        func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
 	"retry-delay":     func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
 	"retry-max-time":  func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
+	"format":          choiceRule(formatNames...),
+	"from":            choiceRule(fromNames...),
+	"scheme":          choiceRule("js", "jcs"),
+}
+
+// choiceRule checks a setting that must be one of choices, in the
+// commands whose flag of that name lists them all in its help (another
+// command may give the name another meaning).
+func choiceRule(choices ...string) func(s *Settings, name string) error {
+	return func(s *Settings, name string) error {
+		fl := s.lookup(name)
+		for _, c := range choices {
+			if !strings.Contains(fl.Usage, c) {
+				return nil
+			}
+		}
+		if fl.Changed {
+			return nil // the command says it in its own words
+		}
+		_, err := s.Choice(name, choices...)
+		return err
+	}
 }
 
 func (s *Settings) resolveOne(fl *pflag.Flag) (resolved, error) {

@@ -71,6 +71,9 @@ func TestEverySettingResolvesThroughTheLoader(t *testing.T) {
 			if rules != nil && fl.Value.Type() == "int" {
 				envV, fileV, want = "7", "7", "7"
 			}
+			if v, ok := map[string]string{"format": "uuid", "from": "openai", "scheme": "jcs"}[fl.Name]; ok {
+				envV, fileV, want = v, v, v
+			}
 			// The environment.
 			env := map[string]string{envName(fl.Name): envV}
 			got, _, err := loadFor(t, env, c.Name())
