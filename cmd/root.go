@@ -103,6 +103,12 @@ func (f *Factory) colorMode() string {
 	return "auto"
 }
 
+func init() {
+	// The root's PersistentPreRunE loads the settings even under a command
+	// that has a persistent hook of its own.
+	cobra.EnableTraverseRunHooks = true
+}
+
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -174,7 +180,7 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	if path == "" {
 		path = defaultConfigPath(f.IO.Getenv)
 	}
-	if path == "" {
+	if path == "" || (!s.IsSet("config") && ignoresConfig(cmd)) {
 		return nil
 	}
 	file, err := readConfigFile(path)
@@ -197,6 +203,18 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	}
 	_, err = s.Choice("color", "auto", "always", "never")
 	return err
+}
+
+// ignoresConfig says whether a command reads no setting from the config
+// file, so that a broken file does not stop help, version or completion.
+func ignoresConfig(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		switch c.Name() {
+		case "help", "version", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+			return true
+		}
+	}
+	return false
 }
 
 // defaultConfigPath returns $XDG_CONFIG_HOME/idemkey/config.{yaml,yml,toml,json}
