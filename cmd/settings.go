@@ -276,6 +276,26 @@ var settingRules = map[string]func(s *Settings, name string) error{
 	"format":          choiceRule(formatNames...),
 	"from":            choiceRule(fromNames...),
 	"scheme":          choiceRule("js", "jcs"),
+	"key-header":      tokenRule,
+}
+
+// tokenRule checks a header name from IDEMKEY_* or the config file: an
+// RFC 9110 token (the command checks a flag's value in its own words, and
+// refuses the names that cannot carry a key).
+func tokenRule(s *Settings, name string) error {
+	if s.lookup(name).Changed {
+		return nil
+	}
+	v := s.GetString(name)
+	ok := v != ""
+	for i := 0; i < len(v) && ok; i++ {
+		c := v[i]
+		ok = c > ' ' && c < 0x7f && !strings.ContainsRune("\"(),/:;<=>?@[\\]{}", rune(c))
+	}
+	if !ok {
+		return s.Invalid(name, "want a header name such as Idempotency-Key")
+	}
+	return nil
 }
 
 // choiceRule checks a setting that must be one of choices, in the
