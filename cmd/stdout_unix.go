@@ -10,22 +10,18 @@ import (
 // stdoutClosed reports whether standard output was closed when the
 // process started. The Go runtime then opens /dev/null read-write in its
 // place, and writes to it succeed: a result would be lost without a word.
-// A descriptor that is /dev/null, open read-write, and not shared with
-// standard input is taken for that substitute. (A daemon gives all three
-// descriptors one /dev/null opened read-write; a shell's `>/dev/null`
-// opens it write-only; both are left alone.)
+// A standard output that is /dev/null open read-write is taken for that
+// substitute, unless standard input is /dev/null too: a daemon, Node's
+// stdio "ignore" and Python's DEVNULL null the streams they do not want,
+// standard input among them, and a shell's `>/dev/null` opens it
+// write-only. (Such a launcher that nulls standard output alone, read-
+// write, cannot be told from `>&-`.)
 func stdoutClosed() bool {
-	if !isDevNullRW(1) {
-		return false
-	}
-	if !isDevNullRW(0) {
-		return true
-	}
-	// Both are: the same open file (a daemon) shares its status flags.
-	return !sameOpenFile(0, 1)
+	return isDevNull(1, true) && !isDevNull(0, false)
 }
 
-func isDevNullRW(fd int) bool {
+// isDevNull reports whether fd is /dev/null (open read-write, if rw).
+func isDevNull(fd int, rw bool) bool {
 	var st, null syscall.Stat_t
 	if syscall.Fstat(fd, &st) != nil || syscall.Stat(os.DevNull, &null) != nil {
 		return false
@@ -33,30 +29,11 @@ func isDevNullRW(fd int) bool {
 	if st.Rdev != null.Rdev || st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
 		return false
 	}
+	if !rw {
+		return true
+	}
 	fl, err := fcntl(fd, syscall.F_GETFL, 0)
 	return err == nil && fl&syscall.O_ACCMODE == syscall.O_RDWR
-}
-
-// sameOpenFile reports whether two descriptors share one open file
-// description: a status flag set through one shows through the other.
-func sameOpenFile(a, b int) bool {
-	fa, err := fcntl(a, syscall.F_GETFL, 0)
-	if err != nil {
-		return false
-	}
-	fb, err := fcntl(b, syscall.F_GETFL, 0)
-	if err != nil {
-		return false
-	}
-	if fa&syscall.O_NONBLOCK != fb&syscall.O_NONBLOCK {
-		return false
-	}
-	if _, err := fcntl(a, syscall.F_SETFL, fa^syscall.O_NONBLOCK); err != nil {
-		return false
-	}
-	fb2, err := fcntl(b, syscall.F_GETFL, 0)
-	_, _ = fcntl(a, syscall.F_SETFL, fa)
-	return err == nil && fb2&syscall.O_NONBLOCK != fb&syscall.O_NONBLOCK
 }
 
 func fcntl(fd, cmd, arg int) (int, error) {
