@@ -51,7 +51,7 @@ type Settings struct {
 // resolved is one setting's value and where it came from.
 type resolved struct {
 	text []string // one element, except for list settings
-	src  string   // "--retry", "IDEMKEY_RETRY", "config.yaml: retry", "default"
+	src  string   // "--retry", "IDEMKEY_RETRY", "config.yaml:3: retry", "default"
 	set  bool     // from the command line, the environment or the file
 }
 
