@@ -80,6 +80,23 @@ func (ios *IOStreams) OutErr() error {
 	return nil
 }
 
+// OutClosed reports whether standard output was closed when idemkey
+// started (see System): a command that must not act without a place for
+// its result (post) checks it before it sends anything.
+func (ios *IOStreams) OutClosed() bool {
+	w := ios.Out
+	for {
+		if _, ok := w.(closedWriter); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
 func isTerminal(w io.Writer) bool {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })

@@ -36,6 +36,11 @@ func Main(args []string, ios *IOStreams) int {
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	err := root.Execute()
+	if r := repeatedFlag(err); r != nil {
+		// Whichever flag error function the command has, a repeated flag
+		// is said one way (with the command's exit code for usage errors).
+		err = r
+	}
 	if werr := out.Err(); werr != nil {
 		var ec exitCoder
 		var ne *ExitError
@@ -136,9 +141,6 @@ failures.`,
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		if ue := repeatedFlag(err); ue != nil {
-			return ue
-		}
 		return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
@@ -279,8 +281,11 @@ func finishTree(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Name() == "post" {
-			commandLineOnly(c.Flags(), "data", "header", "output", "user", "request", "insecure",
-				"include", "silent", "show-error", "verbose", "fail", "fail-with-body", "dry-run", "send-as-is")
+			// What is sent, where, how securely, and where the output goes.
+			commandLineOnly(c.Flags(), "data", "data-binary", "data-raw", "json", "header", "output",
+				"user", "request", "insecure", "include", "silent", "show-error", "verbose", "fail",
+				"fail-with-body", "dry-run", "send-as-is", "lossy", "location", "cert", "key",
+				"dump-header", "write-out", "retry-all-errors")
 		}
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
 			fs.VisitAll(func(fl *pflag.Flag) {
@@ -339,15 +344,32 @@ func onceOnly(fl *pflag.Flag) {
 
 var repeatedRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first "(.*)"\)$`)
 
-// repeatedFlag rewrites pflag's message for a repeated flag, or returns
-// nil for another error.
-func repeatedFlag(err error) *UsageError {
-	if m := repeatedRE.FindStringSubmatch(err.Error()); m != nil {
-		return &UsageError{Err: fmt.Errorf("%s %s: %q, then %q", m[2], repeatedText, m[3], m[1]),
-			hint: m[2] + " takes one value; give it once"}
+// repeatedFlag rewrites pflag's message for a repeated flag, keeping the
+// exit code err had, or returns nil for another error.
+func repeatedFlag(err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	m := repeatedRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil
+	}
+	ue := &UsageError{Err: fmt.Errorf("%s %s: %q, then %q", m[2], repeatedText, m[3], m[1]),
+		hint: m[2] + " takes one value; give it once"}
+	if code := exitCode(err); code != exitUsage {
+		return &codedError{ue, code}
+	}
+	return ue
 }
+
+// codedError is a usage error under a command whose usage errors exit
+// with another code (run: 125, as env does).
+type codedError struct {
+	*UsageError
+	code int
+}
+
+func (e *codedError) ExitCode() int { return e.code }
 
 // newHelpCmd replaces cobra's help command, which prints the root's help
 // and exits 0 for an unknown topic.

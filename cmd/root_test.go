@@ -78,3 +78,12 @@ func TestFlagTypesSurviveTheWrapper(t *testing.T) {
 		}
 	}
 }
+
+func TestOutClosed(t *testing.T) {
+	if !(&IOStreams{Out: watchWrites(closedWriter{})}).OutClosed() {
+		t.Error("a closed stdout behind the watcher is not seen")
+	}
+	if (&IOStreams{Out: watchWrites(&bytes.Buffer{})}).OutClosed() {
+		t.Error("a buffer is taken for a closed stdout")
+	}
+}

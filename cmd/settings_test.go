@@ -43,6 +43,8 @@ func sample(fl *pflag.Flag) (env string, file string, want string) {
 		return "7", "7", "7"
 	case "float64":
 		return "2.5", "2.5", "2.5"
+	case "duration":
+		return "1.5s", `"1.5s"`, "1.5s"
 	case "stringArray", "stringSlice":
 		return "/zz", "[/zz]", "/zz"
 	}
