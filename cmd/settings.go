@@ -56,11 +56,40 @@ type resolved struct {
 }
 
 // GetString returns a setting's value as text (list settings: the first).
+// "tools.NAME.SETTING" is ForTool(NAME).GetString(SETTING), as viper
+// spelled it.
 func (s *Settings) GetString(name string) string {
 	if v, ok := s.vals[name]; ok && len(v.text) > 0 {
 		return v.text[0]
 	}
+	if t, ok := s.toolPath(name); ok {
+		return t.s.GetString(t.name)
+	}
 	return ""
+}
+
+type toolSetting struct {
+	s    *Settings
+	name string
+}
+
+// toolPath resolves "tools.NAME.SETTING" (the config file's tools
+// section, flag and environment first), if the file has it.
+func (s *Settings) toolPath(path string) (toolSetting, bool) {
+	rest, ok := strings.CutPrefix(path, "tools.")
+	i := strings.LastIndexByte(rest, '.')
+	if !ok || i <= 0 || s.file == nil {
+		return toolSetting{}, false
+	}
+	tool, name := rest[:i], rest[i+1:]
+	if _, ok := s.file.tools[tool][name]; !ok {
+		return toolSetting{}, false
+	}
+	t, err := s.ForTool(tool)
+	if err != nil {
+		return toolSetting{}, false // loadConfig has checked every section
+	}
+	return toolSetting{t, name}, true
 }
 
 // GetStringSlice returns a list setting (--only, --omit, -H).
@@ -265,18 +294,26 @@ func (s *Settings) resolve() error {
 // that name in every command that has it, run as the value is resolved so
 // that the error names its source (a value from the command line is
 // checked the same way). A command adds its own checks after these.
-var settingRules = map[string]func(s *Settings, name string) error{
-	"retry":           func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-	"max-len":         func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-	"max":             func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-	"connect-timeout": func(s *Settings, n string) error { _, err := s.Seconds(n, true); return err },
-	"max-time":        func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-	"retry-delay":     func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-	"retry-max-time":  func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-	"format":          choiceRule(formatNames...),
-	"from":            choiceRule(fromNames...),
-	"scheme":          choiceRule("js", "jcs"),
-	"key-header":      tokenRule,
+var settingRules map[string]func(s *Settings, name string) error
+
+// (Set in init: the rules read settings, which may resolve a tool's
+// section, which applies the rules.)
+func init() { settingRules = initialRules() }
+
+func initialRules() map[string]func(s *Settings, name string) error {
+	return map[string]func(s *Settings, name string) error{
+		"retry":           func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
+		"max-len":         func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
+		"max":             func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
+		"connect-timeout": func(s *Settings, n string) error { _, err := s.Seconds(n, true); return err },
+		"max-time":        func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
+		"retry-delay":     func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
+		"retry-max-time":  func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
+		"format":          choiceRule(formatNames...),
+		"from":            choiceRule(fromNames...),
+		"scheme":          choiceRule("js", "jcs"),
+		"key-header":      tokenRule,
+	}
 }
 
 // tokenRule checks a header name from IDEMKEY_* or the config file: an

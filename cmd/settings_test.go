@@ -139,6 +139,12 @@ func TestToolSection(t *testing.T) {
 	if g := d.GetStringSlice("omit"); len(g) != 1 || g[0] != "/trace_id" {
 		t.Errorf("deploy omit %q", g)
 	}
+	if g := f.Config.GetString("tools.deploy.prefix"); g != "dep-" {
+		t.Errorf("tools.deploy.prefix %q", g)
+	}
+	if g := f.Config.GetString("tools.other.prefix"); g != "" {
+		t.Errorf("tools.other.prefix %q", g)
+	}
 	o, _ := f.Config.ForTool("other")
 	if g := o.GetString("prefix"); g != "top-" {
 		t.Errorf("other tool prefix %q", g)
