@@ -300,9 +300,10 @@ func finishTree(root *cobra.Command) {
 	walk(root)
 }
 
-// onceValue wraps a single-valued flag so that giving it a second time is
-// a usage error (pflag would keep the last silently: --task a --task b).
-// A boolean flag repeated with the same value is harmless and allowed.
+// onceValue wraps a single-valued flag so that giving it a second time
+// with another value is a usage error (pflag would keep the last silently:
+// --task a --task b). The same value again (--lease 1s --lease 1s, -v -v)
+// leaves nothing to choose between and is allowed.
 type onceValue struct {
 	pflag.Value
 	first string
@@ -313,6 +314,9 @@ const repeatedText = "given more than once"
 
 func (o *onceValue) Set(s string) error {
 	if o.set {
+		if s == o.first {
+			return nil
+		}
 		if o.IsBoolFlag() {
 			a, errA := strconv.ParseBool(o.first)
 			b, errB := strconv.ParseBool(s)

@@ -48,8 +48,8 @@ func TestRepeatedFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
 		}
 	}
-	// Repeatable flags, and a switch repeated with the same value, stay fine.
-	if code, errs := run("key", "--task", "a", "--tool", "x", "--omit", "/b", "--omit", "/c", "--json", "--json"); code != 0 {
+	// Repeatable flags, and a flag repeated with the same value, stay fine.
+	if code, errs := run("key", "--task", "a", "--tool", "x", "--omit", "/b", "--omit", "/c", "--json", "--json", "--task", "a", "--json=true"); code != 0 {
 		t.Errorf("repeatable: exit %d, %q", code, errs)
 	}
 }
