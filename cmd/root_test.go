@@ -40,9 +40,9 @@ func TestRepeatedFlags(t *testing.T) {
 		{"key", "--task", "a", "--task", "b", "--tool", "x"},
 		{"key", "--task", "a", "--tool", "x", "--tool", "y"},
 		{"key", "--task", "a", "--tool", "x", "--json", "--json=false"},
-		{"key", "--task", "a", "--tool", "x", "--format", "hex", "--format", "hex"},
+		{"key", "--task", "a", "--tool", "x", "--format", "hex", "--format", "uuid"},
 		{"diff", "--max", "1", "--max", "2", "a", "b"},
-		{"post", "http://127.0.0.1:9", "--task", "t", "--tool", "x", "-d", "{}", "--data", "{}"},
+		{"post", "http://127.0.0.1:9", "--task", "t", "--tool", "x", "-d", "{}", "--data", "[]", "--dry-run"},
 	} {
 		if code, errs := run(args...); code != exitUsage || !strings.Contains(errs, "given more than once") {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
