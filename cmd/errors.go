@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/idemkey/idemkey/canon"
@@ -91,6 +92,21 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 func (e *ExitError) ExitCode() int { return e.Code }
+
+// OutputError is a result that could not be written to standard output
+// (a full disk, a closed stream): exit 2, since the reader did not get it.
+type OutputError struct{ Err error }
+
+func (e *OutputError) Error() string {
+	err := e.Err
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("cannot write the result to standard output: %v", err)
+}
+func (e *OutputError) Unwrap() error { return e.Err }
+func (e *OutputError) ExitCode() int { return exitUsage }
 
 // exitCode maps an error to the process's exit code.
 func exitCode(err error) int {
