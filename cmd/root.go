@@ -125,6 +125,8 @@ failures.`,
 		newVersionCmd(f),
 		newDiffCmd(f),
 		newPostCmd(f),
+		newVectorsCmd(f),
+		newConformCmd(f),
 	)
 	return root
 }
