@@ -38,7 +38,7 @@ type Failure struct {
 	Causes   []Cause // the diagnoses this failure supports
 	// Produced is, when a known defect reproduces the answer, the text that
 	// defect makes of the call (with key output, the text whose key came back).
-	Produced string
+	Produced  string
 	Explained bool
 }
 
@@ -74,12 +74,12 @@ func (r RuleReport) Total() int { return r.Passed + r.Failed }
 
 // Report is the outcome of a conformance run.
 type Report struct {
-	Scheme                 canon.Scheme
-	Output                 Output
+	Scheme                  canon.Scheme
+	Output                  Output
 	Passed, Failed, Skipped int
-	Rules                  []RuleReport
-	Failures               []Failure
-	Causes                 []string // every diagnosis, in the order of the rules
+	Rules                   []RuleReport
+	Failures                []Failure
+	Causes                  []string // every diagnosis, in the order of the rules
 	// Like names a known implementation that computes every answer this
 	// one gave, when there is one.
 	Like string
@@ -235,39 +235,89 @@ func (d *diagnoser) diagnose(c Case, e Expect, a Answer) Failure {
 			return f
 		}
 	}
-	// A known implementation's set of defects: name those that matter here.
+	// A known implementation's set of defects, then two defects at once,
+	// then a known implementation with one more.
 	for _, p := range profiles {
-		v := p.variant(d.base)
-		text, ok := v.Canonical(c)
-		if !d.matches(text, ok, a) {
-			continue
+		if d.try(&f, p.variant(d.base), p.defects) {
+			return f
 		}
-		f.Explained, f.Produced = true, text
-		var all []Cause
-		for _, id := range p.defects {
-			df := defectByID(id)
-			one := d.base
-			df.apply(&one)
-			if one == d.base {
-				continue
-			}
-			cause := df.cause(d, e.Canonical, text)
-			all = append(all, cause)
-			if t1, ok1 := one.Canonical(c); ok1 != !e.Rejected || t1 != e.Canonical {
-				f.Causes = append(f.Causes, cause)
-			}
-		}
-		if len(f.Causes) == 0 {
-			f.Causes = all
-		}
-		return f
 	}
-	// With the text in hand, say where it first differs.
+	if len(c.Args) > pairsMax {
+		return d.textDiff(f)
+	}
+	for i, a := range defects {
+		for _, b := range defects[i+1:] {
+			v := d.base
+			a.apply(&v)
+			b.apply(&v)
+			if d.try(&f, v, []string{a.id, b.id}) {
+				return f
+			}
+		}
+	}
+	for _, p := range profiles {
+		for _, df := range defects {
+			v := p.variant(d.base)
+			df.apply(&v)
+			if d.try(&f, v, append(slices.Clip(p.defects), df.id)) {
+				return f
+			}
+		}
+	}
+	return d.textDiff(f)
+}
+
+// pairsMax bounds the arguments for which combinations of defects are
+// tried: they are tried hundreds of times for each failing case.
+const pairsMax = 4 << 10
+
+// textDiff diagnoses a failure no known defect explains: with the text in
+// hand, it says where the text first differs.
+func (d *diagnoser) textDiff(f Failure) Failure {
+	a, e := f.Got, f.Expected
 	if d.out == OutputCanonical && !a.Rejected && !e.Rejected {
-		got, want := firstDiff(a.Text, e.Canonical)
-		f.Causes = []Cause{{Kind: "text", Example: fmt.Sprintf("writes %s where %s writes %s", got, d.word(), want)}}
+		ex := ""
+		if got, want, ok := firstNameDiff(a.Text, e.Canonical); ok {
+			ex = fmt.Sprintf("puts the name %s where %s puts %s (members in another order)", got, d.word(), want)
+		} else {
+			got, want := firstDiff(a.Text, e.Canonical)
+			ex = fmt.Sprintf("writes %s where %s writes %s", got, d.word(), want)
+		}
+		f.Causes = []Cause{{Kind: "text", Example: ex}}
 	}
 	return f
+}
+
+// try reports whether variant v, made of the defects ids, reproduces f's
+// answer; if it does, it records the defects that matter for f's case:
+// those that alone change the answer, or else all of them.
+func (d *diagnoser) try(f *Failure, v Variant, ids []string) bool {
+	if v == d.base {
+		return false
+	}
+	text, ok := v.Canonical(f.Case)
+	if !d.matches(text, ok, f.Got) {
+		return false
+	}
+	f.Explained, f.Produced = true, text
+	var all []Cause
+	for _, id := range ids {
+		df := defectByID(id)
+		one := d.base
+		df.apply(&one)
+		if one == d.base {
+			continue
+		}
+		cause := df.cause(d, f.Expected.Canonical, text)
+		all = append(all, cause)
+		if t1, ok1 := one.Canonical(f.Case); ok1 != !f.Expected.Rejected || t1 != f.Expected.Canonical {
+			f.Causes = append(f.Causes, cause)
+		}
+	}
+	if len(f.Causes) == 0 {
+		f.Causes = all
+	}
+	return true
 }
 
 // like returns the name of a known implementation that reproduces every
@@ -387,6 +437,17 @@ var defects = []defect{
 	{"spaces", func(v *Variant) { v.Spaces = true }, fixed(`writes a space after "," and ":"`, `writes a space after "," and ":"`), false},
 	{"allow-nan", func(v *Variant) { v.AllowNaN = true }, fixed(
 		"accepts NaN, Infinity and -Infinity, which are not JSON", "accepts NaN, Infinity and -Infinity, which are not JSON"), false},
+	{"num-no-plus", func(v *Variant) { v.Numbers = NumNoPlus }, fixed(
+		"writes positive exponents without their + sign", "writes positive exponents without their + sign"), true},
+	{"shape-args", func(v *Variant) { v.Shape = ShapeArgs }, fixed(
+		"hashes the canonical arguments alone, where the key is of [task, tool, args]",
+		"hashes the canonical arguments alone, where the key is of [task, tool, args]"), false},
+	{"shape-object", func(v *Variant) { v.Shape = ShapeObject }, fixed(
+		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`,
+		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`), false},
+	{"newline", func(v *Variant) { v.Newline = true }, fixed(
+		"hashes the canonical text followed by a newline (as echo … | sha256sum does)",
+		"hashes the canonical text followed by a newline (as echo … | sha256sum does)"), false},
 	{"depth-limit", func(v *Variant) { v.MaxDepth = 990 }, func(d *diagnoser) string {
 		return "rejects arguments nested 1000 levels deep (a recursion limit), which " + d.word() + " accepts"
 	}, false},
@@ -449,6 +510,21 @@ func firstDiff(got, want string) (string, string) {
 		}
 	}
 	return "the same tokens", "them"
+}
+
+// firstNameDiff reports whether the first differing tokens are both
+// member names, and returns them.
+func firstNameDiff(got, want string) (string, string, bool) {
+	g, w := tokens(got), tokens(want)
+	name := func(ts []string, i int) bool {
+		return i+1 < len(ts) && strings.HasPrefix(ts[i], `"`) && ts[i+1] == ":"
+	}
+	for i := 0; i < len(g) && i < len(w); i++ {
+		if g[i] != w[i] {
+			return show(g[i]), show(w[i]), name(g, i) && name(w, i)
+		}
+	}
+	return "", "", false
 }
 
 func show(tok string) string {

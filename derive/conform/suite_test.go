@@ -20,8 +20,8 @@ import (
 // When cases are appended, leave these alone; raise frozenCases (and set
 // the digest the test prints) only to freeze the appended ones too.
 const (
-	frozenCases  = 320
-	frozenDigest = "9c560a167676e10c231f5160132171936004fe2a399daafc4501750953058b17"
+	frozenCases  = 331
+	frozenDigest = "d7a25290ec63f20c7a15cf65b962db47916ccb75166614cee279c0ecf6753a1c"
 )
 
 func TestSuiteAppendOnly(t *testing.T) {

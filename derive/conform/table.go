@@ -152,11 +152,13 @@ func build() []Case {
 
 	b.section("number-exponent")
 	b.nums("1e16", "1e17", "1e20", "1e21", "1e22", "1.5e300", "123e18", "123e19", "9.999999999999999e20",
-		"999999999999999900000", "1000000000000000000000", "1e100", "1e308", "-1e21", "-1e20", "1.2345e25", "5e21", "1E21", "12e20")
+		"999999999999999900000", "1000000000000000000000", "1e100", "1e308", "-1e21", "-1e20", "1.2345e25", "5e21", "1E21", "12e20",
+		"999999999999999999999", "100000000000000000000", "0.1e22", "1e23")
 
 	b.section("number-fraction")
 	b.nums("0.1", "0.5", "-0.5", "0.001", "0.0001", "0.00001", "0.000001", "0.0000001", "1e-6", "1e-7", "1.5e-7",
-		"1.23e-5", "123e-10", "1e-10", "1e-100", "-1e-7", "0.000001234", "0.0000012345", "1e-5", "4.5e-6")
+		"1.23e-5", "123e-10", "1e-10", "1e-100", "-1e-7", "0.000001234", "0.0000012345", "1e-5", "4.5e-6",
+		"0.0000009999999999999999", "0.00000099", "0.1e-6", "1.000001e-6")
 
 	b.section("number-precision")
 	b.nums("0.30000000000000004", "1.0000000000000002", "0.1000000000000000055511151231257827", "3.141592653589793238462643383279502884",
@@ -197,6 +199,7 @@ func build() []Case {
 	b.add("U+007F (DEL) is not escaped", `["\u007f"]`)
 	b.add("U+007F written raw", "[\"\x7f\"]")
 	b.add("controls inside text", `["a\u0001b\u001fc"]`)
+	b.add("control characters in names", `{"\u0001":1,"\u0000":2,"\n":3}`)
 
 	b.section("string-html")
 	b.add("<, > and &", `["<>&"]`)
@@ -254,6 +257,8 @@ func build() []Case {
 	b.call("an astral task id", "𝄞", "🎵", `{}`)
 	b.call("a task id that looks like JSON", `["x",1]`, `{"y":2}`, `[]`)
 	b.call("U+0080 in a tool name", defTask, "a\u0080b", `{}`)
+	b.call("a NUL in the task id", "nul\x00task", defTool, `{}`)
+	b.call("a task id of one character", "x", "y", `{}`)
 
 	b.section("nesting")
 	b.add("arrays 10 levels deep", nestArrays(10))
@@ -266,8 +271,8 @@ func build() []Case {
 
 	b.section("large")
 	b.add("1000 names in reverse order", manyMembers(1000))
-	b.add("a string of 100,000 characters", `["`+strings.Repeat("é", 50000)+strings.Repeat("a", 50000)+`"]`)
-	b.add("an array of 10,000 numbers", manyNumbers(10000))
+	b.add("a string of 20,000 characters", `["`+strings.Repeat("é", 10000)+strings.Repeat("a", 10000)+`"]`)
+	b.add("an array of 2,000 numbers", manyNumbers(2000))
 	b.add("1000 array-index names in reverse order", manyIndexMembers(1000))
 
 	b.section("invalid-json")

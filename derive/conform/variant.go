@@ -29,7 +29,18 @@ type Variant struct {
 	Spaces   bool // ", " and ": " between tokens
 	AllowNaN bool // NaN, Infinity and -Infinity accepted as numbers
 	MaxDepth int  // arguments nested deeper are rejected; 0: no limit
+	Shape    Shape
+	Newline  bool // a newline after the text (what echo … | sha256sum hashes)
 }
+
+// Shape is what is canonicalized and hashed.
+type Shape uint8
+
+const (
+	ShapeCall   Shape = iota // [task, tool, args]
+	ShapeArgs                // the arguments alone
+	ShapeObject              // {"args":…,"task":…,"tool":…}
+)
 
 // Order is how object members are ordered.
 type Order uint8
@@ -50,6 +61,7 @@ const (
 	NumPython                  // integers exact; other numbers as Python's float repr
 	NumExactInt                // integers exact, other numbers as NumJS
 	NumLiteral                 // as written
+	NumNoPlus                  // as NumJS, but a positive exponent without its + (1e21)
 )
 
 // Overflow is what happens to a number beyond the double range.
@@ -130,19 +142,24 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 		return "", false
 	}
 	w := &writer{v: &v}
-	w.b.WriteByte('[')
-	if w.str(task) != nil {
+	switch v.Shape {
+	case ShapeArgs:
+		err = w.value(val)
+	case ShapeObject:
+		err = w.value(value{kind: 'o', members: []member{
+			{utf16.Encode([]rune("task")), value{kind: 's', str: task}},
+			{utf16.Encode([]rune("tool")), value{kind: 's', str: tool}},
+			{utf16.Encode([]rune("args")), val},
+		}})
+	default:
+		err = w.value(value{kind: 'a', elems: []value{{kind: 's', str: task}, {kind: 's', str: tool}, val}})
+	}
+	if err != nil {
 		return "", false
 	}
-	w.sep(',')
-	if w.str(tool) != nil {
-		return "", false
+	if v.Newline {
+		w.b.WriteByte('\n')
 	}
-	w.sep(',')
-	if w.value(val) != nil {
-		return "", false
-	}
-	w.b.WriteByte(']')
 	return w.b.String(), true
 }
 
@@ -240,6 +257,7 @@ func (p *parser) object(depth int) (value, error) {
 	if p.lit("}") {
 		return o, nil
 	}
+	index := map[string]int{} // the place of each name in o.members
 	for {
 		p.space()
 		if p.i >= len(p.src) || p.src[p.i] != '"' {
@@ -258,9 +276,11 @@ func (p *parser) object(depth int) (value, error) {
 		if err != nil {
 			return value{}, err
 		}
-		j := slices.IndexFunc(o.members, func(m member) bool { return slices.Equal(m.name, name) })
+		key := unitsKey(name)
+		j, seen := index[key]
 		switch {
-		case j < 0:
+		case !seen:
+			index[key] = len(o.members)
 			o.members = append(o.members, member{name, val})
 		case p.v.Dups == DupLast:
 			o.members[j].val = val
@@ -275,6 +295,15 @@ func (p *parser) object(depth int) (value, error) {
 			return value{}, errRejected
 		}
 	}
+}
+
+// unitsKey returns a string that is equal for equal code unit sequences.
+func unitsKey(u []uint16) string {
+	b := make([]byte, 0, 2*len(u))
+	for _, c := range u {
+		b = append(b, byte(c>>8), byte(c))
+	}
+	return string(b)
 }
 
 func (p *parser) number() (value, error) {
@@ -447,7 +476,7 @@ func (w *writer) value(x value) error {
 func (v *Variant) sort(ms []member) {
 	switch v.Order {
 	case OrderJS:
-		slices.SortStableFunc(ms, func(a, b member) int {
+		slices.SortFunc(ms, func(a, b member) int {
 			ia, oka := arrayIndex(a.name)
 			ib, okb := arrayIndex(b.name)
 			switch {
@@ -461,9 +490,9 @@ func (v *Variant) sort(ms []member) {
 			return slices.Compare(a.name, b.name)
 		})
 	case OrderUTF16:
-		slices.SortStableFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
+		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
 	case OrderCodePoint:
-		slices.SortStableFunc(ms, func(a, b member) int { return slices.Compare(codePoints(a.name), codePoints(b.name)) })
+		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(codePoints(a.name), codePoints(b.name)) })
 	}
 }
 
@@ -596,6 +625,8 @@ func (w *writer) number(lit string) error {
 		w.b.WriteString(pythonRepr(f))
 	case v.Numbers == NumGo && f == 0 && math.Signbit(f):
 		w.b.WriteString("-0")
+	case v.Numbers == NumNoPlus:
+		w.b.WriteString(strings.Replace(string(canon.AppendNumber(nil, f)), "e+", "e", 1))
 	default:
 		w.b.Write(canon.AppendNumber(nil, f))
 	}
