@@ -113,10 +113,12 @@ func Evaluate(s canon.Scheme, out Output, cases []Case, answers []Answer) *Repor
 		}
 		rr.Failed++
 		r.Failed++
-		f := d.diagnose(c, e, a)
-		r.Failures = append(r.Failures, f)
-		if rr.Example == nil {
-			rr.Example = &r.Failures[len(r.Failures)-1]
+		r.Failures = append(r.Failures, Failure{Case: c, Expected: e, Got: a})
+	}
+	d.explain(r.Failures)
+	for i := range r.Failures {
+		if rr := byRule[r.Failures[i].Case.Rule]; rr.Example == nil {
+			rr.Example = &r.Failures[i]
 		}
 	}
 	// Per rule: the diagnoses of its failures, each kind of cause once,
@@ -220,21 +222,75 @@ func (d *diagnoser) matches(text string, ok bool, a Answer) bool {
 	return a.Text == KeyOf(text)
 }
 
-func (d *diagnoser) diagnose(c Case, e Expect, a Answer) Failure {
-	f := Failure{Case: c, Expected: e, Got: a}
-	// One known defect.
-	for _, df := range defects {
-		v := d.base
-		df.apply(&v)
-		if v == d.base {
-			continue
-		}
-		if text, ok := v.Canonical(c); d.matches(text, ok, a) {
-			f.Explained, f.Produced = true, text
-			f.Causes = []Cause{df.cause(d, e.Canonical, text)}
-			return f
+// explain diagnoses the failures. First with single known defects: among
+// the defects that reproduce a failure, the one that explains the most
+// failures of the run is named (a greedy set cover), so that one cause
+// found everywhere is not reported as several narrower ones. Failures no
+// single defect reproduces are tried against known implementations and
+// pairs of defects, and are otherwise described from the text.
+func (d *diagnoser) explain(fs []Failure) {
+	cands := make([][]int, len(fs))
+	for i := range fs {
+		for j, df := range defects {
+			v := d.base
+			df.apply(&v)
+			if v == d.base {
+				continue
+			}
+			if text, ok := v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+				cands[i] = append(cands[i], j)
+			}
 		}
 	}
+	covered := make([]bool, len(fs))
+	var chosen []int
+	for {
+		count := make([]int, len(defects))
+		for i, cs := range cands {
+			if !covered[i] {
+				for _, j := range cs {
+					count[j]++
+				}
+			}
+		}
+		best := -1
+		for j, n := range count {
+			if n > 0 && (best < 0 || n > count[best]) {
+				best = j
+			}
+		}
+		if best < 0 {
+			break
+		}
+		chosen = append(chosen, best)
+		for i, cs := range cands {
+			if slices.Contains(cs, best) {
+				covered[i] = true
+			}
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		if len(cands[i]) == 0 {
+			*f = d.diagnose(*f)
+			continue
+		}
+		for _, j := range chosen {
+			if slices.Contains(cands[i], j) {
+				v := d.base
+				defects[j].apply(&v)
+				text, _ := v.Canonical(f.Case)
+				f.Explained, f.Produced = true, text
+				f.Causes = []Cause{defects[j].cause(d, f.Expected.Canonical, text)}
+				break
+			}
+		}
+	}
+}
+
+// diagnose explains a failure that no single known defect reproduces.
+func (d *diagnoser) diagnose(f Failure) Failure {
+	c := f.Case
 	// A known implementation's set of defects, then two defects at once,
 	// then a known implementation with one more.
 	for _, p := range profiles {
@@ -373,9 +429,9 @@ func fixed(js, jcs string) func(*diagnoser) string {
 
 // defects are tried in this order, the most specific first.
 var defects = []defect{
-	{"order-index-as-strings", func(v *Variant) { v.Order = OrderUTF16 }, fixed(
+	{"order-index-as-strings", func(v *Variant) { v.IndexFirst = false }, fixed(
 		`sorts array-index names as strings, where JavaScript puts names such as "2" and "10" first, in numeric order`, ""), false},
-	{"order-index-first", func(v *Variant) { v.Order = OrderJS }, fixed("",
+	{"order-index-first", func(v *Variant) { v.IndexFirst = true }, fixed("",
 		`puts array-index names such as "2" and "10" first, in numeric order (JavaScript's property order), where RFC 8785 sorts every name by UTF-16 code units`), false},
 	{"order-codepoint", func(v *Variant) { v.Order = OrderCodePoint }, fixed(
 		"sorts names by code point (the order of UTF-8 bytes), not by UTF-16 code units",
@@ -394,12 +450,11 @@ var defects = []defect{
 	{"num-negzero", func(v *Variant) { v.Numbers = NumGo }, func(d *diagnoser) string {
 		return "writes -0 where " + d.word() + " writes 0"
 	}, false},
-	{"num-exact-int", func(v *Variant) { v.Numbers = NumExactInt }, fixed(
+	{"num-exact-int", func(v *Variant) { v.ExactInts = true }, fixed(
 		"keeps integers past 2^53 exact where JSON.parse rounds them to the nearest double",
 		"keeps integers past 2^53 exact where RFC 8785 rounds them to the nearest double"), true},
-	{"num-python", func(v *Variant) { v.Numbers = NumPython }, fixed(
-		"formats numbers as Python's float repr does (and keeps integers exact)",
-		"formats numbers as Python's float repr does (and keeps integers exact)"), true},
+	{"num-pyfloat", func(v *Variant) { v.Numbers = NumPyFloat }, fixed(
+		"formats numbers as Python's float repr does", "formats numbers as Python's float repr does"), true},
 	{"num-literal", func(v *Variant) { v.Numbers = NumLiteral }, fixed(
 		"keeps numbers as written instead of writing the nearest double as JavaScript does",
 		"keeps numbers as written instead of writing the nearest double as RFC 8785 does"), true},
@@ -478,11 +533,11 @@ func (p profile) variant(base Variant) Variant {
 
 var profiles = []profile{
 	{`Python's json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
-		[]string{"order-codepoint", "num-python", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{`Python's json.dumps(sort_keys=True) with its default separators and ensure_ascii`,
-		[]string{"order-codepoint", "num-python", "dup-last", "lone-escape", "esc-non-ascii", "spaces", "allow-nan", "depth-limit"}},
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "spaces", "allow-nan", "depth-limit"}},
 	{"Go's encoding/json (map[string]any and json.Marshal)",
-		[]string{"order-codepoint", "num-negzero", "over-reject", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
+		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
 	{"RFC 8785 (JCS), without JavaScript's array-index order",
 		[]string{"order-index-as-strings", "over-reject", "dup-reject", "lone-reject"}},
 	{"jsontext.Value.Canonicalize (github.com/go-json-experiment/json)",

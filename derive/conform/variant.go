@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -20,8 +21,10 @@ import (
 // an implementation answered. JSVariant and JCSVariant are the two schemes
 // themselves; the tests check that they agree with canon on every case.
 type Variant struct {
-	Order    Order
-	Numbers  Numbers
+	Order      Order
+	IndexFirst bool // array-index names first, in numeric order (JavaScript's property order)
+	Numbers    Numbers
+	ExactInts  bool // integer literals kept exact (as Python's int, or a big-number parser)
 	Overflow Overflow // a number beyond the double range, for NumJS, NumGo and NumExactInt
 	Dups     Dups
 	Escapes  Escapes
@@ -46,8 +49,7 @@ const (
 type Order uint8
 
 const (
-	OrderJS        Order = iota // UTF-16 code units, array-index names first in numeric order
-	OrderUTF16                  // UTF-16 code units (RFC 8785)
+	OrderUTF16     Order = iota // UTF-16 code units
 	OrderCodePoint              // code points, the order of UTF-8 bytes
 	OrderInput                  // not sorted
 )
@@ -58,8 +60,7 @@ type Numbers uint8
 const (
 	NumJS       Numbers = iota // the nearest double, written as Number::toString
 	NumGo                      // as NumJS, but negative zero written as -0
-	NumPython                  // integers exact; other numbers as Python's float repr
-	NumExactInt                // integers exact, other numbers as NumJS
+	NumPyFloat                 // the nearest double, written as Python's float repr (1e-07, 1.0)
 	NumLiteral                 // as written
 	NumNoPlus                  // as NumJS, but a positive exponent without its + (1e21)
 )
@@ -107,7 +108,7 @@ const (
 
 // The two schemes.
 var (
-	JSVariant  = Variant{Order: OrderJS, Numbers: NumJS, Overflow: OverNull, Dups: DupLast, Lone: LoneEscape}
+	JSVariant  = Variant{Order: OrderUTF16, IndexFirst: true, Numbers: NumJS, Overflow: OverNull, Dups: DupLast, Lone: LoneEscape}
 	JCSVariant = Variant{Order: OrderUTF16, Numbers: NumJS, Overflow: OverReject, Dups: DupReject, Lone: LoneReject}
 )
 
@@ -125,14 +126,7 @@ var errRejected = errors.New("rejected")
 // when v rejects c.
 func (v Variant) Canonical(c Case) (text string, ok bool) {
 	p := &parser{src: c.Args, v: &v}
-	p.space()
-	val, err := p.value(0)
-	if err == nil {
-		p.space()
-		if p.i != len(p.src) {
-			err = errRejected
-		}
-	}
+	val, err := p.document()
 	if err != nil {
 		return "", false
 	}
@@ -164,6 +158,47 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 }
 
 // ---- parsing ----
+
+// parseKey is what a parse depends on.
+type parseKey struct {
+	args     string
+	dups     Dups
+	lone     Lone
+	allowNaN bool
+	maxDepth int
+}
+
+type parsed struct {
+	val value
+	err error
+}
+
+// parseCache holds the trees of large arguments, which the diagnosis
+// parses again for every defect it tries. Trees are never modified.
+var parseCache sync.Map // parseKey → parsed
+
+const cacheMin = 1 << 10
+
+func (p *parser) document() (value, error) {
+	key := parseKey{p.src, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth}
+	if len(p.src) >= cacheMin {
+		if r, ok := parseCache.Load(key); ok {
+			return r.(parsed).val, r.(parsed).err
+		}
+	}
+	p.space()
+	val, err := p.value(0)
+	if err == nil {
+		p.space()
+		if p.i != len(p.src) {
+			err = errRejected
+		}
+	}
+	if len(p.src) >= cacheMin {
+		parseCache.Store(key, parsed{val, err})
+	}
+	return val, err
+}
 
 type value struct {
 	kind    byte // 'n' null, 't', 'f', '0' number, 's' string, 'a' array, 'o' object
@@ -475,8 +510,27 @@ func (w *writer) value(x value) error {
 
 func (v *Variant) sort(ms []member) {
 	switch v.Order {
-	case OrderJS:
-		slices.SortFunc(ms, func(a, b member) int {
+	case OrderUTF16:
+		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
+	case OrderCodePoint:
+		keys := make(map[*uint16][]rune, len(ms))
+		key := func(m member) []rune {
+			if len(m.name) == 0 {
+				return nil
+			}
+			k, ok := keys[&m.name[0]]
+			if !ok {
+				k = codePoints(m.name)
+				keys[&m.name[0]] = k
+			}
+			return k
+		}
+		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(key(a), key(b)) })
+	}
+	if v.IndexFirst {
+		// ECMAScript's own property order: array indices first, ascending,
+		// then the other names in the order they were created (sorted).
+		slices.SortStableFunc(ms, func(a, b member) int {
 			ia, oka := arrayIndex(a.name)
 			ib, okb := arrayIndex(b.name)
 			switch {
@@ -487,12 +541,8 @@ func (v *Variant) sort(ms []member) {
 			case okb:
 				return 1
 			}
-			return slices.Compare(a.name, b.name)
+			return 0
 		})
-	case OrderUTF16:
-		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
-	case OrderCodePoint:
-		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(codePoints(a.name), codePoints(b.name)) })
 	}
 }
 
@@ -594,7 +644,7 @@ func (w *writer) number(lit string) error {
 	case lit == "NaN" || strings.HasSuffix(lit, "Infinity"):
 		w.b.WriteString(lit)
 		return nil
-	case integer && (v.Numbers == NumPython || v.Numbers == NumExactInt):
+	case integer && v.ExactInts:
 		if lit == "-0" {
 			lit = "0"
 		}
@@ -603,10 +653,6 @@ func (w *writer) number(lit string) error {
 	}
 	f, ok := canon.ParseNumber([]byte(lit))
 	if !ok {
-		if v.Numbers == NumPython {
-			w.b.WriteString(map[bool]string{false: "Infinity", true: "-Infinity"}[lit[0] == '-'])
-			return nil
-		}
 		switch v.Overflow {
 		case OverNull:
 			w.b.WriteString("null")
@@ -621,7 +667,7 @@ func (w *writer) number(lit string) error {
 		return nil
 	}
 	switch {
-	case v.Numbers == NumPython:
+	case v.Numbers == NumPyFloat:
 		w.b.WriteString(pythonRepr(f))
 	case v.Numbers == NumGo && f == 0 && math.Signbit(f):
 		w.b.WriteString("-0")
