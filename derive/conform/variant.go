@@ -24,16 +24,16 @@ type Variant struct {
 	Order      Order
 	IndexFirst bool // array-index names first, in numeric order (JavaScript's property order)
 	Numbers    Numbers
-	ExactInts  bool // integer literals kept exact (as Python's int, or a big-number parser)
-	Overflow Overflow // a number beyond the double range, for NumJS, NumGo and NumExactInt
-	Dups     Dups
-	Escapes  Escapes
-	Lone     Lone
-	Spaces   bool // ", " and ": " between tokens
-	AllowNaN bool // NaN, Infinity and -Infinity accepted as numbers
-	MaxDepth int  // arguments nested deeper are rejected; 0: no limit
-	Shape    Shape
-	Newline  bool // a newline after the text (what echo … | sha256sum hashes)
+	ExactInts  bool     // integer literals kept exact (as Python's int, or a big-number parser)
+	Overflow   Overflow // a number beyond the double range, for NumJS, NumGo and NumExactInt
+	Dups       Dups
+	Escapes    Escapes
+	Lone       Lone
+	Spaces     bool // ", " and ": " between tokens
+	AllowNaN   bool // NaN, Infinity and -Infinity accepted as numbers
+	MaxDepth   int  // arguments nested deeper are rejected; 0: no limit
+	Shape      Shape
+	Newline    bool // a newline after the text (what echo … | sha256sum hashes)
 }
 
 // Shape is what is canonicalized and hashed.
@@ -58,11 +58,11 @@ const (
 type Numbers uint8
 
 const (
-	NumJS       Numbers = iota // the nearest double, written as Number::toString
-	NumGo                      // as NumJS, but negative zero written as -0
-	NumPyFloat                 // the nearest double, written as Python's float repr (1e-07, 1.0)
-	NumLiteral                 // as written
-	NumNoPlus                  // as NumJS, but a positive exponent without its + (1e21)
+	NumJS      Numbers = iota // the nearest double, written as Number::toString
+	NumGo                     // as NumJS, but negative zero written as -0
+	NumPyFloat                // the nearest double, written as Python's float repr (1e-07, 1.0)
+	NumLiteral                // as written
+	NumNoPlus                 // as NumJS, but a positive exponent without its + (1e21)
 )
 
 // Overflow is what happens to a number beyond the double range.
