@@ -287,11 +287,17 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 		select {
 		case l := <-lines:
 			if l.err != nil {
-				cancel()
+				// Its standard output is closed: it is exiting, or is
+				// stopped if it does not within the timeout.
+				stop := time.AfterFunc(opts.Timeout, cancel)
 				werr := wait()
+				stop.Stop()
 				status := "exited"
-				if werr != nil {
-					status = "exited (" + werr.Error() + ")"
+				var xe *exec.ExitError
+				if errors.As(werr, &xe) && xe.Exited() {
+					status = fmt.Sprintf("exited with status %d", xe.ExitCode())
+				} else if werr != nil {
+					status = "ended (" + werr.Error() + ")"
 				}
 				return nil, &misbehaviour{stderr: string(stderr.b),
 					msg: fmt.Sprintf("%s %s after answering %d of %d cases: no answer for %s", argv[0], status, i, len(cases), caseName(c))}
@@ -322,7 +328,12 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 	if err := wait(); err != nil {
 		// The answers are complete; an exit status is the implementation's
 		// own affair (idemkey key --batch exits 2 when it rejected a line).
-		fmt.Fprintf(opts.f.IO.Err, "idemkey: note: %s %v after answering every case\n", argv[0], err)
+		var xe *exec.ExitError
+		if errors.As(err, &xe) && xe.Exited() {
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: note: %s exited with status %d after answering every case\n", argv[0], xe.ExitCode())
+		} else {
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: note: %s: %v after answering every case\n", argv[0], err)
+		}
 	}
 	return answers, nil
 }
