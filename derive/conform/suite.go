@@ -114,15 +114,8 @@ func KeyOf(text string) string {
 // its newline: {"id":…,"task":…,"tool":…,"args":…} with the arguments
 // inline, exactly as written.
 func AppendRequest(dst []byte, c Case) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, int64(c.ID), 10)
-	dst = append(dst, `,"task":`...)
-	dst = canon.AppendQuoted(dst, c.Task)
-	dst = append(dst, `,"tool":`...)
-	dst = canon.AppendQuoted(dst, c.Tool)
-	dst = append(dst, `,"args":`...)
-	dst = append(dst, c.Args...)
-	return append(dst, '}')
+	dst = appendMember(dst, '{', "id", strconv.Itoa(c.ID))
+	return append(appendCall(dst, c), '}')
 }
 
 // AppendVector appends c's line of the published suite under scheme s,
@@ -130,24 +123,30 @@ func AppendRequest(dst []byte, c Case) []byte {
 // and key, or "error":true for a case the scheme rejects.
 func AppendVector(dst []byte, c Case, s canon.Scheme) []byte {
 	e := Expected(c, s)
-	dst = append(dst, `{"id":`...)
-	dst = strconv.AppendInt(dst, int64(c.ID), 10)
-	dst = append(dst, `,"rule":`...)
-	dst = canon.AppendQuoted(dst, c.Rule)
-	dst = append(dst, `,"note":`...)
-	dst = canon.AppendQuoted(dst, c.Note)
-	dst = append(dst, `,"task":`...)
-	dst = canon.AppendQuoted(dst, c.Task)
-	dst = append(dst, `,"tool":`...)
-	dst = canon.AppendQuoted(dst, c.Tool)
-	dst = append(dst, `,"args":`...)
-	dst = append(dst, c.Args...)
+	dst = appendMember(dst, '{', "id", strconv.Itoa(c.ID))
+	dst = appendMember(dst, ',', "rule", quote(c.Rule))
+	dst = appendMember(dst, ',', "note", quote(c.Note))
+	dst = appendCall(dst, c)
 	if e.Rejected {
 		return append(dst, `,"error":true}`...)
 	}
-	dst = append(dst, `,"canonical":`...)
-	dst = canon.AppendQuoted(dst, e.Canonical)
-	dst = append(dst, `,"key":"`...)
-	dst = append(dst, e.Key...)
-	return append(dst, `"}`...)
+	dst = appendMember(dst, ',', "canonical", quote(e.Canonical))
+	dst = appendMember(dst, ',', "key", quote(e.Key))
+	return append(dst, '}')
 }
+
+// appendCall appends the task, tool and args members of c.
+func appendCall(dst []byte, c Case) []byte {
+	dst = appendMember(dst, ',', "task", quote(c.Task))
+	dst = appendMember(dst, ',', "tool", quote(c.Tool))
+	return appendMember(dst, ',', "args", c.Args)
+}
+
+func appendMember(dst []byte, sep byte, name, value string) []byte {
+	dst = append(dst, sep, '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return append(dst, value...)
+}
+
+func quote(s string) string { return string(canon.AppendQuoted(nil, s)) }
