@@ -54,7 +54,7 @@ With --per-case, COMMAND is run once per case instead; in its arguments
 {task}, {tool} and {file} (a file holding the arguments) are replaced, and
 the arguments are also on its standard input. It prints the answer, or
 nothing for a rejection. Cases whose task id or tool name cannot be a
-command-line argument (a lone surrogate) are skipped.
+command-line argument (a lone surrogate, a NUL) are skipped.
 
 Exit status: 0 every case passes, 1 some fail, 2 a usage error or an
 implementation that misbehaves (exits early, prints too few or too many
