@@ -263,19 +263,30 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 		stdin.Close()
 	}()
 	lines := make(chan lineOrErr, 64)
+	done := make(chan struct{}) // closed when runStream returns
+	defer close(done)
 	go func() {
+		send := func(l lineOrErr) bool {
+			select {
+			case lines <- l:
+				return true
+			case <-done:
+				return false
+			}
+		}
 		rd := bufio.NewReaderSize(stdout, 64<<10)
 		for {
 			s, err := rd.ReadString('\n')
 			if err == nil {
-				lines <- lineOrErr{line: strings.TrimSuffix(s, "\n")}
+				if !send(lineOrErr{line: strings.TrimSuffix(s, "\n")}) {
+					return
+				}
 				continue
 			}
-			if s != "" {
-				lines <- lineOrErr{line: s} // a last line without its newline
+			if s != "" && !send(lineOrErr{line: s}) { // a last line without its newline
+				return
 			}
-			lines <- lineOrErr{err: err}
-			close(lines)
+			send(lineOrErr{err: err})
 			return
 		}
 	}()
