@@ -115,6 +115,10 @@ func Evaluate(s canon.Scheme, out Output, cases []Case, answers []Answer) *Repor
 		r.Failed++
 		r.Failures = append(r.Failures, Failure{Case: c, Expected: e, Got: a})
 	}
+	if r.Failed > 0 {
+		r.Like = d.like(cases, answers)
+		d.likeName = r.Like
+	}
 	d.explain(r.Failures)
 	for i := range r.Failures {
 		if rr := byRule[r.Failures[i].Case.Rule]; rr.Example == nil {
@@ -139,9 +143,6 @@ func Evaluate(s canon.Scheme, out Output, cases []Case, answers []Answer) *Repor
 		}
 	}
 	r.Causes = d.summarize(all, true)
-	if r.Failed > 0 {
-		r.Like = d.like(cases, answers)
-	}
 	return r
 }
 
@@ -197,9 +198,10 @@ func notes(ns []string) string {
 }
 
 type diagnoser struct {
-	s    canon.Scheme
-	out  Output
-	base Variant
+	s        canon.Scheme
+	out      Output
+	base     Variant
+	likeName string // the known implementation that reproduces every answer, if any
 }
 
 // word names what the scheme follows, for the diagnoses.
@@ -269,10 +271,11 @@ func (d *diagnoser) explain(fs []Failure) {
 			}
 		}
 	}
+	var rest []int // the failures no single defect explains
 	for i := range fs {
 		f := &fs[i]
 		if len(cands[i]) == 0 {
-			*f = d.diagnose(*f)
+			rest = append(rest, i)
 			continue
 		}
 		for _, j := range chosen {
@@ -286,41 +289,116 @@ func (d *diagnoser) explain(fs []Failure) {
 			}
 		}
 	}
+	d.explainRest(fs, rest)
 }
 
-// diagnose explains a failure that no single known defect reproduces.
-func (d *diagnoser) diagnose(f Failure) Failure {
-	c := f.Case
-	// A known implementation's set of defects, then two defects at once,
-	// then a known implementation with one more.
+// combo is a combination of known defects: a known implementation's, two
+// defects at once, or a known implementation's and one more.
+type combo struct {
+	ids []string
+	v   Variant
+}
+
+// combos lists the combinations tried for failures that no single defect
+// explains; like, when set, is the known implementation that reproduces
+// every answer, and then the only one tried.
+func (d *diagnoser) combos(like string, small bool) []combo {
+	var cs []combo
 	for _, p := range profiles {
-		if d.try(&f, p.variant(d.base), p.defects) {
-			return f
+		if like == "" || p.name == like {
+			cs = append(cs, combo{p.defects, p.variant(d.base)})
 		}
 	}
-	if len(c.Args) > pairsMax {
-		return d.textDiff(f)
+	if like != "" || !small {
+		return cs
 	}
 	for i, a := range defects {
 		for _, b := range defects[i+1:] {
 			v := d.base
 			a.apply(&v)
 			b.apply(&v)
-			if d.try(&f, v, []string{a.id, b.id}) {
-				return f
-			}
+			cs = append(cs, combo{[]string{a.id, b.id}, v})
 		}
 	}
 	for _, p := range profiles {
 		for _, df := range defects {
 			v := p.variant(d.base)
 			df.apply(&v)
-			if d.try(&f, v, append(slices.Clip(p.defects), df.id)) {
-				return f
+			cs = append(cs, combo{append(slices.Clip(p.defects), df.id), v})
+		}
+	}
+	return cs
+}
+
+// explainRest explains the failures fs[rest] with combinations of defects,
+// again naming first the combination that explains the most of them; what
+// no combination explains is described from the text.
+func (d *diagnoser) explainRest(fs []Failure, rest []int) {
+	if len(rest) == 0 {
+		return
+	}
+	small, large := d.combos(d.likeName, true), d.combos(d.likeName, false)
+	cands := make([][]int, len(rest)) // indices into small (large is a prefix of it)
+	for k, i := range rest {
+		cs := small
+		if len(fs[i].Case.Args) > pairsMax {
+			cs = large
+		}
+		for j, c := range cs {
+			if c.v == d.base {
+				continue
+			}
+			if text, ok := c.v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+				cands[k] = append(cands[k], j)
 			}
 		}
 	}
-	return d.textDiff(f)
+	covered := make([]bool, len(rest))
+	var chosen []int
+	for {
+		count := map[int]int{}
+		best := -1
+		for k, cs := range cands {
+			if covered[k] {
+				continue
+			}
+			for _, j := range cs {
+				count[j]++
+				if best < 0 || count[j] > count[best] || count[j] == count[best] && j < best {
+					best = j
+				}
+			}
+		}
+		if best < 0 {
+			break
+		}
+		chosen = append(chosen, best)
+		for k, cs := range cands {
+			if !covered[k] && slices.Contains(cs, best) {
+				covered[k] = true
+				d.attribute(&fs[rest[k]], small[best])
+			}
+		}
+	}
+	// Large arguments were tried against known implementations only:
+	// try them against the combinations found for the others too.
+	for k, i := range rest {
+		if covered[k] || len(fs[i].Case.Args) <= pairsMax {
+			continue
+		}
+		for _, j := range chosen {
+			if text, ok := small[j].v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+				covered[k] = true
+				d.attribute(&fs[i], small[j])
+				break
+			}
+		}
+	}
+	for k, i := range rest {
+		if !covered[k] {
+			fs[i] = d.textDiff(fs[i])
+		}
+	}
 }
 
 // pairsMax bounds the arguments for which combinations of defects are
@@ -344,36 +422,42 @@ func (d *diagnoser) textDiff(f Failure) Failure {
 	return f
 }
 
-// try reports whether variant v, made of the defects ids, reproduces f's
-// answer; if it does, it records the defects that matter for f's case:
-// those that alone change the answer, or else all of them.
-func (d *diagnoser) try(f *Failure, v Variant, ids []string) bool {
-	if v == d.base {
-		return false
-	}
-	text, ok := v.Canonical(f.Case)
-	if !d.matches(text, ok, f.Got) {
-		return false
-	}
+// attribute records that combination c reproduces f's answer, naming the
+// defects of c that matter for f's case: those without which the answer
+// would differ, each with where its text differs from the text without it.
+func (d *diagnoser) attribute(f *Failure, c combo) {
+	text, _ := c.v.Canonical(f.Case)
 	f.Explained, f.Produced = true, text
 	var all []Cause
-	for _, id := range ids {
+	for k, id := range c.ids {
 		df := defectByID(id)
 		one := d.base
 		df.apply(&one)
 		if one == d.base {
-			continue
+			continue // the scheme's own behaviour
 		}
-		cause := df.cause(d, f.Expected.Canonical, text)
+		without := d.base
+		for k2, id2 := range c.ids {
+			if k2 != k {
+				defectByID(id2).apply(&without)
+			}
+		}
+		t0, ok0 := without.Canonical(f.Case)
+		var cause Cause
+		matters := ok0 == f.Got.Rejected // a rejection it alone explains
+		if ok0 && !f.Got.Rejected && !f.Expected.Rejected {
+			cause, matters = df.causeIn(d, f.Expected.Canonical, t0, text)
+		} else {
+			cause = df.cause(d, "", "")
+		}
 		all = append(all, cause)
-		if t1, ok1 := one.Canonical(f.Case); ok1 != !f.Expected.Rejected || t1 != f.Expected.Canonical {
+		if matters {
 			f.Causes = append(f.Causes, cause)
 		}
 	}
 	if len(f.Causes) == 0 {
 		f.Causes = all
 	}
-	return true
 }
 
 // like returns the name of a known implementation that reproduces every
@@ -418,6 +502,35 @@ func (df defect) cause(d *diagnoser, want, produced string) Cause {
 	return c
 }
 
+// causeIn is cause for a defect among others: without is the text the
+// others alone make of the case, want the expected one. It reports whether
+// the defect matters for the failure (the text differs without it); the
+// example is taken where the two first differ.
+func (df defect) causeIn(d *diagnoser, want, without, produced string) (Cause, bool) {
+	c := Cause{Kind: df.id, Text: df.text(d)}
+	p, o, e := words(produced), words(without), words(want)
+	for i := 0; i < len(p) && i < len(o); i++ {
+		if p[i] != o[i] {
+			w := o[i]
+			// Where the others' text differs from the expected one at
+			// this token only, the expected token is what the scheme writes.
+			if len(o) == len(e) && slices.Equal(o[:i], e[:i]) && slices.Equal(o[i+1:], e[i+1:]) {
+				w = e[i]
+			}
+			if df.example {
+				c.Example = fmt.Sprintf("writes %s where %s writes %s", show(p[i]), d.word(), show(w))
+			}
+			return c, true
+		}
+	}
+	return c, len(p) != len(o)
+}
+
+// words are the tokens of a text without its white space.
+func words(s string) []string {
+	return slices.DeleteFunc(tokens(s), func(t string) bool { return strings.TrimSpace(t) == "" })
+}
+
 func fixed(js, jcs string) func(*diagnoser) string {
 	return func(d *diagnoser) string {
 		if d.s == canon.JCS {
@@ -436,6 +549,9 @@ var defects = []defect{
 	{"order-codepoint", func(v *Variant) { v.Order = OrderCodePoint }, fixed(
 		"sorts names by code point (the order of UTF-8 bytes), not by UTF-16 code units",
 		"sorts names by code point (the order of UTF-8 bytes), not by UTF-16 code units"), false},
+	{"order-shallow", func(v *Variant) { v.Shallow = true }, fixed(
+		"sorts the names of the arguments' own members only, not those of nested objects",
+		"sorts the names of the arguments' own members only, not those of nested objects"), false},
 	{"order-none", func(v *Variant) { v.Order = OrderInput }, fixed("does not sort names: they keep the order of the input", "does not sort names: they keep the order of the input"), false},
 	{"over-reject", func(v *Variant) { v.Overflow = OverReject }, fixed(
 		"rejects numbers outside the double range, which JSON.parse reads as Infinity and JSON.stringify writes as null", ""), false},
@@ -503,6 +619,12 @@ var defects = []defect{
 	{"newline", func(v *Variant) { v.Newline = true }, fixed(
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)",
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)"), false},
+	{"shape-tool-first", func(v *Variant) { v.Shape = ShapeToolFirst }, fixed(
+		"hashes [tool, task, args], where the key is of [task, tool, args]",
+		"hashes [tool, task, args], where the key is of [task, tool, args]"), false},
+	{"nfc", func(v *Variant) { v.NFC = true }, fixed(
+		`normalizes strings to NFC (writes "é" for "e\u0301"), where JSON.stringify keeps them as they are`,
+		`normalizes strings to NFC (writes "é" for "e\u0301"), where RFC 8785 keeps them as they are`), false},
 	{"depth-limit", func(v *Variant) { v.MaxDepth = 990 }, func(d *diagnoser) string {
 		return "rejects arguments nested 1000 levels deep (a recursion limit), which " + d.word() + " accepts"
 	}, false},
@@ -535,7 +657,7 @@ var profiles = []profile{
 	{`Python's json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
 		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{`Python's json.dumps(sort_keys=True) with its default separators and ensure_ascii`,
-		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "spaces", "allow-nan", "depth-limit"}},
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "esc-del", "spaces", "allow-nan", "depth-limit"}},
 	{"Go's encoding/json (map[string]any and json.Marshal)",
 		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
 	{"RFC 8785 (JCS), without JavaScript's array-index order",

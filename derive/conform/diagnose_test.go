@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,7 +98,55 @@ func TestProfilesRecognized(t *testing.T) {
 				if !f.Explained {
 					t.Errorf("%s: %s: case %d (%s) failed unexplained", s, p.name, f.Case.ID, f.Case.Rule)
 				}
+				checkExamples(t, f)
 			}
+		}
+	}
+}
+
+var exampleRE = regexp.MustCompile(`^writes (.+) where (?:JavaScript|RFC 8785) writes (.+)$`)
+
+// checkExamples checks that each example of a failure's causes quotes a
+// token of the text the implementation produced and one of the expected
+// text: "writes 1e-07 where JavaScript writes 1e-7".
+func checkExamples(t *testing.T, f Failure) {
+	t.Helper()
+	has := func(text, tok string) bool {
+		if cut, ok := strings.CutSuffix(tok, "…"); ok {
+			return slices.ContainsFunc(words(text), func(w string) bool { return strings.HasPrefix(w, cut) })
+		}
+		return slices.Contains(words(text), tok)
+	}
+	for _, c := range f.Causes {
+		if c.Example == "" {
+			continue
+		}
+		for _, ex := range strings.Split(c.Example, "; ") {
+			m := exampleRE.FindStringSubmatch(ex)
+			if m == nil || !has(f.Produced, m[1]) || !has(f.Expected.Canonical, m[2]) {
+				t.Errorf("case %d (%s): example %q does not quote the produced text %s and the expected %s",
+					f.Case.ID, f.Case.Rule, ex, short(f.Produced), short(f.Expected.Canonical))
+			}
+		}
+	}
+}
+
+// TestCombinationsChosen: an implementation with two defects that only
+// together reproduce its answers is put down to those two, the pair that
+// explains the most failures, not to another pair that explains some.
+func TestCombinationsChosen(t *testing.T) {
+	v := JSVariant
+	v.Order = OrderInput // JSON.stringify without sorting: array indices still first
+	v.Newline = true
+	r := Evaluate(canon.JS, OutputKey, Cases(), answersOf(v, OutputKey))
+	d := &diagnoser{s: canon.JS, base: JSVariant}
+	want := []string{defectByID("newline").text(d), defectByID("order-none").text(d)}
+	if !slices.Equal(r.Causes, want) {
+		t.Errorf("causes %q, want %q", r.Causes, want)
+	}
+	for _, f := range r.Failures {
+		if !f.Explained {
+			t.Errorf("case %d (%s) failed unexplained", f.Case.ID, f.Case.Rule)
 		}
 	}
 }
@@ -120,6 +169,7 @@ func TestTwoDefects(t *testing.T) {
 		if !f.Explained {
 			t.Errorf("case %d (%s) failed unexplained", f.Case.ID, f.Case.Rule)
 		}
+		checkExamples(t, f)
 	}
 	if r.Like != "" {
 		t.Errorf("recognized as %q", r.Like)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
+	"golang.org/x/text/unicode/norm"
 )
 
 // A Variant is a canonicalization, right or wrong, described along the
@@ -25,7 +26,7 @@ type Variant struct {
 	IndexFirst bool // array-index names first, in numeric order (JavaScript's property order)
 	Numbers    Numbers
 	ExactInts  bool     // integer literals kept exact (as Python's int, or a big-number parser)
-	Overflow   Overflow // a number beyond the double range, for NumJS, NumGo and NumExactInt
+	Overflow   Overflow // a number beyond the double range
 	Dups       Dups
 	Escapes    Escapes
 	Lone       Lone
@@ -34,15 +35,18 @@ type Variant struct {
 	MaxDepth   int  // arguments nested deeper are rejected; 0: no limit
 	Shape      Shape
 	Newline    bool // a newline after the text (what echo … | sha256sum hashes)
+	Shallow    bool // only the arguments' own members sorted, not those of nested objects
+	NFC        bool // strings normalized to NFC when read
 }
 
 // Shape is what is canonicalized and hashed.
 type Shape uint8
 
 const (
-	ShapeCall   Shape = iota // [task, tool, args]
-	ShapeArgs                // the arguments alone
-	ShapeObject              // {"args":…,"task":…,"tool":…}
+	ShapeCall      Shape = iota // [task, tool, args]
+	ShapeArgs                   // the arguments alone
+	ShapeObject                 // {"args":…,"task":…,"tool":…}
+	ShapeToolFirst              // [tool, task, args]
 )
 
 // Order is how object members are ordered.
@@ -140,11 +144,20 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 	case ShapeArgs:
 		err = w.value(val)
 	case ShapeObject:
-		err = w.value(value{kind: 'o', members: []member{
-			{utf16.Encode([]rune("task")), value{kind: 's', str: task}},
-			{utf16.Encode([]rune("tool")), value{kind: 's', str: tool}},
-			{utf16.Encode([]rune("args")), val},
-		}})
+		w.b.WriteString(`{"args"`)
+		w.sep(':')
+		err = w.value(val)
+		w.sep(',')
+		w.b.WriteString(`"task"`)
+		w.sep(':')
+		w.str(task)
+		w.sep(',')
+		w.b.WriteString(`"tool"`)
+		w.sep(':')
+		w.str(tool)
+		w.b.WriteByte('}')
+	case ShapeToolFirst:
+		err = w.value(value{kind: 'a', elems: []value{{kind: 's', str: tool}, {kind: 's', str: task}, val}})
 	default:
 		err = w.value(value{kind: 'a', elems: []value{{kind: 's', str: task}, {kind: 's', str: tool}, val}})
 	}
@@ -166,6 +179,7 @@ type parseKey struct {
 	lone     Lone
 	allowNaN bool
 	maxDepth int
+	nfc      bool
 }
 
 type parsed struct {
@@ -180,7 +194,7 @@ var parseCache sync.Map // parseKey → parsed
 const cacheMin = 1 << 10
 
 func (p *parser) document() (value, error) {
-	key := parseKey{p.src, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth}
+	key := parseKey{p.src, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth, p.v.NFC}
 	if len(p.src) >= cacheMin {
 		if r, ok := parseCache.Load(key); ok {
 			return r.(parsed).val, r.(parsed).err
@@ -414,8 +428,25 @@ func (p *parser) string() ([]uint16, error) {
 	}
 }
 
-// lone applies the variant's treatment of lone surrogates to u.
+// lone applies the variant's treatment of lone surrogates to u, then its
+// normalization (none for a string that keeps a lone surrogate).
 func (p *parser) lone(u []uint16) ([]uint16, error) {
+	u, err := p.loneOnly(u)
+	if err != nil || !p.v.NFC {
+		return u, err
+	}
+	for i := 0; i < len(u); i++ {
+		if utf16.IsSurrogate(rune(u[i])) {
+			if u[i] >= 0xdc00 || i+1 == len(u) || u[i+1] < 0xdc00 || u[i+1] > 0xdfff {
+				return u, nil
+			}
+			i++
+		}
+	}
+	return utf16.Encode([]rune(norm.NFC.String(string(utf16.Decode(u))))), nil
+}
+
+func (p *parser) loneOnly(u []uint16) ([]uint16, error) {
 	for i := 0; i < len(u); i++ {
 		if !utf16.IsSurrogate(rune(u[i])) {
 			continue
@@ -453,8 +484,9 @@ func (p *parser) wtf8(s string) ([]uint16, error) {
 // ---- writing ----
 
 type writer struct {
-	b strings.Builder
-	v *Variant
+	b       strings.Builder
+	v       *Variant
+	objects int // objects of the arguments open around the value being written
 }
 
 func (w *writer) sep(c byte) {
@@ -489,7 +521,9 @@ func (w *writer) value(x value) error {
 		w.b.WriteByte(']')
 	case 'o':
 		ms := slices.Clone(x.members)
-		w.v.sort(ms)
+		w.v.sort(ms, w.v.Shallow && w.objects > 0)
+		w.objects++
+		defer func() { w.objects-- }()
 		w.b.WriteByte('{')
 		for i, m := range ms {
 			if i > 0 {
@@ -508,8 +542,15 @@ func (w *writer) value(x value) error {
 	return nil
 }
 
-func (v *Variant) sort(ms []member) {
-	switch v.Order {
+// sort orders an object's members; unsorted, they keep the order of the
+// input (but array-index names still come first with IndexFirst, as in a
+// JavaScript object).
+func (v *Variant) sort(ms []member, unsorted bool) {
+	order := v.Order
+	if unsorted {
+		order = OrderInput
+	}
+	switch order {
 	case OrderUTF16:
 		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
 	case OrderCodePoint:
@@ -667,7 +708,7 @@ func (w *writer) number(lit string) error {
 		return nil
 	}
 	switch {
-	case v.Numbers == NumPyFloat:
+	case v.Numbers == NumPyFloat && !integer:
 		w.b.WriteString(pythonRepr(f))
 	case v.Numbers == NumGo && f == 0 && math.Signbit(f):
 		w.b.WriteString("-0")
