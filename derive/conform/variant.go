@@ -187,18 +187,23 @@ type parsed struct {
 	err error
 }
 
-// parseCache holds the trees of large arguments, which the diagnosis
-// parses again for every defect it tries. Trees are never modified.
-var parseCache sync.Map // parseKey → parsed
+// parseCache holds the trees of arguments, which the diagnosis parses
+// again for every defect it tries; trees are never modified. It stops
+// growing at cacheMax entries (the suite needs a few thousand).
+var (
+	cacheMu    sync.Mutex
+	parseCache = map[parseKey]parsed{}
+)
 
-const cacheMin = 1 << 10
+const cacheMax = 1 << 14
 
 func (p *parser) document() (value, error) {
 	key := parseKey{p.src, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth, p.v.NFC}
-	if len(p.src) >= cacheMin {
-		if r, ok := parseCache.Load(key); ok {
-			return r.(parsed).val, r.(parsed).err
-		}
+	cacheMu.Lock()
+	r, ok := parseCache[key]
+	cacheMu.Unlock()
+	if ok {
+		return r.val, r.err
 	}
 	p.space()
 	val, err := p.value(0)
@@ -208,9 +213,11 @@ func (p *parser) document() (value, error) {
 			err = errRejected
 		}
 	}
-	if len(p.src) >= cacheMin {
-		parseCache.Store(key, parsed{val, err})
+	cacheMu.Lock()
+	if len(parseCache) < cacheMax {
+		parseCache[key] = parsed{val, err}
 	}
+	cacheMu.Unlock()
 	return val, err
 }
 
