@@ -547,8 +547,8 @@ var defects = []defect{
 	{"order-index-first", func(v *Variant) { v.IndexFirst = true }, fixed("",
 		`puts array-index names such as "2" and "10" first, in numeric order (JavaScript's property order), where RFC 8785 sorts every name by UTF-16 code units`), false},
 	{"order-codepoint", func(v *Variant) { v.Order = OrderCodePoint }, fixed(
-		"sorts names by code point (the order of UTF-8 bytes), not by UTF-16 code units",
-		"sorts names by code point (the order of UTF-8 bytes), not by UTF-16 code units"), false},
+		"sorts names by code point, not by UTF-16 code units",
+		"sorts names by code point, not by UTF-16 code units"), false},
 	{"order-shallow", func(v *Variant) { v.Shallow = true }, fixed(
 		"sorts the names of the arguments' own members only, not those of nested objects",
 		"sorts the names of the arguments' own members only, not those of nested objects"), false},
