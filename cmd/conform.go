@@ -170,6 +170,20 @@ func runConform(opts *conformOptions) error {
 	return nil
 }
 
+// capped keeps the first max bytes written to it.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room < len(p) {
+		c.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
 // tail keeps the last bytes written to it.
 type tail struct{ b []byte }
 
@@ -216,6 +230,12 @@ func quoteShort(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// maxAnswer bounds an answer line: the longest canonical text of the
+// suite is about 20 KB.
+const maxAnswer = 16 << 20
+
+var errTooLong = errors.New("answer line too long")
 
 type lineOrErr struct {
 	line string
@@ -275,15 +295,24 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 			}
 		}
 		rd := bufio.NewReaderSize(stdout, 64<<10)
+		var buf []byte
 		for {
-			s, err := rd.ReadString('\n')
-			if err == nil {
-				if !send(lineOrErr{line: strings.TrimSuffix(s, "\n")}) {
+			chunk, err := rd.ReadSlice('\n')
+			buf = append(buf, chunk...)
+			switch {
+			case err == bufio.ErrBufferFull && len(buf) <= maxAnswer:
+				continue
+			case err == bufio.ErrBufferFull:
+				send(lineOrErr{err: errTooLong})
+				return
+			case err == nil:
+				if !send(lineOrErr{line: string(buf[:len(buf)-1])}) {
 					return
 				}
+				buf = buf[:0]
 				continue
 			}
-			if s != "" && !send(lineOrErr{line: s}) { // a last line without its newline
+			if len(buf) > 0 && !send(lineOrErr{line: string(buf)}) { // a last line without its newline
 				return
 			}
 			send(lineOrErr{err: err})
@@ -297,6 +326,10 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 		timer.Reset(opts.Timeout)
 		select {
 		case l := <-lines:
+			if l.err == errTooLong {
+				return nil, &misbehaviour{stderr: string(stderr.b),
+					msg: fmt.Sprintf("%s answered %s with a line longer than %d MiB", argv[0], caseName(c), maxAnswer>>20)}
+			}
 			if l.err != nil {
 				// Its standard output is closed: it is exiting, or is
 				// stopped if it does not within the timeout.
@@ -390,9 +423,9 @@ func runOne(opts *conformOptions, c conform.Case, argv []string) (conform.Answer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
-	var stdout bytes.Buffer
+	stdout := &capped{max: maxAnswer + 1}
 	stderr := &tail{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
 	var xe *exec.ExitError
 	switch {
@@ -403,6 +436,10 @@ func runOne(opts *conformOptions, c conform.Case, argv []string) (conform.Answer
 		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b), msg: fmt.Sprintf("%s crashed on %s: %v", argv[0], caseName(c), err)}
 	case err != nil && xe == nil:
 		return conform.Answer{}, startError(argv[0], err)
+	}
+	if stdout.Len() > maxAnswer {
+		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
+			msg: fmt.Sprintf("%s answered %s with more than %d MiB", argv[0], caseName(c), maxAnswer>>20)}
 	}
 	out := strings.TrimSuffix(stdout.String(), "\n")
 	if strings.Contains(out, "\n") {
