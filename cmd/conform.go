@@ -85,8 +85,9 @@ lines, prints something that is not an answer, or hangs past --timeout).`,
 			}
 			opts.PerCase = f.Config.GetBool("per-case")
 			opts.JSON = f.Config.GetBool("json")
-			if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout <= 0 {
-				return usageErrorf("invalid --timeout %q (want a positive duration such as 10s)", f.Config.GetString("timeout"))
+			// At least a millisecond: a bare number would be nanoseconds.
+			if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
+				return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
 			}
 			opts.Rules = f.Config.GetStringSlice("rule")
 			for _, r := range opts.Rules {
