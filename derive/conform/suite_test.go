@@ -84,12 +84,42 @@ func TestSuiteShape(t *testing.T) {
 
 // TestSuiteNode checks the expected answer of every case under js against
 // the reference harness running on Node: the same verdict, the same key and
-// the same canonical text.
+// the same canonical text; and under jcs against the independent RFC 8785
+// serializer of scripts/refharness.js (except repeated names, which
+// JSON.parse cannot see).
 func TestSuiteNode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skipf("node not found: %v; checking the suite against the reference harness needs Node.js", err)
 	}
+	for _, mode := range []string{"lines", "jcs"} {
+		s := canon.JS
+		if mode == "jcs" {
+			s = canon.JCS
+		}
+		for i, o := range runHarness(t, node, mode) {
+			c := Cases()[i]
+			if s == canon.JCS && c.Rule == "duplicate-names" {
+				continue
+			}
+			e := Expected(c, s)
+			text, _ := hex.DecodeString(o.Canonical)
+			switch {
+			case (o.Error != "") != e.Rejected:
+				t.Errorf("%s case %d (%s, %s): node rejected: %q, idemkey rejected: %v", s, c.ID, c.Rule, c.Note, o.Error, e.Rejected)
+			case !e.Rejected && (o.Key != e.Key || string(text) != e.Canonical):
+				t.Errorf("%s case %d (%s, %s):\nnode    %s %s\nidemkey %s %s", s, c.ID, c.Rule, c.Note, o.Key, short(string(text)), e.Key, short(e.Canonical))
+			}
+		}
+	}
+}
+
+type harnessOutcome struct{ Key, Canonical, Error string }
+
+// runHarness gives every case to `node scripts/refharness.js MODE` and
+// returns its outcomes, in order.
+func runHarness(t *testing.T, node, mode string) []harnessOutcome {
+	t.Helper()
 	var in bytes.Buffer
 	for _, c := range Cases() {
 		// canon.AppendQuoted writes a lone surrogate as its escape, which
@@ -97,41 +127,30 @@ func TestSuiteNode(t *testing.T) {
 		line := append([]byte(`{"task":`), canon.AppendQuoted(nil, c.Task)...)
 		line = append(append(line, `,"tool":`...), canon.AppendQuoted(nil, c.Tool)...)
 		line = append(append(line, `,"text":`...), canon.AppendQuoted(nil, c.Args)...)
-		in.Write(append(line, '}'))
-		in.WriteByte('\n')
+		in.Write(append(line, '}', '\n'))
 	}
-	cmd := exec.Command(node, filepath.Join("..", "..", "scripts", "refharness.js"), "lines")
+	cmd := exec.Command(node, filepath.Join("..", "..", "scripts", "refharness.js"), mode)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.Bytes())
+		t.Fatalf("node %s: %v\n%s", mode, err, stderr.Bytes())
 	}
+	var res []harnessOutcome
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<26)
-	i := 0
-	for ; sc.Scan(); i++ {
-		if i >= len(Cases()) {
-			t.Fatalf("node printed more lines than there are cases")
-		}
-		c := Cases()[i]
-		var o struct{ Key, Canonical, Error string }
+	for sc.Scan() {
+		var o harnessOutcome
 		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("case %d: node printed %q: %v", c.ID, sc.Bytes(), err)
+			t.Fatalf("node %s: line %d: %q: %v", mode, len(res)+1, sc.Bytes(), err)
 		}
-		e := Expected(c, canon.JS)
-		text, _ := hex.DecodeString(o.Canonical)
-		switch {
-		case (o.Error != "") != e.Rejected:
-			t.Errorf("case %d (%s, %s): node rejected: %q, idemkey rejected: %v", c.ID, c.Rule, c.Note, o.Error, e.Rejected)
-		case !e.Rejected && (o.Key != e.Key || string(text) != e.Canonical):
-			t.Errorf("case %d (%s, %s):\nnode    %s %s\nidemkey %s %s", c.ID, c.Rule, c.Note, o.Key, short(string(text)), e.Key, short(e.Canonical))
-		}
+		res = append(res, o)
 	}
-	if i != len(Cases()) {
-		t.Fatalf("node answered %d of %d cases", i, len(Cases()))
+	if len(res) != len(Cases()) {
+		t.Fatalf("node %s answered %d of %d cases", mode, len(res), len(Cases()))
 	}
+	return res
 }
 
 func short(s string) string {
