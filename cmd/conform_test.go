@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/idemkey/idemkey/derive/conform"
@@ -108,15 +107,6 @@ func need(t *testing.T, prog string) string {
 	return p
 }
 
-var buildOnce sync.Map // adapter name → *builtAdapter: built once a run
-
-type builtAdapter struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
 // goAdapter builds the adapter scripts/conformance/NAME with go build.
 func goAdapter(t *testing.T, name string) string {
 	t.Helper()
@@ -124,23 +114,13 @@ func goAdapter(t *testing.T, name string) string {
 	if _, err := os.Stat(goTool); err != nil {
 		goTool = need(t, "go")
 	}
-	v, _ := buildOnce.LoadOrStore(name, &builtAdapter{})
-	b := v.(*builtAdapter)
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "idemkey-adapter-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, name)
-		cmd := exec.Command(goTool, "build", "-o", b.path, "./scripts/conformance/"+name)
-		cmd.Dir = ".."
-		b.out, b.err = cmd.CombinedOutput()
-	})
-	if b.err != nil {
-		t.Fatalf("go build ./scripts/conformance/%s: %v\n%s", name, b.err, b.out)
+	bin := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command(goTool, "build", "-o", bin, "./scripts/conformance/"+name)
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./scripts/conformance/%s: %v\n%s", name, err, out)
 	}
-	return b.path
+	return bin
 }
 
 func TestConformHarness(t *testing.T) {
