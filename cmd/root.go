@@ -155,6 +155,8 @@ failures.`,
 		newVersionCmd(f),
 		newDiffCmd(f),
 		newPostCmd(f),
+		newVectorsCmd(f),
+		newConformCmd(f),
 	)
 	finishTree(root)
 	return root
