@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -534,24 +533,6 @@ func answerText(ok bool, s string) string {
 		return "(rejected)"
 	}
 	return s
-}
-
-// printable shows a text as it is when it is short, UTF-8 and made of
-// printable characters only (U+E000 or U+2028 would be invisible);
-// otherwise quoted, and cut.
-func printable(s string) string {
-	clean := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
-	if clean && len(s) <= 200 {
-		return s
-	}
-	if len(s) > 200 {
-		cut := 160
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 type conformJSON struct {

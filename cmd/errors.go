@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 )
@@ -137,4 +139,22 @@ func shortPointer(p string) string {
 		tail = tail[i:]
 	}
 	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
+}
+
+// printable shows a text as it is when it is short, UTF-8 and made of
+// printable characters only (U+E000 or U+2028 would be invisible);
+// otherwise quoted, and cut.
+func printable(s string) string {
+	clean := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
+	if clean && len(s) <= 200 {
+		return s
+	}
+	if len(s) > 200 {
+		cut := 160
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }
