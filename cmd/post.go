@@ -448,7 +448,15 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 	}
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 	if !validHeaderName(name) {
-		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name %q", redactControl(firstN(name, 40))),
+		i := 0
+		for i < len(name) && validHeaderName(name[i:i+1]) {
+			i++
+		}
+		what := "is empty"
+		if i < len(name) {
+			what = fmt.Sprintf("has %s at byte %d", strconv.QuoteToASCII(name[i:i+1]), i+1)
+		}
+		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name starting with %q: it %s", firstN(name[:i], 40), what),
 			hint: "a header name is a token: letters, digits and !#$%&'*+-.^_`|~"}
 	}
 	if err := checkHeaderText("-H "+name, value); err != nil {
@@ -647,7 +655,7 @@ func (o *postOptions) stdoutOK() error {
 	if !ok {
 		return nil
 	}
-	if _, err := out.Stat(); err != nil {
+	if _, err := out.Stat(); err != nil || (out == os.Stdout && closedAtStart(out)) {
 		return &CurlError{curlWriteError, errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
