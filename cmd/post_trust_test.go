@@ -202,3 +202,28 @@ func TestPostStdoutWriteError(t *testing.T) {
 		t.Errorf("--dry-run: exit %d", code)
 	}
 }
+
+// TestPostHeaderRemovalAndKeyShown: removing a transport header (curl's
+// -H 'Expect:') is accepted; a key under a token-like name is shown in -v,
+// not redacted; a bad proxy variable is a usage error before sending.
+func TestPostHeaderRemovalAndKeyShown(t *testing.T) {
+	t.Parallel()
+	s := newIdemServer(t)
+	s.keyHeader = "X-Idempotency-Token"
+	key := postKeyOf(t, postArgs)
+	r := ppost(t, s.URL, "-H", "Expect:", "-H", "Connection:", "-H", "Expect: 100-continue", "--key-header", "X-Idempotency-Token", "-v")
+	postCheckExit(t, r, 0)
+	if !strings.Contains(r.err, "> X-Idempotency-Token: "+key+"\n") || s.seen()[0].Key != key {
+		t.Errorf("stderr %q", r.err)
+	}
+	var errb bytes.Buffer
+	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
+		&IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errb,
+			Getenv: func(k string) string { return map[string]string{"http_proxy": "http://u:s3cret@[::1"}[k] }})
+	if code != exitUsage || !strings.Contains(errb.String(), "invalid proxy in the environment") || strings.Contains(errb.String(), "s3cret") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	if len(s.seen()) != 1 {
+		t.Errorf("%d requests", len(s.seen()))
+	}
+}
