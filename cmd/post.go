@@ -175,7 +175,7 @@ Exit codes (curl's):
 	fl.BoolP("fail", "f", false, "on HTTP status >= 400 write no body and exit 22")
 	fl.Bool("fail-with-body", false, "on HTTP status >= 400 write the body and exit 22")
 	fl.BoolP("location", "L", false, "follow redirects: 307 and 308 with the same body and key; 301, 302, 303 as GET")
-	fl.Int("max-redirs", 50, "with -L, at most this many redirects (exit 47 past it)")
+	fl.Int("max-redirs", 50, "with -L, at most this many redirects (exit 47 past it; -1: no limit)")
 	fl.Float64P("max-time", "m", 0, "seconds allowed for each attempt (0: no limit)")
 	fl.Float64("connect-timeout", 300, "seconds allowed for connecting, TLS included")
 	fl.Int("retry", 0, "retry up to N times with the same key")
@@ -630,7 +630,7 @@ func (o *postOptions) attempt(client *http.Client, base *http.Request, body []by
 		if next, nextBody, ok := o.redirect(req, reqBody, resp); ok {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
-			if len(res.hops) > o.MaxRedirs {
+			if o.MaxRedirs >= 0 && len(res.hops) > o.MaxRedirs { // -1: no limit, as in curl
 				res.err = &CurlError{curlTooManyRedirects, fmt.Errorf("maximum (%d) redirects followed", o.MaxRedirs)}
 				return res
 			}

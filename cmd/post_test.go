@@ -585,12 +585,17 @@ func TestClassify(t *testing.T) {
 		{io.EOF, false, curlEmptyReply},
 		{io.ErrUnexpectedEOF, true, curlPartialFile},
 		{errors.New("net/http: HTTP/1.x transport connection broken: malformed HTTP response \"x\""), false, curlWeirdReply},
+		{errors.New(`net/http: HTTP/1.x transport connection broken: bad Content-Length "abc"`), false, curlWeirdReply},
+		{errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header line: "X: a\x00b"`), false, curlWeirdReply},
+		{&tlsHandshakeError{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, false, curlSSLConnect},
+		{&tlsHandshakeError{io.EOF}, false, curlSSLConnect},
+		{fmt.Errorf("%w: cannot store the response body: no space left on device", errSpool), true, curlWriteError},
 	} {
 		got := classify(wrap(tc.err), tc.inBody)
 		if got.Code != tc.code {
 			t.Errorf("classify(%v) = %v, want code %d", tc.err, got, tc.code)
 		}
-		if want := tc.code != curlWeirdReply && tc.code != curlPeerVerify; got.retryable() != want {
+		if want := tc.code != curlWeirdReply && tc.code != curlPeerVerify && tc.code != curlWriteError; got.retryable() != want {
 			t.Errorf("classify(%v).retryable() = %v", tc.err, got.retryable())
 		}
 	}
