@@ -169,9 +169,11 @@ func (o *postOptions) verboseAttempt(res attemptResult, req *http.Request, body 
 		}
 		if sent != nil {
 			o.writeHeadLines(&b, "> ", sent, "")
+			b.WriteString(">\n")
 		}
 		for _, head := range h.heads {
 			o.writeHeadLines(&b, "< ", head, "")
+			b.WriteString("<\n")
 		}
 		if i < len(res.hops)-1 {
 			fmt.Fprintf(&b, "* following the redirect to %s\n", res.hops[i+1].url.Redacted())
