@@ -182,6 +182,7 @@ Exit codes (curl's):
 	fl.Float64("retry-delay", 1, "seconds before the first retry; doubles after each (0: the default, 1)")
 	fl.Float64("retry-max-time", 0, "start no retry after this many seconds (0: no limit)")
 	fl.Bool("retry-all-errors", false, "not supported: idemkey never retries a definitive 4xx")
+	fl.Bool("retry-connrefused", false, "accepted for curl's sake: a refused connection is always retried")
 	fl.StringP("user", "u", "", "basic auth 'user:password' (redacted in -v)")
 	fl.String("cacert", "", "PEM file of CA certificates to verify the server with")
 	fl.StringP("cert", "E", "", "client certificate (PEM; may hold the key too)")
@@ -610,14 +611,14 @@ func showWait(d time.Duration) string {
 
 // attempt sends the request once, following redirects with -L, and reads
 // the final response's body, all within --max-time.
-func (o *postOptions) attempt(client *http.Client, base *http.Request, body []byte) attemptResult {
+func (o *postOptions) attempt(client *http.Client, base *http.Request, body []byte) (res attemptResult) {
 	ctx := context.Background()
 	if o.MaxTime > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.MaxTime)
 		defer cancel()
 	}
-	res := attemptResult{start: time.Now()}
+	res = attemptResult{start: time.Now()}
 	defer func() { res.took = time.Since(res.start) }()
 	req, reqBody := base, body
 	for {

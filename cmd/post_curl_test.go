@@ -38,6 +38,20 @@ func TestPostWriteOut(t *testing.T) {
 	if !want.MatchString(r.out) {
 		t.Errorf("-w: stdout %q", r.out)
 	}
+	// The connection's addresses and the final attempt's times.
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
+	r = ppost(t, s.URL, "-o", filepath.Join(t.TempDir(), "out2"), "--retry-connrefused",
+		"-w", "%{remote_ip} %{remote_port} %{local_ip} %{time_namelookup} %{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}")
+	postCheckExit(t, r, 0)
+	f := strings.Fields(r.out)
+	if len(f) != 8 || f[0] != host || f[1] != port || f[2] != "127.0.0.1" || f[5] != "0.000000" {
+		t.Fatalf("-w addresses and times: %q", r.out)
+	}
+	var connect, first, total float64
+	fmt.Sscan(f[4]+" "+f[6]+" "+f[7], &connect, &first, &total)
+	if !(connect > 0 && first >= connect && total >= first) {
+		t.Errorf("times out of order: %q", r.out)
+	}
 	// Written after a failure too, with curl's 000 and the exit code.
 	r = ppost(t, "http://"+postClosedPort(t)+"/", "-w", `%{http_code} %{exitcode} %{errormsg}\n`, "-s")
 	postCheckExit(t, r, curlConnect)
@@ -47,7 +61,7 @@ func TestPostWriteOut(t *testing.T) {
 	// An unknown variable is a usage error before anything is sent.
 	r = ppost(t, s.URL, "-w", "%{http_cod}")
 	postCheckExit(t, r, exitUsage)
-	if !strings.Contains(r.err, "-w: unknown variable %{http_cod}") || len(s.seen()) != 2 {
+	if !strings.Contains(r.err, "-w: unknown variable %{http_cod}") || len(s.seen()) != 3 {
 		t.Errorf("stderr %q, %d requests", r.err, len(s.seen()))
 	}
 }

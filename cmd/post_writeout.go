@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/idemkey/idemkey/canon"
 )
@@ -30,7 +32,9 @@ var writeOutVars = map[string]bool{
 	"header_json": true, "num_headers": true, "idempotency_key": true, "size_download": true,
 	"size_upload": true, "size_header": true, "size_request": true, "content_type": true,
 	"method": true, "exitcode": true, "errormsg": true, "scheme": true, "redirect_url": true,
-	"stdout": true, "stderr": true,
+	"stdout": true, "stderr": true, "remote_ip": true, "remote_port": true, "local_ip": true,
+	"local_port": true, "time_namelookup": true, "time_connect": true, "time_appconnect": true,
+	"time_starttransfer": true,
 }
 
 // parseWriteOut parses a -w format; @FILE reads it from a file (@- from
@@ -151,7 +155,31 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 		}
 		return strings.TrimPrefix(strings.TrimSuffix(res.resp.Proto, ".0"), "HTTP/")
 	case "time_total":
-		return fmt.Sprintf("%.6f", ex.took.Seconds())
+		return seconds(res.took)
+	case "time_namelookup", "time_connect", "time_appconnect", "time_starttransfer":
+		if len(res.hops) == 0 {
+			return seconds(0)
+		}
+		h := res.hops[len(res.hops)-1]
+		return seconds(map[string]time.Duration{"time_namelookup": h.dns, "time_connect": h.connect,
+			"time_appconnect": h.tls, "time_starttransfer": h.first}[p.name])
+	case "remote_ip", "remote_port", "local_ip", "local_port":
+		if len(res.hops) == 0 {
+			return ""
+		}
+		h := res.hops[len(res.hops)-1]
+		a := h.remote
+		if strings.HasPrefix(p.name, "local") {
+			a = h.local
+		}
+		if a == nil {
+			return ""
+		}
+		host, port, _ := net.SplitHostPort(a.String())
+		if strings.HasSuffix(p.name, "_ip") {
+			return host
+		}
+		return port
 	case "url_effective":
 		if u := res.url(); u != nil {
 			return u.Redacted()
@@ -220,6 +248,9 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 	}
 	return ""
 }
+
+// seconds writes a duration as curl's -w does.
+func seconds(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
 
 // uploaded returns the body bytes sent in the final attempt.
 func uploaded(res attemptResult) int {

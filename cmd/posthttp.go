@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -260,6 +261,11 @@ type hop struct {
 	sent   []byte   // the request head as written, or nil when unknown
 	heads  [][]byte // response heads as received (1xx included)
 	status int      // 0 if no final response arrived
+
+	local, remote net.Addr
+	// Times from the request's start: name resolved, connected, TLS
+	// done, first response byte (0 when it did not happen).
+	dns, connect, tls, first time.Duration
 }
 
 // attemptResult is what one attempt produced: a complete response, or a
@@ -302,13 +308,34 @@ func roundTrip(ctx context.Context, client *http.Client, req *http.Request, body
 	h := hop{method: req.Method, url: req.URL}
 	var conn *recConn
 	interim := false
+	start := time.Now()
+	var mu sync.Mutex // the trace's callbacks run on the transport's goroutines
+	at := func(d *time.Duration) {
+		mu.Lock()
+		*d = time.Since(start)
+		mu.Unlock()
+	}
 	trace := &httptrace.ClientTrace{
+		DNSDone:     func(httptrace.DNSDoneInfo) { at(&h.dns) },
+		ConnectDone: func(_, _ string, err error) { at(&h.connect) },
 		GotConn: func(i httptrace.GotConnInfo) {
+			mu.Lock()
 			// HTTPS through a proxy runs TLS over the recorded
 			// connection: the bytes there are not the exchange's.
 			conn, _ = i.Conn.(*recConn)
+			h.local, h.remote = i.Conn.LocalAddr(), i.Conn.RemoteAddr()
+			if req.URL.Scheme == "https" {
+				h.tls = time.Since(start)
+			}
+			mu.Unlock()
 		},
-		Got1xxResponse: func(int, textproto.MIMEHeader) error { interim = true; return nil },
+		GotFirstResponseByte: func() { at(&h.first) },
+		Got1xxResponse: func(int, textproto.MIMEHeader) error {
+			mu.Lock()
+			interim = true
+			mu.Unlock()
+			return nil
+		},
 	}
 	r := req.Clone(httptrace.WithClientTrace(ctx, trace))
 	if body != nil {
@@ -317,6 +344,8 @@ func roundTrip(ctx context.Context, client *http.Client, req *http.Request, body
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	resp, err := client.Do(r)
+	mu.Lock()
+	defer mu.Unlock()
 	h.sent, h.heads = conn.sentHead(), conn.responseHeads()
 	if err != nil {
 		ce := classify(err, false)
