@@ -538,6 +538,17 @@ type exchange struct {
 	took    time.Duration
 }
 
+// response returns the final attempt's outcome: its status (0 when no
+// response arrived), headers and body, or the transfer error. The body
+// reader is independent of the one finish writes from.
+func (ex *exchange) response() (status int, header http.Header, body io.Reader, err error) {
+	res := ex.final
+	if res.err != nil {
+		return 0, nil, nil, res.err
+	}
+	return res.resp.StatusCode, res.resp.Header, res.body.reader(), nil
+}
+
 // exchange sends the request, retrying with the same key and body while
 // the outcome is unknown or the server asks for it, within the limits.
 func (o *postOptions) exchange(client *http.Client, req *http.Request, body []byte) *exchange {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -95,11 +96,19 @@ func (s *spool) writeTo(w io.Writer) error {
 		_, err := w.Write(s.mem)
 		return err
 	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(w, s.file)
+	_, err := io.Copy(w, s.reader())
 	return err
+}
+
+// reader returns a reader of the whole body, independent of any other.
+func (s *spool) reader() io.Reader {
+	if s == nil {
+		return bytes.NewReader(nil)
+	}
+	if s.file == nil {
+		return bytes.NewReader(s.mem)
+	}
+	return io.NewSectionReader(s.file, 0, s.n)
 }
 
 // bytes returns the body if it is small enough to be held in memory.

@@ -181,3 +181,34 @@ func TestPostBodyLimit(t *testing.T) {
 		t.Errorf("read %d bytes of an endless input, limit %d", n, maxPostBody)
 	}
 }
+
+// TestSpoolAndResponse: a body past spoolMem goes to the file; the
+// exchange's response reader (for a ledger) and the writer read it whole,
+// independently.
+func TestSpoolAndResponse(t *testing.T) {
+	t.Parallel()
+	want := bytes.Repeat([]byte("0123456789"), (spoolMem+1<<20)/10)
+	sp := &spool{}
+	if err := sp.readFrom(bytes.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	if !sp.spilled() || sp.size() != int64(len(want)) {
+		t.Fatalf("spilled %v, size %d", sp.spilled(), sp.size())
+	}
+	ex := &exchange{final: attemptResult{resp: &http.Response{StatusCode: 201, Header: http.Header{"X": {"1"}}}, body: sp}}
+	status, h, body, err := ex.response()
+	if err != nil || status != 201 || h.Get("X") != "1" {
+		t.Fatalf("response: %d %v %v", status, h, err)
+	}
+	got, _ := io.ReadAll(body)
+	var out bytes.Buffer
+	if err := sp.writeTo(&out); err != nil || !bytes.Equal(got, want) || !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("reader %d bytes, writer %d bytes (%v), want %d", len(got), out.Len(), err, len(want))
+	}
+	small := &spool{}
+	small.readFrom(strings.NewReader("ok"))
+	if small.spilled() {
+		t.Error("a 2-byte body spilled")
+	}
+}
