@@ -174,7 +174,7 @@ Exit codes (curl's):
 	fl.BoolP("verbose", "v", false, "show the key and every attempt, as sent and received, on standard error (credentials redacted)")
 	fl.BoolP("fail", "f", false, "on HTTP status >= 400 write no body and exit 22")
 	fl.Bool("fail-with-body", false, "on HTTP status >= 400 write the body and exit 22")
-	fl.BoolP("location", "L", false, "follow redirects: 307 and 308 with the same body and key; 301, 302, 303 as GET")
+	fl.BoolP("location", "L", false, "follow redirects: 307 and 308 with the same body and key; 303, and 301 or 302 after a POST, as GET")
 	fl.Int("max-redirs", 50, "with -L, at most this many redirects (exit 47 past it; -1: no limit)")
 	fl.Float64P("max-time", "m", 0, "seconds allowed for each attempt (0: no limit)")
 	fl.Float64("connect-timeout", 300, "seconds allowed for connecting, TLS included")
