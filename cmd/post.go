@@ -664,9 +664,20 @@ func (o *postOptions) attempt(client *http.Client, base *http.Request, body []by
 	}
 }
 
+// definitive reports whether a failed attempt had received a status that
+// settles the outcome (a 4xx that is never retried: 413 before the upload
+// was read, then a reset) before its body was cut short.
+func definitive(res attemptResult) bool {
+	return res.resp != nil && res.resp.StatusCode >= 400 && res.resp.StatusCode < 500 && !retryStatus(res.resp.StatusCode)
+}
+
 // retryReason says why a result should be retried, if it should.
 func (o *postOptions) retryReason(res attemptResult) (string, bool) {
 	if res.err != nil {
+		if definitive(res) {
+			// The status is the server's answer; only its body was lost.
+			return res.err.Error(), false
+		}
 		return res.err.Error(), res.err.retryable()
 	}
 	if retryStatus(res.resp.StatusCode) {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeAndClose answers with resp, whatever it is, and closes.
@@ -151,4 +152,38 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestPostDefinitiveStatusBodyCutShort: a 4xx that is never retried
+// settles the outcome even when its body is cut short: not retried, 22
+// with -f, the transfer's code otherwise, nothing written.
+func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, curlRecvError, "after HTTP 413 Payload Too Large arrived; not retried: the status is the server's answer"},
+		{[]string{"-f"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
+		{[]string{"--fail-with-body"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
+	} {
+		url, n := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+			c.Write([]byte("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 100000\r\n\r\ntoo large"))
+			time.Sleep(20 * time.Millisecond)
+			c.(*net.TCPConn).SetLinger(0)
+		})
+		r := ppost(t, url, append([]string{"--retry", "3", "--retry-delay", "0.01"}, tc.args...)...)
+		postCheckExit(t, r, tc.code)
+		if r.out != "" || !strings.Contains(r.err, tc.msg) || n.Load() != 1 {
+			t.Errorf("%v: %d attempts, stdout %q, stderr %q", tc.args, n.Load(), r.out, r.err)
+		}
+	}
+	// A retryable status cut short is retried as before.
+	url, n := rawServer(t, writeAndClose("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort"))
+	r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
+	postCheckExit(t, r, curlPartialFile)
+	if n.Load() != 3 {
+		t.Errorf("503 cut short: %d attempts, want 3", n.Load())
+	}
 }

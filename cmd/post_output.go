@@ -22,6 +22,12 @@ func (o *postOptions) finish(ex *exchange, key string) error {
 		}
 	}
 	if res.err != nil {
+		if definitive(res) {
+			if o.Fail || o.FailWithBody || res.resp.StatusCode == http.StatusUnprocessableEntity {
+				return &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d (its body was cut short: %s)", res.resp.StatusCode, res.err.Err)}
+			}
+			return &CurlError{res.err.Code, fmt.Errorf("%s, after HTTP %s arrived; not retried: the status is the server's answer", res.err.Err, res.resp.Status)}
+		}
 		return res.err
 	}
 	code := res.resp.StatusCode
