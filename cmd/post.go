@@ -27,13 +27,14 @@ type postOptions struct {
 	Format *keyFormat
 	Secret []byte
 
-	Method     string
-	Headers    []string // -H, in order
-	Output     string   // -o
-	User       string   // -u user:password
-	UserAgent  string   // -A
-	DumpHeader string   // -D
-	WriteOut   *writeOut
+	Method       string
+	Headers      []string // -H, in order
+	Output       string   // -o
+	User         string   // -u user:password
+	UserAgent    string   // -A
+	UserAgentSet bool
+	DumpHeader   string // -D
+	WriteOut     *writeOut
 
 	Include, Silent, ShowError, Verbose bool
 	Fail, FailWithBody, DryRun          bool
@@ -235,6 +236,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	o.DumpHeader, _ = fl.GetString("dump-header")
 	o.User, _ = fl.GetString("user")
 	o.UserAgent, _ = fl.GetString("user-agent")
+	o.UserAgentSet = changed(fl, "user-agent")
 	o.Transport.Cert, _ = fl.GetString("cert")
 	o.Transport.Key, _ = fl.GetString("key")
 	o.Transport.Getenv = f.IO.Getenv
@@ -396,10 +398,10 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	}
 	h := req.Header
 	ua := "idemkey/" + versionString()
-	if o.UserAgent != "" {
-		ua = o.UserAgent
+	if o.UserAgentSet {
+		ua = o.UserAgent // -A '' sends none, as in curl
 	}
-	h.Set("User-Agent", ua)
+	h["User-Agent"] = []string{ua}
 	h.Set("Accept", "*/*")
 	h.Set("Content-Type", "application/json")
 	if o.Data.flag == "json" {

@@ -81,6 +81,14 @@ func TestPostDumpHeaderAndUserAgent(t *testing.T) {
 	if ua := s.seen()[0].Header.Get("User-Agent"); ua != "agent/1.0" {
 		t.Errorf("User-Agent %q", ua)
 	}
+	// -A '' and -H 'User-Agent:' send none (Go's client would add its own).
+	for _, args := range [][]string{{"-A", ""}, {"-H", "User-Agent:"}} {
+		r = ppost(t, s.URL, append(args, "-v")...)
+		postCheckExit(t, r, 0)
+		if h := s.seen()[len(s.seen())-1].Header; len(h.Values("User-Agent")) != 0 || strings.Contains(r.err, "User-Agent") {
+			t.Errorf("%q: the server got User-Agent %q; -v:\n%s", args, h.Values("User-Agent"), r.err)
+		}
+	}
 }
 
 // TestPostDataFlags: --data-binary and --json read @FILE, --data-raw

@@ -169,6 +169,10 @@ func (o *postOptions) addHeader(req *http.Request, line string) error {
 	switch {
 	case strings.EqualFold(name, "Host"):
 		req.Host = value
+	case value == "" && !empty && strings.EqualFold(name, "User-Agent"):
+		// Go's client writes its own User-Agent when there is none; an
+		// empty one is not written at all.
+		req.Header["User-Agent"] = []string{""}
 	case value == "" && !empty:
 		req.Header.Del(name)
 	case len(req.Header.Values(name)) > 0 && isDefaultHeader(name):
