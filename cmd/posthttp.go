@@ -126,9 +126,8 @@ func classify(err error, inBody bool) *CurlError {
 		}
 		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
 	case strings.Contains(msg, "malformed HTTP") || strings.Contains(msg, "malformed MIME") ||
-		strings.Contains(msg, "bad Content-Length") || strings.Contains(msg, "invalid header") ||
-		strings.Contains(msg, "Transfer-Encoding") || strings.Contains(msg, "too many transfer encodings") ||
-		strings.Contains(msg, "server response headers exceeded"):
+		strings.Contains(msg, "Content-Length") || strings.Contains(msg, "invalid header") ||
+		strings.Contains(msg, "transfer encoding") || strings.Contains(msg, "server response headers exceeded"):
 		return &CurlError{curlWeirdReply, errors.New("weird server reply: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNRESET):
 		return &CurlError{curlRecvError, errors.New("failure when receiving data from the peer: connection reset by peer")}
