@@ -113,7 +113,7 @@ Exit codes (curl's):
    3  malformed URL
    6  could not resolve host
    7  failed to connect
-   8  weird server reply (not HTTP, a bad header)
+   8  weird server reply (not HTTP, a bad header or Content-Length)
   18  reply shorter than its Content-Length
   22  HTTP status >= 400 with -f or --fail-with-body; HTTP 422 always
   23  cannot write the output (file, standard output, broken pipe)
@@ -125,6 +125,7 @@ Exit codes (curl's):
   56  failure receiving the reply (connection reset)
   58  --cert or --key unusable
   60  server certificate did not verify
+  61  unknown Transfer-Encoding in the reply
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
       -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f

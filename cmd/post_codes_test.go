@@ -32,7 +32,7 @@ func TestPostCurlExitCodes(t *testing.T) {
 		{"Content-Length -1", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
 		{"NUL in a header", "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 5\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
 		{"two Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"unknown Transfer-Encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: zip\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
+		{"unknown Transfer-Encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: zip\r\n\r\nhello", curlBadEncoding, "(61) unrecognized transfer encoding: ", 1},
 		{"not HTTP", "SSH-2.0-OpenSSH\r\n\r\n", curlWeirdReply, "(8) weird server reply: ", 1},
 		{"only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n", curlEmptyReply, "(52) empty reply from server", 3},
 		{"101 to a POST", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n", curlEmptyReply, "(52) empty reply from server: it answered 101", 3},

@@ -39,6 +39,7 @@ const (
 	curlSendError        = 55 // sending the request failed
 	curlRecvError        = 56 // receiving the reply failed (connection reset)
 	curlSSLCertProblem   = 58 // --cert or --key cannot be used
+	curlBadEncoding      = 61 // a Transfer-Encoding the client does not know
 	curlPeerVerify       = 60 // the server's certificate did not verify
 	curlCACert           = 77 // --cacert cannot be read or holds no certificate
 )
@@ -125,9 +126,11 @@ func classify(err error, inBody bool) *CurlError {
 			to = " to " + op.Addr.String()
 		}
 		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
+	case strings.Contains(msg, "transfer encoding"):
+		return &CurlError{curlBadEncoding, errors.New("unrecognized transfer encoding: " + rootCause(err))}
 	case strings.Contains(msg, "malformed HTTP") || strings.Contains(msg, "malformed MIME") ||
 		strings.Contains(msg, "Content-Length") || strings.Contains(msg, "invalid header") ||
-		strings.Contains(msg, "transfer encoding") || strings.Contains(msg, "server response headers exceeded"):
+		strings.Contains(msg, "server response headers exceeded"):
 		return &CurlError{curlWeirdReply, errors.New("weird server reply: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNRESET):
 		return &CurlError{curlRecvError, errors.New("failure when receiving data from the peer: connection reset by peer")}
