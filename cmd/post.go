@@ -248,7 +248,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if o.Transport.Key != "" && o.Transport.Cert == "" {
 		return usageErrorf("--key needs --cert")
 	}
-	if err := checkHeaderText("-A", o.UserAgent); err != nil {
+	if err := postCheckHeaderText("-A", o.UserAgent); err != nil {
 		return err
 	}
 	m, _ := fl.GetString("request")
@@ -378,7 +378,7 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	}
 	kopts := keyOptions{Format: o.Format, Secret: o.Secret}
 	key := string(kopts.key(nil, lc))
-	if err := checkHeaderText("the key (--prefix)", key); err != nil {
+	if err := postCheckHeaderText("the key (--prefix)", key); err != nil {
 		return nil, nil, "", err
 	}
 	// The body is the whole arguments value (--only and --omit choose
@@ -441,13 +441,13 @@ func (o *postOptions) readData() ([]byte, string, error) {
 	if file == "" {
 		return nil, "", usageErrorf("--%s @ needs a file name, or - for standard input", d.flag)
 	}
-	return o.f.readLimited(file, maxPostBody)
+	return o.f.postReadLimited(file, maxPostBody)
 }
 
-// readLimited reads a file or standard input ("-"), stopping past limit
+// postReadLimited reads a file or standard input ("-"), stopping past limit
 // bytes: an endless input (/dev/zero, a pipe that never ends) is reported
 // once the limit is passed, with memory bounded by it.
-func (f *Factory) readLimited(name string, limit int64) ([]byte, string, error) {
+func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, error) {
 	var r io.Reader
 	display := name
 	if name == "-" {
@@ -485,7 +485,7 @@ func (o *postOptions) stdoutOK() error {
 	if !ok {
 		return nil
 	}
-	if _, err := out.Stat(); err != nil || (out == os.Stdout && closedAtStart(out)) {
+	if _, err := out.Stat(); err != nil || (out == os.Stdout && postStdoutClosedAtStart(out)) {
 		return &CurlError{curlWriteError, errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
@@ -667,17 +667,17 @@ func (o *postOptions) attempt(client *http.Client, base *http.Request, body []by
 	}
 }
 
-// definitive reports whether a failed attempt had received a status that
+// postDefinitive reports whether a failed attempt had received a status that
 // settles the outcome (a 4xx that is never retried: 413 before the upload
 // was read, then a reset) before its body was cut short.
-func definitive(res attemptResult) bool {
+func postDefinitive(res attemptResult) bool {
 	return res.resp != nil && res.resp.StatusCode >= 400 && res.resp.StatusCode < 500 && !retryStatus(res.resp.StatusCode)
 }
 
 // retryReason says why a result should be retried, if it should.
 func (o *postOptions) retryReason(res attemptResult) (string, bool) {
 	if res.err != nil {
-		if definitive(res) {
+		if postDefinitive(res) {
 			// The status is the server's answer; only its body was lost.
 			return res.err.Error(), false
 		}

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// writeAndClose answers with resp, whatever it is, and closes.
-func writeAndClose(resp string) func(net.Conn, *bufio.Reader) {
+// postWriteAndClose answers with resp, whatever it is, and closes.
+func postWriteAndClose(resp string) func(net.Conn, *bufio.Reader) {
 	return func(c net.Conn, br *bufio.Reader) {
 		io.CopyN(io.Discard, br, 2) // the start of the body, if any
 		c.Write([]byte(resp))
@@ -37,7 +37,7 @@ func TestPostCurlExitCodes(t *testing.T) {
 		{"only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n", curlEmptyReply, "(52) empty reply from server", 3},
 		{"101 to a POST", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n", curlEmptyReply, "(52) empty reply from server: it answered 101", 3},
 	} {
-		url, n := rawServer(t, writeAndClose(tc.resp))
+		url, n := postRawServer(t, postWriteAndClose(tc.resp))
 		r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
 		postCheckExit(t, r, tc.code)
 		if r.out != "" || !strings.Contains(r.err, "idemkey: error: "+tc.msg) {
@@ -62,7 +62,7 @@ func TestPost413BeforeUploadThenReset(t *testing.T) {
 	const runs = 20
 	ok := 0
 	for i := range runs {
-		url, n := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		url, n := postRawServer(t, func(c net.Conn, br *bufio.Reader) {
 			io.CopyN(io.Discard, br, 1<<20)
 			c.Write([]byte("HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large"))
 			c.(*net.TCPConn).CloseWrite()
@@ -121,7 +121,7 @@ func TestPostTLSHandshakeReset(t *testing.T) {
 func TestPostIncludeKeepsServerOrder(t *testing.T) {
 	t.Parallel()
 	head := "HTTP/1.1 201 Created\r\nZ-Last: 1\r\nx-lower: 2\r\nA-First: 3\r\nZ-Last: 4\r\nContent-Length: 2\r\n\r\n"
-	url, _ := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+	url, _ := postRawServer(t, func(c net.Conn, br *bufio.Reader) {
 		io.CopyN(io.Discard, br, int64(len(postCanonicalText)))
 		c.Write([]byte(head + "ok"))
 	})
@@ -138,9 +138,9 @@ func TestPostIncludeKeepsServerOrder(t *testing.T) {
 }
 
 // postCanonicalText is the canonical form of postArgs.
-var postCanonicalText = string(must(canonOf(postArgs)))
+var postCanonicalText = string(postMust(postCanonOf(postArgs)))
 
-func canonOf(s string) ([]byte, error) {
+func postCanonOf(s string) ([]byte, error) {
 	var out bytes.Buffer
 	code := Main([]string{"canon"}, &IOStreams{In: strings.NewReader(s), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }})
 	if code != 0 {
@@ -149,7 +149,7 @@ func canonOf(s string) ([]byte, error) {
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
-func must(b []byte, err error) []byte {
+func postMust(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)
 	}
@@ -170,7 +170,7 @@ func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
 		{[]string{"-f"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
 		{[]string{"--fail-with-body"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
 	} {
-		url, n := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		url, n := postRawServer(t, func(c net.Conn, br *bufio.Reader) {
 			c.Write([]byte("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 100000\r\n\r\ntoo large"))
 			time.Sleep(20 * time.Millisecond)
 			c.(*net.TCPConn).SetLinger(0)
@@ -182,7 +182,7 @@ func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
 		}
 	}
 	// A retryable status cut short is retried as before.
-	url, n := rawServer(t, writeAndClose("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort"))
+	url, n := postRawServer(t, postWriteAndClose("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort"))
 	r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
 	postCheckExit(t, r, curlPartialFile)
 	if n.Load() != 3 {

@@ -135,7 +135,7 @@ func TestPostClientCertificate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
-	clientCert := writeSelfSigned(t, certFile, keyFile)
+	clientCert := postSelfSigned(t, certFile, keyFile)
 	pool := x509.NewCertPool()
 	pool.AddCert(clientCert)
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -165,8 +165,8 @@ func TestPostClientCertificate(t *testing.T) {
 	postCheckExit(t, r, curlSSLCertProblem)
 }
 
-// writeSelfSigned writes a self-signed client certificate and its key.
-func writeSelfSigned(t *testing.T, certFile, keyFile string) *x509.Certificate {
+// postSelfSigned writes a self-signed client certificate and its key.
+func postSelfSigned(t *testing.T, certFile, keyFile string) *x509.Certificate {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -195,21 +195,21 @@ func writeSelfSigned(t *testing.T, certFile, keyFile string) *x509.Certificate {
 	return c
 }
 
-// redirServer answers /start with a redirect to target, and records every
+// postRedirServer answers /start with a redirect to target, and records every
 // request.
-type redirReq struct {
+type postRedirReq struct {
 	Method, Path, Key, Auth, Cookie, Body string
 }
 
-func redirServer(t *testing.T, status int, target func(self string) string) (*httptest.Server, func() []redirReq) {
+func postRedirServer(t *testing.T, status int, target func(self string) string) (*httptest.Server, func() []postRedirReq) {
 	t.Helper()
 	var mu sync.Mutex
-	var seen []redirReq
+	var seen []postRedirReq
 	var s *httptest.Server
-	s = loopback(t, func(w http.ResponseWriter, r *http.Request) {
+	s = postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		seen = append(seen, redirReq{r.Method, r.URL.Path, r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization"), r.Header.Get("Cookie"), string(b)})
+		seen = append(seen, postRedirReq{r.Method, r.URL.Path, r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization"), r.Header.Get("Cookie"), string(b)})
 		mu.Unlock()
 		if r.URL.Path == "/start" || r.URL.Path == "/loop" {
 			w.Header().Set("Location", target(s.URL))
@@ -218,7 +218,7 @@ func redirServer(t *testing.T, status int, target func(self string) string) (*ht
 		}
 		fmt.Fprintf(w, "final %s", r.Method)
 	})
-	return s, func() []redirReq { mu.Lock(); defer mu.Unlock(); return append([]redirReq(nil), seen...) }
+	return s, func() []postRedirReq { mu.Lock(); defer mu.Unlock(); return append([]postRedirReq(nil), seen...) }
 }
 
 // TestPostLocation: -L follows redirects by curl's rules.
@@ -231,7 +231,7 @@ func TestPostLocation(t *testing.T) {
 	}{
 		{307, "POST", "POST"}, {308, "PUT", "PUT"}, {303, "PUT", "GET"}, {302, "POST", "GET"}, {301, "POST", "GET"}, {301, "PATCH", "PATCH"},
 	} {
-		s, seen := redirServer(t, tc.status, func(self string) string { return "/done" })
+		s, seen := postRedirServer(t, tc.status, func(self string) string { return "/done" })
 		r := ppost(t, s.URL+"/start", "-L", "-X", tc.method, "-H", "Authorization: Bearer tok", "-w", "\n%{num_redirects} %{url_effective}")
 		postCheckExit(t, r, 0)
 		if want := "final " + tc.want + "\n1 " + s.URL + "/done"; r.out != want {
@@ -250,22 +250,22 @@ func TestPostLocation(t *testing.T) {
 		}
 	}
 	// Without -L, the redirect is the response.
-	s, seen := redirServer(t, 307, func(string) string { return "/done" })
+	s, seen := postRedirServer(t, 307, func(string) string { return "/done" })
 	r := ppost(t, s.URL+"/start", "-w", "%{http_code} %{redirect_url}")
 	postCheckExit(t, r, 0)
 	if r.out != "307 "+s.URL+"/done" || len(seen()) != 1 {
 		t.Errorf("no -L: stdout %q, %d requests", r.out, len(seen()))
 	}
 	// To another host: no credentials; the same key and body.
-	other, otherSeen := redirServer(t, 307, nil)
-	s, _ = redirServer(t, 307, func(string) string { return other.URL + "/done" })
+	other, otherSeen := postRedirServer(t, 307, nil)
+	s, _ = postRedirServer(t, 307, func(string) string { return other.URL + "/done" })
 	r = ppost(t, s.URL+"/start", "-L", "-H", "Authorization: Bearer tok", "-H", "Cookie: a=b", "-u", "x:y", "-H", "X-Api-Key: k")
 	postCheckExit(t, r, 0)
 	if got := otherSeen(); len(got) != 1 || got[0].Auth != "" || got[0].Cookie != "" || got[0].Key != key || got[0].Body != body {
 		t.Errorf("cross-host redirect sent %+v", got)
 	}
 	// Too many: curl's 47.
-	s, seen = redirServer(t, 307, func(self string) string { return "/loop" })
+	s, seen = postRedirServer(t, 307, func(self string) string { return "/loop" })
 	r = ppost(t, s.URL+"/loop", "-L", "--max-redirs", "3")
 	postCheckExit(t, r, curlTooManyRedirects)
 	if !strings.Contains(r.err, "(47) maximum (3) redirects followed") || len(seen()) != 4 {

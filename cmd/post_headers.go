@@ -37,7 +37,7 @@ var ownHeaders = []string{"Content-Type", "Accept", "User-Agent", "Authorization
 
 func checkKeyHeader(name string) error {
 	if !validHeaderName(name) {
-		return usageErrorf("invalid --key-header %q", redactControl(name))
+		return usageErrorf("invalid --key-header %q", postPrintable(name))
 	}
 	c := http.CanonicalHeaderKey(name)
 	switch {
@@ -51,19 +51,19 @@ func checkKeyHeader(name string) error {
 	return nil
 }
 
-// checkHeaderText refuses a value with a control character (CR and LF
+// postCheckHeaderText refuses a value with a control character (CR and LF
 // would inject header lines), before anything is sent.
-func checkHeaderText(what, v string) error {
+func postCheckHeaderText(what, v string) error {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return &UsageError{Err: fmt.Errorf("%s contains the control character %s at byte %d", what, ctrlName(c), i+1),
+			return &UsageError{Err: fmt.Errorf("%s contains the control character %s at byte %d", what, postCtrlName(c), i+1),
 				hint: "a header value is one line of text; CR and LF would start a new header"}
 		}
 	}
 	return nil
 }
 
-func ctrlName(c byte) string {
+func postCtrlName(c byte) string {
 	switch c {
 	case '\r':
 		return `\r (CR)`
@@ -75,8 +75,8 @@ func ctrlName(c byte) string {
 	return fmt.Sprintf(`\x%02x`, c)
 }
 
-// redactControl makes s printable on one line.
-func redactControl(s string) string {
+// postPrintable makes s printable on one line.
+func postPrintable(s string) string {
 	q := strconv.QuoteToASCII(s)
 	return q[1 : len(q)-1]
 }
@@ -91,7 +91,7 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 		if !semi || strings.TrimSpace(rest) != "" {
 			word, _, _ := strings.Cut(strings.TrimSpace(line), " ")
 			return "", "", false, &UsageError{
-				Err:  fmt.Errorf("invalid -H starting with %q: want 'Name: value'", redactControl(firstN(word, 40))),
+				Err:  fmt.Errorf("invalid -H starting with %q: want 'Name: value'", postPrintable(postTrunc(word, 40))),
 				hint: "the rest of the line is not shown, as it may hold a credential"}
 		}
 		name, empty = n, true
@@ -106,10 +106,10 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 		if i < len(name) {
 			what = fmt.Sprintf("has %s at byte %d", strconv.QuoteToASCII(name[i:i+1]), i+1)
 		}
-		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name starting with %q: it %s", firstN(name[:i], 40), what),
+		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name starting with %q: it %s", postTrunc(name[:i], 40), what),
 			hint: "a header name is a token: letters, digits and !#$%&'*+-.^_`|~"}
 	}
-	if err := checkHeaderText("-H "+name, value); err != nil {
+	if err := postCheckHeaderText("-H "+name, value); err != nil {
 		return "", "", false, err
 	}
 	// Removing one ("Connection:") is a no-op and curl users write
@@ -121,7 +121,7 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 	return name, value, empty, nil
 }
 
-func firstN(s string, n int) string {
+func postTrunc(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -144,9 +144,9 @@ func lossError(name string, args canon.Node) error {
 		}
 		switch l.Kind {
 		case canon.LossDuplicate:
-			parts = append(parts, fmt.Sprintf("at %s the repeated name would drop the value %s and keep %s", ptr, firstN(l.Input, 40), firstN(l.Output, 40)))
+			parts = append(parts, fmt.Sprintf("at %s the repeated name would drop the value %s and keep %s", ptr, postTrunc(l.Input, 40), postTrunc(l.Output, 40)))
 		default:
-			parts = append(parts, fmt.Sprintf("at %s %s would be sent as %s", ptr, firstN(l.Input, 60), l.Output))
+			parts = append(parts, fmt.Sprintf("at %s %s would be sent as %s", ptr, postTrunc(l.Input, 60), l.Output))
 		}
 	}
 	return &InputError{Name: name, Err: &hintedError{

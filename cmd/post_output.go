@@ -22,7 +22,7 @@ func (o *postOptions) finish(ex *exchange, key string) error {
 		}
 	}
 	if res.err != nil {
-		if definitive(res) {
+		if postDefinitive(res) {
 			if o.Fail || o.FailWithBody || res.resp.StatusCode == http.StatusUnprocessableEntity {
 				return &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d (its body was cut short: %s)", res.resp.StatusCode, res.err.Err)}
 			}

@@ -13,7 +13,7 @@ import (
 func TestPostProxyFromEnvironment(t *testing.T) {
 	t.Parallel()
 	var proxied atomic.Int32
-	proxy := loopback(t, func(w http.ResponseWriter, r *http.Request) {
+	proxy := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		proxied.Add(1)
 		io.WriteString(w, "via proxy "+r.RequestURI)

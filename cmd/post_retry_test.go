@@ -43,7 +43,7 @@ func TestPostFarRetryAfterEndsRetries(t *testing.T) {
 		s := newIdemServer(t, faultUnavailable, faultUnavailable)
 		s.retryAfter = tc.retryAfter
 		var r postRun
-		within(t, 20*time.Second, func() {
+		postWithin(t, 20*time.Second, func() {
 			r = ppost(t, s.URL, append([]string{"--retry", "3", "--retry-delay", "0.01"}, tc.args...)...)
 		})
 		postCheckExit(t, r, 0)
@@ -62,14 +62,14 @@ func TestPostFarRetryAfterEndsRetries(t *testing.T) {
 func TestPostSlowAttemptThenHugeRetryAfter(t *testing.T) {
 	t.Parallel()
 	n := 0
-	s := loopback(t, func(w http.ResponseWriter, r *http.Request) {
+	s := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		n++
 		time.Sleep(1100 * time.Millisecond)
 		w.Header().Set("Retry-After", "9223372036")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
 	var r postRun
-	within(t, 20*time.Second, func() { r = ppost(t, s.URL, "--retry", "2", "--retry-max-time", "30") })
+	postWithin(t, 20*time.Second, func() { r = ppost(t, s.URL, "--retry", "2", "--retry-max-time", "30") })
 	postCheckExit(t, r, 0)
 	if n != 1 || !strings.Contains(r.err, "would pass --retry-max-time 30s") {
 		t.Errorf("%d attempts, stderr %q", n, r.err)

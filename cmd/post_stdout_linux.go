@@ -5,11 +5,11 @@ import (
 	"syscall"
 )
 
-// closedAtStart reports whether f (standard output) was closed when the
+// postStdoutClosedAtStart reports whether f (standard output) was closed when the
 // program started: Go's runtime then opens /dev/null in its place, read
 // and write, where a shell's >/dev/null opens it write-only. Writes to it
 // succeed, so the closing is found only this way.
-func closedAtStart(f *os.File) bool {
+func postStdoutClosedAtStart(f *os.File) bool {
 	var st, null syscall.Stat_t
 	if syscall.Fstat(int(f.Fd()), &st) != nil || syscall.Stat(os.DevNull, &null) != nil {
 		return false

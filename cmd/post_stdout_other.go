@@ -4,5 +4,5 @@ package cmd
 
 import "os"
 
-// closedAtStart is known on Linux only (see post_stdout_linux.go).
-func closedAtStart(*os.File) bool { return false }
+// postStdoutClosedAtStart is known on Linux only (see post_stdout_linux.go).
+func postStdoutClosedAtStart(*os.File) bool { return false }

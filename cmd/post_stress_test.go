@@ -17,9 +17,9 @@ import (
 	"time"
 )
 
-// within runs fn and fails the test if it has not returned after d: a
+// postWithin runs fn and fails the test if it has not returned after d: a
 // hang is reported as one, not as the test binary's timeout.
-func within(t *testing.T, d time.Duration, fn func()) {
+func postWithin(t *testing.T, d time.Duration, fn func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); fn() }()
@@ -30,8 +30,8 @@ func within(t *testing.T, d time.Duration, fn func()) {
 	}
 }
 
-// loopback starts an HTTP server on 127.0.0.1 with handler h.
-func loopback(t *testing.T, h http.HandlerFunc) *httptest.Server {
+// postLoopback starts an HTTP server on 127.0.0.1 with handler h.
+func postLoopback(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	s := httptest.NewUnstartedServer(h)
 	s.Listener.Close()
@@ -45,9 +45,9 @@ func loopback(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	return s
 }
 
-// rawServer accepts connections on 127.0.0.1 and hands each, with a
+// postRawServer accepts connections on 127.0.0.1 and hands each, with a
 // reader positioned after the request head, to serve; it counts them.
-func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (string, *atomic.Int32) {
+func postRawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (string, *atomic.Int32) {
 	t.Helper()
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -78,9 +78,9 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (string, 
 	return "http://" + l.Addr().String(), &n
 }
 
-// allocated returns the bytes allocated while fn ran. The tests using it
+// postAllocated returns the bytes allocated while fn ran. The tests using it
 // are not parallel: parallel tests wait until the sequential ones are done.
-func allocated(fn func()) uint64 {
+func postAllocated(fn func()) uint64 {
 	var a, b runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&a)
@@ -94,7 +94,7 @@ func allocated(fn func()) uint64 {
 func TestPostLargeBodySpills(t *testing.T) {
 	const size = 40 << 20
 	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
-	s := loopback(t, func(w http.ResponseWriter, r *http.Request) {
+	s := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Length", fmt.Sprint(size))
 		for n := 0; n < size; n += len(chunk) {
@@ -103,7 +103,7 @@ func TestPostLargeBodySpills(t *testing.T) {
 	})
 	out := filepath.Join(t.TempDir(), "body")
 	var r postRun
-	alloc := allocated(func() { r = ppost(t, s.URL, "-o", out) })
+	alloc := postAllocated(func() { r = ppost(t, s.URL, "-o", out) })
 	postCheckExit(t, r, 0)
 	st, err := os.Stat(out)
 	if err != nil || st.Size() != size {
@@ -120,7 +120,7 @@ func TestPostLargeBodySpills(t *testing.T) {
 func TestPostEndlessBodyMaxTime(t *testing.T) {
 	var sent atomic.Int64
 	chunk := bytes.Repeat([]byte("x"), 64<<10)
-	s := loopback(t, func(w http.ResponseWriter, r *http.Request) {
+	s := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusOK)
 		for {
@@ -135,8 +135,8 @@ func TestPostEndlessBodyMaxTime(t *testing.T) {
 	var r postRun
 	var alloc uint64
 	start := time.Now()
-	within(t, 20*time.Second, func() {
-		alloc = allocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
+	postWithin(t, 20*time.Second, func() {
+		alloc = postAllocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
 	})
 	postCheckExit(t, r, curlTimeout)
 	if r.out != "" || !strings.Contains(r.err, "(28) operation timed out") {
@@ -154,10 +154,10 @@ func TestPostEndlessBodyMaxTime(t *testing.T) {
 	t.Logf("%.1f MiB received in %v, %.1f MiB allocated", float64(sent.Load())/(1<<20), time.Since(start).Round(time.Millisecond), float64(alloc)/(1<<20))
 }
 
-// endless is an input without an end, counting what was read.
-type endless struct{ n atomic.Int64 }
+// postEndless is an input without an end, counting what was read.
+type postEndless struct{ n atomic.Int64 }
 
-func (e *endless) Read(p []byte) (int, error) {
+func (e *postEndless) Read(p []byte) (int, error) {
 	for i := range p {
 		p[i] = ' '
 	}
@@ -167,10 +167,10 @@ func (e *endless) Read(p []byte) (int, error) {
 
 // TestPostBodyLimit: -d @- stops reading an endless input at the limit.
 func TestPostBodyLimit(t *testing.T) {
-	in := &endless{}
+	in := &postEndless{}
 	var out, errb bytes.Buffer
 	var code int
-	within(t, 30*time.Second, func() {
+	postWithin(t, 30*time.Second, func() {
 		code = Main([]string{"post", "http://127.0.0.1:9/", "--task", "t1", "--tool", "pay", "-d", "@-"},
 			&IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	})

@@ -181,10 +181,10 @@ func TestPostKeyConflictIsNeverSuccess(t *testing.T) {
 	}
 }
 
-// failWriter fails every write, as /dev/full does.
-type failWriter struct{}
+// postFailWriter fails every write, as /dev/full does.
+type postFailWriter struct{}
 
-func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+func (postFailWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
 
 // TestPostStdoutWriteError: a failed write of the body is curl's 23.
 func TestPostStdoutWriteError(t *testing.T) {
@@ -192,12 +192,12 @@ func TestPostStdoutWriteError(t *testing.T) {
 	s := newIdemServer(t)
 	var errb bytes.Buffer
 	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
-		&IOStreams{In: strings.NewReader(""), Out: failWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
+		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
 	if code != curlWriteError || !strings.Contains(errb.String(), "(23) cannot write standard output: no space left on device") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 	code = Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs, "--dry-run"},
-		&IOStreams{In: strings.NewReader(""), Out: failWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
+		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
 	if code != curlWriteError {
 		t.Errorf("--dry-run: exit %d", code)
 	}

@@ -42,7 +42,7 @@ var writeOutVars = map[string]bool{
 // anything is sent.
 func (o *postOptions) parseWriteOut(format string) (*writeOut, error) {
 	if file, ok := strings.CutPrefix(format, "@"); ok {
-		data, _, err := o.f.readLimited(file, 1<<20)
+		data, _, err := o.f.postReadLimited(file, 1<<20)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func (o *postOptions) parseWriteOut(format string) (*writeOut, error) {
 			}
 			name := format[i+2 : i+end]
 			if !writeOutVars[name] {
-				return nil, &UsageError{Err: fmt.Errorf("-w: unknown variable %%{%s}", redactControl(name)),
+				return nil, &UsageError{Err: fmt.Errorf("-w: unknown variable %%{%s}", postPrintable(name)),
 					hint: "post knows " + knownVars()}
 			}
 			flush()
@@ -155,13 +155,13 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 		}
 		return strings.TrimPrefix(strings.TrimSuffix(res.resp.Proto, ".0"), "HTTP/")
 	case "time_total":
-		return seconds(res.took)
+		return woSeconds(res.took)
 	case "time_namelookup", "time_connect", "time_appconnect", "time_starttransfer":
 		if len(res.hops) == 0 {
-			return seconds(0)
+			return woSeconds(0)
 		}
 		h := res.hops[len(res.hops)-1]
-		return seconds(map[string]time.Duration{"time_namelookup": h.dns, "time_connect": h.connect,
+		return woSeconds(map[string]time.Duration{"time_namelookup": h.dns, "time_connect": h.connect,
 			"time_appconnect": h.tls, "time_starttransfer": h.first}[p.name])
 	case "remote_ip", "remote_port", "local_ip", "local_port":
 		if len(res.hops) == 0 {
@@ -213,7 +213,7 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 	case "size_download":
 		return strconv.FormatInt(res.body.size(), 10)
 	case "size_upload":
-		return strconv.Itoa(uploaded(res))
+		return strconv.Itoa(woUploaded(res))
 	case "size_header":
 		n := 0
 		for _, hp := range res.hops {
@@ -227,7 +227,7 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 		for _, hp := range res.hops {
 			n += len(hp.sent)
 		}
-		return strconv.Itoa(n + uploaded(res))
+		return strconv.Itoa(n + woUploaded(res))
 	case "content_type":
 		return h.Get("Content-Type")
 	case "num_headers":
@@ -249,11 +249,11 @@ func (o *postOptions) woValue(p woPart, ex *exchange, res attemptResult, key str
 	return ""
 }
 
-// seconds writes a duration as curl's -w does.
-func seconds(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
+// woSeconds writes a duration as curl's -w does.
+func woSeconds(d time.Duration) string { return fmt.Sprintf("%.6f", d.Seconds()) }
 
-// uploaded returns the body bytes sent in the final attempt.
-func uploaded(res attemptResult) int {
+// woUploaded returns the body bytes sent in the final attempt.
+func woUploaded(res attemptResult) int {
 	n := 0
 	for _, hp := range res.hops {
 		if hp.sent == nil {
