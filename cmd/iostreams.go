@@ -97,15 +97,19 @@ func (ios *IOStreams) OutClosed() bool {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
+// underlying returns the stream beneath the wrappers of w (watchedWriter).
+func underlying(w io.Writer) io.Writer {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
-			break
+			return w
 		}
 		w = u.Unwrap()
 	}
-	f, ok := w.(*os.File)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := underlying(w).(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 

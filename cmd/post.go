@@ -481,11 +481,7 @@ func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, err
 // closed descriptor (>&-) is found before anything is sent, so that a
 // write never happens that idemkey could not report.
 func (o *postOptions) stdoutOK() error {
-	out, ok := o.f.IO.Out.(*os.File)
-	if !ok {
-		return nil
-	}
-	if _, err := out.Stat(); err != nil || (out == os.Stdout && postStdoutClosedAtStart(out)) {
+	if o.f.IO.OutClosed() {
 		return &CurlError{curlWriteError, errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
@@ -498,7 +494,7 @@ func runPost(o *postOptions) error {
 			return err
 		}
 	}
-	if out, ok := ios.Out.(*os.File); ok && out == os.Stdout {
+	if out, ok := underlying(ios.Out).(*os.File); ok && out == os.Stdout {
 		// A broken pipe on standard output is a write error (curl's 23),
 		// not death by SIGPIPE.
 		signal.Ignore(syscall.SIGPIPE)
