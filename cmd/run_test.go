@@ -729,3 +729,30 @@ func sha256hex(b []byte) string {
 	h.Write(b)
 	return h.output().SHA256
 }
+
+func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
+	// "idemkey run … | head -1": the command sees the broken pipe, as it
+	// would without idemkey, and idemkey lives to record how it ended.
+	r := newRig(t)
+	c := r.cmd("run", "--task", "t1", "--tool", "pipe", "--", "sh", "-c", "while :; do echo y || exit 3; done")
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2)
+	if _, err := out.Read(buf); err != nil || string(buf) != "y\n" {
+		t.Fatalf("first bytes: %q %v", buf, err)
+	}
+	out.Close()
+	_ = c.Wait()
+	if code := c.ProcessState.ExitCode(); code != 3 && code != 128+13 {
+		t.Fatalf("exit %d, want the command's own 3 (echo failed) or 141 (SIGPIPE)", code)
+	}
+	key := r.cmdKey("t1", "pipe", "sh", "-c", "while :; do echo y || exit 3; done")
+	if s := r.show(key); s.State == "running" || s.Stdout.Length < 2 {
+		t.Fatalf("record: %+v, want the outcome recorded", s)
+	}
+}
