@@ -473,7 +473,7 @@ func (st *runStep) unknown(d *ledger.Decision) error {
 	if rec.ExitCode >= exitSignalStart {
 		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
 	}
-	fmt.Fprintf(ios.Err, "  ended at %s: %s\n", stamp(rec.EndedAt), how)
+	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, stamp(rec.EndedAt))
 	fmt.Fprintf(ios.Err, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded (replay from now on) or --as failed (run again); --recover retry runs it again with the same key, for a command whose owner dedupes by IDEMPOTENCY_KEY\n", st.key)
 	return &ExitError{Code: exitUnknown}
 }
