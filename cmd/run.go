@@ -510,6 +510,20 @@ func (r *recorder) output() ledger.Output {
 	return ledger.Output{Data: r.data, Length: r.n, SHA256: hex.EncodeToString(r.h.Sum(nil)), Truncated: r.n > int64(len(r.data))}
 }
 
+// rawStream is the stream under any wrapper that watches its writes: the
+// command's own output is the command's business (a broken pipe reaches
+// the command, and its exit code stays idemkey's), not a failure of
+// idemkey to write a result.
+func rawStream(w io.Writer) io.Writer {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
+
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
 // command sees the broken pipe it would have seen without idemkey.
@@ -609,8 +623,8 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	// the outcome is recorded.
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go tee(&copies, outR, ios.Out, outRec)
-	go tee(&copies, errR, ios.Err, errRec)
+	go tee(&copies, outR, rawStream(ios.Out), outRec)
+	go tee(&copies, errR, rawStream(ios.Err), errRec)
 
 	pid := c.Process.Pid
 	kill := func(sig syscall.Signal) {
