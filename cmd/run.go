@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -362,15 +363,17 @@ func (st *runStep) run(ctx context.Context) error {
 		if deadline.IsZero() || time.Now().After(deadline) {
 			return st.busy(busy)
 		}
-		opts.logf("%s is running elsewhere: waiting", st.key)
+		if pause == 5*time.Millisecond {
+			opts.logf("%s is running elsewhere: waiting up to %s", st.key, opts.Wait)
+		}
 		if w, ok := st.store.(ledger.Waiter); ok && st.locker == nil {
 			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
 			_ = w.Wait(wctx, st.key)
 			cancel()
 		} else {
 			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
-			pause = min(2*pause, 200*time.Millisecond)
 		}
+		pause = min(2*pause, 200*time.Millisecond)
 	}
 }
 
@@ -387,9 +390,7 @@ func closeFile(f *os.File) {
 	}
 }
 
-func isLocked(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "locked by another process")
-}
+func isLocked(err error) bool { return errors.Is(err, sqlite.ErrLocked) }
 
 // lookCommand checks that the command can be found and executed: 127 or
 // 126 otherwise, as a shell reports them.
