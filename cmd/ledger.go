@@ -473,10 +473,10 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactURL(opts.Ledger)))
+		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactURL(desc))
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactStoreURL(desc))
 	return nil
 }
 

@@ -79,7 +79,7 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	switch {
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"),
 		strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return nil, &ledgerUnavailable{spec: redactURL(spec), err: errors.New("this idemkey has no store for this URL scheme")}
+		return nil, &ledgerUnavailable{spec: redactStoreURL(spec), err: errors.New("this idemkey has no store for this URL scheme")}
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")
@@ -92,7 +92,7 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 }
 
 // redactURL hides the password of a store URL.
-func redactURL(s string) string {
+func redactStoreURL(s string) string {
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return s
