@@ -109,8 +109,12 @@ func redactStoreURL(s string) string {
 	return s[:i+3] + cred + rest[at:]
 }
 
-// parseRetain parses a duration that may use days: "7d", "36h", "90m".
+// parseDays parses a duration that may use days: "7d", "36h", "90m", or
+// a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
 func parseDays(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e12 {
+		return time.Duration(v * float64(time.Second)), nil
+	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		d, err := strconv.ParseFloat(n, 64)
 		if err != nil || d < 0 {
