@@ -628,13 +628,13 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
 			return // the terminal sent it to the whole group: the command has it
 		}
-		_ = syscall.Kill(pid, sig)
+		_ = signalPid(pid, sig)
 	}
 	killTree := func() {
 		// The command and everything it started that is still its
 		// descendant, found before any of them dies.
 		for _, p := range processTree(pid) {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			_ = signalPid(p, syscall.SIGKILL)
 		}
 	}
 	exited := make(chan struct{})
@@ -696,7 +696,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 
 	code, state, reason := exitOutcome(c.ProcessState, waitErr)
 	if ledgerTestHooks.crashAfterExit != nil && ledgerTestHooks.crashAfterExit() {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		_ = signalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
 	lostMu.Lock()

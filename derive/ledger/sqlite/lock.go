@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // RemoteFSError: the ledger's directory is on a network or FUSE file
@@ -52,13 +51,13 @@ func (s *Store) LockKey(key string) (*os.File, error) {
 	}
 	path := s.LockPath(key)
 	for range 100 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // close-on-exec, as os opens every file
 		if err != nil {
 			return nil, err
 		}
-		if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := lockNB(f); err != nil {
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if errors.Is(err, ErrLocked) {
 				return nil, ErrLocked
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -94,14 +93,6 @@ func (s *Store) RemoveLock(key string) error {
 	return nil
 }
 
-func flock(f *os.File, how int) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
-}
 
 func samePath(f *os.File, path string) (bool, error) {
 	fi, err := f.Stat()
