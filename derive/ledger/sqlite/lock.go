@@ -93,7 +93,6 @@ func (s *Store) RemoveLock(key string) error {
 	return nil
 }
 
-
 func samePath(f *os.File, path string) (bool, error) {
 	fi, err := f.Stat()
 	if err != nil {
