@@ -48,6 +48,8 @@ type postOptions struct {
 	RetryMaxTime time.Duration
 	MaxTime      time.Duration
 	Transport    transportConfig
+
+	ledger *postLedger // post --ledger (post_ledger.go)
 }
 
 // dataArg is one body flag: which one (-d, --data-binary, --data-raw,
@@ -191,6 +193,7 @@ Exit codes (curl's):
 	fl.String("key", "", "client private key (PEM), for --cert")
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Bool("dry-run", false, "print the request that would be sent and exit, with no network")
+	opts.ledger = addPostLedgerFlag(fl)
 	return cmd
 }
 
@@ -516,7 +519,10 @@ func runPost(o *postOptions) error {
 	if o.Verbose {
 		fmt.Fprintf(ios.Err, "* idempotency key: %s (sent as %s)\n", key, o.KeyHeader)
 	}
-	ex := o.exchange(client, req, body)
+	ex, err := o.ledgerExchange(client, req, body, key)
+	if err != nil {
+		return err
+	}
 	defer ex.final.close()
 	err = o.finish(ex, key)
 	if o.WriteOut != nil {

@@ -157,6 +157,8 @@ failures.`,
 		newPostCmd(f),
 		newVectorsCmd(f),
 		newConformCmd(f),
+		newRunCmd(f),
+		newLedgerCmd(f),
 	)
 	finishTree(root)
 	return root
