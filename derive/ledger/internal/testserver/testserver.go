@@ -214,21 +214,89 @@ func (p *proc) exited() bool {
 	}
 }
 
-// stop sends sig to the process group and waits up to wait for the leader
-// to exit, then kills the group.
+// stop sends sig to the server and waits up to wait for it to exit, then
+// kills it and whatever it started: postgres backends run in sessions of
+// their own (setsid), so the process group does not reach them, and one
+// left alive would still answer its client, or keep the cluster's shared
+// memory in use so that the restart fails.
 func (p *proc) stop(sig syscall.Signal, wait time.Duration) {
 	if p == nil || p.exited() {
 		return
 	}
-	syscall.Kill(-p.cmd.Process.Pid, sig)
+	pid := p.cmd.Process.Pid
+	kids := descendants(pid)
+	if sig == syscall.SIGKILL {
+		for _, k := range kids {
+			syscall.Kill(k, syscall.SIGKILL)
+		}
+	}
+	syscall.Kill(-pid, sig)
 	select {
 	case <-p.done:
 	case <-time.After(wait):
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-pid, syscall.SIGKILL)
 		<-p.done
 	}
-	// Children of the leader (postgres backends) may outlive it briefly.
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	kids = append(kids, descendants(pid)...)
+	for _, k := range kids {
+		syscall.Kill(k, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(5 * time.Second); anyRunning(kids) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// procStat returns a process's state and parent from /proc.
+func procStat(pid string) (state, ppid string, ok bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return "", "", false
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return "", "", false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return "", "", false
+	}
+	return f[0], f[1], true
+}
+
+// descendants lists the running processes below pid.
+func descendants(pid int) []int {
+	children := map[string][]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		if st, pp, ok := procStat(e.Name()); ok && st != "Z" {
+			children[pp] = append(children[pp], e.Name())
+		}
+	}
+	var out []int
+	var walk func(string)
+	walk = func(p string) {
+		for _, c := range children[p] {
+			n, _ := strconv.Atoi(c)
+			out = append(out, n)
+			walk(c)
+		}
+	}
+	walk(strconv.Itoa(pid))
+	return out
+}
+
+// anyRunning reports whether one of pids still runs (zombies do not).
+func anyRunning(pids []int) bool {
+	for _, p := range pids {
+		if st, _, ok := procStat(strconv.Itoa(p)); ok && st != "Z" {
+			return true
+		}
+	}
+	return false
 }
 
 // tail returns the end of the server's log, for an error message.
