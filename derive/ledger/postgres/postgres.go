@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/internal/storeutil"
 )
 
 // DefaultTable is the ledger's table when neither the URL (?table=NAME)
@@ -86,69 +87,16 @@ func parseTable(name string) (pgx.Identifier, error) {
 
 // Redact returns the URL with its password replaced by xxxxx, for
 // messages.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "postgres://(unparsable URL)"
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+func Redact(raw string) string { return storeutil.Redact(raw) }
 
-// secretsOf lists the strings of raw that must never be printed.
-func secretsOf(raw string) []string {
-	var s []string
-	add := func(p string) {
-		if len(p) >= 3 {
-			s = append(s, p, url.QueryEscape(p), url.PathEscape(p))
-		}
-	}
-	if u, err := url.Parse(raw); err == nil {
-		if p, ok := u.User.Password(); ok {
-			add(p)
-		}
-		add(u.Query().Get("password"))
-	}
-	return s
-}
-
-// redactErr rewrites err's message without the URL's secrets.
-func (s *Store) redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	clean := msg
-	for _, p := range s.secrets {
-		clean = strings.ReplaceAll(clean, p, "xxxxx")
-	}
-	if clean == msg {
-		return err
-	}
-	return &redacted{msg: clean, err: err}
-}
-
-type redacted struct {
-	msg string
-	err error
-}
-
-func (r *redacted) Error() string { return r.msg }
-func (r *redacted) Unwrap() error { return r.err }
+func (s *Store) redactErr(err error) error { return storeutil.RedactErr(err, s.secrets) }
 
 // Open connects to the PostgreSQL database at rawURL (postgres:// or
 // postgresql://, every libpq parameter pgx knows, sslmode honoured) and
 // makes sure the ledger's table exists. The URL may carry table=NAME.
 // Errors never contain the URL's password.
 func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
-	s := &Store{display: Redact(rawURL), secrets: secretsOf(rawURL)}
+	s := &Store{display: Redact(rawURL), secrets: storeutil.Secrets(rawURL)}
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, fmt.Errorf("%s: not a postgres:// URL", s.display)
@@ -490,16 +438,6 @@ func (s *Store) notified(ctx context.Context, conn *pgx.Conn, stmt string, args 
 	return n, err
 }
 
-// same reports whether stored is the record a write of rec left (used to
-// tell, after a connection broke mid-write, whether the write took place).
-func same(stored, rec *ledger.Record) bool {
-	return stored != nil && stored.Attempt == rec.Attempt && stored.State == rec.State &&
-		stored.Holder == rec.Holder && stored.Fingerprint == rec.Fingerprint &&
-		stored.ExitCode == rec.ExitCode && stored.Reason == rec.Reason &&
-		stored.StartedAt.Sub(rec.StartedAt).Abs() < time.Millisecond &&
-		stored.EndedAt.Sub(rec.EndedAt).Abs() < time.Millisecond
-}
-
 // write runs a conditional write; if a try broke the connection after
 // sending, a later try that changes nothing checks whether the stored
 // record is rec (the first try took effect).
@@ -519,7 +457,7 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
-			ok = same(stored, rec)
+			ok = storeutil.Same(stored, rec)
 		}
 		return nil
 	})
