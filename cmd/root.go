@@ -125,6 +125,8 @@ failures.`,
 		newVersionCmd(f),
 		newDiffCmd(f),
 		newPostCmd(f),
+		newRunCmd(f),
+		newLedgerCmd(f),
 	)
 	return root
 }
