@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/postgres"
+	"github.com/idemkey/idemkey/derive/ledger/redis"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/spf13/pflag"
 )
@@ -40,12 +42,27 @@ type ledgerUnavailable struct {
 }
 
 func (e *ledgerUnavailable) Error() string {
-	return fmt.Sprintf("ledger %s: %s", e.spec, e.err)
+	spec := redactSpec(e.spec)
+	if msg := e.err.Error(); strings.Contains(msg, spec) {
+		return msg // a shared store's errors name it already
+	}
+	return fmt.Sprintf("ledger %s: %s", spec, e.err)
+}
+
+// redactSpec hides the password of a ledger spec, as the stores do.
+func redactSpec(spec string) string {
+	switch {
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return postgres.Redact(spec)
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		return redis.Redact(spec)
+	}
+	return redactURL(spec)
 }
 func (e *ledgerUnavailable) Unwrap() error { return e.err }
 
 func addLedgerFlag(fl *pflag.FlagSet) {
-	fl.String("ledger", "", "ledger: a SQLite file path (default $XDG_STATE_HOME/idemkey/ledger.db; IDEMKEY_LEDGER)")
+	fl.String("ledger", "", "ledger: a SQLite file path (default $XDG_STATE_HOME/idemkey/ledger.db), or a shared store's postgres://… or redis://… URL (IDEMKEY_LEDGER)")
 }
 
 // defaultLedgerPath is $XDG_STATE_HOME/idemkey/ledger.db, or
@@ -77,9 +94,19 @@ func (f *Factory) ledgerSpec() (string, error) {
 // SQLite file path.
 func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
 	switch {
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"),
-		strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return nil, &ledgerUnavailable{spec: redactURL(spec), err: errors.New("this idemkey has no store for this URL scheme")}
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		s, err := postgres.Open(ctx, spec, postgres.Options{})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
+		s, err := redis.Open(ctx, spec, redis.Options{Warn: warn})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")

@@ -631,3 +631,20 @@ var (
 	_ ledger.Store  = (*Store)(nil)
 	_ ledger.Waiter = (*Store)(nil)
 )
+
+// Schema returns the version of the ledger's table, from its comment
+// ('idemkey ledger, schema N'; a table without one is taken as 1).
+func (s *Store) Schema(ctx context.Context) (int, error) {
+	var comment *string
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT obj_description(to_regclass($1::text), 'pg_class')`, s.table).Scan(&comment)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	n := 1
+	if comment != nil {
+		fmt.Sscanf(strings.TrimPrefix(*comment, "idemkey ledger, schema "), "%d", &n)
+	}
+	return n, nil
+}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
-	"github.com/idemkey/idemkey/derive/ledger/internal/testserver"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
 )
 

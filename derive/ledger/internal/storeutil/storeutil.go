@@ -49,7 +49,8 @@ func Secrets(raw string) []string {
 }
 
 // RedactErr returns err with every secret in its message replaced by
-// xxxxx (errors.Is and errors.As still see the original).
+// xxxxx, on one line (drivers join the errors of several addresses with
+// newlines and tabs); errors.Is and errors.As still see the original.
 func RedactErr(err error, secrets []string) error {
 	if err == nil {
 		return nil
@@ -58,6 +59,9 @@ func RedactErr(err error, secrets []string) error {
 	clean := msg
 	for _, p := range secrets {
 		clean = strings.ReplaceAll(clean, p, "xxxxx")
+	}
+	if strings.ContainsAny(clean, "\n\t") {
+		clean = strings.Join(strings.Fields(clean), " ")
 	}
 	if clean == msg {
 		return err
