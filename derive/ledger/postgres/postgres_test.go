@@ -11,8 +11,8 @@ import (
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
-	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
