@@ -576,3 +576,55 @@ func TestFleetPostgresSimpleProtocol(t *testing.T) {
 		t.Fatalf("ledger ls: exit %d: %s %s", w.code, w.stdout.String(), w.stderr.String())
 	}
 }
+
+// TestFleetTLS: sslmode is honoured (a server that rejects plain TCP:
+// sslmode=disable fails, verify-full against the server's CA works, and
+// against another CA fails), and rediss:// speaks TLS, verifying the
+// server against the CAs Go trusts (SSL_CERT_FILE adds one).
+func TestFleetTLS(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		c, cert := testserver.NewPostgresTLS(t)
+		url := c.CreateDB(t)
+		base, _, _ := strings.Cut(url, "?")
+		other := otherCA(t)
+		for _, tc := range []struct {
+			query string
+			code  int
+		}{
+			{"sslmode=verify-full&sslrootcert=" + cert.CA, 0},
+			{"sslmode=require", 0},
+			{"sslmode=disable", exitRunFailed},
+			{"sslmode=verify-full&sslrootcert=" + other, exitRunFailed},
+		} {
+			fl := newFleet(t, &fleetStore{url: base + "?" + tc.query}, nil)
+			w := fl.run("a", "run", "--task", "t-tls", "--tool", "x", "--", fl.script("step.sh", "echo x >> ran"))
+			if w.code != tc.code || (tc.code == 0) != (len(fl.lines("ran")) == 1) {
+				t.Errorf("%s: exit %d (want %d), ran %d: %s", tc.query, w.code, tc.code, len(fl.lines("ran")), w.stderr.String())
+			}
+		}
+	})
+	t.Run("redis", func(t *testing.T) {
+		r, cert := testserver.NewRedisTLS(t)
+		plain := strings.Replace(r.URL(), "rediss://", "redis://", 1)
+		for _, tc := range []struct {
+			url, certFile string
+			code          int
+		}{
+			{r.URL(), cert.CA, 0},
+			{r.URL(), otherCA(t), exitRunFailed},
+			{plain, cert.CA, exitRunFailed},
+		} {
+			fl := newFleet(t, &fleetStore{url: tc.url}, nil)
+			fl.env = append(fl.env, "SSL_CERT_FILE="+tc.certFile)
+			w := fl.run("a", "run", "--task", "t-tls", "--tool", "x", "--", fl.script("step.sh", "echo x >> ran"))
+			if w.code != tc.code || (tc.code == 0) != (len(fl.lines("ran")) == 1) {
+				t.Errorf("%s with %s: exit %d (want %d), ran %d: %s", tc.url, tc.certFile, w.code, tc.code, len(fl.lines("ran")), w.stderr.String())
+			}
+		}
+	})
+}
+
+// otherCA is a CA file that did not sign the test servers' certificates.
+func otherCA(t *testing.T) string {
+	return testserver.SelfSigned(t, t.TempDir()).CA
+}

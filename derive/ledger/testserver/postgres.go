@@ -28,11 +28,16 @@ type PG struct {
 	bindir string
 	owner  *user.User
 	p      *proc
+	extra  []string // more server options
+	tls    bool     // TCP over TLS only
 }
 
 // pgBindir finds the directory of initdb and postgres.
 func pgBindir() (string, error) {
 	if d := os.Getenv("IDEMKEY_PG_BINDIR"); d != "" {
+		if !isExec(filepath.Join(d, "initdb")) || !isExec(filepath.Join(d, "postgres")) {
+			return "", fmt.Errorf("initdb and postgres not found in IDEMKEY_PG_BINDIR=%s", d)
+		}
 		return d, nil
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -157,6 +162,7 @@ func (c *PG) start() error {
 		"-c", "log_min_messages=warning",
 		"-c", "log_min_error_statement=panic",
 	}
+	args = append(args, c.extra...)
 	p, err := start(filepath.Join(c.bindir, "postgres"), args, filepath.Join(c.Dir, "postgres.log"), c.owner,
 		filepath.Join(c.Dir, "server.pid"))
 	if err != nil {
@@ -178,7 +184,11 @@ func (c *PG) start() error {
 
 // URL is a connection URL for database db over loopback TCP.
 func (c *PG) URL(db string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.Port, db)
+	mode := "disable"
+	if c.tls {
+		mode = "require"
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=%s", c.Port, db, mode)
 }
 
 // Stop stops the cluster: SIGINT is a fast shutdown, SIGQUIT an immediate

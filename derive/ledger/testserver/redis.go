@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,10 +23,16 @@ type Redis struct {
 	bin  string
 	args []string
 	p    *proc
+	tls  Cert // set for a TLS-only server
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }
 
 func redisBin() (string, error) {
 	if p := os.Getenv("IDEMKEY_REDIS_SERVER"); p != "" {
+		if !isExec(p) {
+			return "", fmt.Errorf("IDEMKEY_REDIS_SERVER=%s is not an executable", p)
+		}
 		return p, nil
 	}
 	if p, err := exec.LookPath("redis-server"); err == nil {
@@ -83,7 +90,11 @@ func (r *Redis) start() error {
 	}
 	r.p = p
 	err = p.waitReady(10*time.Second, func(ctx context.Context) error {
-		c := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.Port), MaxRetries: -1})
+		o := &redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.Port), MaxRetries: -1}
+		if r.tls.CA != "" {
+			o.TLSConfig = &tls.Config{InsecureSkipVerify: true} // readiness only
+		}
+		c := redis.NewClient(o)
 		defer c.Close()
 		err := c.Ping(ctx).Err()
 		if err != nil && strings.HasPrefix(err.Error(), "NOAUTH") {
@@ -97,8 +108,13 @@ func (r *Redis) start() error {
 	return err
 }
 
-// URL is the server's redis:// URL.
-func (r *Redis) URL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.Port) }
+// URL is the server's redis:// URL (rediss:// for a TLS server).
+func (r *Redis) URL() string {
+	if r.tls.CA != "" {
+		return fmt.Sprintf("rediss://127.0.0.1:%d/0", r.Port)
+	}
+	return fmt.Sprintf("redis://127.0.0.1:%d/0", r.Port)
+}
 
 // Stop stops the server: SIGTERM shuts it down cleanly (writing the append
 // only file, if any), SIGKILL crashes it.
