@@ -19,6 +19,8 @@
 # present, else a loop over /usr/bin/time); MB/s is input bytes / median
 # wall time / 10^6; peak RSS is /usr/bin/time's %M of one run.
 #
+# Then the fleet section (scripts/bench_fleet.sh, FLEET=0 skips it).
+#
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
 # call, default 100), SIZE (default 64MiB), CALLS (default 100000),
@@ -247,7 +249,16 @@ fi
 			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }
+# ---- fleet: shared ledgers on PostgreSQL and Redis ----
+# scripts/bench_fleet.sh starts its own servers on loopback and prints its
+# own table: idemkey run's overhead per step against the bare command, a
+# replay, 16 workers' throughput on distinct keys, 64 workers on one key.
+# FLEET=0 skips it; STEPS and DISTINCT size it.
+if [[ ${FLEET:-1} != 0 ]]; then
+	bash "$root/scripts/bench_fleet.sh" || failed=1
+fi
+
 if ((failed)); then
-	say "FAILED: idemkey and the reference harness disagree (see above)"
+	say "FAILED: idemkey and the reference harness disagree, or a fleet measurement failed (see above)"
 	exit 1
 fi

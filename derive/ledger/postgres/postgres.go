@@ -63,6 +63,8 @@ type Store struct {
 	sem  chan struct{}
 	idle chan *pgx.Conn
 
+	create bool // create the table when a statement finds it missing
+
 	lmu      sync.Mutex
 	listener *pgx.Conn
 
@@ -149,12 +151,19 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	s.sem = make(chan struct{}, n)
 	s.idle = make(chan *pgx.Conn, n)
 
+	s.create = !opts.NoCreate
+	// Connect now, so that an unreachable server fails Open. The table is
+	// looked for only when a statement finds it missing (one round trip
+	// fewer per process), except with NoCreate, where Open checks it.
 	s.sem <- struct{}{}
 	conn, err := s.connect(ctx)
 	if err != nil {
+		<-s.sem
 		return nil, err
 	}
-	err = s.ensureTable(ctx, conn, !opts.NoCreate)
+	if opts.NoCreate {
+		err = s.ensureTable(ctx, conn, false)
+	}
 	s.release(conn, err)
 	if err != nil {
 		s.Close()
@@ -319,6 +328,12 @@ func transient(err error, conn *pgx.Conn) bool {
 	return conn != nil && conn.IsClosed()
 }
 
+// missingTable reports whether err is PostgreSQL's undefined_table.
+func missingTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+}
+
 // do runs f on a connection; when the connection broke, it retries on a
 // new one, with backoff, for up to RetryFor. f must be safe to run again
 // (a write checks, on its retry, whether its first try took effect).
@@ -331,7 +346,22 @@ func (s *Store) do(ctx context.Context, f func(conn *pgx.Conn) error) error {
 		if err == nil {
 			err = f(conn)
 			retry = transient(err, conn)
-			s.release(conn, err)
+			if missingTable(err) && s.create {
+				// First use: create the table, then run f again.
+				conn.Close(context.Background())
+				conn, err = s.connect(ctx)
+				if err == nil {
+					if err = s.ensureTable(ctx, conn, true); err == nil {
+						err = f(conn)
+					}
+					retry = transient(err, conn)
+				}
+			}
+			if conn != nil {
+				s.release(conn, err)
+			} else {
+				<-s.sem
+			}
 		}
 		if !retry || s.retryFor < 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return s.redactErr(err)

@@ -117,20 +117,34 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if s.retryFor == 0 {
 		s.retryFor = 10 * time.Second
 	}
+	// One round trip fewer per process: no CLIENT SETINFO, and RESP2
+	// (no HELLO) unless the URL asks for a protocol.
+	o.DisableIdentity = true
+	if !q.Has("protocol") {
+		o.Protocol = 2
+	}
 	s.c = redis.NewClient(o)
-	if err := s.c.Ping(ctx).Err(); err != nil {
+	// PING and CONFIG GET maxmemory-policy in one round trip.
+	pipe := s.c.Pipeline()
+	ping := pipe.Ping(ctx)
+	policy := pipe.ConfigGet(ctx, "maxmemory-policy")
+	_, execErr := pipe.Exec(ctx)
+	if err := ping.Err(); err != nil || ping.Val() != "PONG" {
+		if err == nil {
+			err = execErr // the connection failed before the commands ran
+		}
 		s.c.Close()
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
-	if w := s.checkEviction(ctx); w != "" && opts.Warn != nil {
+	if w := s.evictionWarning(policy); w != "" && opts.Warn != nil {
 		opts.Warn(w)
 	}
 	return s, nil
 }
 
-// checkEviction returns a warning when the server could evict records.
-func (s *Store) checkEviction(ctx context.Context) string {
-	m, err := s.c.ConfigGet(ctx, "maxmemory-policy").Result()
+// evictionWarning returns a warning when the server could evict records.
+func (s *Store) evictionWarning(cmd *redis.MapStringStringCmd) string {
+	m, err := cmd.Result()
 	if err != nil {
 		return fmt.Sprintf("ledger at %s: cannot read maxmemory-policy (%v): unless it is noeviction, Redis may evict ledger records or leases under memory pressure, and a step could run twice",
 			s.display, s.redactErr(err))
