@@ -39,6 +39,8 @@ type postOptions struct {
 	RetryMaxTime time.Duration
 	MaxTime      time.Duration
 	Transport    transportConfig
+
+	ledger *postLedger // post --ledger (post_ledger.go)
 }
 
 func newPostCmd(f *Factory) *cobra.Command {
@@ -129,6 +131,7 @@ Exit codes (curl's):
 	fl.String("cacert", "", "PEM file of CA certificates to verify the server with")
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Bool("dry-run", false, "print the request that would be sent and exit, with no network")
+	opts.ledger = addPostLedgerFlag(fl)
 	return cmd
 }
 
@@ -374,6 +377,9 @@ func runPost(o *postOptions) error {
 	if err != nil {
 		return err
 	}
+	if done, err := o.ledgerClaim(key, req, body); done {
+		return err
+	}
 	if o.Verbose {
 		fmt.Fprintf(ios.Err, "* idempotency key: %s (sent as %s)\n", key, o.KeyHeader)
 	}
@@ -419,7 +425,7 @@ func runPost(o *postOptions) error {
 		}
 		time.Sleep(wait)
 	}
-	return o.finish(res, key)
+	return o.ledgerFinish(res, key)
 }
 
 // retryReason says why a result should be retried, if it should.

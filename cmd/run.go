@@ -473,7 +473,7 @@ func (st *runStep) unknown(d *ledger.Decision) error {
 	if rec.ExitCode >= exitSignalStart {
 		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
 	}
-	fmt.Fprintf(ios.Err, "  ended at %s: %s\n", stamp(rec.EndedAt), how)
+	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, stamp(rec.EndedAt))
 	fmt.Fprintf(ios.Err, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded (replay from now on) or --as failed (run again); --recover retry runs it again with the same key, for a command whose owner dedupes by IDEMPOTENCY_KEY\n", st.key)
 	return &ExitError{Code: exitUnknown}
 }
@@ -510,20 +510,19 @@ func (r *recorder) output() ledger.Output {
 	return ledger.Output{Data: r.data, Length: r.n, SHA256: hex.EncodeToString(r.h.Sum(nil)), Truncated: r.n > int64(len(r.data))}
 }
 
-// tee copies a pipe to w (live) and to the recorder. A failed write to w
-// stops the writes to w, not the recording.
+// tee copies a pipe to w (live) and to the recorder. When w fails (a
+// reader that went away: "| head -1"), the pipe is closed, so that the
+// command sees the broken pipe it would have seen without idemkey.
 func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
-	broken := false
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			rec.Write(buf[:n])
-			if !broken {
-				if _, werr := w.Write(buf[:n]); werr != nil {
-					broken = true
-				}
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				r.Close()
+				return
 			}
 		}
 		if err != nil {
@@ -590,6 +589,12 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
+	// A write to a closed standard output returns an error (tee passes the
+	// broken pipe on to the command) instead of killing idemkey before it
+	// records the outcome.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	if err := c.Start(); err != nil {
 		outR.Close()

@@ -217,13 +217,8 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 			if req.ReplayFailed {
 				return &Decision{Action: ActReplay, Record: rec}, nil
 			}
-			next := req.attemptRecord(rec.Attempt+1, now)
-			ok, err := s.Swap(ctx, VersionOf(rec), false, next, req.Lease)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return &Decision{Action: ActRun, Record: next, Previous: rec}, nil
+			if d, err := req.takeover(ctx, s, rec, now); d != nil || err != nil {
+				return d, err
 			}
 		case Running:
 			if !req.LocallyLocked && !expired {
@@ -250,19 +245,25 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 			if policy == RecoverFail {
 				return &Decision{Action: ActUnknown, Record: rec, Previous: died}, nil
 			}
-			next := req.attemptRecord(rec.Attempt+1, now)
-			ok, err := s.Swap(ctx, VersionOf(rec), false, next, req.Lease)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return &Decision{Action: ActRun, Record: next, Previous: rec}, nil
+			if d, err := req.takeover(ctx, s, rec, now); d != nil || err != nil {
+				return d, err
 			}
 		default:
 			return nil, fmt.Errorf("ledger: record %s has invalid state %q", key, rec.State)
 		}
 	}
 	return nil, ErrContention
+}
+
+// takeover claims the next attempt over rec; nil, nil if rec changed
+// meanwhile.
+func (req *ClaimRequest) takeover(ctx context.Context, s Store, rec *Record, now time.Time) (*Decision, error) {
+	next := req.attemptRecord(rec.Attempt+1, now)
+	ok, err := s.Swap(ctx, VersionOf(rec), false, next, req.Lease)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &Decision{Action: ActRun, Record: next, Previous: rec}, nil
 }
 
 // Renew extends the lease of attempt's running record; ErrLeaseLost if the

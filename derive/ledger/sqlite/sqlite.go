@@ -116,7 +116,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One connection: SQLite has one writer anyway, and the file
+	// controls below belong to a connection.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
 	s := &Store{db: db, path: path}
+	if err := s.persistWAL(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	want := SchemaVersion
 	if opts.Version > 0 {
 		want = opts.Version
@@ -126,6 +136,26 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// persistWAL keeps the -wal and -shm files when the last connection
+// closes, so that the next process neither creates them again nor syncs
+// the directory for them.
+func (s *Store) persistWAL(ctx context.Context) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		if fc, ok := dc.(interface {
+			FileControlPersistWAL(string, int) (int, error)
+		}); ok {
+			_, err := fc.FileControlPersistWAL("main", 1)
+			return err
+		}
+		return nil
+	})
 }
 
 // Path is the database file's path.
