@@ -130,7 +130,8 @@ have jq || { use_jq=0; say "jq not found: skipping the jq rows"; }
 
 # bash scripts/bench.sh --fleet-only runs just the fleet section (below).
 if [[ ${1:-} == --fleet-only ]]; then
-	exec bash "$root/scripts/bench_fleet.sh"
+	bash "$root/scripts/bench_fleet.sh"
+	exit $?
 fi
 
 # ---- build and generate ----
