@@ -32,6 +32,8 @@ import (
 type fleetStore struct {
 	name string
 	url  string
+	// stop crashes the server (SIGKILL) for good.
+	stop func()
 	// empty removes every record (TRUNCATE, FLUSHDB).
 	empty func(t *testing.T)
 	// restart crashes the server (SIGKILL) and starts it again after
@@ -55,6 +57,7 @@ func pgStore(t *testing.T) *fleetStore {
 				t.Fatal(err)
 			}
 		},
+		stop: func() { c.Stop(syscall.SIGKILL) },
 		restart: func(t *testing.T, down time.Duration) {
 			c.Stop(syscall.SIGKILL)
 			time.Sleep(down)
@@ -77,6 +80,7 @@ func redisStore(t *testing.T, extra ...string) *fleetStore {
 				t.Fatal(err)
 			}
 		},
+		stop: func() { r.Stop(syscall.SIGKILL) },
 		restart: func(t *testing.T, down time.Duration) {
 			r.Stop(syscall.SIGKILL)
 			time.Sleep(down)
@@ -471,6 +475,33 @@ func TestFleetStoreRestart(t *testing.T) {
 			if n := len(fl.lines("ran")); n != 1 {
 				t.Fatalf("%s: the step ran %d times (second run exit %d)", tc.name, n, again.code)
 			}
+		}
+	})
+}
+
+// TestFleetStoreLost: the store goes away for good during a step: the
+// renewals fail, and when the lease runs out the holder treats it as lost:
+// it kills its command and exits 76 (it never reports success).
+func TestFleetStoreLost(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		fl := newFleet(t, s, nil)
+		step := fl.script("step.sh", `echo started >> ran; sleep 20; echo finished >> ran`)
+		w := fl.start("a", "run", "--task", "t-lost", "--tool", "x", "--lease", "2s", "--", step)
+		waitFor(t, 10*time.Second, func() bool { return len(fl.lines("ran")) > 0 })
+		s.stop()
+		t0 := time.Now()
+		if c := w.wait(t, 30*time.Second); c != exitUnknown {
+			t.Fatalf("exit %d, want 76:\n%s", c, w.stderr.String())
+		}
+		if d := time.Since(t0); d > 15*time.Second {
+			t.Fatalf("the lease was treated as lost only after %v", d)
+		}
+		if !strings.Contains(w.stderr.String(), "lease lost") {
+			t.Fatalf("stderr does not say the lease was lost:\n%s", w.stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+		if ran := strings.Join(fl.lines("ran"), " "); ran != "started" {
+			t.Fatalf("marks %q: the command was not killed", ran)
 		}
 	})
 }
