@@ -659,3 +659,25 @@ func TestFleetTLS(t *testing.T) {
 func otherCA(t *testing.T) string {
 	return testserver.SelfSigned(t, t.TempDir()).CA
 }
+
+// TestFleetPostLedger: post --ledger=URL on two machines: the second
+// replays the saved response, and the owner sees one request.
+func TestFleetPostLedger(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		o := newOwner(t, false)
+		fl := newFleet(t, s, o)
+		args := []string{"post", fmt.Sprintf("http://127.0.0.1:%d/pay", o.port), "--task", "t-post", "--tool", "pay",
+			"-d", `{"amount":100}`, "--ledger=" + s.url}
+		a := fl.run("a", args...)
+		b := fl.run("b", args...)
+		if a.code != 0 || b.code != 0 || a.stdout.String() != "ok\n" || b.stdout.String() != "ok\n" {
+			t.Fatalf("exits %d %d, stdout %q %q:\n%s", a.code, b.code, a.stdout.String(), b.stdout.String(), b.stderr.String())
+		}
+		if !strings.Contains(b.stderr.String(), "replayed from the ledger") {
+			t.Fatalf("second post did not replay:\n%s", b.stderr.String())
+		}
+		if req, _ := o.counts(); req != 1 {
+			t.Fatalf("owner saw %d requests, want 1", req)
+		}
+	})
+}
