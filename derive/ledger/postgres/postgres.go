@@ -13,6 +13,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -87,6 +89,18 @@ func parseTable(name string) (pgx.Identifier, error) {
 	return pgx.Identifier(parts), nil
 }
 
+// channelName is the NOTIFY channel of a table: "idemkey:" and its name,
+// or a hash of the name where that would pass PostgreSQL's 63-byte limit
+// on identifiers.
+func channelName(table string) string {
+	c := "idemkey:" + table
+	if len(c) > 63 {
+		sum := sha256.Sum256([]byte(table))
+		c = "idemkey:" + hex.EncodeToString(sum[:16])
+	}
+	return c
+}
+
 // Redact returns the URL with its password replaced by xxxxx, for
 // messages.
 func Redact(raw string) string { return storeutil.Redact(raw) }
@@ -120,7 +134,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.table = ident.Sanitize()
-	s.channel = "idemkey:" + strings.Join(ident, ".")
+	s.channel = channelName(strings.Join(ident, "."))
 	u.RawQuery = q.Encode()
 
 	cfg, err := pgx.ParseConfig(u.String())

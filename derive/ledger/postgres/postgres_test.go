@@ -85,6 +85,16 @@ func TestTableName(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM ops.steps`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("ops.steps: %d rows, %v", n, err)
 	}
+	// The longest names: the NOTIFY channel stays within 63 bytes.
+	long := strings.Repeat("s", 63) + "." + strings.Repeat("t", 63)
+	conn.Exec(ctx, `CREATE SCHEMA `+strings.Repeat("s", 63))
+	ls := open(t, url+"&table="+long)
+	if ok, err := ls.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute); !ok || err != nil {
+		t.Fatalf("insert into %s: %v %v", long, ok, err)
+	}
+	if err := ls.Wait(ctx, "k"); err != nil || ls.listener == nil {
+		t.Fatalf("listen on %s: %v", ls.channel, err)
+	}
 	if _, err := Open(ctx, url+"&table=x;drop", Options{}); err == nil {
 		t.Fatal("a table name with ; accepted")
 	}
