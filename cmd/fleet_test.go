@@ -541,6 +541,7 @@ func TestFleetUnreachable(t *testing.T) {
 	}
 	for _, url := range []string{
 		fmt.Sprintf("postgres://worker:s3cret-pw@127.0.0.1:%d/db?connect_timeout=3", port),
+		fmt.Sprintf("postgres://worker@127.0.0.1:%d/db?password=s3cret-pw&connect_timeout=3", port),
 		fmt.Sprintf("redis://:s3cret-pw@127.0.0.1:%d/0", port),
 	} {
 		fl := newFleet(t, &fleetStore{url: url}, nil)
@@ -586,7 +587,8 @@ func TestFleetRedisEviction(t *testing.T) {
 // ledger commands work, and the table is made by ledger init.
 func TestFleetPostgresSimpleProtocol(t *testing.T) {
 	s := pgStore(t)
-	s.url += "&default_query_exec_mode=simple_protocol&table=fleet_steps"
+	// (trust authentication ignores the password: it is there to be hidden)
+	s.url += "&default_query_exec_mode=simple_protocol&table=fleet_steps&password=s3cret-pw"
 	fl := newFleet(t, s, nil)
 	if w := fl.run("a", "ledger", "init"); w.code != 0 || !strings.Contains(w.stderr.String(), "schema version 1") {
 		t.Fatalf("ledger init: exit %d: %s", w.code, w.stderr.String())
@@ -601,6 +603,9 @@ func TestFleetPostgresSimpleProtocol(t *testing.T) {
 	rec := fl.show(runKeyOf(t, first))
 	if rec["state"] != "succeeded" || rec["attempt"] != float64(1) {
 		t.Fatalf("record %v", rec)
+	}
+	if errs := first.stderr.String() + second.stderr.String(); strings.Contains(errs, "s3cret") || !strings.Contains(errs, "password=xxxxx") {
+		t.Fatalf("-v shows the ledger URL unredacted:\n%s", errs)
 	}
 	w := fl.run("c", "ledger", "ls", "--task", "t-simple", "--json")
 	if w.code != 0 || !strings.Contains(w.stdout.String(), runKeyOf(t, first)) {

@@ -42,23 +42,13 @@ type ledgerUnavailable struct {
 }
 
 func (e *ledgerUnavailable) Error() string {
-	spec := redactSpec(e.spec)
+	spec := redactURL(e.spec)
 	if msg := e.err.Error(); strings.Contains(msg, spec) {
 		return msg // a shared store's errors name it already
 	}
 	return fmt.Sprintf("ledger %s: %s", spec, e.err)
 }
 
-// redactSpec hides the password of a ledger spec, as the stores do.
-func redactSpec(spec string) string {
-	switch {
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		return postgres.Redact(spec)
-	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return redis.Redact(spec)
-	}
-	return redactURL(spec)
-}
 func (e *ledgerUnavailable) Unwrap() error { return e.err }
 
 func addLedgerFlag(fl *pflag.FlagSet) {
@@ -118,8 +108,15 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	return s, nil
 }
 
-// redactURL hides the password of a store URL.
+// redactURL hides the password of a store URL (for PostgreSQL and Redis
+// as their stores do: in the user info and in a password parameter).
 func redactURL(s string) string {
+	switch {
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return postgres.Redact(s)
+	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
+		return redis.Redact(s)
+	}
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return s

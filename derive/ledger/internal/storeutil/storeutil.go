@@ -12,8 +12,12 @@ import (
 )
 
 // Redact returns the URL with its password (in the user info or a
-// password parameter) replaced by xxxxx.
+// password parameter) replaced by xxxxx. Text after the URL (from the
+// first space) is kept as it is.
 func Redact(raw string) string {
+	if i := strings.IndexByte(raw, ' '); i >= 0 {
+		return Redact(raw[:i]) + raw[i:]
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"
