@@ -400,7 +400,14 @@ func (opts *ledgerOptions) gc(olderThan time.Duration) error {
 	defer s.Close()
 	kl, isKL := s.(keyLocker)
 	req := ledger.GCRequest{OlderThan: olderThan}
-	if isKL {
+	if !isKL {
+		// A lease store: a running record whose lease ran out on the
+		// store's clock has no live holder.
+		req.RunningRemovable = func(ctx context.Context, r *ledger.Record) bool {
+			_, expired, err := s.Get(ctx, r.Key)
+			return err == nil && expired
+		}
+	} else {
 		req.RunningRemovable = func(_ context.Context, r *ledger.Record) bool {
 			lock, err := kl.LockKey(r.Key)
 			if err != nil {
@@ -451,6 +458,12 @@ func (opts *ledgerOptions) init() error {
 		return err
 	}
 	defer s.Close()
+	if in, ok := s.(interface{ Init(context.Context) error }); ok {
+		// A shared store that creates its table on request.
+		if err := in.Init(ctx); err != nil {
+			return err
+		}
+	}
 	desc := opts.Ledger
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)

@@ -189,6 +189,11 @@ func TestPostLedgerDeadRunningRetriedWithSameKey(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the first request never arrived")
 	}
+	// While it is in flight, another invocation is busy (75) and sends
+	// nothing.
+	if res := r.idemkey(args[:len(args)-1]...); res.code != 75 || o.total() != 1 || !strings.Contains(string(res.stderr), "in flight elsewhere") {
+		t.Fatalf("while in flight: exit %d, %d requests, %s", res.code, o.total(), res.stderr)
+	}
 	// The holder dies with its request in flight: the record says running.
 	_ = c.Process.Signal(syscall.SIGKILL)
 	_ = c.Wait()

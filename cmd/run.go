@@ -20,6 +20,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -362,15 +363,17 @@ func (st *runStep) run(ctx context.Context) error {
 		if deadline.IsZero() || time.Now().After(deadline) {
 			return st.busy(busy)
 		}
-		opts.logf("%s is running elsewhere: waiting", st.key)
+		if pause == 5*time.Millisecond {
+			opts.logf("%s is running elsewhere: waiting up to %s", st.key, opts.Wait)
+		}
 		if w, ok := st.store.(ledger.Waiter); ok && st.locker == nil {
 			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
 			_ = w.Wait(wctx, st.key)
 			cancel()
 		} else {
 			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
-			pause = min(2*pause, 200*time.Millisecond)
 		}
+		pause = min(2*pause, 200*time.Millisecond)
 	}
 }
 
@@ -387,9 +390,7 @@ func closeFile(f *os.File) {
 	}
 }
 
-func isLocked(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "locked by another process")
-}
+func isLocked(err error) bool { return errors.Is(err, sqlite.ErrLocked) }
 
 // lookCommand checks that the command can be found and executed: 127 or
 // 126 otherwise, as a shell reports them.
@@ -510,6 +511,20 @@ func (r *recorder) output() ledger.Output {
 	return ledger.Output{Data: r.data, Length: r.n, SHA256: hex.EncodeToString(r.h.Sum(nil)), Truncated: r.n > int64(len(r.data))}
 }
 
+// rawStream is the stream under any wrapper that watches its writes: the
+// command's own output is the command's business (a broken pipe reaches
+// the command, and its exit code stays idemkey's), not a failure of
+// idemkey to write a result.
+func rawStream(w io.Writer) io.Writer {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
+}
+
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
 // command sees the broken pipe it would have seen without idemkey.
@@ -609,8 +624,8 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	// the outcome is recorded.
 	var copies sync.WaitGroup
 	copies.Add(2)
-	go tee(&copies, outR, ios.Out, outRec)
-	go tee(&copies, errR, ios.Err, errRec)
+	go tee(&copies, outR, rawStream(ios.Out), outRec)
+	go tee(&copies, errR, rawStream(ios.Err), errRec)
 
 	pid := c.Process.Pid
 	kill := func(sig syscall.Signal) {
