@@ -10,10 +10,14 @@
 # redis-server with appendonly yes, appendfsync always, as the README asks
 # of a ledger) and stops them on exit. Then, for each store:
 #   - per step: `idemkey run --task t-N --tool x -- true` on a fresh key
+#     against `true` alone, with `idemkey key` on a small call as the
+#     process's own start-up cost
 #     (a claim, the command, the completion: three round trips and two
 #     durable writes) vs `true` alone; the median over STEPS runs, and the
 #     median of a replay (one read);
 #   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys;
+#   (and the same on a second Redis with appendfsync everysec, to show what
+#   the fsync per write costs);
 #   - contention: 64 workers started at once on one key whose command
 #     sleeps 0.5 s: the wall time until all have exited, how many ran
 #     the command (must be 1) and how the others ended.
@@ -39,13 +43,14 @@ redis=$(command -v redis-server || echo /usr/bin/redis-server)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/idemkey-bench-fleet.XXXXXX")
 chmod 755 "$tmp"
-pg_pid= redis_pid=
+pg_pid= redis_pid= redis2_pid=
 cleanup() {
 	# The postmaster's own pid (runuser in between does not pass signals).
 	local pm
 	pm=$(head -1 "$tmp/pg/data/postmaster.pid" 2>/dev/null || true)
 	[[ -n $pm ]] && kill -INT "$pm" 2>/dev/null || true
 	[[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null || true
+	[[ -n $redis2_pid ]] && kill "$redis2_pid" 2>/dev/null || true
 	wait 2>/dev/null || true
 	if [[ ${KEEP:-} == 1 ]]; then say "keeping $tmp"; else rm -rf "$tmp"; fi
 }
@@ -75,6 +80,13 @@ mkdir -p "$tmp/redis"
 "$redis" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" --appendonly yes \
 	--appendfsync always --daemonize no >"$tmp/redis/log" 2>&1 &
 redis_pid=$!
+# A second Redis with appendfsync everysec: the cost without an fsync per
+# write (a crash can lose about a second of the ledger's writes).
+redis2_port=$(free_port)
+mkdir -p "$tmp/redis2"
+"$redis" --port "$redis2_port" --bind 127.0.0.1 --dir "$tmp/redis2" --save "" --appendonly yes \
+	--appendfsync everysec --daemonize no >"$tmp/redis2/log" 2>&1 &
+redis2_pid=$!
 for _ in $(seq 100); do
 	"$pgbin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && (echo >/dev/tcp/127.0.0.1/$redis_port) 2>/dev/null && break
 	sleep 0.1
@@ -119,6 +131,15 @@ bare=$(for ((i = 0; i < STEPS; i++)); do
 	calc "($t1 - $t0) * 1000"
 done | median)
 
+# The process alone, without a ledger: idemkey key on a small call.
+printf '{"amount":100}' >"$tmp/call.json"
+nokey=$(for ((i = 0; i < STEPS; i++)); do
+	t0=$EPOCHREALTIME
+	"$IK" key --task t --tool x "$tmp/call.json" >/dev/null
+	t1=$EPOCHREALTIME
+	calc "($t1 - $t0) * 1000"
+done | median)
+
 # throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys.
 throughput() {
 	local ledger=$1 p=$2 t0 t1
@@ -152,15 +173,19 @@ race64() {
 pg_url="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
 redis_url="redis://127.0.0.1:$redis_port/0"
 rows=()
-for store in postgres redis; do
-	url=$pg_url
-	[[ $store == redis ]] && url=$redis_url
+for store in postgres redis "redis, everysec"; do
+	case $store in
+	postgres) url=$pg_url ;;
+	redis) url=$redis_url ;;
+	*) url="redis://127.0.0.1:$redis2_port/0" ;;
+	esac
 	say "$store: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
-	read -r step replay < <(per_step "$url" "s$store")
-	tp=$(throughput "$url" "d$store")
-	read -r race_wall race_ran race_exits < <(race64 "$url" "r$store")
-	rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.0f steps/s | %.2f s, %s ran; exits %s|' \
-		"$store" "$bare" "$step" "$(calc "$step - $bare")" "$replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
+	p=${store//[^a-z]/}
+	read -r step replay < <(per_step "$url" "s$p")
+	tp=$(throughput "$url" "d$p")
+	read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
+	rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.0f steps/s | %.2f s, %s ran; exits %s|' \
+		"$store" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
 	if [[ $race_ran != 1 ]]; then
 		say "FAILED: $store: the raced step ran $race_ran times"
 		exit 1
@@ -168,8 +193,8 @@ for store in postgres redis; do
 done
 
 echo
-echo "Fleet ledgers on loopback ($(nproc) cores; PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always)"
+echo "Fleet ledgers on loopback ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always, and everysec)"
 echo
-echo "| store | bare \`/bin/true\` | \`idemkey run -- true\`, fresh key | overhead per step | replay | 16 workers, distinct keys | 64 workers, one key |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | 16 workers, distinct keys | 64 workers, one key |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 printf '%s\n' "${rows[@]}"
