@@ -50,7 +50,13 @@ $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db).`,
 			if err := pre(); err != nil {
 				return err
 			}
-			flt := ledger.Filter{Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"), State: ledger.State(f.Config.GetString("state"))}
+			// The filters come from the command line only: an IDEMKEY_TASK
+			// exported for run must not narrow a listing silently.
+			fl := cmd.Flags()
+			task, _ := fl.GetString("task")
+			tool, _ := fl.GetString("tool")
+			state, _ := fl.GetString("state")
+			flt := ledger.Filter{Task: task, Tool: tool, State: ledger.State(state)}
 			if flt.State != "" && !flt.State.Valid() {
 				return usageErrorf("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
 			}
@@ -69,7 +75,9 @@ $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db).`,
 			if err := pre(); err != nil {
 				return err
 			}
-			return opts.show(args[0], f.Config.GetBool("stdout"), f.Config.GetBool("stderr"))
+			out, _ := cmd.Flags().GetBool("stdout")
+			errs, _ := cmd.Flags().GetBool("stderr")
+			return opts.show(args[0], out, errs)
 		},
 	}
 	show.Flags().Bool("stdout", false, "print the recorded standard output's bytes")
@@ -86,11 +94,13 @@ record (with what output it has), --as failed lets the next run try again.`,
 			if err := pre(); err != nil {
 				return err
 			}
-			as := ledger.State(f.Config.GetString("as"))
+			asFlag, _ := cmd.Flags().GetString("as")
+			as := ledger.State(asFlag)
 			if as != ledger.Succeeded && as != ledger.Failed {
 				return usageErrorf("--as must be succeeded or failed, not %q", as)
 			}
-			return opts.resolve(args[0], as, f.Config.GetString("reason"))
+			reason, _ := cmd.Flags().GetString("reason")
+			return opts.resolve(args[0], as, reason)
 		},
 	}
 	resolve.Flags().String("as", "", "succeeded or failed")
@@ -473,10 +483,10 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactURL(opts.Ledger)))
+		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactURL(desc))
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactStoreURL(desc))
 	return nil
 }
 

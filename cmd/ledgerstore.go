@@ -42,7 +42,7 @@ type ledgerUnavailable struct {
 }
 
 func (e *ledgerUnavailable) Error() string {
-	spec := redactURL(e.spec)
+	spec := redactStoreURL(e.spec)
 	if msg := e.err.Error(); strings.Contains(msg, spec) {
 		return msg // a shared store's errors name it already
 	}
@@ -108,9 +108,9 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	return s, nil
 }
 
-// redactURL hides the password of a store URL (for PostgreSQL and Redis
+// redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
 // as their stores do: in the user info and in a password parameter).
-func redactURL(s string) string {
+func redactStoreURL(s string) string {
 	switch {
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
 		return postgres.Redact(s)
@@ -133,8 +133,12 @@ func redactURL(s string) string {
 	return s[:i+3] + cred + rest[at:]
 }
 
-// parseRetain parses a duration that may use days: "7d", "36h", "90m".
+// parseDays parses a duration that may use days: "7d", "36h", "90m", or
+// a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
 func parseDays(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e12 {
+		return time.Duration(v * float64(time.Second)), nil
+	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		d, err := strconv.ParseFloat(n, 64)
 		if err != nil || d < 0 {

@@ -21,7 +21,6 @@ import (
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -124,7 +123,7 @@ unknown).`,
 	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
 	fl.Duration("wait", 0, "wait up to this long for a running attempt elsewhere to end, then act on its outcome")
 	fl.Duration("lease", 30*time.Second, "lease of a running attempt on shared stores (renewed every third)")
-	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command's process group, exit 76) or continue")
+	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command and its descendants, exit 76) or continue")
 	fl.String("max-output", "1MiB", "record at most this much of each of stdout and stderr (the full length and sha256 always)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
 	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
@@ -276,7 +275,7 @@ func runRun(opts *runOptions) error {
 	defer store.Close()
 	st.store = store
 	st.locker, _ = store.(keyLocker)
-	opts.logf("key %s, ledger %s", st.key, redactURL(opts.Ledger))
+	opts.logf("key %s, ledger %s", st.key, redactStoreURL(opts.Ledger))
 	return st.run(ctx)
 }
 
@@ -578,13 +577,10 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
 	c.Stdin = ios.In
-	ownGroup := true
-	if f, ok := ios.In.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		// A command reading the terminal stays in the terminal's
-		// foreground process group.
-		ownGroup = false
-	}
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup}
+	// The command stays in idemkey's process group, as a plain command
+	// would be: whatever kills idemkey's group (a CI runner cancelling
+	// the job, a shell's job control) reaches the command too, while a
+	// signal to idemkey alone is forwarded.
 	if lock != nil {
 		c.ExtraFiles = []*os.File{lock}
 	}
@@ -628,11 +624,17 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	go tee(&copies, errR, rawStream(ios.Err), errRec)
 
 	pid := c.Process.Pid
-	kill := func(sig syscall.Signal) {
-		if ownGroup {
-			_ = syscall.Kill(-pid, sig)
-		} else {
-			_ = syscall.Kill(pid, sig)
+	forward := func(sig syscall.Signal) {
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
+			return // the terminal sent it to the whole group: the command has it
+		}
+		_ = syscall.Kill(pid, sig)
+	}
+	killTree := func() {
+		// The command and everything it started that is still its
+		// descendant, found before any of them dies.
+		for _, p := range processTree(pid) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
 	exited := make(chan struct{})
@@ -649,7 +651,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 			case <-exited:
 				return
 			case s := <-sigs:
-				kill(s.(syscall.Signal))
+				forward(s.(syscall.Signal))
 			case <-t.C:
 				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
 				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
@@ -669,7 +671,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 				if first {
 					fmt.Fprintf(ios.Err, "idemkey: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, st.key, err)
 					if opts.OnLeaseLost == "kill" {
-						kill(syscall.SIGKILL)
+						killTree()
 					}
 				}
 			}

@@ -400,6 +400,9 @@ func (r *rig) startHolder(o *effectOwner, extra ...string) (*exec.Cmd, []string)
 	args := append([]string{"run", "--task", "t1", "--tool", "pay"}, extra...)
 	args = append(args, "--", "sh", "-c", script)
 	c := r.cmd(args...)
+	// In a process group of its own, as a CI runner starts a job: killing
+	// the group kills idemkey and its command.
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
 		r.t.Fatal(err)
 	}
@@ -424,10 +427,8 @@ func TestRunKilledMidStepIsUnknown(t *testing.T) {
 	r := newRig(t)
 	o := newEffectOwner(t, true)
 	holder, args := r.startHolder(o)
-	pid := r.commandPid()
-	// idemkey and its command die.
-	_ = holder.Process.Signal(syscall.SIGKILL)
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	// idemkey and its command die: the group is killed.
+	_ = syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
 	_ = holder.Wait()
 	os.WriteFile(r.path("release"), nil, 0o644)
 
@@ -492,9 +493,8 @@ func TestRunStoppedHolderNotTakenOver(t *testing.T) {
 	r := newRig(t)
 	o := newEffectOwner(t, false)
 	holder, args := r.startHolder(o, "--lease", "300ms")
-	pid := r.commandPid()
-	_ = holder.Process.Signal(syscall.SIGSTOP)
-	_ = syscall.Kill(-pid, syscall.SIGSTOP)
+	pgid := holder.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
 	// Far longer than the lease and the busy timeout: still busy, under
 	// either policy.
 	deadline := time.Now().Add(1500 * time.Millisecond)
@@ -507,8 +507,7 @@ func TestRunStoppedHolderNotTakenOver(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGCONT)
-	_ = holder.Process.Signal(syscall.SIGCONT)
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	os.WriteFile(r.path("release"), nil, 0o644)
 	if err := holder.Wait(); err != nil {
 		t.Fatalf("holder: %v", err)
@@ -754,5 +753,70 @@ func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 	key := r.cmdKey("t1", "pipe", "sh", "-c", "while :; do echo y || exit 3; done")
 	if s := r.show(key); s.State == "running" || s.Stdout.Length < 2 {
 		t.Fatalf("record: %+v, want the outcome recorded", s)
+	}
+}
+
+func TestRunLeaseLost(t *testing.T) {
+	for _, policy := range []string{"kill", "continue"} {
+		t.Run(policy, func(t *testing.T) {
+			r := newRig(t)
+			// The command starts a child of its own and waits for it.
+			script := `sleep 60 & echo $! > ` + r.path("child") + `; touch ` + r.path("mark") +
+				`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.02; done; kill $!; echo finished`
+			c := r.cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", policy, "--", "sh", "-c", script)
+			var out, errb bytes.Buffer
+			c.Stdout, c.Stderr = &out, &errb
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r.waitFile("mark")
+			// A newer attempt takes the key over (as a takeover on a
+			// shared store would): the holder's renewal finds another
+			// attempt.
+			db, err := sql.Open("sqlite", r.ledger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`UPDATE records SET attempt = 2, holder = 'elsewhere'`); err != nil {
+				t.Fatal(err)
+			}
+			if policy == "continue" {
+				r.waitFile("child")
+				time.Sleep(300 * time.Millisecond) // two renewals at least; not an assertion on time
+				os.WriteFile(r.path("release"), nil, 0o644)
+			}
+			_ = c.Wait()
+			code := c.ProcessState.ExitCode()
+			if !strings.Contains(errb.String(), "idemkey: lease lost: attempt 1 of ") {
+				t.Fatalf("no lease-lost report: %q", errb.String())
+			}
+			var attempt int
+			var holder string
+			if err := db.QueryRow(`SELECT attempt, holder FROM records`).Scan(&attempt, &holder); err != nil || attempt != 2 || holder != "elsewhere" {
+				t.Fatalf("the newer attempt's record was overwritten: %d %q %v", attempt, holder, err)
+			}
+			if policy == "continue" {
+				if code != 0 || out.String() != "finished\n" {
+					t.Fatalf("continue: exit %d, stdout %q", code, out.String())
+				}
+				return
+			}
+			if code != 76 || strings.Contains(out.String(), "finished") {
+				t.Fatalf("kill: exit %d, stdout %q", code, out.String())
+			}
+			b, _ := os.ReadFile(r.path("child"))
+			child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			deadline := time.Now().Add(10 * time.Second)
+			for child > 0 && syscall.Kill(child, 0) == nil {
+				if s, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); bytes.Contains(s, []byte(") Z ")) {
+					break // a zombie: dead, waiting for init to reap it
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the command's child %d survived the lost lease", child)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }
