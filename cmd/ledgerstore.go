@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/postgres"
+	"github.com/idemkey/idemkey/derive/ledger/redis"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/spf13/pflag"
 )
@@ -40,12 +42,17 @@ type ledgerUnavailable struct {
 }
 
 func (e *ledgerUnavailable) Error() string {
-	return fmt.Sprintf("ledger %s: %s", e.spec, e.err)
+	spec := redactStoreURL(e.spec)
+	if msg := e.err.Error(); strings.Contains(msg, spec) {
+		return msg // a shared store's errors name it already
+	}
+	return fmt.Sprintf("ledger %s: %s", spec, e.err)
 }
+
 func (e *ledgerUnavailable) Unwrap() error { return e.err }
 
 func addLedgerFlag(fl *pflag.FlagSet) {
-	fl.String("ledger", "", "ledger: a SQLite file path (default $XDG_STATE_HOME/idemkey/ledger.db; IDEMKEY_LEDGER)")
+	fl.String("ledger", "", "ledger: a SQLite file path (default $XDG_STATE_HOME/idemkey/ledger.db), or a shared store's postgres://… or redis://… URL (IDEMKEY_LEDGER)")
 }
 
 // defaultLedgerPath is $XDG_STATE_HOME/idemkey/ledger.db, or
@@ -77,9 +84,19 @@ func (f *Factory) ledgerSpec() (string, error) {
 // SQLite file path.
 func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
 	switch {
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"),
-		strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		return nil, &ledgerUnavailable{spec: redactStoreURL(spec), err: errors.New("this idemkey has no store for this URL scheme")}
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		s, err := postgres.Open(ctx, spec, postgres.Options{})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
+		s, err := redis.Open(ctx, spec, redis.Options{Warn: warn})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")
@@ -91,8 +108,15 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	return s, nil
 }
 
-// redactURL hides the password of a store URL.
+// redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
+// as their stores do: in the user info and in a password parameter).
 func redactStoreURL(s string) string {
+	switch {
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return postgres.Redact(s)
+	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
+		return redis.Redact(s)
+	}
 	i := strings.Index(s, "://")
 	if i < 0 {
 		return s

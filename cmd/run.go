@@ -275,7 +275,7 @@ func runRun(opts *runOptions) error {
 	defer store.Close()
 	st.store = store
 	st.locker, _ = store.(keyLocker)
-	opts.logf("key %s, ledger %s", st.key, opts.Ledger)
+	opts.logf("key %s, ledger %s", st.key, redactStoreURL(opts.Ledger))
 	return st.run(ctx)
 }
 

@@ -19,6 +19,8 @@
 # present, else a loop over /usr/bin/time); MB/s is input bytes / median
 # wall time / 10^6; peak RSS is /usr/bin/time's %M of one run.
 #
+# Then the fleet section (scripts/bench_fleet.sh, FLEET=0 skips it).
+#
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
 # call, default 100), SIZE (default 64MiB), CALLS (default 100000),
@@ -125,6 +127,12 @@ fi
 use_node=1 use_jq=1
 have node || { use_node=0; say "node not found: skipping the reference harness rows"; }
 have jq || { use_jq=0; say "jq not found: skipping the jq rows"; }
+
+# bash scripts/bench.sh --fleet-only runs just the fleet section (below).
+if [[ ${1:-} == --fleet-only ]]; then
+	bash "$root/scripts/bench_fleet.sh"
+	exit $?
+fi
 
 # ---- build and generate ----
 say "building idemkey and gendoc"
@@ -311,7 +319,16 @@ bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
 		}'
 }
 cat "$tmp/ledger.md"
+# ---- fleet: shared ledgers on PostgreSQL and Redis ----
+# scripts/bench_fleet.sh starts its own servers on loopback and prints its
+# own table: idemkey run's overhead per step against the bare command, a
+# replay, 16 workers' throughput on distinct keys, 64 workers on one key.
+# FLEET=0 skips it; STEPS and DISTINCT size it; --fleet-only runs just it.
+if [[ ${FLEET:-1} != 0 ]]; then
+	bash "$root/scripts/bench_fleet.sh" || failed=1
+fi
+
 if ((failed)); then
-	say "FAILED: idemkey and the reference harness disagree (see above)"
+	say "FAILED: idemkey and the reference harness disagree, or a fleet measurement failed (see above)"
 	exit 1
 fi
