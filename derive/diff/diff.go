@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -105,25 +106,33 @@ func (s *Side) FromRecord(root canon.Node) error {
 // ---- duplicates ----
 
 // duplicates warns about every member name that appears twice in one
-// object of side s: the earlier value was silently dropped.
+// object of side s: the earlier value was silently dropped. The work is
+// linear in the input however many duplicates it has: line numbers come
+// from one table of line starts, and each object or array on the way to a
+// duplicate is indexed once (its members by source offset and by name).
 func (e *engine) duplicates(s *Side, label string) {
+	dups := s.Doc.Duplicates()
+	if len(dups) == 0 {
+		return
+	}
 	src := s.Doc.Source()
-	for _, d := range s.Doc.Duplicates() {
+	lines := lineStarts(src)
+	ix := &containerIndex{objs: map[int]*objIndex{}, arrs: map[int][]canon.Node{}}
+	for _, d := range dups {
 		if !e.warns.room() {
 			continue
 		}
-		obj, ptr := nodeAt(s.Doc.Root(), d.Dropped)
+		obj, ptr := ix.nodeAt(s.Doc.Root(), d.Dropped)
 		if !s.Record {
 			ptr = append([]token{{name: "args", idx: -1}}, ptr...)
 		}
 		ptr = append(ptr, token{name: d.Name, idx: -1})
 		dropped := string(valueAfterName(src, d.Dropped))
 		kept := ""
-		if v, ok := obj.Get(d.Name); ok {
+		if v, ok := ix.object(obj).byName[d.Name]; ok {
 			kept = string(v.Raw())
 		}
-		ld, _ := canon.Position(src, d.Dropped)
-		lk, _ := canon.Position(src, d.Kept)
+		ld, lk := lineOf(lines, d.Dropped), lineOf(lines, d.Kept)
 		where := fmt.Sprintf("lines %d and %d", ld, lk)
 		if ld == lk {
 			where = fmt.Sprintf("line %d", ld)
@@ -136,28 +145,84 @@ func (e *engine) duplicates(s *Side, label string) {
 	}
 }
 
+// lineStarts returns the offsets at which the lines of src start.
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i := 0; i < len(src); {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		starts = append(starts, i)
+	}
+	return starts
+}
+
+// lineOf returns the 1-based line of offset off.
+func lineOf(starts []int, off int) int {
+	n, _ := slices.BinarySearch(starts, off+1)
+	return n
+}
+
+// containerIndex remembers, for each object and array it was asked about,
+// its members in source order and by name, or its elements.
+type containerIndex struct {
+	objs map[int]*objIndex
+	arrs map[int][]canon.Node
+}
+
+type objIndex struct {
+	bySource []canon.Member // ascending NameOffset
+	byName   map[string]canon.Node
+}
+
+func (ix *containerIndex) object(n canon.Node) *objIndex {
+	if o, ok := ix.objs[n.Offset()]; ok {
+		return o
+	}
+	ms := n.Members()
+	o := &objIndex{byName: make(map[string]canon.Node, len(ms))}
+	for _, m := range ms {
+		o.byName[m.Name] = m.Value
+	}
+	o.bySource = ms // a fresh slice: sorting it in place is safe
+	slices.SortFunc(o.bySource, func(x, y canon.Member) int { return x.NameOffset - y.NameOffset })
+	ix.objs[n.Offset()] = o
+	return o
+}
+
+func (ix *containerIndex) elements(n canon.Node) []canon.Node {
+	if es, ok := ix.arrs[n.Offset()]; ok {
+		return es
+	}
+	es := n.Elements()
+	ix.arrs[n.Offset()] = es
+	return es
+}
+
 // nodeAt returns the innermost value of root whose source contains offset
 // off, and its pointer.
-func nodeAt(n canon.Node, off int) (canon.Node, []token) {
+func (ix *containerIndex) nodeAt(n canon.Node, off int) (canon.Node, []token) {
 	var ptr []token
-outer:
 	for {
 		switch n.Kind() {
 		case canon.Object:
-			for _, m := range n.Members() {
-				if m.NameOffset <= off && off < m.Value.End() {
-					ptr = append(ptr, token{name: m.Name, idx: -1})
-					n = m.Value
-					continue outer
-				}
+			ms := ix.object(n).bySource
+			// the last member whose name starts at or before off
+			k, _ := slices.BinarySearchFunc(ms, off+1, func(m canon.Member, t int) int { return m.NameOffset - t })
+			if k > 0 && off < ms[k-1].Value.End() {
+				ptr = append(ptr, token{name: ms[k-1].Name, idx: -1})
+				n = ms[k-1].Value
+				continue
 			}
 		case canon.Array:
-			for k, el := range n.Elements() {
-				if el.Offset() <= off && off < el.End() {
-					ptr = append(ptr, token{idx: k})
-					n = el
-					continue outer
-				}
+			es := ix.elements(n)
+			k, _ := slices.BinarySearchFunc(es, off+1, func(el canon.Node, t int) int { return el.Offset() - t })
+			if k > 0 && off < es[k-1].End() {
+				ptr = append(ptr, token{idx: k - 1})
+				n = es[k-1]
+				continue
 			}
 		}
 		return n, ptr
