@@ -2,13 +2,13 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/spf13/cobra"
 )
@@ -18,6 +18,9 @@ type diffOptions struct {
 	FileA, FileB string
 	Scheme       canon.Scheme
 	Record       bool
+	BareArgs     bool // --from args, or --task/--tool without --record: never read a side as a record
+	Format       *keyFormat
+	Secret       []byte
 	Spec         *callSpec // with --from, --only or --omit
 	JSON         bool
 	Explain      bool
@@ -37,19 +40,25 @@ A and B are files, or - for standard input (one of them). Each is either the
 bare arguments, with --task and --tool (or IDEMKEY_TASK and IDEMKEY_TOOL)
 applying to both sides, or a call record {"task":…,"tool":…,"args":…},
 recognised when the object has exactly those three members with string task
-and tool (--record insists on records).
+and tool (--record insists on records). An explicit --from args, or --task
+or --tool on the command line without --record, means both sides are bare
+arguments, whatever their shape. --omit and --only come from the flags,
+IDEMKEY_OMIT/IDEMKEY_ONLY or the config file, as for key, and the keys are
+printed as key prints them (--format, --prefix, --secret-env).
 
 The first line is the verdict with both keys. Then comes one entry per
 difference that changes the key: its JSON Pointer into the call record
-(/task, /tool, /args/…; for bare arguments /args is the file's top value),
+(/task, /tool, /args/…; for bare arguments /args is the file's top value;
+--omit and --only take the part after /args, as the hint line and the
+"omit" member of --json spell it),
 the two values in canonical form (shortened when long, with invisible
 characters, unusual spaces and combining marks spelled \uXXXX; for an
 inserted element the index is b's, and where the two sides' pointers differ
 b's is shown too), and the reason in
 plain words: a member added or removed, null against a missing member, a
 different type, look-alike strings (Unicode normalization, invisible
-characters, non-breaking spaces, surrounding whitespace, letter case, with
-the code points named), arrays reordered, elements inserted, removed or
+characters, non-breaking spaces, surrounding whitespace, letter case,
+letters from another script that look the same, with the code points named), arrays reordered, elements inserted, removed or
 moved (arrays are aligned, so one insertion is one entry). Warnings follow:
 different numbers that collapse to the same double, numbers out of range
 that js writes as null, duplicate member names whose earlier value was
@@ -63,7 +72,7 @@ disagree only when jcs rejects an input: a duplicate name, a lone surrogate,
 a number outside the double range).
 
 --json prints one object: {"equal","key_a","key_b","scheme","a","b",
-"differences":[{"pointer","pointer_b"?,"kind","a"?,"b"?,"reason"}],
+"differences":[{"pointer","pointer_b"?,"kind","a"?,"b"?,"reason","omit"?}],
 "omitted","warnings":[{"pointer","kind","side"?,"a"?,"b"?,"message"}],
 "warnings_omitted"}, plus "absorbed"/"absorbed_omitted" with --explain and
 "schemes" with --schemes. In differences, "a" and "b" are the JSON values in
@@ -83,7 +92,13 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 				return err
 			}
 			opts.Record = f.Config.GetBool("record")
-			if changed(cmd.Flags(), "from") || changed(cmd.Flags(), "only") || changed(cmd.Flags(), "omit") ||
+			fl := cmd.Flags()
+			// Arguments shaped like a call record are bare arguments when
+			// the user said so: --from args, or --task/--tool given.
+			opts.BareArgs = !opts.Record && (changed(fl, "from") && f.Config.GetString("from") == fromArgs ||
+				changed(fl, "task") || changed(fl, "tool"))
+			// --only and --omit resolve as for key: flag, IDEMKEY_*, config file.
+			if changed(fl, "from") || len(f.Config.GetStringSlice("only")) > 0 || len(f.Config.GetStringSlice("omit")) > 0 ||
 				f.Config.GetString("from") != fromArgs {
 				spec := &callSpec{
 					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
@@ -94,6 +109,12 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))
 				}
 				opts.Spec = spec
+			}
+			if opts.Format, err = f.keyFormat(); err != nil {
+				return err
+			}
+			if opts.Secret, err = f.secret(); err != nil {
+				return err
 			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Explain = f.Config.GetBool("explain")
@@ -118,6 +139,7 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 	fl.Bool("explain", false, "also list what canonicalization absorbed")
 	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
 	fl.Int("max", 50, "list at most N differences (and N warnings, N absorbed); 0: all")
+	addKeyFormatFlags(fl)
 	return cmd
 }
 
@@ -143,7 +165,8 @@ func runDiff(opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compareSides(a, b, opts.Scheme, opts.Max, opts.Explain)
+	res := compareSides(opts, a, b, opts.Scheme)
+	res.identical = bytes.Equal(in[0].data, in[1].data)
 	if opts.Schemes {
 		res.schemes = schemeVerdicts(opts, in, res)
 	}
@@ -170,16 +193,26 @@ type diffResult struct {
 	scheme     canon.Scheme
 	keyA, keyB string
 	explain    bool
+	identical  bool // the two inputs are the same bytes
 	*diff.Result
 	schemes      []schemeVerdict
 	schemesAgree bool
 }
 
-func compareSides(a, b *diff.Side, s canon.Scheme, max int, explain bool) *diffResult {
-	ka, kb := a.Key(), b.Key()
-	return &diffResult{a: a, b: b, scheme: s, explain: explain,
-		keyA: hex.EncodeToString(ka[:]), keyB: hex.EncodeToString(kb[:]),
-		Result: diff.Compare(a, b, diff.Options{Scheme: s, Max: max, Explain: explain})}
+func compareSides(opts *diffOptions, a, b *diff.Side, s canon.Scheme) *diffResult {
+	return &diffResult{a: a, b: b, scheme: s, explain: opts.Explain,
+		keyA: opts.key(a), keyB: opts.key(b),
+		Result: diff.Compare(a, b, diff.Options{Scheme: s, Max: opts.Max, Explain: opts.Explain})}
+}
+
+// key formats a side's key as key would print it (--format, --prefix,
+// --secret-env), so that it matches what a server logs.
+func (opts *diffOptions) key(s *diff.Side) string {
+	c := derive.Call{Task: s.Task, Tool: s.Tool, Args: s.Args}
+	if opts.Secret != nil {
+		return string(opts.Format.append(nil, c.HMAC(opts.Secret)))
+	}
+	return string(opts.Format.append(nil, c.Key()))
 }
 
 // loadSides parses both inputs under scheme s.
@@ -214,7 +247,7 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 		}
 		side := &diff.Side{Name: in[k].name, Doc: doc}
 		root := doc.Root()
-		if opts.Record || diff.IsRecord(root) {
+		if opts.Record || !opts.BareArgs && diff.IsRecord(root) {
 			if err := side.FromRecord(root); err != nil {
 				return nil, nil, &InputError{Name: in[k].name, Err: err}
 			}
@@ -232,11 +265,11 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 
 // loadSpecSide loads one side through the shared call loader (--from,
 // --only, --omit). A side that is a call record is read as one, as
-// without those flags.
+// without those flags, unless the user said the sides are bare arguments.
 func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diff.Side, error) {
 	spec := *opts.Spec
 	spec.Scheme = s
-	if spec.From == fromArgs {
+	if spec.From == fromArgs && !opts.BareArgs {
 		if doc, err := canon.Parse(in.data, s); err == nil && (opts.Record || diff.IsRecord(doc.Root())) {
 			spec.From = fromCall
 		}
@@ -279,9 +312,8 @@ func schemeVerdicts(opts *diffOptions, in [2]diffInput, res *diffResult) []schem
 		} else if a, b, err := loadSides(opts, in, s); err != nil {
 			v.verdict, v.err = "rejected", oneLine(err.Error())
 		} else {
-			ka, kb := a.Key(), b.Key()
-			v.keyA, v.keyB = hex.EncodeToString(ka[:]), hex.EncodeToString(kb[:])
-			v.verdict = map[bool]string{true: "equal", false: "differ"}[ka == kb]
+			v.keyA, v.keyB = opts.key(a), opts.key(b)
+			v.verdict = map[bool]string{true: "equal", false: "differ"}[a.Key() == b.Key()]
 		}
 		out = append(out, v)
 	}
@@ -312,7 +344,7 @@ func warningLine(w diff.Entry) string {
 	if w.Pointer == "" {
 		return w.Reason
 	}
-	return w.Pointer + ": " + w.Reason
+	return diff.RevealPointer(w.Pointer) + ": " + w.Reason
 }
 
 // json renders the result as one JSON object and a newline.
@@ -383,6 +415,9 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 		} else {
 			o.str("reason", en.Reason)
 		}
+		if p, ok := argsPointer(en.Pointer); ok && !raw {
+			o.str("omit", p) // the pointer as --omit takes it
+		}
 		b = append(b, trimNL(o.line())...)
 	}
 	return append(b, ']')
@@ -403,7 +438,11 @@ func (r *diffResult) human(f *Factory) {
 	verdict := paint(color.FgRed, color.Bold)
 	sep := "!="
 	if r.Equal {
+		// Green only when nothing says different inputs can share the key.
 		verdict = paint(color.FgGreen, color.Bold)
+		if r.Warns.Total() > 0 {
+			verdict = paint(color.FgYellow, color.Bold)
+		}
 		sep = "=="
 	}
 	fmt.Fprintf(w, "%s (%s): %s %s %s %s %s\n", verdict.Sprint(r.verdictWord()), r.scheme,
@@ -411,13 +450,13 @@ func (r *diffResult) human(f *Factory) {
 
 	e := r.Result
 	entryOut := func(en diff.Entry, a, b string) {
-		ptr := en.Pointer
+		ptr := diff.RevealPointer(en.Pointer)
 		if ptr == "" {
 			ptr = "(top)"
 		}
 		fmt.Fprintf(w, "%s", ptrC.Sprint(ptr))
 		if en.PointerB != "" {
-			fmt.Fprintf(w, " (b: %s)", ptrC.Sprint(en.PointerB))
+			fmt.Fprintf(w, " (b: %s)", ptrC.Sprint(diff.RevealPointer(en.PointerB)))
 		}
 		fmt.Fprintf(w, "  %s\n", kindC.Sprint(en.Kind))
 		fmt.Fprintf(w, "    %s %s\n", aC.Sprint("a:"), a)
@@ -435,7 +474,11 @@ func (r *diffResult) human(f *Factory) {
 	switch n := e.Diffs.Total(); {
 	case n > 0:
 		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, diffPlural2(n, "difference changes", "differences change")))
-	case r.Identical:
+		if omit := omitFlags(e.Diffs.Items); omit != "" {
+			fmt.Fprintf(w, "%s pointers above are into the call record; --omit and --only take them relative to the arguments, without /args: %s\n",
+				faint.Sprint("hint:"), omit)
+		}
+	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
 	case len(e.Warns.Items) > 0:
 		fmt.Fprintln(w, "equal after canonicalization, but read the warnings: different inputs can share this key")
@@ -491,4 +534,41 @@ func diffPlural2(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// argsPointer returns an entry's pointer relative to the arguments, as
+// --omit and --only take it, when it points inside them.
+func argsPointer(p string) (string, bool) {
+	if rest, ok := strings.CutPrefix(p, "/args/"); ok {
+		return "/" + rest, true
+	}
+	return "", false
+}
+
+// omitFlags spells the --omit flags that would leave the first few
+// differences inside the arguments out of the key.
+func omitFlags(es []diff.Entry) string {
+	var flags []string
+	seen := map[string]bool{}
+	for _, en := range es {
+		p, ok := argsPointer(en.Pointer)
+		if !ok || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if len(flags) == 3 {
+			flags = append(flags, "…")
+			break
+		}
+		flags = append(flags, "--omit "+shellQuote(diff.RevealPointer(p)))
+	}
+	return strings.Join(flags, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.-~") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

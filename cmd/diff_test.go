@@ -207,9 +207,13 @@ func TestDiffCases(t *testing.T) {
 		{name: "bad json", a: `{"a":}`, b: `{}`, code: 2},
 		{name: "forced record", a: `{"a":1}`, b: `{"a":1}`, args: []string{"--record"}, code: 2},
 	}
+	// The task and tool come from the environment: --task or --tool on
+	// the command line would make both sides bare arguments.
+	t.Setenv("IDEMKEY_TASK", "t")
+	t.Setenv("IDEMKEY_TOOL", "pay")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"--task", "t", "--tool", "pay", "--explain"}, c.args...)
+			args := append([]string{"--explain"}, c.args...)
 			d, code := diffJSON(t, c.a, c.b, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d: %+v", code, c.code, d)
@@ -419,5 +423,62 @@ func TestDiffApproximateAlignmentWarns(t *testing.T) {
 	}
 	if len(d.Warnings) != 1 || d.Warnings[0].Kind != "approximate-alignment" {
 		t.Errorf("warnings %+v", d.Warnings)
+	}
+}
+
+// TestDiffKeysMatchKey: diff prints the keys key prints, under the same
+// key options (--format, --prefix, --secret-env) and with --omit from the
+// environment or the config file.
+func TestDiffKeysMatchKey(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	cfg := filepath.Join(dir, "omit.yaml")
+	for p, s := range map[string]string{a: `{"amount":1,"trace_id":"x1"}`, b: `{"amount":1,"trace_id":"x2"}`, cfg: "omit: [/trace_id]\n"} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(env map[string]string, args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
+		code := Main(args, ios)
+		if code == 2 {
+			t.Fatalf("%v: exit 2: %s", args, errb.String())
+		}
+		return out.String(), code
+	}
+	cases := []struct {
+		name  string
+		env   map[string]string // for --secret-env (read through the streams)
+		osEnv map[string]string // IDEMKEY_* (read by the configuration)
+		flags []string
+		equal bool
+	}{
+		{name: "uuid with a prefix", flags: []string{"--format", "uuid", "--prefix", "pay_"}},
+		{name: "base64url", flags: []string{"--format", "base64url"}},
+		{name: "hmac", env: map[string]string{"S": "s3cr3t"}, flags: []string{"--secret-env", "S"}},
+		{name: "omit from the environment", osEnv: map[string]string{"IDEMKEY_OMIT": "/trace_id"}, equal: true},
+		{name: "omit from the config file", flags: []string{"--config", cfg}, equal: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for k, v := range c.osEnv {
+				t.Setenv(k, v)
+			}
+			base := append([]string{"--task", "t", "--tool", "pay"}, c.flags...)
+			ka, _ := run(c.env, append(append([]string{"key"}, base...), a)...)
+			kb, _ := run(c.env, append(append([]string{"key"}, base...), b)...)
+			out, code := run(c.env, append(append(append([]string{"diff", "--json"}, base...), a), b)...)
+			var d diffOut
+			if err := json.Unmarshal([]byte(out), &d); err != nil {
+				t.Fatal(err, out)
+			}
+			if d.KeyA != strings.TrimSpace(ka) || d.KeyB != strings.TrimSpace(kb) {
+				t.Errorf("diff keys %s %s, key printed %s %s", d.KeyA, d.KeyB, ka, kb)
+			}
+			if d.Equal != c.equal || (code == 0) != c.equal {
+				t.Errorf("equal %v exit %d, want equal %v", d.Equal, code, c.equal)
+			}
+		})
 	}
 }

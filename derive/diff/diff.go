@@ -38,8 +38,7 @@ type Options struct {
 
 // Result is a finished comparison.
 type Result struct {
-	Equal     bool // the keys are equal
-	Identical bool // byte-identical arguments, task and tool
+	Equal bool // the keys are equal
 	// Diffs change the key; Notes are what canonicalization absorbed
 	// (with Explain); Warns are findings a reader must see.
 	Diffs, Notes, Warns List
@@ -49,7 +48,6 @@ type Result struct {
 func Compare(a, b *Side, o Options) *Result {
 	ka, kb := a.Key(), b.Key()
 	res := &Result{Equal: ka == kb}
-	res.Identical = a.Task == b.Task && a.Tool == b.Tool && bytes.Equal(a.Args.Raw(), b.Args.Raw())
 	e := newEngine(o.Scheme, o.Max, o.Explain)
 	e.compareCalls(a, b)
 	if !res.Equal && e.diffs.Total() == 0 {
@@ -340,17 +338,64 @@ func Reveal(s []byte) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case isInvisible(r) || isOddSpace(r) || unicode.Is(unicode.Mn, r) || r == 0x2028 || r == 0x2029:
-			if r > 0xFFFF {
-				r1, r2 := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
+		case hidden(r):
+			writeU(&b, r)
 		default:
 			b.Write(s[:n])
 		}
 		s = s[n:]
 	}
 	return b.String()
+}
+
+// RevealPointer makes a pointer safe to print on a terminal or in a log:
+// control characters (ESC, CR, BEL, …), invisible and unusual characters
+// are spelled \uXXXX, a lone surrogate \udXXX, a byte that is not UTF-8
+// \xXX, and a backslash \\, so that what is printed reads back unambiguously.
+func RevealPointer(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c >= 0x20 && c < 0x7F {
+			if c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if c == 0xED && i+2 < len(p) && p[i+1] >= 0xA0 && p[i+1] <= 0xBF && p[i+2]&0xC0 == 0x80 {
+			// WTF-8: a lone surrogate kept as its own three bytes
+			fmt.Fprintf(&b, `\u%04x`, rune(c&0x0F)<<12|rune(p[i+1]&0x3F)<<6|rune(p[i+2]&0x3F))
+			i += 3
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(p[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		case unicode.IsControl(r) || hidden(r):
+			writeU(&b, r)
+		default:
+			b.WriteString(p[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// hidden reports the characters a reader cannot see or tell apart from a
+// space: invisible ones, unusual spaces, combining marks, line separators.
+func hidden(r rune) bool {
+	return isInvisible(r) || isOddSpace(r) || unicode.Is(unicode.Mn, r) || r == 0x2028 || r == 0x2029
+}
+
+// writeU spells r as \uXXXX (a surrogate pair beyond the BMP).
+func writeU(b *strings.Builder, r rune) {
+	if r > 0xFFFF {
+		r1, r2 := utf16.EncodeRune(r)
+		fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+	} else {
+		fmt.Fprintf(b, `\u%04x`, r)
+	}
 }

@@ -61,6 +61,7 @@ const (
 	KindSurroundWS    = "surrounding-whitespace" // both
 	KindCase          = "letter-case"            // the same letters in another case
 	KindLookAlike     = "look-alike"             // several of the above at once
+	KindMixedScript   = "mixed-script"           // a letter from another script that looks the same (Cyrillic І for Latin I)
 	KindUnexplained   = "unexplained"            // the keys differ but no difference was found (a bug)
 )
 
@@ -1068,8 +1069,90 @@ func lookAlike(a, b string) (kind, reason string) {
 		}
 		return KindLookAlike, "the strings look alike but differ in " + strings.Join(what, ", ")
 	}
+	if r, ok := mixedScript(a, b); ok {
+		return KindMixedScript, r
+	}
 	return KindValue, valueReason(a, b)
 }
+
+// mixedScript reports two strings of the same length whose differing
+// letters come from different scripts ("Ivan" and "Іvan" with a Cyrillic
+// І): look-alikes a reader cannot tell apart, with each differing
+// character named.
+func mixedScript(a, b string) (string, bool) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return "", false
+	}
+	var at []int
+	for k := range ra {
+		if ra[k] != rb[k] {
+			if !unicode.IsLetter(ra[k]) && !unicode.IsNumber(ra[k]) || !unicode.IsLetter(rb[k]) && !unicode.IsNumber(rb[k]) ||
+				scriptOf(ra[k]) == scriptOf(rb[k]) {
+				return "", false
+			}
+			at = append(at, k)
+		}
+	}
+	if len(at) == 0 || !mixesScripts(ra) && !mixesScripts(rb) {
+		return "", false // a word in another script, not a disguised one
+	}
+	var parts []string
+	for n, k := range at {
+		if n == 4 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("character %d is %s in a, %s in b", k+1, cpScript(ra[k]), cpScript(rb[k])))
+	}
+	return "the strings look alike but mix letters from different scripts: " + strings.Join(parts, "; "), true
+}
+
+// mixesScripts reports whether the letters of rs come from more than one
+// script.
+func mixesScripts(rs []rune) bool {
+	first := ""
+	for _, r := range rs {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		switch sc := scriptOf(r); {
+		case first == "":
+			first = sc
+		case sc != first:
+			return true
+		}
+	}
+	return false
+}
+
+// scriptOf names the Unicode script of r ("Latin", "Cyrillic", "Common").
+func scriptOf(r rune) string {
+	for _, name := range scriptNames {
+		if unicode.Is(unicode.Scripts[name], r) {
+			return name
+		}
+	}
+	return "Unknown"
+}
+
+// scriptNames lists the scripts, the common ones first (they are tried in
+// order).
+var scriptNames = func() []string {
+	first := []string{"Latin", "Common", "Cyrillic", "Greek", "Inherited", "Armenian", "Han", "Arabic", "Hebrew"}
+	names := slices.Clone(first)
+	for n := range unicode.Scripts {
+		if !slices.Contains(first, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names[len(first):])
+	return names
+}()
+
+// cpScript names a code point with its script: "U+0406 CYRILLIC CAPITAL
+// LETTER BYELORUSSIAN-UKRAINIAN I (Cyrillic)".
+func cpScript(r rune) string { return cp(r) + " (" + scriptOf(r) + ")" }
 
 func keepSpace(r rune) rune { return r }
 
@@ -1283,6 +1366,30 @@ func valueReason(a, b string) string {
 	case strings.HasPrefix(a, b):
 		return fmt.Sprintf("a is a longer string: it continues after b's %d characters", utf8.RuneCountInString(b))
 	}
-	_, _, pos := middle(a, b)
-	return fmt.Sprintf("the strings differ from character %d", pos)
+	ma, mb, pos := middle(a, b)
+	s := fmt.Sprintf("the strings differ from character %d", pos)
+	if nonASCII(ma+mb) && utf8.RuneCountInString(ma) <= 6 && utf8.RuneCountInString(mb) <= 6 {
+		s += fmt.Sprintf(": a has %s where b has %s", cpsScript(ma), cpsScript(mb))
+	}
+	return s
+}
+
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+func cpsScript(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	var parts []string
+	for _, r := range s {
+		parts = append(parts, cpScript(r))
+	}
+	return strings.Join(parts, " + ")
 }
