@@ -96,6 +96,15 @@ func strVal(s string) Value      { return Value{has: true, str: s} }
 // Has reports whether the side has a value here.
 func (v Value) Has() bool { return v.has }
 
+// Node returns the parsed value, when the side has one that is a node
+// (not a task id, tool or member name).
+func (v Value) Node() (canon.Node, bool) {
+	if v.node == nil {
+		return canon.Node{}, false
+	}
+	return *v.node, true
+}
+
 // Canonical returns the value's canonical JSON text (nil when absent).
 func (v Value) Canonical() []byte {
 	switch {

@@ -1,0 +1,378 @@
+package drift
+
+import (
+	"hash/maphash"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
+)
+
+// Analyzer runs one analysis. Add the calls in log order, then Finish.
+type Analyzer struct {
+	o      Options
+	shards []*shard
+	wg     sync.WaitGroup
+	calls  int
+}
+
+// New starts an analysis. Calls are spread over one shard per core by
+// task and tool; each shard sees its calls in log order.
+func New(o Options) *Analyzer {
+	o = o.withDefaults()
+	a := &Analyzer{o: o}
+	n := max(1, min(runtime.GOMAXPROCS(0), 4))
+	for range n {
+		s := newShard(&a.o)
+		a.shards = append(a.shards, s)
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for batch := range s.in {
+				for _, p := range batch {
+					s.add(p)
+				}
+			}
+		}()
+	}
+	return a
+}
+
+const batchSize = 256
+
+// Add adds a prepared call; calls must come in log order.
+func (a *Analyzer) Add(p *Prepared) {
+	a.calls++
+	s := a.shards[p.group%uint64(len(a.shards))]
+	s.pending = append(s.pending, p)
+	if len(s.pending) == batchSize {
+		s.in <- s.pending
+		s.pending = make([]*Prepared, 0, batchSize)
+	}
+}
+
+// shard holds the state of the calls of some tasks and tools.
+type shard struct {
+	o       *Options
+	in      chan []*Prepared
+	pending []*Prepared
+
+	seq     int64
+	ring    []*Prepared
+	mask    int64
+	cur     map[uint64]int64 // bucket → seq of its latest call
+	prev    map[uint64]int64
+	genLine int
+	recent  map[uint64][]int64 // group → seqs of its latest calls
+
+	pairs []pair
+	kept  map[int64]*kept
+	stats map[uint64]*[2]int32 // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
+
+	keys  map[[32]byte]int32
+	first []keyState
+	multi map[int32]*keyGroup
+
+	cand []int64
+}
+
+// kept is what is kept of a call that is part of a near-duplicate pair.
+type kept struct {
+	line   int
+	task   string
+	tool   string
+	callID string
+	key    [32]byte
+	text   []byte
+}
+
+type keyState struct {
+	line   int
+	time   int64
+	callID string
+	group  int32 // index into multi, or -1
+}
+
+type keyGroup struct {
+	task, tool string
+	key        [32]byte
+	lines      []int
+	callIDs    []string
+	why        string
+}
+
+func newShard(o *Options) *shard {
+	size := int64(1)
+	for size < int64(2*o.Window+64) {
+		size <<= 1
+	}
+	return &shard{
+		o: o, in: make(chan []*Prepared, 8), pending: make([]*Prepared, 0, batchSize),
+		ring: make([]*Prepared, size), mask: size - 1,
+		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
+		kept: map[int64]*kept{}, stats: map[uint64]*[2]int32{},
+		keys: map[[32]byte]int32{}, multi: map[int32]*keyGroup{},
+	}
+}
+
+func (s *shard) lookup(b uint64) (int64, bool) {
+	if q, ok := s.cur[b]; ok {
+		return q, true
+	}
+	q, ok := s.prev[b]
+	return q, ok
+}
+
+func (s *shard) add(p *Prepared) {
+	o := s.o
+	if p.line-s.genLine > o.Window {
+		s.prev, s.cur = s.cur, make(map[uint64]int64, len(s.cur))
+		s.genLine = p.line
+	}
+	seq := s.seq
+	s.seq++
+	s.ring[seq&s.mask] = p
+	p.seq = seq
+	s.cand = s.cand[:0]
+	consider := func(q int64) {
+		for _, c := range s.cand {
+			if c == q {
+				return
+			}
+		}
+		s.cand = append(s.cand, q)
+	}
+	for _, l := range p.leaves {
+		b := mix(p.group^(p.sum-l.unit())) ^ mix(l.ptr+0x2545f4914f6cdd1d)
+		if q, ok := s.lookup(b); ok {
+			consider(q)
+		}
+		s.cur[b] = seq
+	}
+	for _, b := range p.bands {
+		if q, ok := s.lookup(b); ok {
+			consider(q)
+		}
+		s.cur[b] = seq
+	}
+	rec := s.recent[p.group]
+	for _, q := range rec {
+		consider(q)
+	}
+	if len(rec) < o.Recent {
+		rec = append(rec, seq)
+	} else {
+		copy(rec, rec[1:])
+		rec[len(rec)-1] = seq
+	}
+	s.recent[p.group] = rec
+	for _, q := range s.cand {
+		if q < seq-s.mask {
+			continue // gone from the ring
+		}
+		if prev := s.ring[q&s.mask]; prev != nil && prev.seq == q {
+			s.compare(prev, p)
+		}
+	}
+	s.trackKey(p)
+}
+
+// compare looks at a candidate pair: a, earlier, and b.
+func (s *shard) compare(a, b *Prepared) {
+	o := s.o
+	if a.group != b.group || a.task != b.task || a.tool != b.tool || b.line-a.line > o.Window ||
+		a.time != 0 && b.time != 0 && absDur(b.time-a.time) > int64(o.WindowTime) {
+		return
+	}
+	d, total := leafDiff(a.leaves, b.leaves)
+	if d == 0 || d > o.MaxLeaves || float64(d) > max(1, o.MaxFraction*float64(total)) {
+		return
+	}
+	// A near-duplicate pair: count, for each leaf both have, whether it
+	// differs.
+	toolH := maphash.String(seed, a.tool)
+	i, j := 0, 0
+	for i < len(a.leaves) && j < len(b.leaves) {
+		la, lb := a.leaves[i], b.leaves[j]
+		switch {
+		case la.ptr == lb.ptr:
+			st := s.stats[mix(toolH^la.ptr)]
+			if st == nil {
+				st = new([2]int32)
+				s.stats[mix(toolH^la.ptr)] = st
+			}
+			st[0]++
+			if la.val != lb.val {
+				st[1]++
+			}
+			i++
+			j++
+		case la.ptr < lb.ptr:
+			i++
+		default:
+			j++
+		}
+	}
+	if a.key == b.key {
+		return
+	}
+	entries, ok := s.detail(a, b)
+	if !ok {
+		return
+	}
+	s.keep(a)
+	s.keep(b)
+	s.pairs = append(s.pairs, pair{a: a.seq, b: b.seq, entries: entries, tool: a.tool})
+}
+
+func (s *shard) keep(p *Prepared) {
+	if _, ok := s.kept[p.seq]; !ok {
+		s.kept[p.seq] = &kept{line: p.line, task: p.task, tool: p.tool, callID: p.callID, key: p.key, text: p.text}
+	}
+}
+
+// pair is a near-duplicate pair with different keys, and its differences.
+type pair struct {
+	a, b    int64 // seqs in the shard
+	tool    string
+	entries []entry
+}
+
+// entry is one difference of a pair, classified.
+type entry struct {
+	ptr   string // relative to the arguments
+	unit  uint64 // hash of the pointer of its leaf
+	kind  string
+	near  bool // timestamps: within TimeGap; texts: similar
+	step  int  // counters: later minus earlier
+	shape bool // the values have the shape of their kind (ids, timestamps, texts)
+}
+
+// detail compares two calls with the diff engine and classifies each
+// difference.
+func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
+	da, err1 := canon.Parse(a.text, s.o.Scheme)
+	db, err2 := canon.Parse(b.text, s.o.Scheme)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	sa := &diff.Side{Name: "a", Doc: da, Task: a.task, Tool: a.tool, Args: da.Root()}
+	sb := &diff.Side{Name: "b", Doc: db, Task: b.task, Tool: b.tool, Args: db.Root()}
+	res := diff.Compare(sa, sb, diff.Options{Scheme: s.o.Scheme})
+	var out []entry
+	for _, en := range res.Diffs.Items {
+		ptr, ok := strings.CutPrefix(en.Pointer, "/args")
+		if !ok {
+			return nil, false
+		}
+		if s.o.ignored(ptr) {
+			continue
+		}
+		e := classify(s.o, en, ptr)
+		if e.kind == KindReordered && en.Kind == diff.KindElemMoved {
+			e.ptr = parentPointer(ptr)
+		}
+		dup := false
+		for _, x := range out {
+			if x.ptr == e.ptr {
+				dup = true
+			}
+		}
+		if dup {
+			continue
+		}
+		e.unit = unitPtr(da.Root(), e.ptr)
+		out = append(out, e)
+		if len(out) > s.o.MaxLeaves {
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
+}
+
+func parentPointer(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// trackKey records the call under its key, for collapses.
+func (s *shard) trackKey(p *Prepared) {
+	o := s.o
+	idx, ok := s.keys[p.key]
+	if !ok {
+		s.keys[p.key] = int32(len(s.first))
+		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: p.callID, group: -1})
+		return
+	}
+	st := &s.first[idx]
+	g := s.multi[st.group]
+	if st.group < 0 {
+		g = &keyGroup{task: p.task, tool: p.tool, key: p.key, lines: []int{st.line}}
+		if st.callID != "" {
+			g.callIDs = append(g.callIDs, st.callID)
+		}
+		st.group = int32(len(s.multi))
+		s.multi[st.group] = g
+	}
+	g.lines = append(g.lines, p.line)
+	if p.callID != "" && !contains(g.callIDs, p.callID) {
+		g.callIDs = append(g.callIDs, p.callID)
+	}
+	switch {
+	case g.why != "":
+	case st.callID != "" && p.callID != "" && st.callID != p.callID:
+		g.why = "the calls carry different call ids"
+	case p.line-st.line > o.Window:
+		g.why = "the calls lie far apart in the log"
+	case st.time != 0 && p.time != 0 && absDur(p.time-st.time) > int64(o.WindowTime):
+		g.why = "the calls lie far apart in time"
+	}
+	st.line, st.time = p.line, p.time
+	if p.callID != "" {
+		st.callID = p.callID
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func absDur(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// ignored reports whether a pointer lies outside what the caller's key
+// covers (under an --omit pointer, or outside every --only pointer).
+func (o *Options) ignored(p string) bool {
+	for _, q := range o.Omit {
+		if under(p, q) {
+			return true
+		}
+	}
+	if len(o.Only) == 0 {
+		return false
+	}
+	for _, q := range o.Only {
+		if under(p, q) || under(q, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether pointer p is q or lies inside it.
+func under(p, q string) bool {
+	return p == q || strings.HasPrefix(p, q) && len(p) > len(q) && p[len(q)] == '/'
+}

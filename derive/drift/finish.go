@@ -1,0 +1,254 @@
+package drift
+
+import (
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/idemkey/idemkey/canon"
+)
+
+// Finish waits for the calls added so far and returns the report.
+func (a *Analyzer) Finish() *Report {
+	for _, s := range a.shards {
+		if len(s.pending) > 0 {
+			s.in <- s.pending
+			s.pending = nil
+		}
+		close(s.in)
+	}
+	a.wg.Wait()
+	o := &a.o
+
+	// Freshness: per tool and leaf, near-duplicate pairs having it on both
+	// sides and differing there.
+	stats := map[uint64][2]int32{}
+	for _, s := range a.shards {
+		for k, v := range s.stats {
+			t := stats[k]
+			t[0] += v[0]
+			t[1] += v[1]
+			stats[k] = t
+		}
+		s.stats = nil
+	}
+	fresh := func(tool string, unit uint64) bool {
+		t := stats[mix(maphash.String(seed, tool)^unit)]
+		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
+	}
+	// Counters: per tool and pointer, integer differences, and how many
+	// are steps of 1 to MaxStep.
+	type ck struct{ tool, ptr string }
+	counters := map[ck][2]int{}
+	for _, s := range a.shards {
+		for _, p := range s.pairs {
+			for _, e := range p.entries {
+				if e.kind == KindCounter {
+					c := counters[ck{p.tool, e.ptr}]
+					c[0]++
+					if e.step >= 1 && e.step <= o.MaxStep {
+						c[1]++
+					}
+					counters[ck{p.tool, e.ptr}] = c
+				}
+			}
+		}
+	}
+	retry := func(p *pair) bool {
+		for _, e := range p.entries {
+			var ok bool
+			switch e.kind {
+			case KindReordered, KindFloat:
+				ok = true
+			case KindTimestamp:
+				ok = e.near && fresh(p.tool, e.unit)
+			case KindID:
+				ok = fresh(p.tool, e.unit)
+			case KindCounter:
+				c := counters[ck{p.tool, e.ptr}]
+				ok = e.step >= 1 && e.step <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
+			case KindReworded:
+				ok = e.near
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+
+	// Clusters: connected components of the retry pairs, per shard.
+	var clusters []*cluster
+	for si, s := range a.shards {
+		parent := map[int64]int64{}
+		var find func(x int64) int64
+		find = func(x int64) int64 {
+			p, ok := parent[x]
+			if !ok {
+				parent[x] = x
+				return x
+			}
+			if p == x {
+				return x
+			}
+			r := find(p)
+			parent[x] = r
+			return r
+		}
+		var accepted []*pair
+		for k := range s.pairs {
+			p := &s.pairs[k]
+			if retry(p) {
+				accepted = append(accepted, p)
+				ra, rb := find(p.a), find(p.b)
+				if ra != rb {
+					parent[max(ra, rb)] = min(ra, rb)
+				}
+			}
+		}
+		byRoot := map[int64]*cluster{}
+		for _, p := range accepted {
+			r := find(p.a)
+			c := byRoot[r]
+			if c == nil {
+				c = &cluster{shard: si, kinds: map[string]string{}}
+				byRoot[r] = c
+				clusters = append(clusters, c)
+			}
+			c.seqs = append(c.seqs, p.a, p.b)
+			for _, e := range p.entries {
+				if _, ok := c.kinds[e.ptr]; !ok {
+					c.kinds[e.ptr] = e.kind
+				}
+			}
+		}
+	}
+	rep := &Report{Calls: a.calls}
+	findings := make([]Finding, len(clusters))
+	var wg sync.WaitGroup
+	next := make(chan int, len(clusters))
+	for k := range clusters {
+		next <- k
+	}
+	close(next)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				findings[k] = a.driftFinding(clusters[k])
+			}
+		}()
+	}
+	wg.Wait()
+	for k := range findings {
+		if len(findings[k].Keys) > 1 {
+			rep.Findings = append(rep.Findings, findings[k])
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Lines[0] < rep.Findings[j].Lines[0] })
+	rep.Suggestions = suggestions(o, rep.Findings)
+
+	var collapses []Finding
+	for _, s := range a.shards {
+		for _, g := range s.multi {
+			if g.why == "" {
+				continue
+			}
+			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
+				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
+		}
+	}
+	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
+	rep.Findings = append(rep.Findings, collapses...)
+	return rep
+}
+
+type cluster struct {
+	shard int
+	seqs  []int64
+	kinds map[string]string // varying pointer → kind
+}
+
+func (a *Analyzer) driftFinding(c *cluster) Finding {
+	s := a.shards[c.shard]
+	slices.Sort(c.seqs)
+	c.seqs = slices.Compact(c.seqs)
+	first := s.kept[c.seqs[0]]
+	f := Finding{Kind: FindingDrift, Task: first.task, Tool: first.tool}
+	for _, q := range c.seqs {
+		k := s.kept[q]
+		f.Lines = append(f.Lines, k.line)
+		if !slices.Contains(f.Keys, k.key) {
+			f.Keys = append(f.Keys, k.key)
+		}
+	}
+	for p, kind := range c.kinds {
+		f.Variations = append(f.Variations, Variation{Pointer: p, Kind: kind})
+	}
+	slices.SortFunc(f.Variations, func(x, y Variation) int { return strings.Compare(x.Pointer, y.Pointer) })
+	for _, v := range f.Variations {
+		if len(f.Omit) > 0 && under(v.Pointer, f.Omit[len(f.Omit)-1]) {
+			continue
+		}
+		f.Omit = append(f.Omit, v.Pointer)
+	}
+	if a.o.Rekey != nil {
+		f.Verified = true
+		var key [32]byte
+		for n, q := range c.seqs {
+			k := s.kept[q]
+			doc, err := canon.Parse(k.text, a.o.Scheme)
+			if err != nil {
+				f.Verified = false
+				break
+			}
+			got, err := a.o.Rekey(k.task, k.tool, doc.Root(), f.Omit)
+			if err != nil || n > 0 && got != key {
+				f.Verified = false
+				break
+			}
+			key = got
+		}
+	}
+	return f
+}
+
+// suggestions gives each tool the pointers that vary in at least Share of
+// its drift clusters.
+func suggestions(o *Options, fs []Finding) []Suggestion {
+	type tally struct {
+		clusters int
+		ptrs     map[string]int
+	}
+	tools := map[string]*tally{}
+	for _, f := range fs {
+		t := tools[f.Tool]
+		if t == nil {
+			t = &tally{ptrs: map[string]int{}}
+			tools[f.Tool] = t
+		}
+		t.clusters++
+		for _, p := range f.Omit {
+			t.ptrs[p]++
+		}
+	}
+	var out []Suggestion
+	for tool, t := range tools {
+		s := Suggestion{Tool: tool, Clusters: t.clusters}
+		for p, n := range t.ptrs {
+			if float64(n) >= o.Share*float64(t.clusters) {
+				s.Omit = append(s.Omit, p)
+			}
+		}
+		if len(s.Omit) > 0 {
+			slices.Sort(s.Omit)
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(x, y Suggestion) int { return strings.Compare(x.Tool, y.Tool) })
+	return out
+}
