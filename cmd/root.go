@@ -124,6 +124,7 @@ failures.`,
 		newCheckCmd(f),
 		newVersionCmd(f),
 		newDiffCmd(f),
+		newDriftCmd(f),
 		newPostCmd(f),
 	)
 	return root

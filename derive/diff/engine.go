@@ -1035,6 +1035,13 @@ func lis(ps [][2]int) [][2]int {
 
 // ---- look-alike strings ----
 
+// StringKind classifies two different strings as diff does: KindValue
+// when they do not look alike, otherwise the look-alike kind.
+func StringKind(a, b string) string {
+	kind, _ := lookAlike(a, b)
+	return kind
+}
+
 // lookAlike classifies two different strings: a kind (KindValue when they
 // do not look alike) and a plain-words reason naming the code points.
 func lookAlike(a, b string) (kind, reason string) {

@@ -71,6 +71,9 @@ type shard struct {
 	kept  map[int64]*kept
 	stats map[uint64]*[2]int32 // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
 
+	names map[uint64]string // leaf pointer hash → pointer
+	strs  map[string]string
+
 	keys  map[[32]byte]int32
 	first []keyState
 	multi map[int32]*keyGroup
@@ -114,6 +117,7 @@ func newShard(o *Options) *shard {
 		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
 		kept: map[int64]*kept{}, stats: map[uint64]*[2]int32{},
 		keys: map[[32]byte]int32{}, multi: map[int32]*keyGroup{},
+		names: map[uint64]string{}, strs: map[string]string{},
 	}
 }
 
@@ -233,7 +237,8 @@ func (s *shard) keep(p *Prepared) {
 	}
 }
 
-// pair is a near-duplicate pair with different keys, and its differences.
+// pair is a near-duplicate pair with different keys whose differences
+// are all of the volatile kinds (before the statistics decide).
 type pair struct {
 	a, b    int64 // seqs in the shard
 	tool    string
@@ -242,54 +247,140 @@ type pair struct {
 
 // entry is one difference of a pair, classified.
 type entry struct {
-	ptr   string // relative to the arguments
-	unit  uint64 // hash of the pointer of its leaf
-	kind  string
-	near  bool // timestamps: within TimeGap; texts: similar
-	step  int  // counters: later minus earlier
-	shape bool // the values have the shape of their kind (ids, timestamps, texts)
+	ptr  string // relative to the arguments
+	unit uint64 // hash of the pointer of its leaf
+	step int32  // counters: later minus earlier
+	kind uint8
+	near bool // timestamps: within TimeGap; texts: similar
 }
 
-// detail compares two calls with the diff engine and classifies each
-// difference.
-func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
-	da, err1 := canon.Parse(a.text, s.o.Scheme)
-	db, err2 := canon.Parse(b.text, s.o.Scheme)
-	if err1 != nil || err2 != nil {
-		return nil, false
+// Kinds, compactly.
+const (
+	kOther uint8 = iota
+	kTimestamp
+	kID
+	kCounter
+	kFloat
+	kReordered
+	kReworded
+)
+
+var kindNames = [...]string{KindOther, KindTimestamp, KindID, KindCounter, KindFloat, KindReordered, KindReworded}
+
+// pointer returns the pointer of a leaf of p, learning the pointers of
+// p's leaves when it is not known yet.
+func (s *shard) pointer(p *Prepared, ptr uint64) string {
+	if name, ok := s.names[ptr]; ok {
+		return name
 	}
-	sa := &diff.Side{Name: "a", Doc: da, Task: a.task, Tool: a.tool, Args: da.Root()}
-	sb := &diff.Side{Name: "b", Doc: db, Task: b.task, Tool: b.tool, Args: db.Root()}
-	res := diff.Compare(sa, sb, diff.Options{Scheme: s.o.Scheme})
+	if doc, err := canon.Parse(p.text, canon.JS); err == nil {
+		pointers(doc.Root(), rootPtr, "", s.names)
+	}
+	return s.names[ptr]
+}
+
+// intern returns one copy of each pointer string.
+func (s *shard) intern(p string) string {
+	if q, ok := s.strs[p]; ok {
+		return q
+	}
+	s.strs[p] = p
+	return p
+}
+
+// detail classifies each leaf where two calls differ. It gives up (false)
+// as soon as a difference is of no volatile kind: such a pair is two
+// distinct calls.
+func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	var out []entry
-	for _, en := range res.Diffs.Items {
-		ptr, ok := strings.CutPrefix(en.Pointer, "/args")
-		if !ok {
-			return nil, false
+	add := func(e entry) bool {
+		if s.o.ignored(e.ptr) {
+			return true
 		}
-		if s.o.ignored(ptr) {
-			continue
+		if e.kind == kOther {
+			return false
 		}
-		e := classify(s.o, en, ptr)
-		if e.kind == KindReordered && en.Kind == diff.KindElemMoved {
-			e.ptr = parentPointer(ptr)
-		}
-		dup := false
 		for _, x := range out {
 			if x.ptr == e.ptr {
-				dup = true
+				return true
 			}
 		}
-		if dup {
-			continue
-		}
-		e.unit = unitPtr(da.Root(), e.ptr)
+		e.ptr = s.intern(e.ptr)
 		out = append(out, e)
-		if len(out) > s.o.MaxLeaves {
-			return nil, false
+		return len(out) <= s.o.MaxLeaves
+	}
+	i, j := 0, 0
+	for i < len(a.leaves) || j < len(b.leaves) {
+		switch {
+		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
+			if !add(entry{ptr: s.pointer(a, a.leaves[i].ptr), kind: kOther}) { // only a has it
+				return nil, false
+			}
+			i++
+		case i == len(a.leaves) || b.leaves[j].ptr < a.leaves[i].ptr:
+			if !add(entry{ptr: s.pointer(b, b.leaves[j].ptr), kind: kOther}) {
+				return nil, false
+			}
+			j++
+		default:
+			la, lb := a.leaves[i], b.leaves[j]
+			i++
+			j++
+			if la.val == lb.val {
+				continue
+			}
+			ptr := s.pointer(a, la.ptr)
+			va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
+			if la.array && lb.array {
+				if la.ms == lb.ms {
+					if !add(entry{ptr: ptr, unit: la.ptr, kind: kReordered, near: true}) {
+						return nil, false
+					}
+					continue
+				}
+				// Changed inside: the diff engine says where and how.
+				for _, e := range s.inside(ptr, va, vb) {
+					e.unit = la.ptr
+					if !add(e) {
+						return nil, false
+					}
+				}
+				continue
+			}
+			e := classifyValues(s.o, va, vb)
+			e.ptr, e.unit = ptr, la.ptr
+			if !add(e) {
+				return nil, false
+			}
 		}
 	}
 	return out, len(out) > 0
+}
+
+// inside compares two arrays with the diff engine.
+func (s *shard) inside(at string, va, vb []byte) []entry {
+	da, err1 := canon.Parse(va, canon.JS)
+	db, err2 := canon.Parse(vb, canon.JS)
+	if err1 != nil || err2 != nil {
+		return []entry{{ptr: at, kind: kOther}}
+	}
+	sa := &diff.Side{Name: "a", Doc: da, Task: "t", Tool: "t", Args: da.Root()}
+	sb := &diff.Side{Name: "b", Doc: db, Task: "t", Tool: "t", Args: db.Root()}
+	res := diff.Compare(sa, sb, diff.Options{Scheme: canon.JS, Max: s.o.MaxLeaves + 1})
+	var out []entry
+	for _, en := range res.Diffs.Items {
+		ptr, _ := strings.CutPrefix(en.Pointer, "/args")
+		e := classify(s.o, en)
+		if e.kind == kReordered && en.Kind == diff.KindElemMoved {
+			ptr = parentPointer(ptr)
+		}
+		e.ptr = at + ptr
+		out = append(out, e)
+	}
+	if res.Diffs.Omitted > 0 {
+		out = append(out, entry{ptr: at, kind: kOther})
+	}
+	return out
 }
 
 func parentPointer(p string) string {

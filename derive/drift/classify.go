@@ -1,7 +1,9 @@
 package drift
 
 import (
+	"bytes"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -10,25 +12,60 @@ import (
 	"github.com/idemkey/idemkey/derive/diff"
 )
 
-// classify gives one difference of a pair its kind.
-func classify(o *Options, en diff.Entry, ptr string) entry {
-	e := entry{ptr: ptr, kind: KindOther}
+// classify gives a difference the diff engine found its kind.
+func classify(o *Options, en diff.Entry) entry {
 	switch en.Kind {
 	case diff.KindReordered, diff.KindElemMoved:
-		e.kind, e.near, e.shape = KindReordered, true, true
-		return e
-	case diff.KindValue:
-	case diff.KindNormalization, diff.KindInvisible, diff.KindNBSP, diff.KindTrailingWS, diff.KindLeadingWS,
+		return entry{kind: kReordered, near: true}
+	case diff.KindValue, diff.KindNormalization, diff.KindInvisible, diff.KindNBSP, diff.KindTrailingWS, diff.KindLeadingWS,
 		diff.KindSurroundWS, diff.KindCase, diff.KindLookAlike, diff.KindMixedScript:
-		// the same text as a reader sees it: a small edit
-		e.kind, e.near, e.shape = KindReworded, true, true
-		return e
-	default:
-		return e
+		a, ok1 := en.A.Node()
+		b, ok2 := en.B.Node()
+		if ok1 && ok2 {
+			return classifyNodes(o, a, b)
+		}
 	}
-	a, ok1 := en.A.Node()
-	b, ok2 := en.B.Node()
-	if !ok1 || !ok2 || a.Kind() != b.Kind() {
+	return entry{kind: kOther}
+}
+
+// classifyValues gives the difference between two canonical values its
+// kind. Strings without escapes and numbers are read directly; anything
+// else through the parser.
+func classifyValues(o *Options, va, vb []byte) entry {
+	if len(va) == 0 || len(vb) == 0 {
+		return entry{kind: kOther}
+	}
+	switch ca, cb := va[0], vb[0]; {
+	case ca == '"' && cb == '"':
+		if bytes.IndexByte(va, '\\') < 0 && bytes.IndexByte(vb, '\\') < 0 {
+			e := entry{kind: kOther}
+			classifyStrings(o, string(va[1:len(va)-1]), string(vb[1:len(vb)-1]), &e)
+			return e
+		}
+	case isNumberStart(ca) && isNumberStart(cb):
+		x, err1 := strconv.ParseFloat(string(va), 64)
+		y, err2 := strconv.ParseFloat(string(vb), 64)
+		if err1 == nil && err2 == nil {
+			e := entry{kind: kOther}
+			classifyFloats(o, x, y, &e)
+			return e
+		}
+	case ca != cb:
+		return entry{kind: kOther}
+	}
+	da, err1 := canon.Parse(va, canon.JS)
+	db, err2 := canon.Parse(vb, canon.JS)
+	if err1 != nil || err2 != nil {
+		return entry{kind: kOther}
+	}
+	return classifyNodes(o, da.Root(), db.Root())
+}
+
+func isNumberStart(c byte) bool { return c == '-' || c >= '0' && c <= '9' }
+
+func classifyNodes(o *Options, a, b canon.Node) entry {
+	e := entry{kind: kOther}
+	if a.Kind() != b.Kind() {
 		return e
 	}
 	switch a.Kind() {
@@ -43,21 +80,24 @@ func classify(o *Options, en diff.Entry, ptr string) entry {
 func classifyNumbers(o *Options, a, b canon.Node, e *entry) {
 	x, ok1 := a.Float()
 	y, ok2 := b.Float()
-	if !ok1 || !ok2 {
-		return
+	if ok1 && ok2 {
+		classifyFloats(o, x, y, e)
 	}
+}
+
+func classifyFloats(o *Options, x, y float64, e *entry) {
 	if unit, ok := epochUnit(x, y); ok {
-		e.kind, e.shape = KindTimestamp, true
+		e.kind = kTimestamp
 		e.near = math.Abs(y-x)*unit <= float64(o.TimeGap)
 		return
 	}
 	intA, intB := x == math.Trunc(x), y == math.Trunc(y)
 	if (!intA || !intB) && math.Abs(x-y) <= o.FloatTolerance*math.Max(math.Abs(x), math.Abs(y)) {
-		e.kind, e.near, e.shape = KindFloat, true, true
+		e.kind, e.near = kFloat, true
 		return
 	}
 	if intA && intB && math.Abs(y-x) < 1<<31 {
-		e.kind, e.step = KindCounter, int(y-x)
+		e.kind, e.step = kCounter, int32(y-x)
 	}
 }
 
@@ -76,21 +116,26 @@ func epochUnit(x, y float64) (float64, bool) {
 func classifyStrings(o *Options, a, b string, e *entry) {
 	if ta, ok := parseTime(a); ok {
 		if tb, ok := parseTime(b); ok {
-			e.kind, e.shape = KindTimestamp, true
+			e.kind = kTimestamp
 			e.near = absDur(int64(tb.Sub(ta))) <= int64(o.TimeGap)
 			return
 		}
 	}
 	if pa, ok := idShape(a); ok {
 		if pb, ok := idShape(b); ok && pa == pb {
-			e.kind, e.shape = KindID, true
+			e.kind = kID
 			return
 		}
 	}
 	wa, wb := words(a), words(b)
 	if len(wa) >= 3 || len(wb) >= 3 {
-		e.kind, e.shape = KindReworded, true
+		e.kind = kReworded
 		e.near = sameNumbers(wa, wb) && jaccard(wa, wb) >= o.TextSimilarity
+	}
+	if !e.near && diff.StringKind(a, b) != diff.KindValue {
+		// the same text as a reader sees it (case, white space,
+		// normalization, look-alike letters): a small edit
+		e.kind, e.near = kReworded, true
 	}
 }
 

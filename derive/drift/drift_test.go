@@ -1,9 +1,9 @@
 package drift
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,28 +63,69 @@ func appendOmitting(dst []byte, n canon.Node, at string, omit []string) []byte {
 	return n.Append(dst)
 }
 
-// analyze runs the analysis over a JSON Lines log of call records.
+// analyze runs the analysis over a JSON Lines log of call records,
+// preparing the calls on every core as idemkey drift does.
 func analyze(t testing.TB, log []byte, o Options) *Report {
 	t.Helper()
 	o.Rekey = omitKey
 	a := New(o)
-	sc := bufio.NewScanner(bytes.NewReader(log))
-	sc.Buffer(nil, 1<<20)
-	line := 0
-	var buf []byte
-	for sc.Scan() {
-		line++
-		doc, err := canon.Parse(sc.Bytes(), canon.JS)
-		if err != nil {
-			t.Fatalf("line %d: %v", line, err)
+	type chunk struct {
+		first int
+		lines [][]byte
+		calls []*Prepared
+		err   error
+		done  chan struct{}
+	}
+	todo := make(chan *chunk, 8)
+	order := make(chan *chunk, 8)
+	go func() {
+		defer close(todo)
+		defer close(order)
+		line := 0
+		for len(log) > 0 {
+			c := &chunk{first: line + 1, done: make(chan struct{})}
+			for len(c.lines) < 2048 && len(log) > 0 {
+				i := bytes.IndexByte(log, '\n')
+				if i < 0 {
+					i = len(log) - 1
+				}
+				c.lines = append(c.lines, log[:i])
+				log = log[i+1:]
+				line++
+			}
+			order <- c
+			todo <- c
 		}
-		r := doc.Root()
-		get := func(name string) canon.Node { v, _ := r.Get(name); return v }
-		c := Call{Line: line, Task: get("task").Text(), Tool: get("tool").Text(), CallID: get("call_id").Text(), Args: get("args")}
-		c.Key = derive.Call{Task: c.Task, Tool: c.Tool, Args: c.Args}.Key()
-		var p *Prepared
-		p, buf = Prepare(c, buf)
-		a.Add(p)
+	}()
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			var sc Scratch
+			var parser canon.Parser
+			for c := range todo {
+				for k, l := range c.lines {
+					doc, err := parser.Parse(l, canon.JS)
+					if err != nil {
+						c.err = fmt.Errorf("line %d: %v", c.first+k, err)
+						break
+					}
+					r := doc.Root()
+					get := func(name string) canon.Node { v, _ := r.Get(name); return v }
+					call := Call{Line: c.first + k, Task: get("task").Text(), Tool: get("tool").Text(), CallID: get("call_id").Text(), Args: get("args")}
+					call.Key = derive.Call{Task: call.Task, Tool: call.Tool, Args: call.Args}.Key()
+					c.calls = append(c.calls, Prepare(call, &sc))
+				}
+				close(c.done)
+			}
+		}()
+	}
+	for c := range order {
+		<-c.done
+		if c.err != nil {
+			t.Fatal(c.err)
+		}
+		for _, p := range c.calls {
+			a.Add(p)
+		}
 	}
 	return a.Finish()
 }

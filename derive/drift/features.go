@@ -8,11 +8,14 @@ import (
 )
 
 // leaf is one leaf of the flattened arguments: a scalar, an empty object
-// or a whole array, at a pointer. Pointers and values are hashed.
+// or a whole array, at a pointer. Pointers and values are hashed; the
+// value's canonical text is text[off:end] of its call.
 type leaf struct {
-	ptr uint64 // hash of the pointer
-	val uint64 // hash of the canonical text (arrays: in order)
-	ms  uint64 // arrays: hash of the multiset of elements; otherwise val
+	ptr      uint64 // hash of the pointer
+	val      uint64 // hash of the canonical text (arrays: in order)
+	ms       uint64 // arrays: hash of the multiset of elements; otherwise val
+	off, end uint32
+	array    bool
 }
 
 // unit is the leaf's contribution to the hash of a leaf set.
@@ -65,18 +68,31 @@ func mix(x uint64) uint64 {
 	return x
 }
 
+// childPtr is the hash of the pointer to member name of the value at
+// parent: the name is hashed as the canonical form writes it.
 func childPtr(parent uint64, name string) uint64 {
-	return mix(parent*0x100000001b3 ^ maphash.String(seed, name))
+	q := canon.AppendQuoted(nil, name)
+	return childPtrRaw(parent, q[1:len(q)-1])
 }
 
 const rootPtr = 0x51ed270b27f4a3c1
 
-// Prepare hashes a call's leaves. buf is scratch space, returned for reuse.
-func Prepare(c Call, buf []byte) (*Prepared, []byte) {
+// Scratch is memory that Prepare reuses; one per goroutine.
+type Scratch struct{ leaves []leaf }
+
+// Prepare hashes a call's leaves. The arguments are written in canonical
+// form once and scanned: every leaf's canonical text is a slice of it.
+func Prepare(c Call, sc *Scratch) *Prepared {
 	p := &Prepared{line: c.Line, task: c.Task, tool: c.Tool, callID: c.CallID, time: c.Time, key: c.Key}
 	p.group = mix(maphash.String(seed, c.Task) ^ mix(maphash.String(seed, c.Tool)+1))
-	p.text = c.Args.Append(make([]byte, 0, 256))
-	p.leaves, buf = flatten(c.Args, rootPtr, p.leaves, buf)
+	p.text = c.Args.Append(nil)
+	sc.leaves = sc.leaves[:0]
+	if _, ok := scanValue(p.text, 0, rootPtr, &sc.leaves); !ok {
+		// Not reachable for a canonical text; keep the call as one leaf.
+		h := maphash.Bytes(seed, p.text)
+		sc.leaves = append(sc.leaves[:0], leaf{ptr: rootPtr, val: h, ms: h, end: uint32(len(p.text))})
+	}
+	p.leaves = slices.Clone(sc.leaves)
 	slices.SortFunc(p.leaves, func(a, b leaf) int {
 		switch {
 		case a.ptr < b.ptr:
@@ -106,33 +122,143 @@ func Prepare(c Call, buf []byte) (*Prepared, []byte) {
 		}
 		p.bands[b] = h
 	}
-	return p, buf
+	return p
 }
 
-// flatten appends the leaves of n at pointer ptr.
-func flatten(n canon.Node, ptr uint64, out []leaf, buf []byte) ([]leaf, []byte) {
-	switch n.Kind() {
-	case canon.Object:
-		ms := n.Members()
-		if len(ms) == 0 {
-			break
-		}
-		for _, m := range ms {
-			out, buf = flatten(m.Value, childPtr(ptr, m.Name), out, buf)
-		}
-		return out, buf
-	case canon.Array:
-		buf = n.Append(buf[:0])
-		l := leaf{ptr: ptr, val: maphash.Bytes(seed, buf)}
-		for _, e := range n.Elements() {
-			buf = e.Append(buf[:0])
-			l.ms += mix(maphash.Bytes(seed, buf))
-		}
-		return append(out, l), buf
+// scanValue reads the canonical JSON value at text[i] (no white space,
+// strings escaped as the canonical form escapes them), appends its leaves
+// at pointer ptr, and returns the offset just past it.
+func scanValue(text []byte, i int, ptr uint64, out *[]leaf) (int, bool) {
+	if i >= len(text) {
+		return i, false
 	}
-	buf = n.Append(buf[:0])
-	h := maphash.Bytes(seed, buf)
-	return append(out, leaf{ptr: ptr, val: h, ms: h}), buf
+	switch text[i] {
+	case '{':
+		if i+1 < len(text) && text[i+1] == '}' {
+			break // an empty object is a leaf
+		}
+		j := i + 1
+		for {
+			end, ok := skipString(text, j)
+			if !ok || end >= len(text) || text[end] != ':' {
+				return j, false
+			}
+			child := childPtrRaw(ptr, text[j+1:end-1])
+			if j, ok = scanValue(text, end+1, child, out); !ok || j >= len(text) {
+				return j, false
+			}
+			switch text[j] {
+			case ',':
+				j++
+			case '}':
+				return j + 1, true
+			default:
+				return j, false
+			}
+		}
+	case '[':
+		l := leaf{ptr: ptr, off: uint32(i), array: true}
+		j := i + 1
+		if j < len(text) && text[j] == ']' {
+			j++
+		} else {
+			for {
+				end, ok := skipValue(text, j)
+				if !ok || end >= len(text) {
+					return end, false
+				}
+				l.ms += mix(maphash.Bytes(seed, text[j:end]))
+				j = end + 1
+				if text[end] == ']' {
+					break
+				}
+				if text[end] != ',' {
+					return end, false
+				}
+			}
+		}
+		l.end = uint32(j)
+		l.val = maphash.Bytes(seed, text[i:j])
+		*out = append(*out, l)
+		return j, true
+	}
+	end, ok := skipValue(text, i)
+	if !ok {
+		return end, false
+	}
+	h := maphash.Bytes(seed, text[i:end])
+	*out = append(*out, leaf{ptr: ptr, val: h, ms: h, off: uint32(i), end: uint32(end)})
+	return end, true
+}
+
+// skipString returns the offset just past the string that starts at
+// text[i].
+func skipString(text []byte, i int) (int, bool) {
+	if i >= len(text) || text[i] != '"' {
+		return i, false
+	}
+	for j := i + 1; j < len(text); j++ {
+		switch text[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return len(text), false
+}
+
+// skipValue returns the offset just past the value that starts at text[i].
+func skipValue(text []byte, i int) (int, bool) {
+	if i >= len(text) {
+		return i, false
+	}
+	switch text[i] {
+	case '"':
+		return skipString(text, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(text); j++ {
+			switch text[j] {
+			case '"':
+				end, ok := skipString(text, j)
+				if !ok {
+					return end, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return len(text), false
+	}
+	j := i
+	for j < len(text) && text[j] != ',' && text[j] != '}' && text[j] != ']' {
+		j++
+	}
+	return j, j > i
+}
+
+// childPtrRaw is childPtr of a member name given as it is written inside
+// the quotes of the canonical form.
+func childPtrRaw(parent uint64, raw []byte) uint64 {
+	return mix(parent*0x100000001b3 ^ maphash.Bytes(seed, raw))
+}
+
+// pointers adds to names the pointer of every leaf of n.
+func pointers(n canon.Node, ptr uint64, at string, names map[uint64]string) {
+	if n.Kind() == canon.Object && len(n.Members()) > 0 {
+		for _, m := range n.Members() {
+			pointers(m.Value, childPtr(ptr, m.Name), at+"/"+canon.PointerToken(m.Name), names)
+		}
+		return
+	}
+	names[ptr] = at
 }
 
 // unitPtr returns the hash of the pointer of the leaf that holds the value

@@ -46,10 +46,10 @@ func (a *Analyzer) Finish() *Report {
 	for _, s := range a.shards {
 		for _, p := range s.pairs {
 			for _, e := range p.entries {
-				if e.kind == KindCounter {
+				if e.kind == kCounter {
 					c := counters[ck{p.tool, e.ptr}]
 					c[0]++
-					if e.step >= 1 && e.step <= o.MaxStep {
+					if e.step >= 1 && int(e.step) <= o.MaxStep {
 						c[1]++
 					}
 					counters[ck{p.tool, e.ptr}] = c
@@ -61,16 +61,16 @@ func (a *Analyzer) Finish() *Report {
 		for _, e := range p.entries {
 			var ok bool
 			switch e.kind {
-			case KindReordered, KindFloat:
+			case kReordered, kFloat:
 				ok = true
-			case KindTimestamp:
+			case kTimestamp:
 				ok = e.near && fresh(p.tool, e.unit)
-			case KindID:
+			case kID:
 				ok = fresh(p.tool, e.unit)
-			case KindCounter:
+			case kCounter:
 				c := counters[ck{p.tool, e.ptr}]
-				ok = e.step >= 1 && e.step <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
-			case KindReworded:
+				ok = e.step >= 1 && int(e.step) <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
+			case kReworded:
 				ok = e.near
 			}
 			if !ok {
@@ -121,7 +121,7 @@ func (a *Analyzer) Finish() *Report {
 			c.seqs = append(c.seqs, p.a, p.b)
 			for _, e := range p.entries {
 				if _, ok := c.kinds[e.ptr]; !ok {
-					c.kinds[e.ptr] = e.kind
+					c.kinds[e.ptr] = kindNames[e.kind]
 				}
 			}
 		}
