@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -182,6 +184,12 @@ type driftChunk struct {
 }
 
 func runDrift(opts *driftOptions) error {
+	// The analysis keeps what it needs of the calls that have near
+	// duplicates; a soft limit makes the collector work harder instead of
+	// letting the heap grow to twice that.
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(driftMemoryLimit))
+	}
 	ios := opts.f.IO
 	an := opts.Analysis
 	an.Rekey = opts.rekey
@@ -199,7 +207,7 @@ func runDrift(opts *driftOptions) error {
 	}
 	rep := a.Finish()
 	if opts.JSON {
-		if _, err := ios.Out.Write(opts.reportJSON(rep, bad)); err != nil {
+		if err := opts.reportJSON(rep, bad); err != nil {
 			return err
 		}
 	} else if err := opts.reportHuman(rep, bad); err != nil {
@@ -215,6 +223,9 @@ func runDrift(opts *driftOptions) error {
 	return nil
 }
 
+// driftMemoryLimit is the soft memory limit while drift runs.
+const driftMemoryLimit = 768 << 20
+
 // key derives a loaded call's key as key would (HMAC with --secret-env).
 func (opts *driftOptions) key(c derive.Call) [32]byte {
 	if opts.Secret != nil {
@@ -223,12 +234,28 @@ func (opts *driftOptions) key(c derive.Call) [32]byte {
 	return c.Key()
 }
 
+func (opts *driftOptions) textKey(t derive.Text) ([32]byte, error) {
+	if opts.Secret != nil {
+		return t.HMAC(opts.Secret)
+	}
+	return t.Key()
+}
+
 // rekey derives the key of full arguments with the user's --only and
 // --omit and the extra pointers omitted, through the loader key uses.
 func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
 	spec := *opts.Spec
 	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
 	spec.Omit = append(append([]string{}, spec.Omit...), omit...)
+	if len(spec.Only) == 0 {
+		// --omit alone: the selection key applies (appendSelected), from
+		// the parsed canonical arguments.
+		sel := &selection{}
+		for _, p := range spec.Omit {
+			sel.add(p)
+		}
+		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: appendSelected(nil, args, sel, false), Scheme: spec.Scheme})
+	}
 	sel, err := spec.selectArgs(args)
 	if err != nil {
 		return [32]byte{}, err
@@ -376,12 +403,24 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 	if err != nil {
 		return drift.Call{}, err
 	}
+	// The canonical text, once, by the one-pass writer; without --only
+	// or --omit the key is derived from it.
+	text, err := canon.AppendCanonical(nil, lc.Args.Raw(), spec.Scheme)
+	if err != nil {
+		return drift.Call{}, err
+	}
+	var key [32]byte
+	if lc.Selected {
+		key = opts.key(lc.Call)
+	} else if key, err = opts.textKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
+		return drift.Call{}, err
+	}
 	if !haveTop {
 		if d := lc.Args.Document(); d != nil {
 			top = d.Root() // the record or envelope the arguments are in
 		}
 	}
-	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From), Args: lc.Args, Key: opts.key(lc.Call)}, nil
+	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From), Args: lc.Args, Text: text, Key: key}, nil
 }
 
 // callID returns the model's tool call id of a logged call, or "": a
@@ -411,9 +450,12 @@ func callID(top canon.Node, from string) string {
 
 func (opts *driftOptions) fmtKey(k [32]byte) string { return string(opts.Format.append(nil, k)) }
 
-func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) []byte {
-	b := []byte(`{"findings":[`)
+func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
+	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
+	w.WriteString(`{"findings":[`)
+	var b []byte
 	for k, f := range rep.Findings {
+		b = b[:0]
 		if k > 0 {
 			b = append(b, ',')
 		}
@@ -443,20 +485,22 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) []byte {
 			o.str("reason", f.Reason)
 		}
 		b = append(b, trimNL(o.line())...)
+		w.Write(b)
 	}
-	b = append(b, `],"suggestions":[`...)
+	w.WriteString(`],"suggestions":[`)
 	for k, s := range rep.Suggestions {
 		if k > 0 {
-			b = append(b, ',')
+			w.WriteByte(',')
 		}
 		o := &jsonObject{}
 		o.str("tool", s.Tool).raw("omit", stringsJSON(s.Omit)).int("clusters", s.Clusters)
-		b = append(b, trimNL(o.line())...)
+		w.Write(trimNL(o.line()))
 	}
-	b = append(b, "],"...)
+	w.WriteString("],")
 	o := &jsonObject{}
 	o.int("calls", rep.Calls).int("bad_lines", bad)
-	return append(b, o.line()[1:]...)
+	w.Write(o.line()[1:])
+	return w.Flush()
 }
 
 func intsJSON(ns []int) []byte {

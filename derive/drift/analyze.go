@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"runtime"
 	"strings"
@@ -67,14 +68,15 @@ type shard struct {
 	genLine int
 	recent  map[uint64][]int64 // group → seqs of its latest calls
 
-	pairs []pair
-	kept  map[int64]*kept
-	stats map[uint64]*[2]int32 // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
+	pairs  []pair
+	keptAt map[int64]int32 // seq → index into kept
+	kept   []kept
+	stats  map[uint64]*[2]int32 // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
 
 	names map[uint64]string // leaf pointer hash → pointer
 	strs  map[string]string
 
-	keys  map[[32]byte]int32
+	keys  map[uint64]int32 // the key's first 64 bits → index into first
 	first []keyState
 	multi map[int32]*keyGroup
 
@@ -83,12 +85,11 @@ type shard struct {
 
 // kept is what is kept of a call that is part of a near-duplicate pair.
 type kept struct {
-	line   int
-	task   string
-	tool   string
-	callID string
-	key    [32]byte
-	text   []byte
+	line int
+	task string
+	tool string
+	key  [32]byte
+	text []byte
 }
 
 type keyState struct {
@@ -115,8 +116,8 @@ func newShard(o *Options) *shard {
 		o: o, in: make(chan []*Prepared, 8), pending: make([]*Prepared, 0, batchSize),
 		ring: make([]*Prepared, size), mask: size - 1,
 		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
-		kept: map[int64]*kept{}, stats: map[uint64]*[2]int32{},
-		keys: map[[32]byte]int32{}, multi: map[int32]*keyGroup{},
+		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
+		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
 		names: map[uint64]string{}, strs: map[string]string{},
 	}
 }
@@ -226,22 +227,24 @@ func (s *shard) compare(a, b *Prepared) {
 	if !ok {
 		return
 	}
-	s.keep(a)
-	s.keep(b)
-	s.pairs = append(s.pairs, pair{a: a.seq, b: b.seq, entries: entries, tool: a.tool})
+	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), entries: entries})
 }
 
-func (s *shard) keep(p *Prepared) {
-	if _, ok := s.kept[p.seq]; !ok {
-		s.kept[p.seq] = &kept{line: p.line, task: p.task, tool: p.tool, callID: p.callID, key: p.key, text: p.text}
+// keep keeps what the report needs of a call of a near-duplicate pair.
+func (s *shard) keep(p *Prepared) int32 {
+	if k, ok := s.keptAt[p.seq]; ok {
+		return k
 	}
+	k := int32(len(s.kept))
+	s.keptAt[p.seq] = k
+	s.kept = append(s.kept, kept{line: p.line, task: p.task, tool: p.tool, key: p.key, text: p.text})
+	return k
 }
 
 // pair is a near-duplicate pair with different keys whose differences
 // are all of the volatile kinds (before the statistics decide).
 type pair struct {
-	a, b    int64 // seqs in the shard
-	tool    string
+	a, b    int32 // indices into the shard's kept calls
 	entries []entry
 }
 
@@ -393,9 +396,10 @@ func parentPointer(p string) string {
 // trackKey records the call under its key, for collapses.
 func (s *shard) trackKey(p *Prepared) {
 	o := s.o
-	idx, ok := s.keys[p.key]
+	k64 := binary.LittleEndian.Uint64(p.key[:8])
+	idx, ok := s.keys[k64]
 	if !ok {
-		s.keys[p.key] = int32(len(s.first))
+		s.keys[k64] = int32(len(s.first))
 		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: p.callID, group: -1})
 		return
 	}

@@ -132,7 +132,7 @@ func classifyStrings(o *Options, a, b string, e *entry) {
 		e.kind = kReworded
 		e.near = sameNumbers(wa, wb) && jaccard(wa, wb) >= o.TextSimilarity
 	}
-	if !e.near && diff.StringKind(a, b) != diff.KindValue {
+	if !e.near && lookAlike(a, b) {
 		// the same text as a reader sees it (case, white space,
 		// normalization, look-alike letters): a small edit
 		e.kind, e.near = kReworded, true
@@ -334,4 +334,25 @@ func jaccard(a, b []string) float64 {
 		return 1
 	}
 	return float64(inter) / float64(union)
+}
+
+// lookAlike reports two strings that a reader takes for the same text:
+// they differ in letter case, white space, normalization, invisible
+// characters or look-alike letters (as diff tells them apart).
+func lookAlike(a, b string) bool {
+	if ascii(a) && ascii(b) {
+		// only case and white space can hide in ASCII
+		ta, tb := strings.TrimSpace(a), strings.TrimSpace(b)
+		return strings.EqualFold(ta, tb) || strings.EqualFold(strings.Join(strings.Fields(ta), " "), strings.Join(strings.Fields(tb), " "))
+	}
+	return diff.StringKind(a, b) != diff.KindValue
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -73,6 +73,7 @@ type Call struct {
 	CallID string     // the model's tool call id, or ""
 	Time   int64      // Unix nanoseconds, or 0 when unknown
 	Args   canon.Node // the whole arguments, before --omit and --only
+	Text   []byte     // Args in canonical form, when the caller has it (else Prepare writes it)
 	Key    [32]byte   // the key the caller derives for the call
 }
 

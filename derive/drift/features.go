@@ -85,7 +85,10 @@ type Scratch struct{ leaves []leaf }
 func Prepare(c Call, sc *Scratch) *Prepared {
 	p := &Prepared{line: c.Line, task: c.Task, tool: c.Tool, callID: c.CallID, time: c.Time, key: c.Key}
 	p.group = mix(maphash.String(seed, c.Task) ^ mix(maphash.String(seed, c.Tool)+1))
-	p.text = c.Args.Append(nil)
+	p.text = c.Text
+	if p.text == nil {
+		p.text = c.Args.Append(nil)
+	}
 	sc.leaves = sc.leaves[:0]
 	if _, ok := scanValue(p.text, 0, rootPtr, &sc.leaves); !ok {
 		// Not reachable for a canonical text; keep the call as one leaf.

@@ -39,6 +39,20 @@ func (a *Analyzer) Finish() *Report {
 		t := stats[mix(maphash.String(seed, tool)^unit)]
 		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
 	}
+	// Collapses first: then what they need can go.
+	var collapses []Finding
+	for _, s := range a.shards {
+		for _, g := range s.multi {
+			if g.why == "" {
+				continue
+			}
+			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
+				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
+		}
+		s.keys, s.first, s.multi, s.ring, s.cur, s.prev, s.recent, s.keptAt = nil, nil, nil, nil, nil, nil, nil, nil
+	}
+	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
+
 	// Counters: per tool and pointer, integer differences, and how many
 	// are steps of 1 to MaxStep.
 	type ck struct{ tool, ptr string }
@@ -47,28 +61,29 @@ func (a *Analyzer) Finish() *Report {
 		for _, p := range s.pairs {
 			for _, e := range p.entries {
 				if e.kind == kCounter {
-					c := counters[ck{p.tool, e.ptr}]
+					k := ck{s.kept[p.a].tool, e.ptr}
+					c := counters[k]
 					c[0]++
 					if e.step >= 1 && int(e.step) <= o.MaxStep {
 						c[1]++
 					}
-					counters[ck{p.tool, e.ptr}] = c
+					counters[k] = c
 				}
 			}
 		}
 	}
-	retry := func(p *pair) bool {
+	retry := func(tool string, p *pair) bool {
 		for _, e := range p.entries {
 			var ok bool
 			switch e.kind {
 			case kReordered, kFloat:
 				ok = true
 			case kTimestamp:
-				ok = e.near && fresh(p.tool, e.unit)
+				ok = e.near && fresh(tool, e.unit)
 			case kID:
-				ok = fresh(p.tool, e.unit)
+				ok = fresh(tool, e.unit)
 			case kCounter:
-				c := counters[ck{p.tool, e.ptr}]
+				c := counters[ck{tool, e.ptr}]
 				ok = e.step >= 1 && int(e.step) <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
 			case kReworded:
 				ok = e.near
@@ -83,25 +98,20 @@ func (a *Analyzer) Finish() *Report {
 	// Clusters: connected components of the retry pairs, per shard.
 	var clusters []*cluster
 	for si, s := range a.shards {
-		parent := map[int64]int64{}
-		var find func(x int64) int64
-		find = func(x int64) int64 {
-			p, ok := parent[x]
-			if !ok {
-				parent[x] = x
-				return x
-			}
-			if p == x {
-				return x
-			}
-			r := find(p)
-			parent[x] = r
-			return r
+		parent := make([]int32, len(s.kept))
+		for k := range parent {
+			parent[k] = int32(k)
 		}
-		var accepted []*pair
-		for k := range s.pairs {
-			p := &s.pairs[k]
-			if retry(p) {
+		find := func(x int32) int32 {
+			for parent[x] != x {
+				parent[x] = parent[parent[x]]
+				x = parent[x]
+			}
+			return x
+		}
+		accepted := s.pairs[:0]
+		for _, p := range s.pairs {
+			if retry(s.kept[p.a].tool, &p) {
 				accepted = append(accepted, p)
 				ra, rb := find(p.a), find(p.b)
 				if ra != rb {
@@ -109,7 +119,7 @@ func (a *Analyzer) Finish() *Report {
 				}
 			}
 		}
-		byRoot := map[int64]*cluster{}
+		byRoot := map[int32]*cluster{}
 		for _, p := range accepted {
 			r := find(p.a)
 			c := byRoot[r]
@@ -118,13 +128,14 @@ func (a *Analyzer) Finish() *Report {
 				byRoot[r] = c
 				clusters = append(clusters, c)
 			}
-			c.seqs = append(c.seqs, p.a, p.b)
+			c.members = append(c.members, p.a, p.b)
 			for _, e := range p.entries {
 				if _, ok := c.kinds[e.ptr]; !ok {
 					c.kinds[e.ptr] = kindNames[e.kind]
 				}
 			}
 		}
+		s.pairs = nil
 	}
 	rep := &Report{Calls: a.calls}
 	findings := make([]Finding, len(clusters))
@@ -140,10 +151,14 @@ func (a *Analyzer) Finish() *Report {
 			defer wg.Done()
 			for k := range next {
 				findings[k] = a.driftFinding(clusters[k])
+				clusters[k] = nil
 			}
 		}()
 	}
 	wg.Wait()
+	for _, s := range a.shards {
+		s.kept = nil
+	}
 	for k := range findings {
 		if len(findings[k].Keys) > 1 {
 			rep.Findings = append(rep.Findings, findings[k])
@@ -151,36 +166,24 @@ func (a *Analyzer) Finish() *Report {
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Lines[0] < rep.Findings[j].Lines[0] })
 	rep.Suggestions = suggestions(o, rep.Findings)
-
-	var collapses []Finding
-	for _, s := range a.shards {
-		for _, g := range s.multi {
-			if g.why == "" {
-				continue
-			}
-			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
-				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
-		}
-	}
-	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
 	rep.Findings = append(rep.Findings, collapses...)
 	return rep
 }
 
 type cluster struct {
-	shard int
-	seqs  []int64
-	kinds map[string]string // varying pointer → kind
+	shard   int
+	members []int32           // indices into the shard's kept calls
+	kinds   map[string]string // varying pointer → kind
 }
 
 func (a *Analyzer) driftFinding(c *cluster) Finding {
 	s := a.shards[c.shard]
-	slices.Sort(c.seqs)
-	c.seqs = slices.Compact(c.seqs)
-	first := s.kept[c.seqs[0]]
+	slices.Sort(c.members)
+	c.members = slices.Compact(c.members)
+	first := &s.kept[c.members[0]]
 	f := Finding{Kind: FindingDrift, Task: first.task, Tool: first.tool}
-	for _, q := range c.seqs {
-		k := s.kept[q]
+	for _, q := range c.members {
+		k := &s.kept[q]
 		f.Lines = append(f.Lines, k.line)
 		if !slices.Contains(f.Keys, k.key) {
 			f.Keys = append(f.Keys, k.key)
@@ -199,8 +202,8 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 	if a.o.Rekey != nil {
 		f.Verified = true
 		var key [32]byte
-		for n, q := range c.seqs {
-			k := s.kept[q]
+		for n, q := range c.members {
+			k := &s.kept[q]
 			doc, err := canon.Parse(k.text, a.o.Scheme)
 			if err != nil {
 				f.Verified = false
