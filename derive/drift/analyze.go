@@ -195,11 +195,11 @@ func (s *shard) compare(a, b *Prepared) {
 	if d == 0 || d > o.MaxLeaves || float64(d) > max(1, o.MaxFraction*float64(total)) {
 		return
 	}
-	// A near-duplicate pair: count, for each leaf both have, whether it
-	// differs.
+	// A near-duplicate pair of the same shape (the same leaves): count,
+	// for each leaf, whether it differs.
 	toolH := maphash.String(seed, a.tool)
 	i, j := 0, 0
-	for i < len(a.leaves) && j < len(b.leaves) {
+	for len(a.leaves) == len(b.leaves) && i < len(a.leaves) && j < len(b.leaves) {
 		la, lb := a.leaves[i], b.leaves[j]
 		switch {
 		case la.ptr == lb.ptr:

@@ -110,7 +110,7 @@ var Defaults = Options{
 	Window:         500,
 	WindowTime:     10 * time.Minute,
 	MaxLeaves:      4,
-	MaxFraction:    0.6,
+	MaxFraction:    0.67,
 	MinFresh:       0.8,
 	TimeGap:        15 * time.Minute,
 	FloatTolerance: 1e-9,
