@@ -85,11 +85,12 @@ type shard struct {
 
 // kept is what is kept of a call that is part of a near-duplicate pair.
 type kept struct {
-	line int
-	task string
-	tool string
-	key  [32]byte
-	text []byte
+	line   int
+	task   string
+	tool   string
+	callID string
+	key    [32]byte
+	text   []byte
 }
 
 type keyState struct {
@@ -237,7 +238,7 @@ func (s *shard) keep(p *Prepared) int32 {
 	}
 	k := int32(len(s.kept))
 	s.keptAt[p.seq] = k
-	s.kept = append(s.kept, kept{line: p.line, task: p.task, tool: p.tool, key: p.key, text: p.text})
+	s.kept = append(s.kept, kept{line: p.line, task: p.task, tool: p.tool, callID: p.callID, key: p.key, text: p.text})
 	return k
 }
 

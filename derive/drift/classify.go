@@ -175,8 +175,9 @@ func parseTime(s string) (time.Time, bool) {
 
 // idShape reports a random-looking identifier: a UUID, 16 or more hex
 // digits, a W3C traceparent, or a prefix ("req_") and a random token (8 or
-// more hex digits, or 10 or more letters and digits that change class
-// often, as in a ULID or base62). It returns the prefix: two identifiers
+// more hex digits; 10 or more letters and digits with at least two of
+// each, as a ULID or base62 id; 16 or more letters whose case changes
+// often). It returns the prefix: two identifiers
 // of one kind have the same.
 func idShape(s string) (prefix string, ok bool) {
 	if len(s) < 8 || len(s) > 200 || strings.ContainsAny(s, " @\t\n") {
@@ -207,12 +208,14 @@ func isToken(tail string) bool {
 			return false
 		}
 	}
-	if isHex(tail) && len(tail) >= 8 {
+	switch {
+	case isHex(tail):
 		return true
+	case len(tail) >= 10 && digits >= 2 && letters >= 2:
+		return true // base32 (ULID), base36, base62 with digits
 	}
-	// A random token: 10 or more characters that change class (digit,
-	// upper, lower) at least every fourth character on average.
-	return len(tail) >= 10 && letters > 0 && 4*classChanges(tail) >= len(tail)
+	// Letters only: random when the case changes often (base62).
+	return len(tail) >= 16 && 4*classChanges(tail) >= len(tail)
 }
 
 // classChanges counts the places where s changes between digits, upper-

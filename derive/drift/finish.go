@@ -95,6 +95,25 @@ func (a *Analyzer) Finish() *Report {
 		return true
 	}
 
+	// Call ids: a log that keeps the model's tool call id across the
+	// attempts of a call (most retry pairs share it) tells distinct calls
+	// apart by it; a log that gives every attempt a new id does not.
+	same, other := 0, 0
+	for _, s := range a.shards {
+		for k := range s.pairs {
+			p := &s.pairs[k]
+			ia, ib := s.kept[p.a].callID, s.kept[p.b].callID
+			if ia != "" && ib != "" && retry(s.kept[p.a].tool, p) {
+				if ia == ib {
+					same++
+				} else {
+					other++
+				}
+			}
+		}
+	}
+	idsTell := same > other
+
 	// Clusters: connected components of the retry pairs, per shard.
 	var clusters []*cluster
 	for si, s := range a.shards {
@@ -111,7 +130,11 @@ func (a *Analyzer) Finish() *Report {
 		}
 		accepted := s.pairs[:0]
 		for _, p := range s.pairs {
-			if retry(s.kept[p.a].tool, &p) {
+			ka, kb := &s.kept[p.a], &s.kept[p.b]
+			if idsTell && ka.callID != "" && kb.callID != "" && ka.callID != kb.callID {
+				continue // two calls the model made, not one retried
+			}
+			if retry(ka.tool, &p) {
 				accepted = append(accepted, p)
 				ra, rb := find(p.a), find(p.b)
 				if ra != rb {
