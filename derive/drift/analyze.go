@@ -68,13 +68,17 @@ type shard struct {
 	genLine int
 	recent  map[uint64][]int64 // group → seqs of its latest calls
 
-	pairs  []pair
-	keptAt map[int64]int32 // seq → index into kept
-	kept   []kept
-	stats  map[uint64]*[2]int32 // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
+	pairs    []pair
+	entries  []entry
+	counters map[[2]int32][2]int32 // tool and pointer (in names) → integer differences, steps of 1 to MaxStep
+	keptAt   map[int64]int32       // seq → index into kept
+	kept     []kept                // no pointers: the collector does not scan them
+	bytes    arena                 // texts and call ids of kept calls
+	ids      arena                 // call ids of keys
+	names    strTable              // tasks, tools and pointers
+	stats    map[uint64]*[2]int32  // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
 
-	names map[uint64]string // leaf pointer hash → pointer
-	strs  map[string]string
+	ptrNames map[uint64]string // leaf pointer hash → pointer
 
 	keys  map[uint64]int32 // the key's first 64 bits → index into first
 	first []keyState
@@ -85,19 +89,76 @@ type shard struct {
 
 // kept is what is kept of a call that is part of a near-duplicate pair.
 type kept struct {
-	line   int
-	task   string
-	tool   string
-	callID string
-	key    [32]byte
-	text   []byte
+	line       int
+	task, tool int32 // in names
+	callID     span
+	text       span
+	key        [32]byte
 }
 
 type keyState struct {
 	line   int
 	time   int64
-	callID string
+	callID span
 	group  int32 // index into multi, or -1
+}
+
+// arena holds bytes in large blocks, so that millions of small texts cost
+// the collector nothing to scan.
+type arena struct{ blocks [][]byte }
+
+// span is a run of bytes in an arena.
+type span struct{ block, off, n uint32 }
+
+const arenaBlock = 4 << 20
+
+func (a *arena) add(b []byte) span {
+	if len(b) == 0 {
+		return span{}
+	}
+	k := len(a.blocks) - 1
+	if k < 0 || len(a.blocks[k])+len(b) > cap(a.blocks[k]) {
+		a.blocks = append(a.blocks, make([]byte, 0, max(arenaBlock, len(b))))
+		k++
+	}
+	off := len(a.blocks[k])
+	a.blocks[k] = append(a.blocks[k], b...)
+	return span{uint32(k), uint32(off), uint32(len(b))}
+}
+
+func (a *arena) addString(s string) span {
+	if s == "" {
+		return span{}
+	}
+	return a.add([]byte(s))
+}
+
+func (a *arena) get(sp span) []byte {
+	if sp.n == 0 {
+		return nil
+	}
+	return a.blocks[sp.block][sp.off : sp.off+sp.n]
+}
+
+func (a *arena) str(sp span) string { return string(a.get(sp)) }
+
+// strTable numbers strings.
+type strTable struct {
+	ids  map[string]int32
+	strs []string
+}
+
+func (t *strTable) id(s string) int32 {
+	if k, ok := t.ids[s]; ok {
+		return k
+	}
+	if t.ids == nil {
+		t.ids = map[string]int32{}
+	}
+	k := int32(len(t.strs))
+	t.ids[s] = k
+	t.strs = append(t.strs, s)
+	return k
 }
 
 type keyGroup struct {
@@ -119,7 +180,7 @@ func newShard(o *Options) *shard {
 		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
 		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
 		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
-		names: map[uint64]string{}, strs: map[string]string{},
+		ptrNames: map[uint64]string{}, counters: map[[2]int32][2]int32{},
 	}
 }
 
@@ -228,7 +289,8 @@ func (s *shard) compare(a, b *Prepared) {
 	if !ok {
 		return
 	}
-	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), entries: entries})
+	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), off: uint32(len(s.entries)), n: uint32(len(entries))})
+	s.entries = append(s.entries, entries...)
 }
 
 // keep keeps what the report needs of a call of a near-duplicate pair.
@@ -238,20 +300,23 @@ func (s *shard) keep(p *Prepared) int32 {
 	}
 	k := int32(len(s.kept))
 	s.keptAt[p.seq] = k
-	s.kept = append(s.kept, kept{line: p.line, task: p.task, tool: p.tool, callID: p.callID, key: p.key, text: p.text})
+	s.kept = append(s.kept, kept{line: p.line, task: s.names.id(p.task), tool: s.names.id(p.tool),
+		callID: s.bytes.addString(p.callID), text: s.bytes.add(p.text), key: p.key})
 	return k
 }
 
 // pair is a near-duplicate pair with different keys whose differences
 // are all of the volatile kinds (before the statistics decide).
 type pair struct {
-	a, b    int32 // indices into the shard's kept calls
-	entries []entry
+	a, b   int32  // indices into the shard's kept calls
+	off, n uint32 // its entries in the shard's entries
 }
+
+func (s *shard) pairEntries(p *pair) []entry { return s.entries[p.off : p.off+p.n] }
 
 // entry is one difference of a pair, classified.
 type entry struct {
-	ptr  string // relative to the arguments
+	ptr  int32  // in names: the pointer, relative to the arguments
 	unit uint64 // hash of the pointer of its leaf
 	step int32  // counters: later minus earlier
 	kind uint8
@@ -274,22 +339,13 @@ var kindNames = [...]string{KindOther, KindTimestamp, KindID, KindCounter, KindF
 // pointer returns the pointer of a leaf of p, learning the pointers of
 // p's leaves when it is not known yet.
 func (s *shard) pointer(p *Prepared, ptr uint64) string {
-	if name, ok := s.names[ptr]; ok {
+	if name, ok := s.ptrNames[ptr]; ok {
 		return name
 	}
 	if doc, err := canon.Parse(p.text, canon.JS); err == nil {
-		pointers(doc.Root(), rootPtr, "", s.names)
+		pointers(doc.Root(), rootPtr, "", s.ptrNames)
 	}
-	return s.names[ptr]
-}
-
-// intern returns one copy of each pointer string.
-func (s *shard) intern(p string) string {
-	if q, ok := s.strs[p]; ok {
-		return q
-	}
-	s.strs[p] = p
-	return p
+	return s.ptrNames[ptr]
 }
 
 // detail classifies each leaf where two calls differ. It gives up (false)
@@ -297,32 +353,62 @@ func (s *shard) intern(p string) string {
 // distinct calls.
 func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	var out []entry
-	add := func(e entry) bool {
-		if s.o.ignored(e.ptr) {
+	i, j := 0, 0
+	tool := s.names.id(a.tool)
+	count := func(ptr int32, e entry) { // every integer difference, for the counter statistics
+		c := s.counters[[2]int32{tool, ptr}]
+		c[0]++
+		if e.step >= 1 && int(e.step) <= s.o.MaxStep {
+			c[1]++
+		}
+		s.counters[[2]int32{tool, ptr}] = c
+	}
+	add := func(ptr string, e entry) bool {
+		if s.o.ignored(ptr) {
 			return true
 		}
-		if e.kind == kOther {
+		if e.kind == kCounter {
+			count(s.names.id(ptr), e)
+		}
+		if !e.possible(s.o) {
+			// Distinct calls. Their other integer differences still count
+			// for the statistics.
+			for ; i < len(a.leaves) && j < len(b.leaves); i, j = i+1, j+1 {
+				la, lb := a.leaves[i], b.leaves[j]
+				if la.ptr != lb.ptr {
+					break // the shapes differ: not a pair the statistics count
+				}
+				va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
+				if la.val != lb.val && !la.array && isNumberStart(va[0]) && isNumberStart(vb[0]) {
+					if e := classifyValues(s.o, va, vb); e.kind == kCounter {
+						if p := s.pointer(a, la.ptr); !s.o.ignored(p) {
+							count(s.names.id(p), e)
+						}
+					}
+				}
+			}
 			return false
 		}
+		e.ptr = s.names.id(ptr)
 		for _, x := range out {
 			if x.ptr == e.ptr {
 				return true
 			}
 		}
-		e.ptr = s.intern(e.ptr)
 		out = append(out, e)
 		return len(out) <= s.o.MaxLeaves
 	}
-	i, j := 0, 0
+	// Scalars first, arrays (which may need the diff engine) after.
+	var arrays [][2]leaf
 	for i < len(a.leaves) || j < len(b.leaves) {
 		switch {
 		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
-			if !add(entry{ptr: s.pointer(a, a.leaves[i].ptr), kind: kOther}) { // only a has it
+			if !add(s.pointer(a, a.leaves[i].ptr), entry{kind: kOther}) { // only a has it
 				return nil, false
 			}
 			i++
 		case i == len(a.leaves) || b.leaves[j].ptr < a.leaves[i].ptr:
-			if !add(entry{ptr: s.pointer(b, b.leaves[j].ptr), kind: kOther}) {
+			if !add(s.pointer(b, b.leaves[j].ptr), entry{kind: kOther}) {
 				return nil, false
 			}
 			j++
@@ -333,27 +419,30 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 			if la.val == lb.val {
 				continue
 			}
-			ptr := s.pointer(a, la.ptr)
-			va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
 			if la.array && lb.array {
-				if la.ms == lb.ms {
-					if !add(entry{ptr: ptr, unit: la.ptr, kind: kReordered, near: true}) {
-						return nil, false
-					}
-					continue
-				}
-				// Changed inside: the diff engine says where and how.
-				for _, e := range s.inside(ptr, va, vb) {
-					e.unit = la.ptr
-					if !add(e) {
-						return nil, false
-					}
-				}
+				arrays = append(arrays, [2]leaf{la, lb})
 				continue
 			}
-			e := classifyValues(s.o, va, vb)
-			e.ptr, e.unit = ptr, la.ptr
-			if !add(e) {
+			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
+			e.unit = la.ptr
+			if !add(s.pointer(a, la.ptr), e) {
+				return nil, false
+			}
+		}
+	}
+	for _, ab := range arrays {
+		la, lb := ab[0], ab[1]
+		ptr := s.pointer(a, la.ptr)
+		if la.ms == lb.ms {
+			if !add(ptr, entry{unit: la.ptr, kind: kReordered, near: true}) {
+				return nil, false
+			}
+			continue
+		}
+		// Changed inside: the diff engine says where and how.
+		for _, d := range s.inside(ptr, a.text[la.off:la.end], b.text[lb.off:lb.end]) {
+			d.e.unit = la.ptr
+			if !add(d.ptr, d.e) {
 				return nil, false
 			}
 		}
@@ -361,28 +450,49 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	return out, len(out) > 0
 }
 
+// possible reports whether a difference can be part of a retry at all,
+// before the log's statistics say whether it is: a counter that steps up
+// by 1 to MaxStep, timestamps within TimeGap, a text reworded, and the
+// kinds that are volatile by themselves.
+func (e entry) possible(o *Options) bool {
+	switch e.kind {
+	case kOther:
+		return false
+	case kCounter:
+		return e.step >= 1 && int(e.step) <= o.MaxStep
+	case kTimestamp, kReworded:
+		return e.near
+	}
+	return true
+}
+
+// ptrEntry is a difference and its pointer.
+type ptrEntry struct {
+	ptr string
+	e   entry
+}
+
 // inside compares two arrays with the diff engine.
-func (s *shard) inside(at string, va, vb []byte) []entry {
+func (s *shard) inside(at string, va, vb []byte) []ptrEntry {
 	da, err1 := canon.Parse(va, canon.JS)
 	db, err2 := canon.Parse(vb, canon.JS)
 	if err1 != nil || err2 != nil {
-		return []entry{{ptr: at, kind: kOther}}
+		return []ptrEntry{{at, entry{kind: kOther}}}
 	}
 	sa := &diff.Side{Name: "a", Doc: da, Task: "t", Tool: "t", Args: da.Root()}
 	sb := &diff.Side{Name: "b", Doc: db, Task: "t", Tool: "t", Args: db.Root()}
 	res := diff.Compare(sa, sb, diff.Options{Scheme: canon.JS, Max: s.o.MaxLeaves + 1})
-	var out []entry
+	var out []ptrEntry
 	for _, en := range res.Diffs.Items {
 		ptr, _ := strings.CutPrefix(en.Pointer, "/args")
 		e := classify(s.o, en)
 		if e.kind == kReordered && en.Kind == diff.KindElemMoved {
 			ptr = parentPointer(ptr)
 		}
-		e.ptr = at + ptr
-		out = append(out, e)
+		out = append(out, ptrEntry{at + ptr, e})
 	}
 	if res.Diffs.Omitted > 0 {
-		out = append(out, entry{ptr: at, kind: kOther})
+		out = append(out, ptrEntry{at, entry{kind: kOther}})
 	}
 	return out
 }
@@ -401,15 +511,15 @@ func (s *shard) trackKey(p *Prepared) {
 	idx, ok := s.keys[k64]
 	if !ok {
 		s.keys[k64] = int32(len(s.first))
-		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: p.callID, group: -1})
+		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: s.ids.addString(p.callID), group: -1})
 		return
 	}
 	st := &s.first[idx]
 	g := s.multi[st.group]
 	if st.group < 0 {
 		g = &keyGroup{task: p.task, tool: p.tool, key: p.key, lines: []int{st.line}}
-		if st.callID != "" {
-			g.callIDs = append(g.callIDs, st.callID)
+		if st.callID.n > 0 {
+			g.callIDs = append(g.callIDs, s.ids.str(st.callID))
 		}
 		st.group = int32(len(s.multi))
 		s.multi[st.group] = g
@@ -420,7 +530,7 @@ func (s *shard) trackKey(p *Prepared) {
 	}
 	switch {
 	case g.why != "":
-	case st.callID != "" && p.callID != "" && st.callID != p.callID:
+	case st.callID.n > 0 && p.callID != "" && string(s.ids.get(st.callID)) != p.callID:
 		g.why = "the calls carry different call ids"
 	case p.line-st.line > o.Window:
 		g.why = "the calls lie far apart in the log"
@@ -428,8 +538,8 @@ func (s *shard) trackKey(p *Prepared) {
 		g.why = "the calls lie far apart in time"
 	}
 	st.line, st.time = p.line, p.time
-	if p.callID != "" {
-		st.callID = p.callID
+	if p.callID != "" && string(s.ids.get(st.callID)) != p.callID {
+		st.callID = s.ids.addString(p.callID)
 	}
 }
 

@@ -50,30 +50,27 @@ func (a *Analyzer) Finish() *Report {
 				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
 		}
 		s.keys, s.first, s.multi, s.ring, s.cur, s.prev, s.recent, s.keptAt = nil, nil, nil, nil, nil, nil, nil, nil
+		s.ids = arena{}
 	}
 	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
 
 	// Counters: per tool and pointer, integer differences, and how many
 	// are steps of 1 to MaxStep.
 	type ck struct{ tool, ptr string }
-	counters := map[ck][2]int{}
+	counters := map[ck][2]int32{}
 	for _, s := range a.shards {
-		for _, p := range s.pairs {
-			for _, e := range p.entries {
-				if e.kind == kCounter {
-					k := ck{s.kept[p.a].tool, e.ptr}
-					c := counters[k]
-					c[0]++
-					if e.step >= 1 && int(e.step) <= o.MaxStep {
-						c[1]++
-					}
-					counters[k] = c
-				}
-			}
+		for k, v := range s.counters {
+			key := ck{s.names.strs[k[0]], s.names.strs[k[1]]}
+			c := counters[key]
+			c[0] += v[0]
+			c[1] += v[1]
+			counters[key] = c
 		}
+		s.counters = nil
 	}
-	retry := func(tool string, p *pair) bool {
-		for _, e := range p.entries {
+	retry := func(s *shard, p *pair) bool {
+		tool := s.names.strs[s.kept[p.a].tool]
+		for _, e := range s.pairEntries(p) {
 			var ok bool
 			switch e.kind {
 			case kReordered, kFloat:
@@ -83,7 +80,7 @@ func (a *Analyzer) Finish() *Report {
 			case kID:
 				ok = fresh(tool, e.unit)
 			case kCounter:
-				c := counters[ck{tool, e.ptr}]
+				c := counters[ck{tool, s.names.strs[e.ptr]}]
 				ok = e.step >= 1 && int(e.step) <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
 			case kReworded:
 				ok = e.near
@@ -102,9 +99,9 @@ func (a *Analyzer) Finish() *Report {
 	for _, s := range a.shards {
 		for k := range s.pairs {
 			p := &s.pairs[k]
-			ia, ib := s.kept[p.a].callID, s.kept[p.b].callID
-			if ia != "" && ib != "" && retry(s.kept[p.a].tool, p) {
-				if ia == ib {
+			ia, ib := s.bytes.get(s.kept[p.a].callID), s.bytes.get(s.kept[p.b].callID)
+			if len(ia) > 0 && len(ib) > 0 && retry(s, p) {
+				if string(ia) == string(ib) {
 					same++
 				} else {
 					other++
@@ -130,11 +127,11 @@ func (a *Analyzer) Finish() *Report {
 		}
 		accepted := s.pairs[:0]
 		for _, p := range s.pairs {
-			ka, kb := &s.kept[p.a], &s.kept[p.b]
-			if idsTell && ka.callID != "" && kb.callID != "" && ka.callID != kb.callID {
+			ia, ib := s.bytes.get(s.kept[p.a].callID), s.bytes.get(s.kept[p.b].callID)
+			if idsTell && len(ia) > 0 && len(ib) > 0 && string(ia) != string(ib) {
 				continue // two calls the model made, not one retried
 			}
-			if retry(ka.tool, &p) {
+			if retry(s, &p) {
 				accepted = append(accepted, p)
 				ra, rb := find(p.a), find(p.b)
 				if ra != rb {
@@ -152,13 +149,13 @@ func (a *Analyzer) Finish() *Report {
 				clusters = append(clusters, c)
 			}
 			c.members = append(c.members, p.a, p.b)
-			for _, e := range p.entries {
-				if _, ok := c.kinds[e.ptr]; !ok {
-					c.kinds[e.ptr] = kindNames[e.kind]
+			for _, e := range s.pairEntries(&p) {
+				if ptr := s.names.strs[e.ptr]; c.kinds[ptr] == "" {
+					c.kinds[ptr] = kindNames[e.kind]
 				}
 			}
 		}
-		s.pairs = nil
+		s.pairs, s.entries = nil, nil
 	}
 	rep := &Report{Calls: a.calls}
 	findings := make([]Finding, len(clusters))
@@ -180,7 +177,7 @@ func (a *Analyzer) Finish() *Report {
 	}
 	wg.Wait()
 	for _, s := range a.shards {
-		s.kept = nil
+		s.kept, s.bytes = nil, arena{}
 	}
 	for k := range findings {
 		if len(findings[k].Keys) > 1 {
@@ -204,7 +201,7 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 	slices.Sort(c.members)
 	c.members = slices.Compact(c.members)
 	first := &s.kept[c.members[0]]
-	f := Finding{Kind: FindingDrift, Task: first.task, Tool: first.tool}
+	f := Finding{Kind: FindingDrift, Task: s.names.strs[first.task], Tool: s.names.strs[first.tool]}
 	for _, q := range c.members {
 		k := &s.kept[q]
 		f.Lines = append(f.Lines, k.line)
@@ -227,12 +224,12 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 		var key [32]byte
 		for n, q := range c.members {
 			k := &s.kept[q]
-			doc, err := canon.Parse(k.text, a.o.Scheme)
+			doc, err := canon.Parse(s.bytes.get(k.text), a.o.Scheme)
 			if err != nil {
 				f.Verified = false
 				break
 			}
-			got, err := a.o.Rekey(k.task, k.tool, doc.Root(), f.Omit)
+			got, err := a.o.Rekey(f.Task, f.Tool, doc.Root(), f.Omit)
 			if err != nil || n > 0 && got != key {
 				f.Verified = false
 				break

@@ -19,9 +19,10 @@ func main() {
 	calls := flag.Int("calls", 10000, "lines to write")
 	seed := flag.Uint64("seed", 1, "random seed")
 	truth := flag.Bool("truth", false, "write what was planted to standard error")
+	client := flag.Bool("client", false, "add client metadata to every call (lines of about 400 bytes)")
 	flag.Parse()
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
-	t, err := driftgen.Generate(driftgen.Config{Seed: *seed, Calls: *calls}, w)
+	t, err := driftgen.Generate(driftgen.Config{Seed: *seed, Calls: *calls, Client: *client}, w)
 	if err == nil {
 		err = w.Flush()
 	}

@@ -37,6 +37,7 @@ type Config struct {
 	RetryRate   float64 // share of calls retried (default 0.25)
 	SiblingRate float64 // share of calls followed by a distinct sibling (default 0.1)
 	Window      int     // the analysis window in lines; far-apart copies lie beyond it (default 500)
+	Client      bool    // add the task's client metadata to every call (lines of about 400 bytes)
 }
 
 // Truth is what was planted.
@@ -47,6 +48,7 @@ type Truth struct {
 }
 
 type task struct {
+	client   map[string]any
 	id       string
 	email    string
 	customer string
@@ -91,8 +93,16 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 	taskN := 0
 	newTask := func() *task {
 		taskN++
-		return &task{id: fmt.Sprintf("task-%05d", taskN), email: g.email(), customer: "cus_" + g.base62(14),
+		t := &task{id: fmt.Sprintf("task-%05d", taskN), email: g.email(), customer: "cus_" + g.base62(14),
 			account: fmt.Sprintf("acct_%04d", g.r.IntN(10000)), left: 5 + g.r.IntN(40)}
+		if cfg.Client {
+			t.client = map[string]any{
+				"app": g.pick([]string{"shop-ios", "shop-android", "shop-web"}), "version": fmt.Sprintf("5.%d.%d", g.r.IntN(20), g.r.IntN(10)),
+				"locale": g.pick([]string{"de-CH", "en-GB", "fr-FR", "it-IT"}), "tz": g.pick([]string{"Europe/Zurich", "Europe/London"}),
+				"user_agent": g.pick([]string{"Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15", "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36"}),
+			}
+		}
+		return t
 	}
 	for range cfg.Tasks {
 		tasks = append(tasks, newTask())
@@ -109,6 +119,9 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 		}
 		tool := tools[g.r.IntN(len(tools))]
 		ev := &event{tool: tool.name, callID: "call_" + g.base62(24), task: t, args: tool.make(g, t)}
+		if t.client != nil {
+			ev.args["client"] = clone(t.client)
+		}
 		g.slots[i] = ev
 		switch x := g.r.Float64(); {
 		case tool.retry == nil && x < 0.3:
