@@ -100,7 +100,7 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 			v := f.Config
 			spec := &callSpec{
 				From: v.GetString("from"), Task: v.GetString("task"), Tool: v.GetString("tool"),
-				Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: true,
+				Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
 			}
 			var err error
 			if spec.Scheme, err = f.scheme(); err != nil {
@@ -156,6 +156,7 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.StringArray("only", nil, "derive keys from just this part of the args (RFC 6901 pointer; repeatable)")
 	fl.StringArray("omit", nil, "leave this part of the args out of the keys (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
 	addKeyFormatFlags(fl)
 	fl.Bool("json", false, "print one JSON object for machines")
 	fl.Int("window", d.Window, "retries lie at most this many lines apart; a key shared farther apart is a collapse")

@@ -192,6 +192,9 @@ func (s *shard) lookup(b uint64) (int64, bool) {
 	return q, ok
 }
 
+// maxLeafBuckets bounds the single-leaf buckets of a call.
+const maxLeafBuckets = 64
+
 func (s *shard) add(p *Prepared) {
 	o := s.o
 	if p.line-s.genLine > o.Window {
@@ -211,12 +214,18 @@ func (s *shard) add(p *Prepared) {
 		}
 		s.cand = append(s.cand, q)
 	}
-	for _, l := range p.leaves {
-		b := mix(p.group^(p.sum-l.unit())) ^ mix(l.ptr+0x2545f4914f6cdd1d)
-		if q, ok := s.lookup(b); ok {
-			consider(q)
+	// One bucket per leaf left out finds every single-leaf difference;
+	// calls with very many leaves rely on the MinHash bands and the recent
+	// calls instead, so that no call costs more than a bounded number of
+	// buckets.
+	if len(p.leaves) <= maxLeafBuckets {
+		for _, l := range p.leaves {
+			b := mix(p.group^(p.sum-l.unit())) ^ mix(l.ptr+0x2545f4914f6cdd1d)
+			if q, ok := s.lookup(b); ok {
+				consider(q)
+			}
+			s.cur[b] = seq
 		}
-		s.cur[b] = seq
 	}
 	for _, b := range p.bands {
 		if q, ok := s.lookup(b); ok {
