@@ -325,26 +325,35 @@ func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<-
 		}
 		in, name = fh, file
 	}
-	r := bufio.NewReaderSize(in, 1<<20)
+	// Blocks of about a megabyte, cut after their last line end; a line
+	// longer than a block grows it.
+	var carry []byte
 	for {
-		c := &driftChunk{name: name, first: *lineNo + 1, done: make(chan struct{}), data: make([]byte, 0, 1<<20+64<<10)}
-		eof := false
-		for len(c.lines) < 2048 && len(c.data) < 1<<20 {
-			line, err := readLine(r, c.data)
-			if err != nil && err != io.EOF {
-				return &InputError{Name: name, Err: err}
+		buf := make([]byte, len(carry), max(driftBlock, 2*len(carry)))
+		copy(buf, carry)
+		n, err := io.ReadFull(in, buf[len(carry):cap(buf)])
+		buf = buf[:len(carry)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return &InputError{Name: name, Err: err}
+		}
+		cut := len(buf)
+		if !eof {
+			if cut = bytes.LastIndexByte(buf, '\n') + 1; cut == 0 {
+				carry = buf // no line end yet
+				continue
 			}
-			if err == io.EOF && len(line) == len(c.data) {
-				eof = true
-				break
+		}
+		carry = append([]byte(nil), buf[cut:]...)
+		c := &driftChunk{name: name, first: *lineNo + 1, done: make(chan struct{}), data: buf[:cut]}
+		for rest, off := c.data, 0; len(rest) > 0; {
+			l := len(rest)
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				l = i + 1
 			}
-			c.lines = append(c.lines, [2]int{len(c.data), len(trimEOL(line[len(c.data):]))})
-			c.data = line
+			c.lines = append(c.lines, [2]int{off, len(trimEOL(rest[:l]))})
+			rest, off = rest[l:], off+l
 			*lineNo++
-			if err == io.EOF {
-				eof = true
-				break
-			}
 		}
 		if len(c.lines) > 0 {
 			select {
@@ -364,12 +373,15 @@ func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<-
 	}
 }
 
+// driftBlock is the size of the blocks a log is read in.
+const driftBlock = 1 << 20
+
 // prepareChunk loads, keys and prepares each call of a chunk.
 func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *drift.Scratch, c *driftChunk) {
 	for i, ln := range c.lines {
 		lineNo := c.first + i
 		body := c.data[ln[0] : ln[0]+ln[1]]
-		if len(strings.TrimSpace(string(body))) == 0 {
+		if len(bytes.TrimSpace(body)) == 0 {
 			continue
 		}
 		call, err := opts.loadLine(spec, root, body)

@@ -2,7 +2,6 @@ package drift
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"runtime"
 	"strings"
 	"sync"
@@ -268,7 +267,7 @@ func (s *shard) compare(a, b *Prepared) {
 	}
 	// A near-duplicate pair of the same shape (the same leaves): count,
 	// for each leaf, whether it differs.
-	toolH := maphash.String(seed, a.tool)
+	toolH := hashString(a.tool)
 	i, j := 0, 0
 	for len(a.leaves) == len(b.leaves) && i < len(a.leaves) && j < len(b.leaves) {
 		la, lb := a.leaves[i], b.leaves[j]

@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"hash/maphash"
 	"slices"
 
 	"github.com/idemkey/idemkey/canon"
@@ -48,7 +47,25 @@ const (
 	lshRows  = 2
 )
 
-var seed = maphash.MakeSeed()
+// hashOf is a 64-bit hash of b, the same in every run (so that the
+// MinHash bands, and with them the findings, do not vary from run to run).
+func hashOf[T string | []byte](b T) uint64 {
+	h := uint64(len(b))*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	for len(b) >= 8 {
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		h = mix(h ^ w)
+		b = b[8:]
+	}
+	var t uint64
+	for i := 0; i < len(b); i++ {
+		t |= uint64(b[i]) << (8 * i)
+	}
+	return mix(h ^ t ^ 0xd6e8feb86659fd93)
+}
+
+func hashBytes(b []byte) uint64  { return hashOf(b) }
+func hashString(s string) uint64 { return hashOf(s) }
 
 var lshSeeds = func() [lshBands * lshRows]uint64 {
 	var s [lshBands * lshRows]uint64
@@ -84,7 +101,7 @@ type Scratch struct{ leaves []leaf }
 // form once and scanned: every leaf's canonical text is a slice of it.
 func Prepare(c Call, sc *Scratch) *Prepared {
 	p := &Prepared{line: c.Line, task: c.Task, tool: c.Tool, callID: c.CallID, time: c.Time, key: c.Key}
-	p.group = mix(maphash.String(seed, c.Task) ^ mix(maphash.String(seed, c.Tool)+1))
+	p.group = mix(hashString(c.Task) ^ mix(hashString(c.Tool)+1))
 	p.text = c.Text
 	if p.text == nil {
 		p.text = c.Args.Append(nil)
@@ -92,7 +109,7 @@ func Prepare(c Call, sc *Scratch) *Prepared {
 	sc.leaves = sc.leaves[:0]
 	if _, ok := scanValue(p.text, 0, rootPtr, &sc.leaves); !ok {
 		// Not reachable for a canonical text; keep the call as one leaf.
-		h := maphash.Bytes(seed, p.text)
+		h := hashBytes(p.text)
 		sc.leaves = append(sc.leaves[:0], leaf{ptr: rootPtr, val: h, ms: h, end: uint32(len(p.text))})
 	}
 	p.leaves = slices.Clone(sc.leaves)
@@ -170,7 +187,7 @@ func scanValue(text []byte, i int, ptr uint64, out *[]leaf) (int, bool) {
 				if !ok || end >= len(text) {
 					return end, false
 				}
-				l.ms += mix(maphash.Bytes(seed, text[j:end]))
+				l.ms += mix(hashBytes(text[j:end]))
 				j = end + 1
 				if text[end] == ']' {
 					break
@@ -181,7 +198,7 @@ func scanValue(text []byte, i int, ptr uint64, out *[]leaf) (int, bool) {
 			}
 		}
 		l.end = uint32(j)
-		l.val = maphash.Bytes(seed, text[i:j])
+		l.val = hashBytes(text[i:j])
 		*out = append(*out, l)
 		return j, true
 	}
@@ -189,7 +206,7 @@ func scanValue(text []byte, i int, ptr uint64, out *[]leaf) (int, bool) {
 	if !ok {
 		return end, false
 	}
-	h := maphash.Bytes(seed, text[i:end])
+	h := hashBytes(text[i:end])
 	*out = append(*out, leaf{ptr: ptr, val: h, ms: h, off: uint32(i), end: uint32(end)})
 	return end, true
 }
@@ -250,7 +267,7 @@ func skipValue(text []byte, i int) (int, bool) {
 // childPtrRaw is childPtr of a member name given as it is written inside
 // the quotes of the canonical form.
 func childPtrRaw(parent uint64, raw []byte) uint64 {
-	return mix(parent*0x100000001b3 ^ maphash.Bytes(seed, raw))
+	return mix(parent*0x100000001b3 ^ hashBytes(raw))
 }
 
 // pointers adds to names the pointer of every leaf of n.

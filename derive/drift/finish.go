@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"hash/maphash"
 	"runtime"
 	"slices"
 	"sort"
@@ -36,7 +35,7 @@ func (a *Analyzer) Finish() *Report {
 		s.stats = nil
 	}
 	fresh := func(tool string, unit uint64) bool {
-		t := stats[mix(maphash.String(seed, tool)^unit)]
+		t := stats[mix(hashString(tool)^unit)]
 		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
 	}
 	// Collapses first: then what they need can go.
