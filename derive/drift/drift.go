@@ -16,29 +16,32 @@
 //     MaxLeaves leaves and at no more than MaxFraction of the leaves.
 //  4. Every difference is of a volatile kind:
 //     - reordered array: the same elements in another order;
-//     - float noise: two numbers within FloatTolerance of each other
-//     (relative), such as 0.3 and 0.30000000000000004;
+//     - float noise: two numbers, not both integers, within FloatTolerance
+//     of each other (relative), such as 0.3 and 0.30000000000000004;
 //     - timestamp: two date-times (RFC 3339 and its common variants, or
 //     epoch seconds, milliseconds, microseconds or nanoseconds) at most
 //     TimeGap apart, at a pointer that is fresh (below);
 //     - UUID or trace id: two random-looking identifiers (UUIDs, hex of 16
 //     digits or more, W3C traceparent, ULIDs, prefixed random tokens) at a
 //     fresh pointer;
-//     - counter: two integers (or strings equal but for one number) where
-//     the later is larger by 1 to MaxStep, at a pointer whose differences
-//     are such steps in at least CounterShare of the near-duplicate pairs;
-//     - reworded text: two texts of several words that mention the same
-//     numbers and share at least TextSimilarity of their words (or differ
-//     only in case, white space, normalization or look-alike letters), or
-//     any two texts at a fresh pointer.
+//     - counter: two integers where the later is larger by 1 to MaxStep,
+//     at a pointer where at least CounterShare of the integer differences
+//     between near-duplicate calls of the tool are such steps;
+//     - reworded text: two texts of three words or more that mention the
+//     same numbers and share at least TextSimilarity of their words, or two
+//     strings that differ only in case, white space, normalization,
+//     invisible characters or look-alike letters.
+//  5. When the log keeps the model's tool call id across attempts (most
+//     retry-like pairs share theirs), the two calls do not carry different
+//     call ids: those are two calls the model made.
 //
 // A pointer is fresh for a tool when its value differs in at least
-// MinFresh of the near-duplicate pairs of that tool that have it on both
-// sides (pairs that pass 1 to 3): a field the caller regenerates on every
-// attempt varies across all of them, while a business field (an amount, a
-// recipient, the id of another entity) stays equal within retries. Amounts,
-// e-mail addresses, booleans, enumerations, added or removed members and
-// any other difference make two calls distinct.
+// MinFresh of the tool's near-duplicate pairs of the same shape (pairs with
+// the same leaves that pass 1 to 3): a field the caller regenerates on
+// every attempt varies across all of them, while a business field (an
+// amount, a recipient, the id of another entity) stays equal within
+// retries. Amounts, e-mail addresses, booleans, enumerations, added or
+// removed members and any other difference make two calls distinct.
 //
 // Retry pairs are joined into clusters (connected components); a cluster
 // with more than one key is a drift finding.
@@ -56,7 +59,8 @@
 // leaves with one leaf left out (any single-leaf difference), MinHash bands
 // over the leaf hashes (several leaves), and the last Recent calls of the
 // same task and tool; buckets forget what lies beyond the window. Only
-// candidate pairs are compared in detail, with the diff engine.
+// candidate pairs are compared leaf by leaf, with the diff engine when an
+// array changed inside.
 package drift
 
 import (
