@@ -102,6 +102,11 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 				From: v.GetString("from"), Task: v.GetString("task"), Tool: v.GetString("tool"),
 				Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
 			}
+			if spec.From == fromCall && !changed(cmd.Flags(), "task") {
+				// Records carry their tasks: a log holds many, and an
+				// IDEMKEY_TASK meant for key must not contradict them all.
+				spec.Task = ""
+			}
 			var err error
 			if spec.Scheme, err = f.scheme(); err != nil {
 				return err
