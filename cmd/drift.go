@@ -572,13 +572,20 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 			drifts++
 			fmt.Fprintf(w, "drift: task %s, tool %s: lines %s got %d keys\n", task, tool, linesList(f.Lines), len(f.Keys))
 			for _, v := range f.Variations {
-				fmt.Fprintf(w, "  %-24s %s\n", revealText(v.Pointer), v.Kind)
+				p := revealText(v.Pointer)
+				if p == "" {
+					p = "(top)" // the whole arguments, as diff says
+				}
+				fmt.Fprintf(w, "  %-24s %s\n", p, v.Kind)
 			}
-			verdict := "one key with"
-			if !f.Verified {
-				verdict = "not one key even with"
+			switch {
+			case len(f.Omit) == 0:
+				fmt.Fprintln(w, "  no --omit flag can give one key: the whole arguments vary")
+			case f.Verified:
+				fmt.Fprintf(w, "  one key with: %s\n", omitArgs(f.Omit))
+			default:
+				fmt.Fprintf(w, "  not one key even with: %s\n", omitArgs(f.Omit))
 			}
-			fmt.Fprintf(w, "  %s: %s\n", verdict, omitArgs(f.Omit))
 			for _, k := range f.Keys {
 				fmt.Fprintf(w, "  key %s\n", opts.fmtKey(k))
 			}

@@ -213,6 +213,10 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 	}
 	slices.SortFunc(f.Variations, func(x, y Variation) int { return strings.Compare(x.Pointer, y.Pointer) })
 	for _, v := range f.Variations {
+		if v.Pointer == "" {
+			f.Omit = nil // the whole arguments vary: no --omit can help
+			return f
+		}
 		if len(f.Omit) > 0 && under(v.Pointer, f.Omit[len(f.Omit)-1]) {
 			continue
 		}
