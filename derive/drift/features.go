@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"encoding/binary"
 	"slices"
 
 	"github.com/idemkey/idemkey/canon"
@@ -47,14 +48,15 @@ const (
 	lshRows  = 2
 )
 
-// hashOf is a 64-bit hash of b, the same in every run (so that the
-// MinHash bands, and with them the findings, do not vary from run to run).
-func hashOf[T string | []byte](b T) uint64 {
+// hashBytes is a 64-bit hash of b, the same in every run (so that the
+// MinHash bands, and with them the findings, do not vary from run to run):
+// a multiply-xorshift per 8-byte word and MurmurHash3's finalizer.
+func hashBytes(b []byte) uint64 {
 	h := uint64(len(b))*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
 	for len(b) >= 8 {
-		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		h = mix(h ^ w)
+		h ^= binary.LittleEndian.Uint64(b)
+		h *= 0x9fb21c651e98df25
+		h ^= h >> 28
 		b = b[8:]
 	}
 	var t uint64
@@ -64,8 +66,7 @@ func hashOf[T string | []byte](b T) uint64 {
 	return mix(h ^ t ^ 0xd6e8feb86659fd93)
 }
 
-func hashBytes(b []byte) uint64  { return hashOf(b) }
-func hashString(s string) uint64 { return hashOf(s) }
+func hashString(s string) uint64 { return hashBytes([]byte(s)) }
 
 var lshSeeds = func() [lshBands * lshRows]uint64 {
 	var s [lshBands * lshRows]uint64
