@@ -295,6 +295,28 @@ if ((batch)); then
 		"node $(q "$ref") batch < $(q "$calls")"
 fi
 
+# ---- drift ----
+# bench_drift: idemkey drift on a generated log of DRIFT_CALLS calls (default
+# 1,000,000) of about 400 bytes (scripts/driftgen -client, seed 1), against
+# the targets of issue 12: at most 10 s and 1 GB. NO_DRIFT=1 skips it;
+# DRIFT_RUNS (default 3) sets the runs.
+bench_drift() {
+	local n=${DRIFT_CALLS:-1000000} runs=${DRIFT_RUNS:-3} log=$tmp/drift.jsonl bytes wall rss
+	say "generating a drift log of $n calls"
+	(cd "$root" && go build -o "$tmp/driftgen" ./scripts/driftgen)
+	"$tmp/driftgen" -calls "$n" -seed 1 -client >"$log"
+	bytes=$(wc -c <"$log")
+	busy
+	measure "drift, $n calls" "idemkey drift --json" "$runs" 0 "$bytes" "$n" \
+		"$(q "$IK") drift --json $(q "$log") > /dev/null; test \$? -le 1"
+	wall=$(printf '%s\n' "${rows[-1]}" | cut -f3)
+	rss=$(printf '%s\n' "${rows[-1]}" | cut -f6)
+	if awk -v w="$wall" -v r="$rss" 'BEGIN { exit !(w > 10 || r > 1024 * 1024) }'; then
+		say "drift: over the target (10 s, 1 GB): ${wall} s, $((rss / 1024)) MiB"
+	fi
+}
+[[ ${NO_DRIFT:-} == 1 ]] || bench_drift
+
 # ---- report ----
 mkdir -p "$tmp/ledger"
 bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
