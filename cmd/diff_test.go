@@ -64,7 +64,7 @@ func diffRun(t *testing.T, a, b string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: os.Getenv}
 	code = Main(append(append([]string{"diff"}, args...), pa, pb), ios)
 	return out.String(), errb.String(), code
 }
@@ -450,7 +450,7 @@ func TestDiffKeysMatchKey(t *testing.T) {
 	cases := []struct {
 		name  string
 		env   map[string]string // for --secret-env (read through the streams)
-		osEnv map[string]string // IDEMKEY_* (read by the configuration)
+		osEnv map[string]string // IDEMKEY_* (read by the configuration, through the streams too)
 		flags []string
 		equal bool
 	}{
@@ -462,9 +462,14 @@ func TestDiffKeysMatchKey(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			for k, v := range c.osEnv {
-				t.Setenv(k, v)
+			env := map[string]string{}
+			for k, v := range c.env {
+				env[k] = v
 			}
+			for k, v := range c.osEnv {
+				env[k] = v
+			}
+			c.env = env
 			base := append([]string{"--task", "t", "--tool", "pay"}, c.flags...)
 			ka, _ := run(c.env, append(append([]string{"key"}, base...), a)...)
 			kb, _ := run(c.env, append(append([]string{"key"}, base...), b)...)

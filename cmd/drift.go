@@ -262,7 +262,7 @@ func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []strin
 		}
 		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: appendSelected(nil, args, sel, false), Scheme: spec.Scheme})
 	}
-	sel, err := spec.selectArgs(args)
+	sel, _, err := spec.selectArgs(args)
 	if err != nil {
 		return [32]byte{}, err
 	}
@@ -654,7 +654,7 @@ func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
 				continue
 			}
 			if len(spec.Only) > 0 || len(spec.Omit) > 0 {
-				sel, err := spec.selectArgs(c.Args)
+				sel, _, err := spec.selectArgs(c.Args)
 				if err != nil {
 					opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
 					bad++
