@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/spf13/cobra"
@@ -740,18 +741,23 @@ outer:
 }
 
 // describeDifference says where a recorded request and a new one differ,
-// as a JSON pointer with both values ("arguments differ at /env: recorded
-// "prod", now "staging""). A shared diff engine will replace it.
+// as diff would: the first difference that changes the key, with its
+// kind's reason, and how many more there are.
 func describeDifference(recorded, now []byte) string {
 	a, err1 := canon.Parse(recorded, canon.JS)
 	b, err2 := canon.Parse(now, canon.JS)
 	if err1 != nil || err2 != nil {
 		return "the recorded request cannot be compared"
 	}
-	ptr, was, is, ok := requestDiff(a.Root(), b.Root(), "")
-	if !ok {
+	res := diff.Compare(&diff.Side{Name: "recorded", Doc: a, Args: a.Root()},
+		&diff.Side{Name: "now", Doc: b, Args: b.Root()}, diff.Options{Scheme: canon.JS, Max: 1})
+	if len(res.Diffs.Items) == 0 {
 		return "the fingerprints differ"
 	}
+	e := res.Diffs.Items[0]
+	// The request is {"args":…,"command":[…]} (post: its own members),
+	// compared as the arguments of a call: its pointers start /args.
+	ptr := strings.TrimPrefix(e.Pointer, "/args")
 	what, rest := "arguments differ", ptr
 	if r, ok := strings.CutPrefix(ptr, "/command"); ok {
 		what, rest = "the command line differs", r
@@ -761,66 +767,13 @@ func describeDifference(recorded, now []byte) string {
 	if rest == "" {
 		rest = "the top"
 	}
-	return fmt.Sprintf("%s at %s: recorded %s, now %s", what, rest, was, is)
-}
-
-func shownNode(n canon.Node) string {
-	s := string(n.Append(nil))
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	msg := fmt.Sprintf("%s at %s: recorded %s, now %s", what, diff.RevealPointer(rest),
+		diff.Shorten(e.A.Revealed(), 60), diff.Shorten(e.B.Revealed(), 60))
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
 	}
-	return s
-}
-
-func runPointerToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// firstDiff returns the first place where a and b differ.
-func requestDiff(a, b canon.Node, ptr string) (string, string, string, bool) {
-	if a.Kind() != b.Kind() {
-		return ptr, shownNode(a), shownNode(b), true
+	if more := res.Diffs.Total() - 1; more > 0 {
+		msg += fmt.Sprintf(", and %d more %s", more, plural(more, "difference", "differences"))
 	}
-	switch a.Kind() {
-	case canon.Object:
-		bm := map[string]canon.Node{}
-		for _, m := range b.Members() {
-			bm[m.Name] = m.Value
-		}
-		for _, m := range a.Members() {
-			p := ptr + "/" + runPointerToken(m.Name)
-			v, ok := bm[m.Name]
-			if !ok {
-				return p, shownNode(m.Value), "absent", true
-			}
-			if q, x, y, ok := requestDiff(m.Value, v, p); ok {
-				return q, x, y, true
-			}
-			delete(bm, m.Name)
-		}
-		for _, m := range b.Members() {
-			if _, ok := bm[m.Name]; ok {
-				return ptr + "/" + runPointerToken(m.Name), "absent", shownNode(m.Value), true
-			}
-		}
-		return "", "", "", false
-	case canon.Array:
-		ae, be := a.Elements(), b.Elements()
-		for i := range min(len(ae), len(be)) {
-			if q, x, y, ok := requestDiff(ae[i], be[i], ptr+"/"+strconv.Itoa(i)); ok {
-				return q, x, y, true
-			}
-		}
-		switch {
-		case len(ae) > len(be):
-			return ptr + "/" + strconv.Itoa(len(be)), shownNode(ae[len(be)]), "absent", true
-		case len(be) > len(ae):
-			return ptr + "/" + strconv.Itoa(len(ae)), "absent", shownNode(be[len(ae)]), true
-		}
-		return "", "", "", false
-	}
-	if x, y := shownNode(a), shownNode(b); string(a.Append(nil)) != string(b.Append(nil)) {
-		return ptr, x, y, true
-	}
-	return "", "", "", false
+	return msg
 }
