@@ -114,7 +114,7 @@ func runCheck(opts *checkOptions) error {
 			}
 			if got := string(opts.Format.append(nil, k)); got != v.want {
 				mismatches++
-				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, v.want, got)
+				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, escapeControls(v.want), got)
 			}
 		}
 		total += found

@@ -564,6 +564,7 @@ func (o *postOptions) exchange(client *http.Client, req *http.Request, body []by
 			o.verboseAttempt(res, req, body)
 		}
 		why, again := o.retryReason(res)
+		why = diagLine(why) // a server's reason phrase is not trusted
 		if !again {
 			break
 		}

@@ -75,7 +75,7 @@ func (f *Factory) printError(err error) {
 		}
 		msg, hint = msg[:i], "did you mean "+orList(sugg)+"?"
 	}
-	fmt.Fprintf(ios.Err, "%s %s\n", red.Sprint("idemkey: error:"), oneLine(msg))
+	fmt.Fprintf(ios.Err, "%s %s\n", red.Sprint("idemkey: error:"), diagLine(msg))
 	var h hinter
 	switch {
 	case hint != "":
@@ -85,7 +85,7 @@ func (f *Factory) printError(err error) {
 		hint = "run 'idemkey --help' for usage"
 	}
 	if hint != "" {
-		fmt.Fprintf(ios.Err, "hint: %s\n", oneLine(hint))
+		fmt.Fprintf(ios.Err, "hint: %s\n", diagLine(hint))
 	}
 }
 
@@ -93,6 +93,13 @@ func oneLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return strings.ReplaceAll(s, "\n", " ")
 }
+
+// diagLine is a diagnostic as it goes to standard error: on one line,
+// with whatever could move the cursor, recolour or retitle a terminal, or
+// forge a line in a log escaped (see escapeControls). Member names in
+// pointers, server reason phrases and file contents reach diagnostics,
+// and none of them is trusted.
+func diagLine(s string) string { return escapeControls(oneLine(s)) }
 
 // Factory carries what every command needs: the streams and the
 // settings of the running command (see Settings).
@@ -191,7 +198,7 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
+	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", diagLine(msg)) }
 	if err := file.vet(settingNames(cmd.Root()), warn); err != nil {
 		return err
 	}
