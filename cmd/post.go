@@ -306,6 +306,11 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 // assumed, as curl does. A malformed URL is curl's exit 3; a password in
 // it is never echoed.
 func parsePostURL(raw string) (*url.URL, error) {
+	if i := strings.IndexByte(raw, ' '); i >= 0 {
+		// Go's client would escape one in the path and write one in the
+		// query raw, splitting the request line; curl refuses both.
+		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: a space at byte %d (percent-encode it as %%20)", redactText(raw, raw), i+1)}
+	}
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
@@ -323,6 +328,11 @@ func parsePostURL(raw string) (*url.URL, error) {
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: no host", u.Redacted())}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n > 65535 {
+			return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: port %s is not between 0 and 65535", u.Redacted(), p)}
+		}
 	}
 	return u, nil
 }
