@@ -241,7 +241,9 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	o.Transport.Cert, _ = fl.GetString("cert")
 	o.Transport.Key, _ = fl.GetString("key")
 	o.Transport.Getenv = f.IO.Getenv
-	o.MaxRedirs, _ = fl.GetInt("max-redirs")
+	if o.MaxRedirs, err = f.Config.Int("max-redirs", -1); err != nil { // -1: no limit, as in curl
+		return err
+	}
 	if o.User != "" && !strings.Contains(o.User, ":") {
 		return usageErrorf("-u needs user:password (idemkey does not prompt)")
 	}

@@ -293,7 +293,7 @@ func finishTree(root *cobra.Command) {
 			// What is sent, where, how securely, and where the output goes.
 			commandLineOnly(c.Flags(), "data", "data-binary", "data-raw", "json", "header", "output",
 				"user", "request", "insecure", "include", "silent", "show-error", "verbose", "fail",
-				"fail-with-body", "dry-run", "send-as-is", "lossy", "location", "cert", "key",
+				"fail-with-body", "dry-run", "send-as-is", "lossy", "location", "cert", "key", "user-agent",
 				"dump-header", "write-out", "retry-all-errors")
 		}
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
