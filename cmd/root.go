@@ -147,6 +147,11 @@ failures.`,
 			return cmd.Help()
 		},
 	}
+	// cobra's completion commands take their output stream when they are
+	// made (in finishTree): without this they write to os.Stdout, past
+	// the stream whose errors Main reports.
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 	})
