@@ -360,7 +360,7 @@ func onceOnly(fl *pflag.Flag) {
 	fl.Value = &onceValue{Value: fl.Value}
 }
 
-var repeatedRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first "(.*)"\)$`)
+var repeatedRE = regexp.MustCompile(`^invalid argument ("(?:[^"\\]|\\.)*") for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first ("(?:[^"\\]|\\.)*")\)$`)
 
 // repeatedFlag rewrites pflag's message for a repeated flag, keeping the
 // exit code err had, or returns nil for another error.
@@ -372,7 +372,8 @@ func repeatedFlag(err error) error {
 	if m == nil {
 		return nil
 	}
-	ue := &UsageError{Err: fmt.Errorf("%s %s: %q, then %q", m[2], repeatedText, m[3], m[1]),
+	// Both values are quoted already (pflag's %q and onceValue's).
+	ue := &UsageError{Err: fmt.Errorf("%s %s: %s, then %s", m[2], repeatedText, m[3], m[1]),
 		hint: m[2] + " takes one value; give it once"}
 	if code := exitCode(err); code != exitUsage {
 		return &codedError{ue, code}
