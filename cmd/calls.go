@@ -76,12 +76,12 @@ func (f *Factory) callSpec() (*callSpec, error) {
 		return nil, usageErrorf("invalid --from %q (want one of %s)", s.From, strings.Join(fromNames, ", "))
 	}
 	for _, p := range s.Only {
-		if err := pointerFlag("--only", p); err != nil {
+		if err := pointerFlag(f.Config.Source("only"), p); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range s.Omit {
-		if err := pointerFlag("--omit", p); err != nil {
+		if err := pointerFlag(f.Config.Source("omit"), p); err != nil {
 			return nil, err
 		}
 	}
@@ -121,7 +121,10 @@ func pointerFlag(flag, p string) error {
 	switch {
 	case p[0] != '/':
 		e.Err = fmt.Errorf("%s: invalid JSON pointer %q: it must be empty or start with '/'", flag, p)
-		e.hint = "write " + flag + " /" + p
+		e.hint = "write /" + p
+		if strings.HasPrefix(flag, "--") {
+			e.hint = "write " + flag + " /" + p
+		}
 	case strings.Contains(p, "~"):
 		e.hint = "in a pointer, '~' is written ~0 and '/' ~1: /a~1b is the member \"a/b\", /a~0b the member \"a~b\""
 	}

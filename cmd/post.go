@@ -273,7 +273,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	}
 	o.KeyQuoted = f.Config.GetBool("key-quoted")
 	o.KeyHeader = strings.TrimSpace(f.Config.GetString("key-header"))
-	if err := checkKeyHeader(o.KeyHeader); err != nil {
+	if err := checkKeyHeader(o.KeyHeader, f.Config.Source("key-header")); err != nil {
 		return err
 	}
 	for _, line := range o.Headers {

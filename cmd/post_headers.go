@@ -35,17 +35,20 @@ var transportHeaders = []string{
 // these names would replace the body's type or the credentials.
 var ownHeaders = []string{"Content-Type", "Accept", "User-Agent", "Authorization", "Proxy-Authorization", "Cookie"}
 
-func checkKeyHeader(name string) error {
+// checkKeyHeader refuses a key header name that cannot carry the key;
+// src names where it came from (--key-header, IDEMKEY_KEY_HEADER, the
+// config file's line).
+func checkKeyHeader(name, src string) error {
 	if !validHeaderName(name) {
-		return usageErrorf("invalid --key-header %q", postPrintable(name))
+		return usageErrorf("invalid %s %q", src, name)
 	}
 	c := http.CanonicalHeaderKey(name)
 	switch {
 	case slices.Contains(transportHeaders, c) || c == "Expect":
-		return &UsageError{Err: fmt.Errorf("--key-header %s cannot carry the key: Go's HTTP client writes, drops or rewrites that header", name),
+		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: Go's HTTP client writes, drops or rewrites that header", src, name),
 			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	case slices.Contains(ownHeaders, c) || strings.HasPrefix(name, ":"):
-		return &UsageError{Err: fmt.Errorf("--key-header %s cannot carry the key: idemkey sends that header for its own purpose", name),
+		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: idemkey sends that header for its own purpose", src, name),
 			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	}
 	return nil
