@@ -81,12 +81,16 @@ func runCheck(opts *checkOptions) error {
 	plain := opts.Format.Name == "hex" && opts.Format.Prefix == ""
 	stdinSeen := false
 	for _, file := range opts.Files {
+		// Before anything is read or reported: a usage error is the only
+		// line then.
 		if file == "-" || file == "" {
 			if stdinSeen {
 				return usageErrorf("standard input (-) given more than once")
 			}
 			stdinSeen = true
 		}
+	}
+	for _, file := range opts.Files {
 		data, name, err := opts.f.readInput(file)
 		if err != nil {
 			invalid++
