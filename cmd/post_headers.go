@@ -92,7 +92,13 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 	if !ok {
 		n, rest, semi := strings.Cut(line, ";")
 		if !semi || strings.TrimSpace(rest) != "" {
-			word, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			word, _, more := strings.Cut(strings.TrimSpace(line), " ")
+			if !more {
+				// One word is all there is: -H "$TOKEN" would echo the token.
+				return "", "", false, &UsageError{
+					Err:  fmt.Errorf("invalid -H of one word (%d bytes): want 'Name: value'", len(word)),
+					hint: "the word is not shown, as it may be a credential"}
+			}
 			return "", "", false, &UsageError{
 				Err:  fmt.Errorf("invalid -H starting with %q: want 'Name: value'", postPrintable(postTrunc(word, 40))),
 				hint: "the rest of the line is not shown, as it may hold a credential"}
