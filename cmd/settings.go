@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
@@ -446,6 +447,7 @@ type fileValue struct {
 	line int    // 0 when the format does not tell (TOML, JSON)
 	kind string // "string", "bool", "integer", "number", "list", "table", "null", "date"
 	text string // a scalar as written (YAML, JSON) or as decoded (TOML)
+	raw  string // a TOML scalar that is not a string, as written ("2024.10"), for messages
 	list []*fileValue
 }
 
@@ -482,7 +484,19 @@ func (c *configFile) check(v *fileValue, typ string) ([]string, error) {
 	bad := func(want string) error {
 		e := usageErrorf("%s: want %s, not %s", c.where(v), want, describe(v))
 		if want == "a string" && v.text != "" && v.kind != "list" && v.kind != "table" {
-			e.hint = fmt.Sprintf("quote it to use it as written: %s: %q", v.name[strings.LastIndexByte(v.name, '.')+1:], v.text)
+			text, name := v.text, v.name[strings.LastIndexByte(v.name, '.')+1:]
+			if v.raw != "" {
+				text = v.raw
+			}
+			// In the file's own syntax.
+			switch strings.ToLower(filepath.Ext(c.path)) {
+			case ".toml":
+				e.hint = fmt.Sprintf("quote it to use it as written: %s = %q", name, text)
+			case ".json":
+				e.hint = fmt.Sprintf("quote it to use it as written: %q: %q", name, text)
+			default:
+				e.hint = fmt.Sprintf("quote it to use it as written: %s: %q", name, text)
+			}
 		}
 		return e
 	}
@@ -543,6 +557,9 @@ func describe(v *fileValue) string {
 		return "a " + v.kind
 	case "string":
 		return fmt.Sprintf("the string %q", v.text)
+	}
+	if v.raw != "" {
+		return fmt.Sprintf("the %s %s", v.kind, v.raw)
 	}
 	return fmt.Sprintf("the %s %s", v.kind, v.text)
 }
@@ -693,7 +710,63 @@ func parseTOMLConfig(data []byte) (map[string]*fileValue, error) {
 		}
 		return nil, err
 	}
-	return tableMap(anyValue("", m)), nil
+	values := tableMap(anyValue("", m))
+	tomlWritten(data, values)
+	return values, nil
+}
+
+// tomlWritten gives the TOML values their line and, for scalars that are
+// not strings, their text as written: the decoder makes 2024.10 the
+// float 2024.1, and a message (or a hint to quote it) must show what the
+// file says.
+func tomlWritten(data []byte, values map[string]*fileValue) {
+	byName := map[string]*fileValue{}
+	var walk func(vs []*fileValue)
+	walk = func(vs []*fileValue) {
+		for _, v := range vs {
+			byName[v.name] = v
+			if v.kind == "table" {
+				walk(v.list)
+			}
+		}
+	}
+	for _, v := range values {
+		walk([]*fileValue{v})
+	}
+	keyOf := func(it unstable.Iterator) string {
+		var parts []string
+		for it.Next() {
+			parts = append(parts, string(it.Node().Data))
+		}
+		return strings.Join(parts, ".")
+	}
+	var p unstable.Parser
+	p.Reset(data)
+	table := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table:
+			table = keyOf(e.Key())
+		case unstable.ArrayTable:
+			table = "" // not a setting: left as decoded
+		case unstable.KeyValue:
+			name := keyOf(e.Key())
+			if table != "" {
+				name = table + "." + name
+			}
+			v, ok := byName[name]
+			if !ok {
+				continue
+			}
+			if k := e.Key(); k.Next() && k.Node().Raw.Length > 0 {
+				v.line = p.Shape(k.Node().Raw).Start.Line
+			}
+			if val := e.Value(); v.kind != "string" && v.kind != "list" && v.kind != "table" && len(val.Data) > 0 {
+				v.raw = string(val.Data)
+			}
+		}
+	}
 }
 
 // JSON: numbers are kept as written (json.Number).
