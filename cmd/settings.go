@@ -511,7 +511,7 @@ func (c *configFile) check(v *fileValue, typ string) ([]string, error) {
 		out := make([]string, 0, len(v.list))
 		for _, e := range v.list {
 			if e.kind != "string" {
-				return nil, bad("a list of strings")
+				return nil, usageErrorf("%s: want a list of strings, not a list holding %s", c.where(v), describe(e))
 			}
 			out = append(out, e.text)
 		}
