@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bufio"
+	"net"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -40,5 +42,57 @@ func TestVersionLinePseudoVersion(t *testing.T) {
 	bi.Main.Version = "v1.4.0" // a release names no revision
 	if got := versionLine(bi, true); strings.Contains(got, "revision") {
 		t.Errorf("release: %q", got)
+	}
+}
+
+// TestPostDryRunHeadIsTheWire: --dry-run prints the headers in the order
+// they are written on the connection (Connection: close came third, the
+// transport writes it last).
+func TestPostDryRunHeadIsTheWire(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	wire := make(chan []string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		var lines []string
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
+			}
+			lines = append(lines, strings.TrimRight(line, "\r\n"))
+		}
+		c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+		wire <- lines
+	}()
+	url := "http://" + l.Addr().String() + "/v1/x"
+	args := []string{"-u", "ada:pw", "-H", "X-Trace: 1", "-A", "agent/1"}
+	dry := ppost(t, url, append(args, "--dry-run")...)
+	if dry.code != 0 {
+		t.Fatalf("--dry-run: exit %d: %s", dry.code, dry.err)
+	}
+	if r := ppost(t, url, args...); r.code != 0 {
+		t.Fatalf("post: exit %d: %s", r.code, r.err)
+	}
+	sent := <-wire
+	shown := strings.Split(strings.SplitN(dry.out, "\n\n", 2)[0], "\n")
+	if len(shown) != len(sent) {
+		t.Fatalf("--dry-run shows %d lines, %d were sent:\n%q\n%q", len(shown), len(sent), shown, sent)
+	}
+	for i := 1; i < len(sent); i++ { // the first line is the request line, shown with the URL
+		name, _, _ := strings.Cut(sent[i], ":")
+		if got, _, _ := strings.Cut(shown[i], ":"); got != name {
+			t.Errorf("header %d: --dry-run shows %q, %q was sent\nshown: %q\nsent:  %q", i, got, name, shown, sent)
+			break
+		}
 	}
 }
