@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -566,7 +567,20 @@ func describe(v *fileValue) string {
 
 // readConfigFile reads and parses a config file by its extension.
 func readConfigFile(path string) (*configFile, error) {
-	data, err := os.ReadFile(path)
+	ext := strings.ToLower(filepath.Ext(path))
+	data, err := readConfigBytes(path, func() error {
+		switch ext {
+		case ".yaml", ".yml", ".toml", ".json":
+			return nil
+		}
+		// Before reading: --config /dev/zero is refused, not read for ever.
+		return &UsageError{Err: fmt.Errorf("%s: cannot read config: unknown format %q", path, ext),
+			hint: "name the file config.yaml, config.toml or config.json"}
+	})
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return nil, err
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -579,16 +593,13 @@ func readConfigFile(path string) (*configFile, error) {
 	}
 	c := &configFile{path: path}
 	var values map[string]*fileValue
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	switch ext {
 	case ".yaml", ".yml":
 		values, err = parseYAMLConfig(data)
 	case ".toml":
 		values, err = parseTOMLConfig(data)
 	case ".json":
 		values, err = parseJSONConfig(data)
-	default:
-		return nil, &UsageError{Err: fmt.Errorf("%s: cannot read config: unknown format %q", path, ext),
-			hint: "name the file config.yaml, config.toml or config.json"}
 	}
 	if err != nil {
 		return nil, &InputError{Name: path, Err: fmt.Errorf("cannot read config: %v", err)}
@@ -613,6 +624,28 @@ func readConfigFile(path string) (*configFile, error) {
 		}
 	}
 	return c, nil
+}
+
+// maxConfig bounds a config file: a few settings, not a data set (and a
+// path to /dev/zero or an endless stream ends there).
+const maxConfig = 1 << 20
+
+// readConfigBytes reads a config file of at most maxConfig bytes; check
+// runs once the file is open (it exists), before anything is read.
+func readConfigBytes(path string, check func() error) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := check(); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err == nil && len(data) > maxConfig {
+		err = fmt.Errorf("larger than %d MiB, the limit for a config file", maxConfig>>20)
+	}
+	return data, err
 }
 
 // YAML: the nodes keep each scalar as written and its resolved tag, so an
