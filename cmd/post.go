@@ -453,13 +453,13 @@ func (o *postOptions) readData() ([]byte, string, error) {
 	if file == "" {
 		return nil, "", usageErrorf("--%s @ needs a file name, or - for standard input", d.flag)
 	}
-	return o.f.postReadLimited(file, maxPostBody)
+	return o.f.postReadLimited(file, "the body", maxPostBody)
 }
 
 // postReadLimited reads a file or standard input ("-"), stopping past limit
 // bytes: an endless input (/dev/zero, a pipe that never ends) is reported
 // once the limit is passed, with memory bounded by it.
-func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, error) {
+func (f *Factory) postReadLimited(name, what string, limit int64) ([]byte, string, error) {
 	var r io.Reader
 	display := name
 	if name == "-" {
@@ -481,10 +481,11 @@ func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, err
 		return nil, display, &InputError{Name: display, Err: fileErr(err)}
 	}
 	if n > limit {
-		return nil, display, &InputError{Name: display, Err: &hintedError{
-			msg:  fmt.Sprintf("the body is larger than post's limit of %d MiB; stopped reading there", limit>>20),
-			hint: "post holds the body in memory and sends it again on every retry",
-		}}
+		he := &hintedError{msg: fmt.Sprintf("%s is larger than post's limit of %d MiB; stopped reading there", what, limit>>20)}
+		if what == "the body" {
+			he.hint = "post holds the body in memory and sends it again on every retry"
+		}
+		return nil, display, &InputError{Name: display, Err: he}
 	}
 	return buf.Bytes(), display, nil
 }
