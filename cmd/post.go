@@ -627,6 +627,10 @@ func (o *postOptions) waitLimit() (time.Duration, string) {
 }
 
 func showWait(d time.Duration) string {
+	if d == maxDuration {
+		// Saturated: a Retry-After of year 9999 is not 106752 days away.
+		return "more than 292 years"
+	}
 	if d >= 100*24*time.Hour {
 		return fmt.Sprintf("%.0f days", d.Hours()/24)
 	}

@@ -96,3 +96,18 @@ func TestPostDryRunHeadIsTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestPostSaturatedWaitSaid: a wait past what a duration holds (a
+// Retry-After in the year 9999) is said to be that, not the saturated
+// 106752 days.
+func TestPostSaturatedWaitSaid(t *testing.T) {
+	t.Parallel()
+	url, n := postRawServer(t, postWriteAndClose("HTTP/1.1 503 Service Unavailable\r\nRetry-After: Fri, 31 Dec 9999 23:59:59 GMT\r\nContent-Length: 0\r\n\r\n"))
+	r := ppost(t, url, "--retry", "3", "--retry-max-time", "5")
+	if n.Load() != 1 {
+		t.Errorf("%d attempts, want 1", n.Load())
+	}
+	if !strings.Contains(r.err, "not retrying: HTTP 503 Service Unavailable; waiting more than 292 years (Retry-After) would pass --retry-max-time 5s") || strings.Contains(r.err, "106752") {
+		t.Errorf("stderr:\n%s", r.err)
+	}
+}
