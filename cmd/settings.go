@@ -198,7 +198,10 @@ func (s *Settings) Seconds(name string, positive bool) (time.Duration, error) {
 	x := s.GetFloat64(name)
 	if x < 0 || x >= 1e9 || (positive && x == 0) {
 		want := "want seconds >= 0, such as 2 or 0.5"
-		if positive {
+		switch {
+		case x >= 1e9: // +Inf too
+			want = "want fewer than 1e9 seconds (31 years)"
+		case positive:
 			want = "want seconds > 0, such as 2 or 0.5"
 		}
 		return 0, s.Invalid(name, want)
