@@ -43,6 +43,10 @@ type callSpec struct {
 	// warn, if set, is given the warnings about each call load returns
 	// (see loadedCall.warnings); a batch leaves it nil and sums them up.
 	warn func(warning)
+
+	// Where Task and Tool came from (--task, IDEMKEY_TASK, …) for
+	// messages; empty means the flag.
+	taskSrc, toolSrc string
 }
 
 // addCallFlags registers the flags that build a callSpec.
@@ -64,6 +68,8 @@ func (f *Factory) callSpec() (*callSpec, error) {
 		FromSet:      v.IsSet("from"),
 		Task:         v.GetString("task"),
 		Tool:         v.GetString("tool"),
+		taskSrc:      v.Source("task"),
+		toolSrc:      v.Source("tool"),
 		Only:         v.GetStringSlice("only"),
 		Omit:         v.GetStringSlice("omit"),
 		AllowMissing: v.GetBool("allow-missing"),
@@ -76,12 +82,12 @@ func (f *Factory) callSpec() (*callSpec, error) {
 		return nil, usageErrorf("invalid --from %q (want one of %s)", s.From, strings.Join(fromNames, ", "))
 	}
 	for _, p := range s.Only {
-		if err := pointerFlag("--only", p); err != nil {
+		if err := pointerFlag(f.Config.Source("only"), p); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range s.Omit {
-		if err := pointerFlag("--omit", p); err != nil {
+		if err := pointerFlag(f.Config.Source("omit"), p); err != nil {
 			return nil, err
 		}
 	}
@@ -121,11 +127,22 @@ func pointerFlag(flag, p string) error {
 	switch {
 	case p[0] != '/':
 		e.Err = fmt.Errorf("%s: invalid JSON pointer %q: it must be empty or start with '/'", flag, p)
-		e.hint = "write " + flag + " /" + p
+		e.hint = "write /" + p
+		if strings.HasPrefix(flag, "--") {
+			e.hint = "write " + flag + " /" + p
+		}
 	case strings.Contains(p, "~"):
 		e.hint = "in a pointer, '~' is written ~0 and '/' ~1: /a~1b is the member \"a/b\", /a~0b the member \"a~b\""
 	}
 	return e
+}
+
+// orFlag is src, or flag when src is empty (a spec built by hand).
+func orFlag(src, flag string) string {
+	if src == "" {
+		return flag
+	}
+	return src
 }
 
 func orX(s string) string {
@@ -199,7 +216,7 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 			return lc, err
 		}
 		if task != "" && task != t {
-			return lc, &envelopeError{msg: fmt.Sprintf("--task %q contradicts the call record's task %q", task, t)}
+			return lc, &envelopeError{msg: fmt.Sprintf("%s %q contradicts the call record's task %q", orFlag(s.taskSrc, "--task"), task, t)}
 		}
 		task = t
 		if tool, err = stringMember(root, "tool", "call record"); err != nil {
@@ -295,7 +312,7 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		tool = s.Tool
 	case s.Tool != "" && s.Tool != tool:
 		return lc, &envelopeError{
-			msg:  fmt.Sprintf("--tool %q contradicts the tool name %q in the %s input", s.Tool, tool, lc.From),
+			msg:  fmt.Sprintf("%s %q contradicts the tool name %q in the %s input", orFlag(s.toolSrc, "--tool"), s.Tool, tool, lc.From),
 			hint: "drop --tool, or check that the right call was logged",
 		}
 	}

@@ -107,7 +107,7 @@ func runCanon(opts *canonOptions) error {
 	if len(opts.Files) > 0 {
 		file = opts.Files[0]
 	}
-	data, name, err := opts.f.readInput(file)
+	data, name, err := opts.f.readJSON(file)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func runCanonCheck(opts *canonOptions) error {
 	ios := opts.f.IO
 	bad, invalid := 0, 0
 	for _, file := range opts.Files {
-		data, name, err := opts.f.readInput(file)
+		data, name, err := opts.f.readJSON(file)
 		if err == nil {
 			var doc *canon.Document
 			if doc, err = parseDoc(data, name, opts.Scheme); err == nil {

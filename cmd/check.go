@@ -81,12 +81,16 @@ func runCheck(opts *checkOptions) error {
 	plain := opts.Format.Name == "hex" && opts.Format.Prefix == ""
 	stdinSeen := false
 	for _, file := range opts.Files {
+		// Before anything is read or reported: a usage error is the only
+		// line then.
 		if file == "-" || file == "" {
 			if stdinSeen {
 				return usageErrorf("standard input (-) given more than once")
 			}
 			stdinSeen = true
 		}
+	}
+	for _, file := range opts.Files {
 		data, name, err := opts.f.readInput(file)
 		if err != nil {
 			invalid++
@@ -114,7 +118,7 @@ func runCheck(opts *checkOptions) error {
 			}
 			if got := string(opts.Format.append(nil, k)); got != v.want {
 				mismatches++
-				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, v.want, got)
+				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, escapeControls(v.want), got)
 			}
 		}
 		total += found

@@ -158,3 +158,34 @@ func printable(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// escapeControls writes the characters of s that a terminal or a log
+// reader would act on instead of showing as Go escapes: C0 and C1
+// controls and DEL (\x1b, \r, \t, \u0085), the line and paragraph
+// separators and bidirectional controls (\u2028, \u202e), and each byte
+// that is not UTF-8 (\xed: the WTF-8 bytes of a lone surrogate too).
+// Everything else, backslashes included, is left as it is.
+func escapeControls(s string) string {
+	unsafe := func(r rune) bool {
+		return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029 ||
+			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
+	}
+	if !strings.ContainsFunc(s, unsafe) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unsafe(r) && r != utf8.RuneError:
+			q := strconv.QuoteRune(r) // '\x1b', '\r', '\u2028'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -386,9 +386,9 @@ func (f *Factory) taskTool() (task, tool string, err error) {
 func (f *Factory) printWarning(w warning) {
 	ios := f.IO
 	yellow := ios.paint(f.colorMode(), ios.Err, color.FgYellow, color.Bold)
-	fmt.Fprintf(ios.Err, "%s %s\n", yellow.Sprint("idemkey: warning:"), oneLine(w.msg))
+	fmt.Fprintf(ios.Err, "%s %s\n", yellow.Sprint("idemkey: warning:"), diagLine(w.msg))
 	if w.hint != "" {
-		fmt.Fprintf(ios.Err, "hint: %s\n", w.hint)
+		fmt.Fprintf(ios.Err, "hint: %s\n", diagLine(w.hint))
 	}
 }
 

@@ -32,11 +32,11 @@ func (f *Factory) keyFormat() (*keyFormat, error) {
 	if kf.MaxLen < 0 {
 		return nil, usageErrorf("invalid --max-len %d", kf.MaxLen)
 	}
-	if err := checkPrefix(kf.Prefix); err != nil {
+	if err := checkPrefix(kf.Prefix, f.Config.Source("prefix")); err != nil {
 		return nil, err
 	}
 	if n := len(kf.Prefix) + kf.length(); kf.MaxLen > 0 && n > kf.MaxLen {
-		e := usageErrorf("a %s key with prefix %q is %d bytes, more than --max-len %d", kf.Name, kf.Prefix, n, kf.MaxLen)
+		e := usageErrorf("a %s key with prefix %q is %d bytes, more than %s %d", kf.Name, kf.Prefix, n, f.Config.Source("max-len"), kf.MaxLen)
 		e.hint = "an API that truncates a key breaks it; " + kf.shorter()
 		return nil, e
 	}
@@ -81,15 +81,20 @@ func (kf *keyFormat) shorter() string {
 
 // checkPrefix refuses a --prefix that cannot travel in an HTTP header or
 // on one line of output: control characters (CR, LF, TAB, NUL, ESC, DEL,
-// U+0080–U+009F) and bytes that are not UTF-8.
-func checkPrefix(p string) error {
+// U+0080–U+009F) and bytes that are not UTF-8. src names where it came
+// from (--prefix, IDEMKEY_PREFIX, the config file's line).
+func checkPrefix(p, src string) error {
+	what := fmt.Sprintf("invalid %s %q", src, p)
+	if strings.Contains(src, ": ") { // config.yaml:3: prefix
+		what = fmt.Sprintf("%s: invalid value %q", src, p)
+	}
 	for i, r := range p {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(p[i:], "\uFFFD"):
-			return &UsageError{Err: fmt.Errorf("invalid --prefix %q: byte %d is not UTF-8", p, i+1),
+			return &UsageError{Err: fmt.Errorf("%s: byte %d is not UTF-8", what, i+1),
 				hint: "a key is text: write the prefix in UTF-8"}
 		case unicode.IsControl(r):
-			return &UsageError{Err: fmt.Errorf("invalid --prefix %q: it holds the control character %U at byte %d", p, r, i+1),
+			return &UsageError{Err: fmt.Errorf("%s: it holds the control character %U at byte %d", what, r, i+1),
 				hint: "a key travels on one line and in an HTTP header: CR, LF, TAB and other control characters would split or corrupt it"}
 		}
 	}
@@ -149,7 +154,7 @@ func (f *Factory) secret() ([]byte, error) {
 	}
 	v := f.IO.Getenv(name)
 	if v == "" {
-		return nil, &UsageError{Err: fmt.Errorf("--secret-env %s: the environment variable is unset or empty", name),
+		return nil, &UsageError{Err: fmt.Errorf("%s %s: the environment variable is unset or empty", f.Config.Source("secret-env"), name),
 			hint: "export the secret in that variable; it is never read from the command line"}
 	}
 	return []byte(v), nil

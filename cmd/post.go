@@ -244,7 +244,9 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	o.Transport.Cert, _ = fl.GetString("cert")
 	o.Transport.Key, _ = fl.GetString("key")
 	o.Transport.Getenv = f.IO.Getenv
-	o.MaxRedirs, _ = fl.GetInt("max-redirs")
+	if o.MaxRedirs, err = f.Config.Int("max-redirs", -1); err != nil { // -1: no limit, as in curl
+		return err
+	}
 	if o.User != "" && !strings.Contains(o.User, ":") {
 		return usageErrorf("-u needs user:password (idemkey does not prompt)")
 	}
@@ -274,7 +276,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	}
 	o.KeyQuoted = f.Config.GetBool("key-quoted")
 	o.KeyHeader = strings.TrimSpace(f.Config.GetString("key-header"))
-	if err := checkKeyHeader(o.KeyHeader); err != nil {
+	if err := checkKeyHeader(o.KeyHeader, f.Config.Source("key-header")); err != nil {
 		return err
 	}
 	for _, line := range o.Headers {
@@ -309,6 +311,11 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 // assumed, as curl does. A malformed URL is curl's exit 3; a password in
 // it is never echoed.
 func parsePostURL(raw string) (*url.URL, error) {
+	if i := strings.IndexByte(raw, ' '); i >= 0 {
+		// Go's client would escape one in the path and write one in the
+		// query raw, splitting the request line; curl refuses both.
+		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: a space at byte %d (percent-encode it as %%20)", redactText(raw, raw), i+1)}
+	}
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
@@ -326,6 +333,11 @@ func parsePostURL(raw string) (*url.URL, error) {
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: no host", u.Redacted())}
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n > 65535 {
+			return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: port %s is not between 0 and 65535", u.Redacted(), p)}
+		}
 	}
 	return u, nil
 }
@@ -444,13 +456,13 @@ func (o *postOptions) readData() ([]byte, string, error) {
 	if file == "" {
 		return nil, "", usageErrorf("--%s @ needs a file name, or - for standard input", d.flag)
 	}
-	return o.f.postReadLimited(file, maxPostBody)
+	return o.f.postReadLimited(file, "the body", maxPostBody)
 }
 
 // postReadLimited reads a file or standard input ("-"), stopping past limit
 // bytes: an endless input (/dev/zero, a pipe that never ends) is reported
 // once the limit is passed, with memory bounded by it.
-func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, error) {
+func (f *Factory) postReadLimited(name, what string, limit int64) ([]byte, string, error) {
 	var r io.Reader
 	display := name
 	if name == "-" {
@@ -472,10 +484,11 @@ func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, err
 		return nil, display, &InputError{Name: display, Err: fileErr(err)}
 	}
 	if n > limit {
-		return nil, display, &InputError{Name: display, Err: &hintedError{
-			msg:  fmt.Sprintf("the body is larger than post's limit of %d MiB; stopped reading there", limit>>20),
-			hint: "post holds the body in memory and sends it again on every retry",
-		}}
+		he := &hintedError{msg: fmt.Sprintf("%s is larger than post's limit of %d MiB; stopped reading there", what, limit>>20)}
+		if what == "the body" {
+			he.hint = "post holds the body in memory and sends it again on every retry"
+		}
+		return nil, display, &InputError{Name: display, Err: he}
 	}
 	return buf.Bytes(), display, nil
 }
@@ -570,6 +583,7 @@ func (o *postOptions) exchange(client *http.Client, req *http.Request, body []by
 			o.verboseAttempt(res, req, body)
 		}
 		why, again := o.retryReason(res)
+		why = diagLine(why) // a server's reason phrase is not trusted
 		if !again {
 			break
 		}
@@ -619,6 +633,10 @@ func (o *postOptions) waitLimit() (time.Duration, string) {
 }
 
 func showWait(d time.Duration) string {
+	if d == maxDuration {
+		// Saturated: a Retry-After of year 9999 is not 106752 days away.
+		return "more than 292 years"
+	}
 	if d >= 100*24*time.Hour {
 		return fmt.Sprintf("%.0f days", d.Hours()/24)
 	}

@@ -35,17 +35,20 @@ var transportHeaders = []string{
 // these names would replace the body's type or the credentials.
 var ownHeaders = []string{"Content-Type", "Accept", "User-Agent", "Authorization", "Proxy-Authorization", "Cookie"}
 
-func checkKeyHeader(name string) error {
+// checkKeyHeader refuses a key header name that cannot carry the key;
+// src names where it came from (--key-header, IDEMKEY_KEY_HEADER, the
+// config file's line).
+func checkKeyHeader(name, src string) error {
 	if !validHeaderName(name) {
-		return usageErrorf("invalid --key-header %q", postPrintable(name))
+		return usageErrorf("invalid %s %q", src, name)
 	}
 	c := http.CanonicalHeaderKey(name)
 	switch {
 	case slices.Contains(transportHeaders, c) || c == "Expect":
-		return &UsageError{Err: fmt.Errorf("--key-header %s cannot carry the key: Go's HTTP client writes, drops or rewrites that header", name),
+		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: Go's HTTP client writes, drops or rewrites that header", src, name),
 			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	case slices.Contains(ownHeaders, c) || strings.HasPrefix(name, ":"):
-		return &UsageError{Err: fmt.Errorf("--key-header %s cannot carry the key: idemkey sends that header for its own purpose", name),
+		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: idemkey sends that header for its own purpose", src, name),
 			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	}
 	return nil
@@ -89,7 +92,13 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 	if !ok {
 		n, rest, semi := strings.Cut(line, ";")
 		if !semi || strings.TrimSpace(rest) != "" {
-			word, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			word, _, more := strings.Cut(strings.TrimSpace(line), " ")
+			if !more {
+				// One word is all there is: -H "$TOKEN" would echo the token.
+				return "", "", false, &UsageError{
+					Err:  fmt.Errorf("invalid -H of one word (%d bytes): want 'Name: value'", len(word)),
+					hint: "the word is not shown, as it may be a credential"}
+			}
 			return "", "", false, &UsageError{
 				Err:  fmt.Errorf("invalid -H starting with %q: want 'Name: value'", postPrintable(postTrunc(word, 40))),
 				hint: "the rest of the line is not shown, as it may hold a credential"}

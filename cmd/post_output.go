@@ -110,7 +110,6 @@ func (o *postOptions) dumpHeaders(res attemptResult) error {
 // --dry-run and for -v when the bytes were not recorded.
 func requestHead(req *http.Request, body []byte) []byte {
 	r := req.Clone(context.Background())
-	r.Close = true
 	if u := r.URL.User; u != nil && r.Header.Get("Authorization") == "" {
 		pass, _ := u.Password()
 		r.SetBasicAuth(u.Username(), pass)
@@ -125,7 +124,10 @@ func requestHead(req *http.Request, body []byte) []byte {
 	}
 	head := b.Bytes()
 	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
-		head = head[:i+4]
+		// The transport, whose keep-alives are off, adds Connection:
+		// close after every other header (Request.Close would put it
+		// among the first).
+		head = append(head[:i+2:i+2], "Connection: close\r\n\r\n"...)
 	}
 	return head
 }

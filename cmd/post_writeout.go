@@ -42,7 +42,7 @@ var writeOutVars = map[string]bool{
 // anything is sent.
 func (o *postOptions) parseWriteOut(format string) (*writeOut, error) {
 	if file, ok := strings.CutPrefix(format, "@"); ok {
-		data, _, err := o.f.postReadLimited(file, 1<<20)
+		data, _, err := o.f.postReadLimited(file, "the -w format", 1<<20)
 		if err != nil {
 			return nil, err
 		}

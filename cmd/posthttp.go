@@ -172,10 +172,27 @@ type transportConfig struct {
 // for every request, so that Go's transport never retries behind our back
 // on a reused connection, and speaks HTTP/1.1, whose bytes it records (see
 // recConn).
+// maxPEM bounds a certificate or key file (a CA bundle is a few hundred
+// KiB): --cacert /dev/zero is an error, not an endless read.
+const maxPEM = 16 << 20
+
+func postReadPEM(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEM+1))
+	if err == nil && len(b) > maxPEM {
+		err = fmt.Errorf("larger than %d MiB, more than a PEM file holds", maxPEM>>20)
+	}
+	return b, err
+}
+
 func newPostClient(tc transportConfig) (*http.Client, error) {
 	tlsConf := &tls.Config{InsecureSkipVerify: tc.Insecure, NextProtos: []string{"http/1.1"}} //nolint:gosec // -k, warned about
 	if tc.CACert != "" {
-		pem, err := os.ReadFile(tc.CACert)
+		pem, err := postReadPEM(tc.CACert)
 		if err != nil {
 			return nil, &CurlError{curlCACert, fmt.Errorf("cannot read --cacert %s: %v", tc.CACert, fileErr(err))}
 		}
@@ -190,7 +207,17 @@ func newPostClient(tc transportConfig) (*http.Client, error) {
 		if keyFile == "" {
 			keyFile = tc.Cert // curl: the key may follow the certificate in one file
 		}
-		pair, err := tls.LoadX509KeyPair(tc.Cert, keyFile)
+		certPEM, err := postReadPEM(tc.Cert)
+		var keyPEM []byte
+		if err != nil {
+			err = fileErr(err)
+		} else if keyPEM, err = postReadPEM(keyFile); err != nil {
+			err = fmt.Errorf("--key %s: %v", keyFile, fileErr(err))
+		}
+		var pair tls.Certificate
+		if err == nil {
+			pair, err = tls.X509KeyPair(certPEM, keyPEM)
+		}
 		if err != nil {
 			return nil, &CurlError{curlSSLCertProblem, fmt.Errorf("cannot use client certificate %s: %s", tc.Cert, rootCause(err))}
 		}

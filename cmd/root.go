@@ -75,7 +75,7 @@ func (f *Factory) printError(err error) {
 		}
 		msg, hint = msg[:i], "did you mean "+orList(sugg)+"?"
 	}
-	fmt.Fprintf(ios.Err, "%s %s\n", red.Sprint("idemkey: error:"), oneLine(msg))
+	fmt.Fprintf(ios.Err, "%s %s\n", red.Sprint("idemkey: error:"), diagLine(msg))
 	var h hinter
 	switch {
 	case hint != "":
@@ -85,7 +85,7 @@ func (f *Factory) printError(err error) {
 		hint = "run 'idemkey --help' for usage"
 	}
 	if hint != "" {
-		fmt.Fprintf(ios.Err, "hint: %s\n", oneLine(hint))
+		fmt.Fprintf(ios.Err, "hint: %s\n", diagLine(hint))
 	}
 }
 
@@ -93,6 +93,13 @@ func oneLine(s string) string {
 	s = strings.TrimRight(s, "\n")
 	return strings.ReplaceAll(s, "\n", " ")
 }
+
+// diagLine is a diagnostic as it goes to standard error: on one line,
+// with whatever could move the cursor, recolour or retitle a terminal, or
+// forge a line in a log escaped (see escapeControls). Member names in
+// pointers, server reason phrases and file contents reach diagnostics,
+// and none of them is trusted.
+func diagLine(s string) string { return escapeControls(oneLine(s)) }
 
 // Factory carries what every command needs: the streams and the
 // settings of the running command (see Settings).
@@ -140,6 +147,11 @@ failures.`,
 			return cmd.Help()
 		},
 	}
+	// cobra's completion commands take their output stream when they are
+	// made (in finishTree): without this they write to os.Stdout, past
+	// the stream whose errors Main reports.
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 	})
@@ -194,7 +206,7 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
+	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", diagLine(msg)) }
 	if err := file.vet(settingNames(cmd.Root()), warn); err != nil {
 		return err
 	}
@@ -289,7 +301,7 @@ func finishTree(root *cobra.Command) {
 			// What is sent, where, how securely, and where the output goes.
 			commandLineOnly(c.Flags(), "data", "data-binary", "data-raw", "json", "header", "output",
 				"user", "request", "insecure", "include", "silent", "show-error", "verbose", "fail",
-				"fail-with-body", "dry-run", "send-as-is", "lossy", "location", "cert", "key",
+				"fail-with-body", "dry-run", "send-as-is", "lossy", "location", "cert", "key", "user-agent",
 				"dump-header", "write-out", "retry-all-errors")
 		}
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
@@ -351,7 +363,7 @@ func onceOnly(fl *pflag.Flag) {
 	fl.Value = &onceValue{Value: fl.Value}
 }
 
-var repeatedRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first "(.*)"\)$`)
+var repeatedRE = regexp.MustCompile(`^invalid argument ("(?:[^"\\]|\\.)*") for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first ("(?:[^"\\]|\\.)*")\)$`)
 
 // repeatedFlag rewrites pflag's message for a repeated flag, keeping the
 // exit code err had, or returns nil for another error.
@@ -363,7 +375,8 @@ func repeatedFlag(err error) error {
 	if m == nil {
 		return nil
 	}
-	ue := &UsageError{Err: fmt.Errorf("%s %s: %q, then %q", m[2], repeatedText, m[3], m[1]),
+	// Both values are quoted already (pflag's %q and onceValue's).
+	ue := &UsageError{Err: fmt.Errorf("%s %s: %s, then %s", m[2], repeatedText, m[3], m[1]),
 		hint: m[2] + " takes one value; give it once"}
 	if code := exitCode(err); code != exitUsage {
 		return &codedError{ue, code}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
@@ -196,7 +198,10 @@ func (s *Settings) Seconds(name string, positive bool) (time.Duration, error) {
 	x := s.GetFloat64(name)
 	if x < 0 || x >= 1e9 || (positive && x == 0) {
 		want := "want seconds >= 0, such as 2 or 0.5"
-		if positive {
+		switch {
+		case x >= 1e9: // +Inf too
+			want = "want fewer than 1e9 seconds (31 years)"
+		case positive:
 			want = "want seconds > 0, such as 2 or 0.5"
 		}
 		return 0, s.Invalid(name, want)
@@ -446,6 +451,7 @@ type fileValue struct {
 	line int    // 0 when the format does not tell (TOML, JSON)
 	kind string // "string", "bool", "integer", "number", "list", "table", "null", "date"
 	text string // a scalar as written (YAML, JSON) or as decoded (TOML)
+	raw  string // a TOML scalar that is not a string, as written ("2024.10"), for messages
 	list []*fileValue
 }
 
@@ -482,7 +488,19 @@ func (c *configFile) check(v *fileValue, typ string) ([]string, error) {
 	bad := func(want string) error {
 		e := usageErrorf("%s: want %s, not %s", c.where(v), want, describe(v))
 		if want == "a string" && v.text != "" && v.kind != "list" && v.kind != "table" {
-			e.hint = fmt.Sprintf("quote it to use it as written: %s: %q", v.name[strings.LastIndexByte(v.name, '.')+1:], v.text)
+			text, name := v.text, v.name[strings.LastIndexByte(v.name, '.')+1:]
+			if v.raw != "" {
+				text = v.raw
+			}
+			// In the file's own syntax.
+			switch strings.ToLower(filepath.Ext(c.path)) {
+			case ".toml":
+				e.hint = fmt.Sprintf("quote it to use it as written: %s = %q", name, text)
+			case ".json":
+				e.hint = fmt.Sprintf("quote it to use it as written: %q: %q", name, text)
+			default:
+				e.hint = fmt.Sprintf("quote it to use it as written: %s: %q", name, text)
+			}
 		}
 		return e
 	}
@@ -497,7 +515,7 @@ func (c *configFile) check(v *fileValue, typ string) ([]string, error) {
 		out := make([]string, 0, len(v.list))
 		for _, e := range v.list {
 			if e.kind != "string" {
-				return nil, bad("a list of strings")
+				return nil, usageErrorf("%s: want a list of strings, not a list holding %s", c.where(v), describe(e))
 			}
 			out = append(out, e.text)
 		}
@@ -544,12 +562,28 @@ func describe(v *fileValue) string {
 	case "string":
 		return fmt.Sprintf("the string %q", v.text)
 	}
+	if v.raw != "" {
+		return fmt.Sprintf("the %s %s", v.kind, v.raw)
+	}
 	return fmt.Sprintf("the %s %s", v.kind, v.text)
 }
 
 // readConfigFile reads and parses a config file by its extension.
 func readConfigFile(path string) (*configFile, error) {
-	data, err := os.ReadFile(path)
+	ext := strings.ToLower(filepath.Ext(path))
+	data, err := readConfigBytes(path, func() error {
+		switch ext {
+		case ".yaml", ".yml", ".toml", ".json":
+			return nil
+		}
+		// Before reading: --config /dev/zero is refused, not read for ever.
+		return &UsageError{Err: fmt.Errorf("%s: cannot read config: unknown format %q", path, ext),
+			hint: "name the file config.yaml, config.toml or config.json"}
+	})
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return nil, err
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -562,16 +596,13 @@ func readConfigFile(path string) (*configFile, error) {
 	}
 	c := &configFile{path: path}
 	var values map[string]*fileValue
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	switch ext {
 	case ".yaml", ".yml":
 		values, err = parseYAMLConfig(data)
 	case ".toml":
 		values, err = parseTOMLConfig(data)
 	case ".json":
 		values, err = parseJSONConfig(data)
-	default:
-		return nil, &UsageError{Err: fmt.Errorf("%s: cannot read config: unknown format %q", path, ext),
-			hint: "name the file config.yaml, config.toml or config.json"}
 	}
 	if err != nil {
 		return nil, &InputError{Name: path, Err: fmt.Errorf("cannot read config: %v", err)}
@@ -596,6 +627,28 @@ func readConfigFile(path string) (*configFile, error) {
 		}
 	}
 	return c, nil
+}
+
+// maxConfig bounds a config file: a few settings, not a data set (and a
+// path to /dev/zero or an endless stream ends there).
+const maxConfig = 1 << 20
+
+// readConfigBytes reads a config file of at most maxConfig bytes; check
+// runs once the file is open (it exists), before anything is read.
+func readConfigBytes(path string, check func() error) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := check(); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err == nil && len(data) > maxConfig {
+		err = fmt.Errorf("larger than %d MiB, the limit for a config file", maxConfig>>20)
+	}
+	return data, err
 }
 
 // YAML: the nodes keep each scalar as written and its resolved tag, so an
@@ -693,7 +746,63 @@ func parseTOMLConfig(data []byte) (map[string]*fileValue, error) {
 		}
 		return nil, err
 	}
-	return tableMap(anyValue("", m)), nil
+	values := tableMap(anyValue("", m))
+	tomlWritten(data, values)
+	return values, nil
+}
+
+// tomlWritten gives the TOML values their line and, for scalars that are
+// not strings, their text as written: the decoder makes 2024.10 the
+// float 2024.1, and a message (or a hint to quote it) must show what the
+// file says.
+func tomlWritten(data []byte, values map[string]*fileValue) {
+	byName := map[string]*fileValue{}
+	var walk func(vs []*fileValue)
+	walk = func(vs []*fileValue) {
+		for _, v := range vs {
+			byName[v.name] = v
+			if v.kind == "table" {
+				walk(v.list)
+			}
+		}
+	}
+	for _, v := range values {
+		walk([]*fileValue{v})
+	}
+	keyOf := func(it unstable.Iterator) string {
+		var parts []string
+		for it.Next() {
+			parts = append(parts, string(it.Node().Data))
+		}
+		return strings.Join(parts, ".")
+	}
+	var p unstable.Parser
+	p.Reset(data)
+	table := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table:
+			table = keyOf(e.Key())
+		case unstable.ArrayTable:
+			table = "" // not a setting: left as decoded
+		case unstable.KeyValue:
+			name := keyOf(e.Key())
+			if table != "" {
+				name = table + "." + name
+			}
+			v, ok := byName[name]
+			if !ok {
+				continue
+			}
+			if k := e.Key(); k.Next() && k.Node().Raw.Length > 0 {
+				v.line = p.Shape(k.Node().Raw).Start.Line
+			}
+			if val := e.Value(); v.kind != "string" && v.kind != "list" && v.kind != "table" && len(val.Data) > 0 {
+				v.raw = string(val.Data)
+			}
+		}
+	}
 }
 
 // JSON: numbers are kept as written (json.Number).

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -51,7 +52,11 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 		v = version
 	}
 	line := "idemkey version " + v
-	if rev != "" && v == "dev" {
+	// Go 1.24 and later stamp a build from a clone with a pseudo-version
+	// (v0.0.0-20261201091928-cd38d8e8ea6d+dirty) holding 12 digits of the
+	// revision: the whole revision and the tree's state are still said.
+	pseudo := len(rev) >= 12 && strings.Contains(v, "-"+rev[:12])
+	if rev != "" && (v == "dev" || pseudo) {
 		line += " revision " + rev
 		if when != "" {
 			line += " " + when
