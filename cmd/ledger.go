@@ -27,8 +27,10 @@ func newLedgerCmd(f *Factory) *cobra.Command {
 keep: one record per idempotency key, in one of the states running,
 succeeded, failed or unknown.
 
-The ledger is a SQLite file: --ledger PATH, IDEMKEY_LEDGER, or
-$XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db).`,
+The ledger is a SQLite file on this machine: --ledger PATH, IDEMKEY_LEDGER,
+or $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db);
+or, shared by a fleet of machines, a PostgreSQL or Redis server:
+--ledger postgres://… (postgresql://) or redis://… (rediss://).`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
