@@ -206,6 +206,16 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 write(0)
 return 1
 `)
+	// insert, or the stored record as getScript returns it.
+	insertOrGetScript = redis.NewScript(writeLua + `
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then
+  write(0)
+  return 1
+end
+local t = redis.call('TIME')
+return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
+`)
 	// ARGV: from attempt, from state, need expired ('1'), then write's.
 	swapScript = redis.NewScript(writeLua + `
 local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
@@ -398,6 +408,35 @@ func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Durat
 	return s.write(ctx, insertScript, rec, args)
 }
 
+// InsertOrGet implements ledger.InsertGetter: one script inserts rec, or
+// returns the stored record as Get does.
+func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
+	args, err := s.writeArgs(rec, lease)
+	if err != nil {
+		return false, nil, false, err
+	}
+	var res any
+	maybe, err := s.do(ctx, func() error {
+		var err error
+		res, err = insertOrGetScript.Run(ctx, s.c, s.keys(rec.Key), args...).Result()
+		return err
+	})
+	if err != nil {
+		return false, nil, false, err
+	}
+	if n, ok := res.(int64); ok && n == 1 {
+		return true, nil, false, nil
+	}
+	stored, expired, err := s.decodeGet(res)
+	if err != nil {
+		return false, nil, false, err
+	}
+	if maybe && storeutil.Same(stored, rec) {
+		return true, nil, false, nil // an earlier try inserted it
+	}
+	return false, stored, expired, nil
+}
+
 // Swap implements ledger.Store.
 func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
 	args, err := s.writeArgs(rec, lease)
@@ -508,4 +547,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 // Close implements ledger.Store.
 func (s *Store) Close() error { return s.c.Close() }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store        = (*Store)(nil)
+	_ ledger.InsertGetter = (*Store)(nil)
+)
