@@ -124,15 +124,15 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		o.Protocol = 2
 	}
 	s.c = redis.NewClient(o)
-	// PING and CONFIG GET maxmemory-policy in one round trip.
-	pipe := s.c.Pipeline()
-	ping := pipe.Ping(ctx)
-	policy := pipe.ConfigGet(ctx, "maxmemory-policy")
-	_, execErr := pipe.Exec(ctx)
-	if err := ping.Err(); err != nil || ping.Val() != "PONG" {
-		if err == nil {
-			err = execErr // the connection failed before the commands ran
-		}
+	// CONFIG GET maxmemory-policy is also the check that the server
+	// answers: one round trip (after the HELLO go-redis sends on every
+	// connection), on the connection the store's scripts use next (a
+	// pipeline would take a connection of go-redis's separate pipeline
+	// pool: one more connection, and one more HELLO, per process). A reply
+	// error other than authentication's (CONFIG renamed away, an ACL
+	// without it) means the server answers but hides its policy.
+	policy := s.c.ConfigGet(ctx, "maxmemory-policy")
+	if err := policy.Err(); err != nil && !configHidden(err) {
 		s.c.Close()
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
@@ -140,6 +140,21 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		opts.Warn(w)
 	}
 	return s, nil
+}
+
+// configHidden reports whether err is the server refusing CONFIG GET
+// itself, rather than the connection or its authentication failing.
+func configHidden(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	for _, p := range []string{"WRONGPASS", "NOAUTH", "LOADING", "MASTERDOWN", "BUSY"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return false
+		}
+	}
+	return true
 }
 
 // evictionWarning returns a warning when the server could evict records.
