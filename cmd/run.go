@@ -310,8 +310,17 @@ func (st *runStep) run(ctx context.Context) error {
 	pause := 5 * time.Millisecond
 	looked := false
 	for {
-		rec, _, err := st.store.Get(ctx, st.key)
-		if err != nil {
+		// On a shared store the claim reads the record itself, in the
+		// same round trip as its insert (ledger.InsertGetter), and
+		// decides replay and mismatch as this read would: the read first
+		// is for one machine (a replay without the key's lock), and for a
+		// command that cannot run (its record may still be replayed).
+		direct := st.locker == nil && !looked && lookCommand(opts.Command[0]) == nil
+		var rec *ledger.Record
+		var err error
+		if direct {
+			looked = true
+		} else if rec, _, err = st.store.Get(ctx, st.key); err != nil {
 			return &ledgerUnavailable{spec: opts.Ledger, err: err}
 		}
 		if rec != nil && !ledger.Expired(rec, opts.Retain, time.Now()) && rec.Fingerprint != st.fingerprint {

@@ -57,10 +57,21 @@ q() { printf '%q' "$1"; }
 #     the record is forgotten before each run, outside the timing)
 #   - the same, replayed                    (the succeeded record's replay)
 #   - 16 processes at once on distinct keys, LEDGER_STEPS steps each (steps/s)
+#   - fsyncs per fresh step (strace -c over 20 steps: fsync + fdatasync),
+#     which do not depend on the machine's load
 # The ledger is a fresh file in DIR (a local disk: WAL, synchronous=FULL).
+# LEDGER_BASE=PATH also measures another idemkey binary (an older build) in
+# the same run, in rows marked "(base)", each on its own fresh ledger.
 bench_ledger() {
-	local ik=$1 dir=$2 runs=${LEDGER_RUNS:-200} steps=${LEDGER_STEPS:-40}
-	local led=$dir/ledger.db key t0 t1 w
+	local ik=$1 dir=$2 label=${3:-}
+	if [[ -z $label && -n ${LEDGER_BASE:-} ]]; then
+		bench_ledger "$ik" "$dir/new" " " || return
+		bench_ledger "$(readlink -f "$LEDGER_BASE")" "$dir/base" " (base)" | tail -n +4
+		return
+	fi
+	mkdir -p "$dir"
+	local runs=${LEDGER_RUNS:-200} steps=${LEDGER_STEPS:-40}
+	local led=$dir/ledger.db key t0 t1 w syncs=-
 	export IDEMKEY_LEDGER=$led
 	"$ik" ledger init 2>/dev/null
 	key=$("$ik" key --task t --tool x <<<'["true"]')
@@ -94,14 +105,20 @@ bench_ledger() {
 	done
 	wait
 	t1=$EPOCHREALTIME
+	if have strace; then
+		strace -f -c -e trace=fsync,fdatasync -o "$dir/syncs" \
+			bash -c 'for i in $(seq 20); do "$1" run --task "s$i" --tool x -- true || exit 1; done' - "$ik" >/dev/null 2>&1
+		syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 } END { printf "%.1f", n / 20 }' "$dir/syncs")
+	fi
 	echo
-	echo "| ledger (SQLite, $(df -T "$dir" | awk 'NR == 2 { print $2 }')) | median wall | overhead vs true |"
+	echo "| ledger (SQLite, $(df -T "$dir" | awk 'NR == 2 { print $2 }'), load average $(cut -d' ' -f1-3 /proc/loadavg)) | median wall | overhead vs true |"
 	echo "| --- | ---: | ---: |"
-	awk -v b="$bare" -v r="$run" -v p="$replay" -v t0="$t0" -v t1="$t1" -v n=$((16 * steps)) 'BEGIN {
-		printf "| `true` | %.2f ms | — |\n", b * 1000
-		printf "| `idemkey run --task t --tool x -- true` (fresh step) | %.2f ms | +%.2f ms |\n", r * 1000, (r - b) * 1000
-		printf "| the same, replayed | %.2f ms | +%.2f ms |\n", p * 1000, (p - b) * 1000
-		printf "| 16 processes at once, distinct keys | %.0f steps/s | %d steps in %.2f s |\n", n / (t1 - t0), n, t1 - t0
+	awk -v b="$bare" -v r="$run" -v p="$replay" -v t0="$t0" -v t1="$t1" -v n=$((16 * steps)) -v l="$label" -v s="$syncs" 'BEGIN {
+		printf "| `true`%s | %.2f ms | — |\n", l, b * 1000
+		printf "| `idemkey run --task t --tool x -- true` (fresh step)%s | %.2f ms | +%.2f ms |\n", l, r * 1000, (r - b) * 1000
+		printf "| the same, replayed%s | %.2f ms | +%.2f ms |\n", l, p * 1000, (p - b) * 1000
+		printf "| 16 processes at once, distinct keys%s | %.0f steps/s | %d steps in %.2f s |\n", l, n / (t1 - t0), n, t1 - t0
+		printf "| fsyncs per fresh step (strace)%s | %s | — |\n", l, s
 	}'
 	unset IDEMKEY_LEDGER
 }

@@ -21,8 +21,14 @@
 #   - contention: 64 workers started at once on one key whose command
 #     sleeps 0.5 s: the wall time until all have exited, how many ran
 #     the command (must be 1) and how the others ended.
+#   - round trips (with strace): the writes idemkey makes on its TCP socket
+#     for a fresh step and for a replay (each write is one request the
+#     process then waits for: connecting included), which do not depend
+#     on the machine's load.
 # Environment: STEPS (default 200), DISTINCT (default 1000), KEEP=1 keeps
-# the directory. Needs postgresql and redis-server (scripts/services.sh).
+# the directory, BASE=PATH also measures another idemkey binary (an older
+# build) on the same servers, side by side, in rows marked "(base)".
+# Needs postgresql and redis-server (scripts/services.sh).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -149,6 +155,19 @@ throughput() {
 	calc "$DISTINCT / ($t1 - $t0)"
 }
 
+# trips LEDGER PREFIX: the writes on TCP sockets of a fresh step and of its
+# replay (strace), "-" without strace.
+trips() {
+	local ledger=$1 p=$2 f r
+	if ! command -v strace >/dev/null; then
+		echo "- -"
+		return
+	fi
+	f=$(strace -f -yy -e trace=write,sendto,sendmsg,writev "$IK" run --ledger "$ledger" --task "$p-trips" --tool x -- "$true_bin" 2>&1 | grep -c 'TCP' || true)
+	r=$(strace -f -yy -e trace=write,sendto,sendmsg,writev "$IK" run -q --ledger "$ledger" --task "$p-trips" --tool x -- "$true_bin" 2>&1 | grep -c 'TCP' || true)
+	echo "$f $r"
+}
+
 # race64 LEDGER PREFIX: wall s for 64 workers on one key; executions; exits.
 race64() {
 	local ledger=$1 p=$2 t0 t1 i
@@ -173,28 +192,36 @@ race64() {
 pg_url="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
 redis_url="redis://127.0.0.1:$redis_port/0"
 rows=()
+bins=("$IK")
+[[ -n ${BASE:-} ]] && bins+=("$(readlink -f "$BASE")")
+new_ik=$IK
 for store in postgres redis "redis, everysec"; do
 	case $store in
 	postgres) url=$pg_url ;;
 	redis) url=$redis_url ;;
 	*) url="redis://127.0.0.1:$redis2_port/0" ;;
 	esac
-	say "$store: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
-	p=${store//[^a-z]/}
-	read -r step replay < <(per_step "$url" "s$p")
-	tp=$(throughput "$url" "d$p")
-	read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
-	rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.0f steps/s | %.2f s, %s ran; exits %s|' \
-		"$store" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
-	if [[ $race_ran != 1 ]]; then
-		say "FAILED: $store: the raced step ran $race_ran times"
-		exit 1
-	fi
+	for IK in "${bins[@]}"; do
+		label=$store p=${store//[^a-z]/}
+		[[ $IK != "$new_ik" ]] && label="$store (base)" p=b$p
+		say "$label: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
+		read -r step replay < <(per_step "$url" "s$p")
+		tp=$(throughput "$url" "d$p")
+		read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
+		read -r trips_fresh trips_replay < <(trips "$url" "t$p")
+		rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s / %s | %.0f steps/s | %.2f s, %s ran; exits %s|' \
+			"$label" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$trips_fresh" "$trips_replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
+		if [[ $race_ran != 1 ]]; then
+			say "FAILED: $label: the raced step ran $race_ran times"
+			exit 1
+		fi
+	done
 done
+IK=$new_ik
 
 echo
 echo "Fleet ledgers on loopback ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always, and everysec)"
 echo
-echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | 16 workers, distinct keys | 64 workers, one key |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | round trips, fresh / replay | 16 workers, distinct keys | 64 workers, one key |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 printf '%s\n' "${rows[@]}"

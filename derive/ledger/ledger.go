@@ -134,6 +134,21 @@ type Store interface {
 	Close() error
 }
 
+// InsertGetter is implemented by stores that can, in one round trip,
+// insert a record or read the one that is there (PostgreSQL's INSERT …
+// ON CONFLICT DO NOTHING RETURNING with a read of the row in the same
+// statement, a Redis script). Claim then starts with it instead of a Get
+// followed by an Insert: a fresh key costs one round trip instead of two,
+// a stored one still one.
+type InsertGetter interface {
+	// InsertOrGet stores rec if the key has no record, as Insert does,
+	// and reports inserted. Otherwise it returns the stored record and
+	// whether its lease ran out, as Get does; stored may be nil when the
+	// conflicting record is not visible yet (or was removed meanwhile),
+	// and the caller reads again.
+	InsertOrGet(ctx context.Context, rec *Record, lease time.Duration) (inserted bool, stored *Record, expired bool, err error)
+}
+
 // Waiter is implemented by stores that can say when a key's record may
 // have changed (PostgreSQL's LISTEN/NOTIFY). Wait blocks until then, or
 // until ctx ends; a spurious return is allowed. Callers of stores without

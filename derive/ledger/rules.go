@@ -175,13 +175,31 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 		return nil, fmt.Errorf("ledger: invalid recovery policy %q", policy)
 	}
 	var died *Record // the running record this claim found dead
-	for range maxRounds {
+	ig, _ := s.(InsertGetter)
+	for round := range maxRounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		now := nowFunc(req.Now)
-		rec, expired, err := s.Get(ctx, key)
-		if err != nil {
+		var rec *Record
+		var expired bool
+		var err error
+		if ig != nil && round == 0 {
+			// Most claims are of a fresh key or a replay: try the insert
+			// and read what is there in one go.
+			fresh := req.attemptRecord(1, now)
+			var inserted bool
+			inserted, rec, expired, err = ig.InsertOrGet(ctx, fresh, req.Lease)
+			if err != nil {
+				return nil, err
+			}
+			if inserted {
+				return &Decision{Action: ActRun, Record: fresh}, nil
+			}
+			if rec == nil {
+				continue
+			}
+		} else if rec, expired, err = s.Get(ctx, key); err != nil {
 			return nil, err
 		}
 		if rec == nil {

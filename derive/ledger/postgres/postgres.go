@@ -513,11 +513,58 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args
 
 // Insert implements ledger.Store: INSERT … ON CONFLICT DO NOTHING.
 func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
-	stmt := `INSERT INTO ` + s.table + ` (` + cols + `) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text,
+	return s.write(ctx, rec, insertStmt(s.table), values(rec, lease)...)
+}
+
+// insertStmt is the INSERT … ON CONFLICT DO NOTHING of rec's values
+// ($1…$23, as values gives them).
+func insertStmt(table string) string {
+	return `INSERT INTO ` + table + ` (` + cols + `) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text,
 		$6::bytea, $7::text, $8::bigint, $9::text, $10::integer, $11::text, $12::timestamptz, $13::timestamptz,
 		` + leaseExpr + `, $14::bytea, $15::bigint, $16::text, $17::boolean, $18::bytea, $19::bigint, $20::text,
 		$21::boolean, $22::bytea) ON CONFLICT (key) DO NOTHING`
-	return s.write(ctx, rec, stmt, values(rec, lease)...)
+}
+
+// InsertOrGet implements ledger.InsertGetter in one statement: the
+// INSERT … ON CONFLICT DO NOTHING of Insert (with its notification), and,
+// when it inserted nothing, the stored row as Get reads it. The read sees
+// the statement's snapshot: a row that a concurrent transaction committed
+// after it began conflicts but is not returned (stored nil, and the rules
+// read again).
+func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
+	args := append(values(rec, lease), s.channel)
+	sql := `WITH ins AS (` + insertStmt(s.table) + ` RETURNING ` + cols + `)
+		SELECT ins.*, false, true FROM ins, LATERAL (SELECT pg_notify($24::text, ins.key)) n
+		UNION ALL
+		SELECT ` + cols + `, state = 'running' AND lease_until IS NOT NULL AND lease_until <= now(), false
+		FROM ` + s.table + ` WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`
+	var inserted, expired, ambiguous bool
+	var stored *ledger.Record
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		var err error
+		stored, err = scanRecord(conn.QueryRow(ctx, sql, args...), &expired, &inserted)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			stored, expired, inserted, err = nil, false, false, nil
+		case err != nil:
+			if transient(err, conn) && !pgconn.SafeToRetry(err) {
+				ambiguous = true
+			}
+			return err
+		}
+		if !inserted && ambiguous && storeutil.Same(stored, rec) {
+			// An earlier try inserted it before the connection broke.
+			stored, expired, inserted = nil, false, true
+		}
+		if inserted {
+			stored = nil
+		}
+		return nil
+	})
+	if err != nil {
+		return false, nil, false, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return inserted, stored, expired, nil
 }
 
 // Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt AND
@@ -672,8 +719,9 @@ func (s *Store) Close() error {
 }
 
 var (
-	_ ledger.Store  = (*Store)(nil)
-	_ ledger.Waiter = (*Store)(nil)
+	_ ledger.Store        = (*Store)(nil)
+	_ ledger.Waiter       = (*Store)(nil)
+	_ ledger.InsertGetter = (*Store)(nil)
 )
 
 // Schema returns the version of the ledger's table, from its comment

@@ -124,15 +124,15 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		o.Protocol = 2
 	}
 	s.c = redis.NewClient(o)
-	// PING and CONFIG GET maxmemory-policy in one round trip.
-	pipe := s.c.Pipeline()
-	ping := pipe.Ping(ctx)
-	policy := pipe.ConfigGet(ctx, "maxmemory-policy")
-	_, execErr := pipe.Exec(ctx)
-	if err := ping.Err(); err != nil || ping.Val() != "PONG" {
-		if err == nil {
-			err = execErr // the connection failed before the commands ran
-		}
+	// CONFIG GET maxmemory-policy is also the check that the server
+	// answers: one round trip (after the HELLO go-redis sends on every
+	// connection), on the connection the store's scripts use next (a
+	// pipeline would take a connection of go-redis's separate pipeline
+	// pool: one more connection, and one more HELLO, per process). A reply
+	// error other than authentication's (CONFIG renamed away, an ACL
+	// without it) means the server answers but hides its policy.
+	policy := s.c.ConfigGet(ctx, "maxmemory-policy")
+	if err := policy.Err(); err != nil && !configHidden(err) {
 		s.c.Close()
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
@@ -140,6 +140,21 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		opts.Warn(w)
 	}
 	return s, nil
+}
+
+// configHidden reports whether err is the server refusing CONFIG GET
+// itself, rather than the connection or its authentication failing.
+func configHidden(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	for _, p := range []string{"WRONGPASS", "NOAUTH", "LOADING", "MASTERDOWN", "BUSY"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return false
+		}
+	}
+	return true
 }
 
 // evictionWarning returns a warning when the server could evict records.
@@ -205,6 +220,16 @@ return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 write(0)
 return 1
+`)
+	// insert, or the stored record as getScript returns it.
+	insertOrGetScript = redis.NewScript(writeLua + `
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then
+  write(0)
+  return 1
+end
+local t = redis.call('TIME')
+return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
 `)
 	// ARGV: from attempt, from state, need expired ('1'), then write's.
 	swapScript = redis.NewScript(writeLua + `
@@ -398,6 +423,35 @@ func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Durat
 	return s.write(ctx, insertScript, rec, args)
 }
 
+// InsertOrGet implements ledger.InsertGetter: one script inserts rec, or
+// returns the stored record as Get does.
+func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
+	args, err := s.writeArgs(rec, lease)
+	if err != nil {
+		return false, nil, false, err
+	}
+	var res any
+	maybe, err := s.do(ctx, func() error {
+		var err error
+		res, err = insertOrGetScript.Run(ctx, s.c, s.keys(rec.Key), args...).Result()
+		return err
+	})
+	if err != nil {
+		return false, nil, false, err
+	}
+	if n, ok := res.(int64); ok && n == 1 {
+		return true, nil, false, nil
+	}
+	stored, expired, err := s.decodeGet(res)
+	if err != nil {
+		return false, nil, false, err
+	}
+	if maybe && storeutil.Same(stored, rec) {
+		return true, nil, false, nil // an earlier try inserted it
+	}
+	return false, stored, expired, nil
+}
+
 // Swap implements ledger.Store.
 func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
 	args, err := s.writeArgs(rec, lease)
@@ -508,4 +562,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 // Close implements ledger.Store.
 func (s *Store) Close() error { return s.c.Close() }
 
-var _ ledger.Store = (*Store)(nil)
+var (
+	_ ledger.Store        = (*Store)(nil)
+	_ ledger.InsertGetter = (*Store)(nil)
+)

@@ -217,3 +217,46 @@ func TestLockReplacedFile(t *testing.T) {
 		t.Fatalf("the removed file still counts as the lock file: %v %v", same, err)
 	}
 }
+
+// TestNoCheckpointOnClose: closing the store leaves committed records in
+// the WAL (no checkpoint, so no fsync of the WAL and the database at
+// close), and the next open reads them from there.
+func TestNoCheckpointOnClose(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}
+	if ok, err := s.Insert(ctx, &rec, 0); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("closing the store changed the database file (%d → %d bytes): it checkpointed", len(before), len(after))
+	}
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("the WAL is gone or empty after close: %v %v", fi, err)
+	}
+	s = open(t, path, Options{})
+	got, _, err := s.Get(ctx, "k")
+	if err != nil || got == nil || got.State != ledger.Succeeded {
+		t.Fatalf("the record committed before close: %+v, %v", got, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 // Run runs the checks as subtests; open returns an empty store.
 func Run(t *testing.T, open func(t *testing.T) ledger.Store) {
 	t.Run("InsertRace64", func(t *testing.T) { insertRace(t, open(t)) })
+	t.Run("InsertOrGetRace64", func(t *testing.T) { insertOrGetRace(t, open(t)) })
 	t.Run("SwapRace64", func(t *testing.T) { swapRace(t, open(t)) })
 	t.Run("StaleVersionFenced", func(t *testing.T) { fenced(t, open(t)) })
 	t.Run("LeaseOnStoreClock", func(t *testing.T) { lease(t, open(t)) })
@@ -63,6 +64,50 @@ func race(t *testing.T, n int, f func(i int) (bool, error)) (int, []int) {
 	close(start)
 	wg.Wait()
 	return int(wins.Load()), winners
+}
+
+// insertOrGetRace: 64 InsertOrGet of one key behind a barrier insert one
+// record; every other call returns that record (or nothing, when the
+// winner's write was not visible to it yet) and never a record of its own;
+// afterwards the stored record comes back with its lease state.
+func insertOrGetRace(t *testing.T, s ledger.Store) {
+	ctx := context.Background()
+	ig, ok := s.(ledger.InsertGetter)
+	if !ok {
+		t.Fatalf("%T does not implement ledger.InsertGetter", s)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	n, winners := race(t, 64, func(i int) (bool, error) {
+		inserted, stored, _, err := ig.InsertOrGet(ctx, rec("k-iog", fmt.Sprintf("holder %d", i), 1, ledger.Running), time.Minute)
+		if !inserted && stored != nil {
+			mu.Lock()
+			seen[stored.Holder]++
+			mu.Unlock()
+		}
+		return inserted, err
+	})
+	if n != 1 {
+		t.Fatalf("%d InsertOrGet of one key inserted, want 1", n)
+	}
+	winner := fmt.Sprintf("holder %d", winners[0])
+	for h, c := range seen {
+		if h != winner {
+			t.Errorf("%d losers were returned the record of %q, want the winner's (%q)", c, h, winner)
+		}
+	}
+	inserted, stored, expired, err := ig.InsertOrGet(ctx, rec("k-iog", "late", 1, ledger.Running), time.Minute)
+	if err != nil || inserted || stored == nil || stored.Holder != winner || expired || stored.State != ledger.Running {
+		t.Fatalf("InsertOrGet of a stored key: inserted %v, stored %+v, expired %v, err %v; want the winner's live record", inserted, stored, expired, err)
+	}
+	if ok, _, _, err := ig.InsertOrGet(ctx, rec("k-iog-short", "h", 1, ledger.Running), 200*time.Millisecond); err != nil || !ok {
+		t.Fatalf("insert: %v %v", ok, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	_, stored, expired, err = ig.InsertOrGet(ctx, rec("k-iog-short", "other", 1, ledger.Running), time.Minute)
+	if err != nil || stored == nil || stored.Holder != "h" || !expired {
+		t.Fatalf("InsertOrGet after the lease ran out: stored %+v, expired %v, err %v; want h's record, expired", stored, expired, err)
+	}
 }
 
 func insertRace(t *testing.T, s ledger.Store) {
