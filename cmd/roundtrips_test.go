@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 )
 
 // turnCounter is a TCP proxy on 127.0.0.1 in front of a store that counts
@@ -13,9 +14,10 @@ import (
 // spoke (or first), over every connection. Unlike bytes or packets, this
 // does not depend on how the kernel splits the writes.
 type turnCounter struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	turns int
+	ln     net.Listener
+	mu     sync.Mutex
+	turns  int
+	active sync.WaitGroup // proxied connections still open
 }
 
 func newTurnCounter(t *testing.T, target string) *turnCounter {
@@ -36,7 +38,8 @@ func newTurnCounter(t *testing.T, target string) *turnCounter {
 				c.Close()
 				continue
 			}
-			go tc.pipe(c, s)
+			tc.active.Add(1)
+			go func() { defer tc.active.Done(); tc.pipe(c, s) }()
 		}
 	}()
 	return tc
@@ -79,8 +82,16 @@ func (tc *turnCounter) pipe(c, s net.Conn) {
 	<-done
 }
 
-// take returns the turns counted since the last take.
+// take returns the turns counted since the last take, once every proxied
+// connection has closed: the last bytes of a process that has exited (a
+// Terminate message) may still be on their way through the proxy.
 func (tc *turnCounter) take() int {
+	done := make(chan struct{})
+	go func() { tc.active.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	n := tc.turns
