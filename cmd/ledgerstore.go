@@ -100,12 +100,33 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")
+	} else if scheme, ok := urlScheme(spec); ok {
+		// A URL of a store this idemkey does not have (or a misspelt one)
+		// must not become a local file of that name.
+		return nil, &ledgerUnavailable{spec: spec, err: &UsageError{
+			Err:  fmt.Errorf("unsupported ledger URL scheme %q", scheme),
+			hint: "give a SQLite file path, or a postgres://, postgresql://, redis:// or rediss:// URL"}}
 	}
 	s, err := sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
 	if err != nil {
 		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
 	return s, nil
+}
+
+// urlScheme returns the scheme of a spec of the form scheme://….
+func urlScheme(spec string) (string, bool) {
+	scheme, _, ok := strings.Cut(spec, "://")
+	if !ok || scheme == "" {
+		return "", false
+	}
+	for i, c := range scheme {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", false
+		}
+	}
+	return scheme, true
 }
 
 // redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
