@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -157,13 +158,22 @@ func redactStoreURL(s string) string {
 // parseDays parses a duration that may use days: "7d", "36h", "90m", or
 // a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
 func parseDays(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e12 {
+	// A count of seconds or days beyond what a duration holds (about 292
+	// years) would wrap around to a negative one.
+	const most = float64(math.MaxInt64)
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
+		if v*float64(time.Second) >= most {
+			return 0, fmt.Errorf("invalid duration %q: too long", s)
+		}
 		return time.Duration(v * float64(time.Second)), nil
 	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		d, err := strconv.ParseFloat(n, 64)
-		if err != nil || d < 0 {
+		if err != nil || !(d >= 0) {
 			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		if d*float64(24*time.Hour) >= most {
+			return 0, fmt.Errorf("invalid duration %q: too long", s)
 		}
 		return time.Duration(d * float64(24*time.Hour)), nil
 	}
