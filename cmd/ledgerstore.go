@@ -202,6 +202,9 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("invalid size %q (e.g. 1MiB, 65536)", s)
 	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("invalid size %q: too large", s)
+	}
 	return n * mult, nil
 }
 
