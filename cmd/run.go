@@ -568,7 +568,9 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	// the job, a shell's job control) reaches the command too, while a
 	// signal to idemkey alone is forwarded.
 	if lock != nil {
-		c.ExtraFiles = []*os.File{lock}
+		// Descriptors the command would have had without idemkey keep
+		// their numbers; the lock comes after them (3 when none).
+		c.ExtraFiles = append(inheritedFiles(), lock)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
