@@ -160,8 +160,10 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
 		return usageErrorf("invalid --wait: %v", err)
 	}
-	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil || opts.Lease < 3*time.Millisecond {
-		return usageErrorf("invalid --lease %q", v.GetString("lease"))
+	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
+		return usageErrorf("invalid --lease: %v", err)
+	} else if opts.Lease < 3*time.Millisecond {
+		return usageErrorf("invalid --lease %q: a lease is at least 3ms (renewed every third of it)", v.GetString("lease"))
 	}
 	opts.OnLeaseLost = v.GetString("on-lease-lost")
 	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
