@@ -550,6 +550,16 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	fail := func(err error) error {
 		// The command never started: the attempt failed as a shell
 		// reports it, and may run again.
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Op == "fork/exec" {
+			// Found, yet not executable: ENOENT here is a missing #!
+			// interpreter or loader, not a missing file.
+			if errors.Is(pe.Err, syscall.ENOENT) {
+				err = fmt.Errorf("%s: cannot execute: its #! interpreter (or loader) was not found", pe.Path)
+			} else {
+				err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
+			}
+		}
 		r := rec
 		r.State, r.ExitCode, r.EndedAt, r.Reason = ledger.Failed, exitCannotExec, time.Now(), "could not start: "+err.Error()
 		_ = ledger.Complete(ctx, st.store, &r)
