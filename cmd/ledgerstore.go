@@ -101,6 +101,12 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")
+	} else if looksLikeDSN(spec) {
+		// A libpq keyword/value string is not a file name (and holds a
+		// password that must not become one, or be printed).
+		return nil, &ledgerUnavailable{spec: "(a keyword/value connection string)", err: &UsageError{
+			Err:  errors.New("a PostgreSQL keyword/value connection string is not supported"),
+			hint: "give the ledger as a postgres://user@host/db URL (or a SQLite file path)"}}
 	} else if scheme, ok := urlScheme(spec); ok {
 		// A URL of a store this idemkey does not have (or a misspelt one)
 		// must not become a local file of that name.
@@ -113,6 +119,17 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
 	return s, nil
+}
+
+// looksLikeDSN reports whether spec reads as a libpq keyword/value
+// connection string ("host=db dbname=ledger password=…").
+func looksLikeDSN(spec string) bool {
+	k, _, ok := strings.Cut(strings.TrimSpace(spec), "=")
+	switch k {
+	case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service":
+		return ok
+	}
+	return false
 }
 
 // urlScheme returns the scheme of a spec of the form scheme://….
