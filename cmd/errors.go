@@ -141,12 +141,17 @@ func shortPointer(p string) string {
 	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
 }
 
+// plainText reports whether s is UTF-8 made of printable characters and
+// spaces only: safe to show as it is on a terminal, on one line.
+func plainText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
+}
+
 // printable shows a text as it is when it is short, UTF-8 and made of
 // printable characters only (U+E000 or U+2028 would be invisible);
 // otherwise quoted, and cut.
 func printable(s string) string {
-	clean := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
-	if clean && len(s) <= 200 {
+	if plainText(s) && len(s) <= 200 {
 		return s
 	}
 	if len(s) > 200 {

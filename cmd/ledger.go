@@ -249,9 +249,19 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 		if r.ExitCode != ledger.NoExit {
 			exit = strconv.Itoa(r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Key, r.State, r.Attempt, exit, r.Task, r.Tool, stamp(r.StartedAt), stamp(r.EndedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", shownText(r.Key), r.State, r.Attempt, exit, shownText(r.Task), shownText(r.Tool), stamp(r.StartedAt), stamp(r.EndedAt))
 	}
 	return tw.Flush()
+}
+
+// shownText is a recorded text as a table shows it: as it is, or quoted
+// when it holds a control character (a newline or an escape sequence in a
+// task id must not break the table or reach the terminal).
+func shownText(s string) string {
+	if plainText(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 func notFound(key string) error {
@@ -297,18 +307,18 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	if r.ExitCode != ledger.NoExit {
 		exit = strconv.Itoa(r.ExitCode)
 	}
-	fmt.Fprintf(tw, "key:\t%s\n", r.Key)
+	fmt.Fprintf(tw, "key:\t%s\n", shownText(r.Key))
 	fmt.Fprintf(tw, "state:\t%s\n", r.State)
 	fmt.Fprintf(tw, "attempt:\t%d\n", r.Attempt)
-	fmt.Fprintf(tw, "task:\t%s\n", r.Task)
-	fmt.Fprintf(tw, "tool:\t%s\n", r.Tool)
+	fmt.Fprintf(tw, "task:\t%s\n", shownText(r.Task))
+	fmt.Fprintf(tw, "tool:\t%s\n", shownText(r.Tool))
 	fmt.Fprintf(tw, "kind:\t%s\n", r.Kind)
 	fmt.Fprintf(tw, "exit code:\t%s\n", exit)
-	fmt.Fprintf(tw, "holder:\t%s\n", r.Holder)
+	fmt.Fprintf(tw, "holder:\t%s\n", shownText(r.Holder))
 	fmt.Fprintf(tw, "started:\t%s\n", stamp(r.StartedAt))
 	fmt.Fprintf(tw, "ended:\t%s\n", stamp(r.EndedAt))
 	if r.Reason != "" {
-		fmt.Fprintf(tw, "reason:\t%s\n", r.Reason)
+		fmt.Fprintf(tw, "reason:\t%s\n", shownText(r.Reason))
 	}
 	for _, o := range []struct {
 		name string

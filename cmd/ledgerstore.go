@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -100,12 +101,50 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 	}
 	if strings.HasPrefix(spec, "file:") {
 		spec = strings.TrimPrefix(spec, "file:")
+	} else if looksLikeDSN(spec) {
+		// A libpq keyword/value string is not a file name (and holds a
+		// password that must not become one, or be printed).
+		return nil, &ledgerUnavailable{spec: "(a keyword/value connection string)", err: &UsageError{
+			Err:  errors.New("a PostgreSQL keyword/value connection string is not supported"),
+			hint: "give the ledger as a postgres://user@host/db URL (or a SQLite file path)"}}
+	} else if scheme, ok := urlScheme(spec); ok {
+		// A URL of a store this idemkey does not have (or a misspelt one)
+		// must not become a local file of that name.
+		return nil, &ledgerUnavailable{spec: spec, err: &UsageError{
+			Err:  fmt.Errorf("unsupported ledger URL scheme %q", scheme),
+			hint: "give a SQLite file path, or a postgres://, postgresql://, redis:// or rediss:// URL"}}
 	}
 	s, err := sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
 	if err != nil {
 		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
 	return s, nil
+}
+
+// looksLikeDSN reports whether spec reads as a libpq keyword/value
+// connection string ("host=db dbname=ledger password=…").
+func looksLikeDSN(spec string) bool {
+	k, _, ok := strings.Cut(strings.TrimSpace(spec), "=")
+	switch k {
+	case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service":
+		return ok
+	}
+	return false
+}
+
+// urlScheme returns the scheme of a spec of the form scheme://….
+func urlScheme(spec string) (string, bool) {
+	scheme, _, ok := strings.Cut(spec, "://")
+	if !ok || scheme == "" {
+		return "", false
+	}
+	for i, c := range scheme {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", false
+		}
+	}
+	return scheme, true
 }
 
 // redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
@@ -136,13 +175,22 @@ func redactStoreURL(s string) string {
 // parseDays parses a duration that may use days: "7d", "36h", "90m", or
 // a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
 func parseDays(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e12 {
+	// A count of seconds or days beyond what a duration holds (about 292
+	// years) would wrap around to a negative one.
+	const most = float64(math.MaxInt64)
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
+		if v*float64(time.Second) >= most {
+			return 0, fmt.Errorf("invalid duration %q: too long", s)
+		}
 		return time.Duration(v * float64(time.Second)), nil
 	}
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		d, err := strconv.ParseFloat(n, 64)
-		if err != nil || d < 0 {
+		if err != nil || !(d >= 0) {
 			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		if d*float64(24*time.Hour) >= most {
+			return 0, fmt.Errorf("invalid duration %q: too long", s)
 		}
 		return time.Duration(d * float64(24*time.Hour)), nil
 	}
@@ -170,6 +218,9 @@ func parseSize(s string) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("invalid size %q (e.g. 1MiB, 65536)", s)
+	}
+	if n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("invalid size %q: too large", s)
 	}
 	return n * mult, nil
 }

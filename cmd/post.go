@@ -134,7 +134,14 @@ Exit codes (curl's):
   echo '{"amount":100}' | idemkey post localhost:8080/pay --task t1 --tool pay -d @- -v
   idemkey post https://api.example.com/x --task t1 --tool x --json '{"a":1}' -w '%{http_code}\n'
   idemkey post https://api.example.com/x --task t1 --tool x -d '{"a":1}' --dry-run`,
-		Args: rangeArgs(1, 1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			err := rangeArgs(1, 1)(cmd, args)
+			var ue *UsageError
+			if len(args) > 1 && opts.ledger.bare() && errors.As(err, &ue) {
+				ue.hint = "--ledger takes a path only as --ledger=PATH: the word after a bare --ledger is another argument"
+			}
+			return err
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := opts.load(cmd.Flags(), args[0], data)
 			if err == nil {

@@ -39,6 +39,11 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	return &postLedger{flag: f}
 }
 
+// bare reports whether --ledger was given without a value.
+func (l *postLedger) bare() bool {
+	return l != nil && l.flag.Changed && l.flag.Value.String() == postLedgerDefault
+}
+
 // postSaved is what the ledger keeps of a response besides its body.
 type postSaved struct {
 	Proto  string      `json:"proto"`

@@ -271,7 +271,7 @@ func rangeArgs(min, max int) cobra.PositionalArgs {
 		default:
 			return nil
 		}
-		return &UsageError{Err: err, hint: fmt.Sprintf("run 'idemkey %s --help' for usage", cmd.Name())}
+		return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", cmd.CommandPath())}
 	}
 }
 

@@ -122,8 +122,8 @@ unknown).`,
 	fl.String("args", "", "the call's arguments (FILE, or - for standard input); default: the command line as a JSON array")
 	fl.String("recover", "fail", "an unknown outcome: fail (exit 76) or retry (run again with the same key); per tool: tools.NAME.recover in the config")
 	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
-	fl.Duration("wait", 0, "wait up to this long for a running attempt elsewhere to end, then act on its outcome")
-	fl.Duration("lease", 30*time.Second, "lease of a running attempt on shared stores (renewed every third)")
+	fl.String("wait", "0s", "wait up to this long for a running attempt elsewhere to end, then act on its outcome")
+	fl.String("lease", "30s", "lease of a running attempt on shared stores (renewed every third)")
 	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command and its descendants, exit 76) or continue")
 	fl.String("max-output", "1MiB", "record at most this much of each of stdout and stderr (the full length and sha256 always)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
@@ -161,8 +161,10 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
 		return usageErrorf("invalid --wait: %v", err)
 	}
-	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil || opts.Lease < 3*time.Millisecond {
-		return usageErrorf("invalid --lease %q", v.GetString("lease"))
+	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
+		return usageErrorf("invalid --lease: %v", err)
+	} else if opts.Lease < 3*time.Millisecond {
+		return usageErrorf("invalid --lease %q: a lease is at least 3ms (renewed every third of it)", v.GetString("lease"))
 	}
 	opts.OnLeaseLost = v.GetString("on-lease-lost")
 	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
@@ -558,6 +560,16 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	fail := func(err error) error {
 		// The command never started: the attempt failed as a shell
 		// reports it, and may run again.
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Op == "fork/exec" {
+			// Found, yet not executable: ENOENT here is a missing #!
+			// interpreter or loader, not a missing file.
+			if errors.Is(pe.Err, syscall.ENOENT) {
+				err = fmt.Errorf("%s: cannot execute: its #! interpreter (or loader) was not found", pe.Path)
+			} else {
+				err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
+			}
+		}
 		r := rec
 		r.State, r.ExitCode, r.EndedAt, r.Reason = ledger.Failed, exitCannotExec, time.Now(), "could not start: "+err.Error()
 		_ = ledger.Complete(ctx, st.store, &r)
@@ -578,7 +590,9 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	// the job, a shell's job control) reaches the command too, while a
 	// signal to idemkey alone is forwarded.
 	if lock != nil {
-		c.ExtraFiles = []*os.File{lock}
+		// Descriptors the command would have had without idemkey keep
+		// their numbers; the lock comes after them (3 when none).
+		c.ExtraFiles = append(inheritedFiles(), lock)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {

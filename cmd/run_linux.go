@@ -59,3 +59,19 @@ func inTerminalForeground() bool {
 	}
 	return int(pgrp) == syscall.Getpgrp()
 }
+
+// inheritedFiles returns the descriptors from 3 up that idemkey inherited
+// from its parent (open without close-on-exec, so not idemkey's own), up
+// to the first one that is not: the command gets them at the same
+// numbers, as it would without idemkey ("3>log"), and the key's lock goes
+// in the first free place after them.
+func inheritedFiles() []*os.File {
+	var fs []*os.File
+	for fd := 3; ; fd++ {
+		flags, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if e != 0 || flags&syscall.FD_CLOEXEC != 0 {
+			return fs
+		}
+		fs = append(fs, os.NewFile(uintptr(fd), "inherited descriptor "+strconv.Itoa(fd)))
+	}
+}

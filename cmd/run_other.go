@@ -2,8 +2,13 @@
 
 package cmd
 
+import "os"
+
 // processTree returns pid (descendants are not looked for here).
 func processTree(pid int) []int { return []int{pid} }
+
+// inheritedFiles is not looked for here: the key's lock is descriptor 3.
+func inheritedFiles() []*os.File { return nil }
 
 // inTerminalForeground is not checked here: signals are forwarded.
 func inTerminalForeground() bool { return false }

@@ -107,6 +107,15 @@ func Redact(raw string) string { return storeutil.Redact(raw) }
 
 func (s *Store) redactErr(err error) error { return storeutil.RedactErr(err, s.secrets) }
 
+// wrap names the ledger in err, unless err names it already (an error of
+// ensureTable, met on first use).
+func (s *Store) wrap(err error) error {
+	if strings.HasPrefix(err.Error(), "ledger at "+s.display+": ") {
+		return err
+	}
+	return fmt.Errorf("ledger at %s: %w", s.display, err)
+}
+
 // Open connects to the PostgreSQL database at rawURL (postgres:// or
 // postgresql://, every libpq parameter pgx knows, sslmode honoured) and
 // makes sure the ledger's table exists. The URL may carry table=NAME.
@@ -464,7 +473,7 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 		return err
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return nil, false, s.wrap(err)
 	}
 	return rec, expired, nil
 }
@@ -506,7 +515,7 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return false, s.wrap(err)
 	}
 	return ok, nil
 }
@@ -595,7 +604,7 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return false, s.wrap(err)
 	}
 	return ok, nil
 }
@@ -623,7 +632,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return nil, s.wrap(err)
 	}
 	return out, nil
 }
@@ -642,7 +651,7 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return false, s.wrap(err)
 	}
 	return n == 1, nil
 }
@@ -732,7 +741,7 @@ func (s *Store) Schema(ctx context.Context) (int, error) {
 		return conn.QueryRow(ctx, `SELECT obj_description(to_regclass($1::text), 'pg_class')`, s.table).Scan(&comment)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return 0, s.wrap(err)
 	}
 	n := 1
 	if comment != nil {
