@@ -1,7 +1,11 @@
 package conform
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -549,6 +553,9 @@ var defects = []defect{
 	{"order-codepoint", func(v *Variant) { v.Order = OrderCodePoint }, fixed(
 		"sorts names by code point, not by UTF-16 code units",
 		"sorts names by code point, not by UTF-16 code units"), false},
+	{"order-locale", func(v *Variant) { v.Order = OrderLocale }, func(d *diagnoser) string {
+		return `sorts names by a locale's collation (localeCompare or Intl.Collator: "a" before "B", "_" before "1", "é" before "z"), not by UTF-16 code units`
+	}, false},
 	{"order-shallow", func(v *Variant) { v.Shallow = true }, fixed(
 		"sorts the names of the arguments' own members only, not those of nested objects",
 		"sorts the names of the arguments' own members only, not those of nested objects"), false},
@@ -625,6 +632,24 @@ var defects = []defect{
 	{"nfc", func(v *Variant) { v.NFC = true }, fixed(
 		`normalizes strings to NFC (writes "é" for "e\u0301"), where JSON.stringify keeps them as they are`,
 		`normalizes strings to NFC (writes "é" for "e\u0301"), where RFC 8785 keeps them as they are`), false},
+	{"proto-dropped", func(v *Variant) { v.DropProto = true }, func(d *diagnoser) string {
+		return `drops members named "__proto__" (an assignment obj[name] = value, as in lodash's fromPairs, sets the prototype instead of adding a member), which ` + d.word() + " keeps"
+	}, false},
+	{"num-go-g", func(v *Variant) { v.Numbers = NumGoG }, fixed(
+		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001",
+		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001"), true},
+	{"num-java", func(v *Variant) { v.Numbers = NumJava }, fixed(
+		"formats numbers as Java's Double.toString does (1.0, 1.0E21, 1.0E-7)",
+		"formats numbers as Java's Double.toString does (1.0, 1.0E21, 1.0E-7)"), true},
+	{"num-decimal", func(v *Variant) { v.Numbers = NumDecimal }, fixed(
+		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)",
+		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)"), true},
+	{"num-jq", func(v *Variant) { v.Numbers = NumJq }, fixed(
+		"formats numbers as jq 1.6 does: exponents for numbers of few digits from 1e+16, and below 0.0001 (1e-05)",
+		"formats numbers as jq 1.6 does: exponents for numbers of few digits from 1e+16, and below 0.0001 (1e-05)"), true},
+	{"shape-concat", func(v *Variant) { v.Shape = ShapeConcat }, fixed(
+		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]",
+		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]"), false},
 	{"depth-limit", func(v *Variant) { v.MaxDepth = 990 }, func(d *diagnoser) string {
 		return "rejects arguments nested 1000 levels deep (a recursion limit), which " + d.word() + " accepts"
 	}, false},
@@ -658,8 +683,18 @@ var profiles = []profile{
 		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{`Python's json.dumps(sort_keys=True) with its default separators and ensure_ascii`,
 		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "esc-del", "spaces", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(sort_keys=True, separators=(",", ":")), ensure_ascii left True`,
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "esc-del", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(sort_keys=True, ensure_ascii=False) with its default separators`,
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "spaces", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(separators=(",", ":"), ensure_ascii=False) without sort_keys`,
+		[]string{"order-none", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{"Go's encoding/json (map[string]any and json.Marshal)",
 		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
+	{"Go's encoding/json (map[string]any) through an Encoder with SetEscapeHTML(false)",
+		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-line-sep", "lone-replace"}},
+	{"Go's encoding/json (map[string]any) with json.Number (Decoder.UseNumber)",
+		[]string{"order-codepoint", "order-index-as-strings", "num-literal", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
 	{"RFC 8785 (JCS), without JavaScript's array-index order",
 		[]string{"order-index-as-strings", "over-reject", "dup-reject", "lone-reject"}},
 	{"jsontext.Value.Canonicalize (github.com/go-json-experiment/json)",
@@ -747,4 +782,56 @@ func tokens(s string) []string {
 		i = j
 	}
 	return ts
+}
+
+// NotAKey says, in plain words, what an answer that is not a key (64
+// lower-case hex digits) is instead, when it is a known form of the
+// SHA-256 digest (upper-case hex, base64, a key with a prefix or white
+// space around it), and whether it is the expected key in that form
+// (want, the expected key, "" for a rejection); otherwise "".
+func NotAKey(line, want string) string {
+	right := func(digest []byte) string {
+		if want != "" && hex.EncodeToString(digest) == want {
+			return " (the expected key, in that form)"
+		}
+		return ""
+	}
+	if len(line) == 64 {
+		if d, err := hex.DecodeString(line); err == nil {
+			return "it is a key in upper-case hex, where a key is written in lower case" + right(d)
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(line); err == nil && len(d) == sha256.Size {
+			return "it is a SHA-256 digest in base64, where a key is the digest in 64 lower-case hex digits" + right(d)
+		}
+	}
+	if m := hexRun.FindString(line); m != "" && len(m) == 64 {
+		d, _ := hex.DecodeString(m)
+		return fmt.Sprintf("it is the 64 hex digits of a key with more around them (%q)", strings.Replace(line, m, "…", 1)) + right(d)
+	}
+	return ""
+}
+
+var hexRun = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
+
+// ExtraLines says why an implementation printed more lines than there
+// are cases, from the answers it gave (one a line, in order, the first
+// extra line excluded): an empty line after every answer, or otherwise an
+// answer that took more than one line (those after it fell out of step)
+// or more output after the last answer.
+func ExtraLines(answers []Answer) string {
+	empty, full := 0, 0
+	for i, a := range answers {
+		switch {
+		case i%2 == 1 && a.Rejected:
+			empty++
+		case i%2 == 0 && !a.Rejected:
+			full++
+		}
+	}
+	if len(answers) >= 4 && empty == len(answers)/2 && full > 0 {
+		return "it writes an empty line after each answer (lines 2, 4, 6, … are empty), two lines a case"
+	}
+	return "either an answer took more than one line (one with a line break in it), putting every answer after it out of step, or it printed more after its last answer"
 }
