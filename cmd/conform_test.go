@@ -446,3 +446,33 @@ func TestConformMoreShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestConformJq: jq -cS, run once per case through a shell script.
+func TestConformJq(t *testing.T) {
+	need(t, "jq")
+	if out, err := exec.Command("jq", "--version").Output(); err != nil || strings.TrimSpace(string(out)) != "jq-1.6" {
+		t.Skipf("jq 1.6 wanted (the number format the diagnosis models): %s %v", out, err)
+	}
+	script := filepath.Join(impls, "jq_case.sh")
+	r := runConformJSON(t, 1, "--per-case", "--", "sh", script, "{task}", "{tool}", "{file}")
+	checkFailing(t, r, merged(rules("formats numbers as jq 1.6 does: exponents for numbers of few digits from 1e+16, and below 0.0001 (1e-05)",
+		"number-negative-zero", "number-exponent", "number-fraction", "number-big-integer", "large"), map[string]string{
+		"order-utf16":           "sorts names by code point, not by UTF-16 code units",
+		"order-index":           "sorts array-index names as strings",
+		"number-negative-zero":  "writes -0 where JavaScript writes 0",
+		"number-fraction":       "writes 1e-07 where JavaScript writes 1e-7",
+		"number-overflow":       "writes the largest double (1.7976931348623157e+308) for a number outside the double range",
+		"string-control":        `escapes U+007F as \u007f`,
+		"string-lone-surrogate": "replaces lone surrogates with U+FFFD",
+		"nesting":               "rejects arguments nested 500 levels deep or more (a nesting limit between 100 and 500 levels, such as jq's 256)",
+		"invalid-json":          "accepts input JavaScript rejects: a leading zero; NaN; Infinity",
+	}))
+	if r.Skipped != 3 {
+		t.Errorf("%d cases skipped, want 3 (a lone surrogate or a NUL in a task id or tool name)", r.Skipped)
+	}
+	// jq reads "[1] 2" as two documents and prints two texts.
+	out, errs, code := run(t, "", "conform", "--per-case", "--output", "canonical", "--rule", "invalid-json", "--", "sh", script, "{task}", "{tool}", "{file}", "canonical")
+	if code != 2 || out != "" || !strings.Contains(errs, `idemkey: error: sh printed more than one line for case 329 (invalid-json: trailing data after the value): "[\"task-1\",\"echo\",[1]]\n[\"task-1\",\"echo\",2]\n"`) {
+		t.Errorf("--output canonical: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

@@ -653,6 +653,14 @@ var defects = []defect{
 	{"depth-limit", func(v *Variant) { v.MaxDepth = 990 }, func(d *diagnoser) string {
 		return "rejects arguments nested 1000 levels deep (a recursion limit), which " + d.word() + " accepts"
 	}, false},
+	// Lower limits, between the depths of the suite's cases (10, 100, 500
+	// and 1000 levels).
+	{"depth-limit-500", func(v *Variant) { v.MaxDepth = 400 }, func(d *diagnoser) string {
+		return "rejects arguments nested 500 levels deep or more (a nesting limit between 100 and 500 levels, such as jq's 256), which " + d.word() + " accepts"
+	}, false},
+	{"depth-limit-100", func(v *Variant) { v.MaxDepth = 64 }, func(d *diagnoser) string {
+		return "rejects arguments nested 100 levels deep or more (a nesting limit between 10 and 100 levels), which " + d.word() + " accepts"
+	}, false},
 }
 
 func defectByID(id string) defect {
