@@ -220,7 +220,7 @@ func parseAnswer(opts *conformOptions, c conform.Case, line string) (conform.Ans
 	// Any text can be a (wrong) canonical text; a key has one form.
 	if opts.Output == conform.OutputKey && !isHexKey(line) {
 		what := "which is not a key (64 lower-case hex digits)"
-		if form := conform.NotAKey(line, conform.Expected(c, opts.Scheme).Key); form != "" {
+		if form := conform.NotAKey(line, conform.Expected(c, opts.Scheme)); form != "" {
 			what = "which is not a key: " + form
 		}
 		return conform.Answer{}, &misbehaviour{msg: fmt.Sprintf("%s answered %s for %s, %s", opts.Command[0], quoteShort(line), caseName(c), what)}

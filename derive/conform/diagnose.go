@@ -1,7 +1,10 @@
 package conform
 
 import (
+	"crypto/md5"
+	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -793,13 +796,14 @@ func tokens(s string) []string {
 }
 
 // NotAKey says, in plain words, what an answer that is not a key (64
-// lower-case hex digits) is instead, when it is a known form of the
-// SHA-256 digest (upper-case hex, base64, a key with a prefix or white
-// space around it), and whether it is the expected key in that form
-// (want, the expected key, "" for a rejection); otherwise "".
-func NotAKey(line, want string) string {
+// lower-case hex digits) is instead, when it is a known form of a digest
+// (upper-case hex, base64, a key with a prefix or white space around it,
+// the hex of another hash function), and whether it is the expected key,
+// or the expected text's digest, in that form (want is the expected
+// answer); otherwise "".
+func NotAKey(line string, want Expect) string {
 	right := func(digest []byte) string {
-		if want != "" && hex.EncodeToString(digest) == want {
+		if !want.Rejected && hex.EncodeToString(digest) == want.Key {
 			return " (the expected key, in that form)"
 		}
 		return ""
@@ -818,7 +822,29 @@ func NotAKey(line, want string) string {
 		d, _ := hex.DecodeString(m)
 		return fmt.Sprintf("it is the 64 hex digits of a key with more around them (%q)", strings.Replace(line, m, "…", 1)) + right(d)
 	}
+	if d, err := hex.DecodeString(strings.ToLower(line)); err == nil {
+		for _, h := range otherHashes {
+			if len(d) != h.size {
+				continue
+			}
+			what := fmt.Sprintf("it is %d hex digits, the length of a %s digest, where a key is a SHA-256 digest (64 hex digits)", len(line), h.name)
+			if !want.Rejected && hex.EncodeToString(h.sum([]byte(want.Canonical))) == strings.ToLower(line) {
+				what += fmt.Sprintf(" (the %s of the expected text)", h.name)
+			}
+			return what
+		}
+	}
 	return ""
+}
+
+var otherHashes = []struct {
+	name string
+	size int
+	sum  func([]byte) []byte
+}{
+	{"MD5", md5.Size, func(b []byte) []byte { s := md5.Sum(b); return s[:] }},
+	{"SHA-1", sha1.Size, func(b []byte) []byte { s := sha1.Sum(b); return s[:] }},
+	{"SHA-512", sha512.Size, func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }},
 }
 
 var hexRun = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
