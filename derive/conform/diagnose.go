@@ -638,6 +638,9 @@ var defects = []defect{
 	{"proto-dropped", func(v *Variant) { v.DropProto = true }, func(d *diagnoser) string {
 		return `drops members named "__proto__" (an assignment obj[name] = value, as in lodash's fromPairs, sets the prototype instead of adding a member), which ` + d.word() + " keeps"
 	}, false},
+	{"name-list", func(v *Variant) { v.NameList = true }, fixed(
+		"sorts with a replacer array (JSON.stringify(x, Object.keys(args).sort())), which also drops every name of a nested object that the arguments lack, and sorts array-index names as strings",
+		"sorts with a replacer array (JSON.stringify(x, Object.keys(args).sort())), which also drops every name of a nested object that the arguments lack"), false},
 	{"num-go-g", func(v *Variant) { v.Numbers = NumGoG }, fixed(
 		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001",
 		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001"), true},

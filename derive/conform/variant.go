@@ -40,6 +40,10 @@ type Variant struct {
 	Shallow    bool // only the arguments' own members sorted (when they are an object), not those of nested objects
 	NFC        bool // strings normalized to NFC when read
 	DropProto  bool // members named __proto__ lost (JavaScript's obj[name] = value sets the prototype)
+	// NameList: JSON.stringify(x, Object.keys(args).sort()), the replacer
+	// array keeping, in every object, only the arguments' own names, in
+	// that list's order.
+	NameList bool
 }
 
 // Shape is what is canonicalized and hashed.
@@ -149,6 +153,12 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 		return "", false
 	}
 	w := &writer{v: &v}
+	if v.NameList {
+		if val.kind == 'n' {
+			return "", false // Object.keys(null) throws
+		}
+		w.list = nameList(val)
+	}
 	switch v.Shape {
 	case ShapeArgs:
 		err = w.value(val)
@@ -242,6 +252,8 @@ type value struct {
 	str     []uint16
 	elems   []value
 	members []member
+	// objectPrototype: Object.prototype, reached by NameList's lookups
+	objectPrototype bool
 }
 
 type member struct {
@@ -511,6 +523,7 @@ type writer struct {
 	v         *Variant
 	depth     int // arrays and objects open around the value being written
 	argsDepth int // the depth of the arguments (inside [task, tool, args]: 1)
+	list      [][]uint16 // with NameList, the names kept in every object
 }
 
 func (w *writer) sep(c byte) {
@@ -547,7 +560,11 @@ func (w *writer) value(x value) error {
 		w.b.WriteByte(']')
 	case 'o':
 		ms := slices.Clone(x.members)
-		w.v.sort(ms, w.v.Shallow && w.depth != w.argsDepth)
+		if w.v.NameList {
+			ms = w.listed(x)
+		} else {
+			w.v.sort(ms, w.v.Shallow && w.depth != w.argsDepth)
+		}
 		w.depth++
 		defer func() { w.depth-- }()
 		w.b.WriteByte('{')
@@ -885,4 +902,46 @@ func collateCompare(a, b []uint16) int {
 	collatorMu.Lock()
 	defer collatorMu.Unlock()
 	return collator.CompareString(string(utf16.Decode(a)), string(utf16.Decode(b)))
+}
+
+// nameList returns Object.keys(args).sort(): an object's own names, an
+// array's or a string's indices, sorted as strings (by UTF-16 code units).
+func nameList(args value) [][]uint16 {
+	var names [][]uint16
+	switch args.kind {
+	case 'o':
+		for _, m := range args.members {
+			names = append(names, m.name)
+		}
+	case 'a', 's':
+		n := len(args.elems)
+		if args.kind == 's' {
+			n = len(args.str)
+		}
+		for i := range n {
+			names = append(names, utf16.Encode([]rune(strconv.Itoa(i))))
+		}
+	}
+	slices.SortFunc(names, slices.Compare)
+	return slices.CompactFunc(names, slices.Equal)
+}
+
+// listed returns the members of object x whose names are in w.list, in
+// its order, as JSON.stringify finds them with [[Get]]: a name x does not
+// have is looked up on its prototype, where only "__proto__" is not a
+// function (it is Object.prototype, and Object.prototype's own is null).
+func (w *writer) listed(x value) []member {
+	var out []member
+	for _, name := range w.list {
+		if i := slices.IndexFunc(x.members, func(m member) bool { return slices.Equal(m.name, name) }); i >= 0 {
+			out = append(out, x.members[i])
+		} else if string(utf16.Decode(name)) == "__proto__" {
+			proto := value{kind: 'o', objectPrototype: true}
+			if x.objectPrototype {
+				proto = value{kind: 'n'}
+			}
+			out = append(out, member{name, proto})
+		}
+	}
+	return out
 }
