@@ -521,8 +521,8 @@ func (p *parser) wtf8(s string) ([]uint16, error) {
 type writer struct {
 	b         strings.Builder
 	v         *Variant
-	depth     int // arrays and objects open around the value being written
-	argsDepth int // the depth of the arguments (inside [task, tool, args]: 1)
+	depth     int        // arrays and objects open around the value being written
+	argsDepth int        // the depth of the arguments (inside [task, tool, args]: 1)
 	list      [][]uint16 // with NameList, the names kept in every object
 }
 
