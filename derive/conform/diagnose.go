@@ -651,8 +651,8 @@ var defects = []defect{
 		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)",
 		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)"), true},
 	{"num-jq", func(v *Variant) { v.Numbers = NumJq }, fixed(
-		"formats numbers as jq 1.6 does: exponents for numbers of few digits from 1e+16, and below 0.0001 (1e-05)",
-		"formats numbers as jq 1.6 does: exponents for numbers of few digits from 1e+16, and below 0.0001 (1e-05)"), true},
+		"formats numbers as jq 1.6 does: exponent notation sooner (1e+16, 1e-05) and -0 kept",
+		"formats numbers as jq 1.6 does: exponent notation sooner (1e+16, 1e-05) and -0 kept"), true},
 	{"shape-concat", func(v *Variant) { v.Shape = ShapeConcat }, fixed(
 		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]",
 		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]"), false},
