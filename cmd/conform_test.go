@@ -437,6 +437,10 @@ func TestConformMoreShapes(t *testing.T) {
 			`^idemkey: error: node answered "/9t9DFUguu5P5Kmee5PJdEcKCacXlws1cZKZeQBH0ZY=" for case 1 \(structure: an empty object\), which is not a key: it is a SHA-256 digest in base64, where a key is the digest in 64 lower-case hex digits \(the expected key, in that form\)\n$`},
 		{[]string{"--", node, impl("node_sha1.js")},
 			`^idemkey: error: node answered "e90648654fdc8c55859cd571e7cab7b19df3a9c6" for case 1 \(structure: an empty object\), which is not a key: it is 40 hex digits, the length of a SHA-1 digest, where a key is a SHA-256 digest \(64 hex digits\) \(the SHA-1 of the expected text\)\n$`},
+		{[]string{"--per-case", "--rule", "invalid-json", "--", "sh", "-c", "echo null"},
+			`^idemkey: error: sh answered "null" for case [0-9]+ \(invalid-json: [^)]*\), which is not a key: it looks like a rejection, but a rejection is answered with an empty line \(and the scheme rejects this case\)\n$`},
+		{[]string{"--per-case", "--", "sh", "-c", "echo 'Error: cannot parse'"},
+			`^idemkey: error: sh answered "Error: cannot parse" for case 1 \(structure: an empty object\), which is not a key: it looks like a rejection, but a rejection is answered with an empty line\n$`},
 		{[]string{"--", node, impl("node_blank_line.js")},
 			`^idemkey: error: node printed more lines than there are cases \([0-9]+\), the first extra one "": it writes an empty line after each answer \(lines 2, 4, 6, … are empty\), two lines a case\n$`},
 		// A raw line break in a task id: the text takes two lines.

@@ -811,6 +811,13 @@ func NotAKey(line string, want Expect) string {
 		}
 		return ""
 	}
+	if rejectionWord.MatchString(line) {
+		what := "a rejection is answered with an empty line"
+		if want.Rejected {
+			what += " (and the scheme rejects this case)"
+		}
+		return "it looks like a rejection, but " + what
+	}
 	if len(line) == 64 {
 		if d, err := hex.DecodeString(line); err == nil {
 			return "it is a key in upper-case hex, where a key is written in lower case" + right(d)
@@ -850,7 +857,10 @@ var otherHashes = []struct {
 	{"SHA-512", sha512.Size, func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }},
 }
 
-var hexRun = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
+var (
+	hexRun        = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
+	rejectionWord = regexp.MustCompile(`(?i)^\s*(null|none|nil|undefined|false|-|reject(ed)?|invalid|err(or)?\b.*|exception\b.*)\s*$`)
+)
 
 // ExtraLines says why an implementation printed more lines than there
 // are cases, from the answers it gave (one a line, in order, the first
