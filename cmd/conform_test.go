@@ -424,8 +424,11 @@ func TestConformMoreShapes(t *testing.T) {
 	checkFailing(t, r, rules("hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]", everyRule...))
 	r = runConformJSON(t, 1, "--", node, impl("node_newline_hash.js"))
 	checkFailing(t, r, rules("hashes the canonical text followed by a newline (as echo … | sha256sum does)", everyRule...))
-	// Its text is right: only the key is of something else.
+	r = runConformJSON(t, 1, "--", node, impl("node_utf16.js"))
+	checkFailing(t, r, rules("hashes the text encoded as UTF-16 (little-endian, as C#'s Encoding.Unicode), where the key is of its UTF-8 bytes", everyRule...))
+	// Their texts are right: only the key is of something else.
 	runConformJSON(t, 0, "--output", "canonical", "--", node, impl("node_newline_hash.js"), "canonical")
+	runConformJSON(t, 0, "--output", "canonical", "--", node, impl("node_utf16.js"), "canonical")
 
 	for _, tc := range []struct {
 		args []string

@@ -231,6 +231,15 @@ func (d *diagnoser) matches(text string, ok bool, a Answer) bool {
 	return a.Text == KeyOf(text)
 }
 
+// matchesIn is matches for the text variant v makes, whose key is of
+// the bytes v hashes.
+func (d *diagnoser) matchesIn(v Variant, text string, ok bool, a Answer) bool {
+	if ok && !a.Rejected && d.out == OutputKey {
+		return a.Text == KeyOf(v.Hashed(text))
+	}
+	return d.matches(text, ok, a)
+}
+
 // explain diagnoses the failures. First with single known defects: among
 // the defects that reproduce a failure, the one that explains the most
 // failures of the run is named (a greedy set cover), so that one cause
@@ -246,7 +255,7 @@ func (d *diagnoser) explain(fs []Failure) {
 			if v == d.base {
 				continue
 			}
-			if text, ok := v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := v.Canonical(fs[i].Case); d.matchesIn(v, text, ok, fs[i].Got) {
 				cands[i] = append(cands[i], j)
 			}
 		}
@@ -355,7 +364,7 @@ func (d *diagnoser) explainRest(fs []Failure, rest []int) {
 			if c.v == d.base {
 				continue
 			}
-			if text, ok := c.v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := c.v.Canonical(fs[i].Case); d.matchesIn(c.v, text, ok, fs[i].Got) {
 				cands[k] = append(cands[k], j)
 			}
 		}
@@ -394,7 +403,7 @@ func (d *diagnoser) explainRest(fs []Failure, rest []int) {
 			continue
 		}
 		for _, j := range chosen {
-			if text, ok := small[j].v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := small[j].v.Canonical(fs[i].Case); d.matchesIn(small[j].v, text, ok, fs[i].Got) {
 				covered[k] = true
 				d.attribute(&fs[i], small[j])
 				break
@@ -477,7 +486,7 @@ func (d *diagnoser) like(cases []Case, answers []Answer) string {
 			if answers[i].Skipped {
 				continue
 			}
-			if text, ok := v.Canonical(c); !d.matches(text, ok, answers[i]) {
+			if text, ok := v.Canonical(c); !d.matchesIn(v, text, ok, answers[i]) {
 				all = false
 				break
 			}
@@ -626,6 +635,9 @@ var defects = []defect{
 	{"shape-object", func(v *Variant) { v.Shape = ShapeObject }, fixed(
 		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`,
 		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`), false},
+	{"hash-utf16", func(v *Variant) { v.HashUTF16 = true }, fixed(
+		"hashes the text encoded as UTF-16 (little-endian, as C#'s Encoding.Unicode), where the key is of its UTF-8 bytes",
+		"hashes the text encoded as UTF-16 (little-endian, as C#'s Encoding.Unicode), where the key is of its UTF-8 bytes"), false},
 	{"newline", func(v *Variant) { v.Newline = true }, fixed(
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)",
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)"), false},

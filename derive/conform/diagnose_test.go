@@ -21,7 +21,7 @@ func answersOf(v Variant, out Output) []Answer {
 		case !ok:
 			as = append(as, Answer{Rejected: true})
 		case out == OutputKey:
-			as = append(as, Answer{Text: KeyOf(text)})
+			as = append(as, Answer{Text: KeyOf(v.Hashed(text))})
 		default:
 			as = append(as, Answer{Text: text})
 		}

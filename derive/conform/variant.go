@@ -44,6 +44,21 @@ type Variant struct {
 	// array keeping, in every object, only the arguments' own names, in
 	// that list's order.
 	NameList bool
+	// HashUTF16: the key is of the text's UTF-16LE bytes (C#'s
+	// Encoding.Unicode), not its UTF-8; the text itself is right.
+	HashUTF16 bool
+}
+
+// Hashed returns the bytes v hashes for its canonical text.
+func (v Variant) Hashed(text string) string {
+	if !v.HashUTF16 {
+		return text
+	}
+	var b []byte
+	for _, u := range utf16.Encode([]rune(text)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }
 
 // Shape is what is canonicalized and hashed.
