@@ -219,7 +219,11 @@ func parseAnswer(opts *conformOptions, c conform.Case, line string) (conform.Ans
 	}
 	// Any text can be a (wrong) canonical text; a key has one form.
 	if opts.Output == conform.OutputKey && !isHexKey(line) {
-		return conform.Answer{}, &misbehaviour{msg: fmt.Sprintf("%s answered %s for %s, which is not a key (64 lower-case hex digits)", opts.Command[0], quoteShort(line), caseName(c))}
+		what := "which is not a key (64 lower-case hex digits)"
+		if form := conform.NotAKey(line, conform.Expected(c, opts.Scheme)); form != "" {
+			what = "which is not a key: " + form
+		}
+		return conform.Answer{}, &misbehaviour{msg: fmt.Sprintf("%s answered %s for %s, %s", opts.Command[0], quoteShort(line), caseName(c), what)}
 	}
 	return conform.Answer{Text: line}, nil
 }
@@ -364,7 +368,7 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 	case l := <-lines:
 		if l.err == nil {
 			return nil, &misbehaviour{stderr: string(stderr.b),
-				msg: fmt.Sprintf("%s printed more lines than there are cases (%d): %s", argv[0], len(cases), quoteShort(l.line))}
+				msg: fmt.Sprintf("%s printed more lines than there are cases (%d), the first extra one %s: %s", argv[0], len(cases), quoteShort(l.line), conform.ExtraLines(answers))}
 		}
 	case <-timer.C:
 		return nil, &misbehaviour{msg: fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout)", argv[0], opts.Timeout)}

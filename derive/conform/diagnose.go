@@ -1,7 +1,14 @@
 package conform
 
 import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -224,6 +231,15 @@ func (d *diagnoser) matches(text string, ok bool, a Answer) bool {
 	return a.Text == KeyOf(text)
 }
 
+// matchesIn is matches for the text variant v makes, whose key is of
+// the bytes v hashes.
+func (d *diagnoser) matchesIn(v Variant, text string, ok bool, a Answer) bool {
+	if ok && !a.Rejected && d.out == OutputKey {
+		return a.Text == KeyOf(v.Hashed(text))
+	}
+	return d.matches(text, ok, a)
+}
+
 // explain diagnoses the failures. First with single known defects: among
 // the defects that reproduce a failure, the one that explains the most
 // failures of the run is named (a greedy set cover), so that one cause
@@ -239,7 +255,7 @@ func (d *diagnoser) explain(fs []Failure) {
 			if v == d.base {
 				continue
 			}
-			if text, ok := v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := v.Canonical(fs[i].Case); d.matchesIn(v, text, ok, fs[i].Got) {
 				cands[i] = append(cands[i], j)
 			}
 		}
@@ -348,7 +364,7 @@ func (d *diagnoser) explainRest(fs []Failure, rest []int) {
 			if c.v == d.base {
 				continue
 			}
-			if text, ok := c.v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := c.v.Canonical(fs[i].Case); d.matchesIn(c.v, text, ok, fs[i].Got) {
 				cands[k] = append(cands[k], j)
 			}
 		}
@@ -387,7 +403,7 @@ func (d *diagnoser) explainRest(fs []Failure, rest []int) {
 			continue
 		}
 		for _, j := range chosen {
-			if text, ok := small[j].v.Canonical(fs[i].Case); d.matches(text, ok, fs[i].Got) {
+			if text, ok := small[j].v.Canonical(fs[i].Case); d.matchesIn(small[j].v, text, ok, fs[i].Got) {
 				covered[k] = true
 				d.attribute(&fs[i], small[j])
 				break
@@ -470,7 +486,7 @@ func (d *diagnoser) like(cases []Case, answers []Answer) string {
 			if answers[i].Skipped {
 				continue
 			}
-			if text, ok := v.Canonical(c); !d.matches(text, ok, answers[i]) {
+			if text, ok := v.Canonical(c); !d.matchesIn(v, text, ok, answers[i]) {
 				all = false
 				break
 			}
@@ -549,6 +565,9 @@ var defects = []defect{
 	{"order-codepoint", func(v *Variant) { v.Order = OrderCodePoint }, fixed(
 		"sorts names by code point, not by UTF-16 code units",
 		"sorts names by code point, not by UTF-16 code units"), false},
+	{"order-locale", func(v *Variant) { v.Order = OrderLocale }, func(d *diagnoser) string {
+		return `sorts names by a locale's collation (localeCompare or Intl.Collator: "a" before "B", "_" before "1", "é" before "z"), not by UTF-16 code units`
+	}, false},
 	{"order-shallow", func(v *Variant) { v.Shallow = true }, fixed(
 		"sorts the names of the arguments' own members only, not those of nested objects",
 		"sorts the names of the arguments' own members only, not those of nested objects"), false},
@@ -616,6 +635,9 @@ var defects = []defect{
 	{"shape-object", func(v *Variant) { v.Shape = ShapeObject }, fixed(
 		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`,
 		`hashes the object {"args":…,"task":…,"tool":…}, where the key is of the array [task, tool, args]`), false},
+	{"hash-utf16", func(v *Variant) { v.HashUTF16 = true }, fixed(
+		"hashes the text encoded as UTF-16 (little-endian, as C#'s Encoding.Unicode), where the key is of its UTF-8 bytes",
+		"hashes the text encoded as UTF-16 (little-endian, as C#'s Encoding.Unicode), where the key is of its UTF-8 bytes"), false},
 	{"newline", func(v *Variant) { v.Newline = true }, fixed(
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)",
 		"hashes the canonical text followed by a newline (as echo … | sha256sum does)"), false},
@@ -625,8 +647,37 @@ var defects = []defect{
 	{"nfc", func(v *Variant) { v.NFC = true }, fixed(
 		`normalizes strings to NFC (writes "é" for "e\u0301"), where JSON.stringify keeps them as they are`,
 		`normalizes strings to NFC (writes "é" for "e\u0301"), where RFC 8785 keeps them as they are`), false},
+	{"proto-dropped", func(v *Variant) { v.DropProto = true }, func(d *diagnoser) string {
+		return `drops members named "__proto__" (an assignment obj[name] = value, as in lodash's fromPairs, sets the prototype instead of adding a member), which ` + d.word() + " keeps"
+	}, false},
+	{"name-list", func(v *Variant) { v.NameList = true }, fixed(
+		"sorts with a replacer array (JSON.stringify(x, Object.keys(args).sort())), which also drops every name of a nested object that the arguments lack, and sorts array-index names as strings",
+		"sorts with a replacer array (JSON.stringify(x, Object.keys(args).sort())), which also drops every name of a nested object that the arguments lack"), false},
+	{"num-go-g", func(v *Variant) { v.Numbers = NumGoG }, fixed(
+		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001",
+		"formats numbers with Go's strconv.FormatFloat(f, 'g', -1, 64): exponents from 1e+06 and below 0.0001"), true},
+	{"num-java", func(v *Variant) { v.Numbers = NumJava }, fixed(
+		"formats numbers as Java's Double.toString does (1.0, 1.0E21, 1.0E-7)",
+		"formats numbers as Java's Double.toString does (1.0, 1.0E21, 1.0E-7)"), true},
+	{"num-decimal", func(v *Variant) { v.Numbers = NumDecimal }, fixed(
+		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)",
+		"formats numbers as Python's Decimal does (str(Decimal(repr(f)).normalize()): 1E+2, 1E-7)"), true},
+	{"num-jq", func(v *Variant) { v.Numbers = NumJq }, fixed(
+		"formats numbers as jq 1.6 does: exponent notation sooner (1e+16, 1e-05) and -0 kept",
+		"formats numbers as jq 1.6 does: exponent notation sooner (1e+16, 1e-05) and -0 kept"), true},
+	{"shape-concat", func(v *Variant) { v.Shape = ShapeConcat }, fixed(
+		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]",
+		"hashes the task id, the tool name and the canonical arguments concatenated (`${task}${tool}${json}`), where the key is of the array [task, tool, args]"), false},
 	{"depth-limit", func(v *Variant) { v.MaxDepth = 990 }, func(d *diagnoser) string {
 		return "rejects arguments nested 1000 levels deep (a recursion limit), which " + d.word() + " accepts"
+	}, false},
+	// Lower limits, between the depths of the suite's cases (10, 100, 500
+	// and 1000 levels).
+	{"depth-limit-500", func(v *Variant) { v.MaxDepth = 400 }, func(d *diagnoser) string {
+		return "rejects arguments nested 500 levels deep or more (a nesting limit between 100 and 500 levels, such as jq's 256), which " + d.word() + " accepts"
+	}, false},
+	{"depth-limit-100", func(v *Variant) { v.MaxDepth = 64 }, func(d *diagnoser) string {
+		return "rejects arguments nested 100 levels deep or more (a nesting limit between 10 and 100 levels), which " + d.word() + " accepts"
 	}, false},
 }
 
@@ -658,8 +709,18 @@ var profiles = []profile{
 		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{`Python's json.dumps(sort_keys=True) with its default separators and ensure_ascii`,
 		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "esc-del", "spaces", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(sort_keys=True, separators=(",", ":")), ensure_ascii left True`,
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-escape", "esc-non-ascii", "esc-del", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(sort_keys=True, ensure_ascii=False) with its default separators`,
+		[]string{"order-codepoint", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "spaces", "allow-nan", "depth-limit"}},
+	{`Python's json.dumps(separators=(",", ":"), ensure_ascii=False) without sort_keys`,
+		[]string{"order-none", "order-index-as-strings", "num-pyfloat", "num-exact-int", "over-infinity", "dup-last", "lone-reject", "allow-nan", "depth-limit"}},
 	{"Go's encoding/json (map[string]any and json.Marshal)",
 		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
+	{"Go's encoding/json (map[string]any) through an Encoder with SetEscapeHTML(false)",
+		[]string{"order-codepoint", "order-index-as-strings", "num-negzero", "over-reject", "dup-last", "esc-line-sep", "lone-replace"}},
+	{"Go's encoding/json (map[string]any) with json.Number (Decoder.UseNumber)",
+		[]string{"order-codepoint", "order-index-as-strings", "num-literal", "dup-last", "esc-html", "esc-line-sep", "lone-replace"}},
 	{"RFC 8785 (JCS), without JavaScript's array-index order",
 		[]string{"order-index-as-strings", "over-reject", "dup-reject", "lone-reject"}},
 	{"jsontext.Value.Canonicalize (github.com/go-json-experiment/json)",
@@ -747,4 +808,89 @@ func tokens(s string) []string {
 		i = j
 	}
 	return ts
+}
+
+// NotAKey says, in plain words, what an answer that is not a key (64
+// lower-case hex digits) is instead, when it is a known form of a digest
+// (upper-case hex, base64, a key with a prefix or white space around it,
+// the hex of another hash function), and whether it is the expected key,
+// or the expected text's digest, in that form (want is the expected
+// answer); otherwise "".
+func NotAKey(line string, want Expect) string {
+	right := func(digest []byte) string {
+		if !want.Rejected && hex.EncodeToString(digest) == want.Key {
+			return " (the expected key, in that form)"
+		}
+		return ""
+	}
+	if rejectionWord.MatchString(line) {
+		what := "a rejection is answered with an empty line"
+		if want.Rejected {
+			what += " (and the scheme rejects this case)"
+		}
+		return "it looks like a rejection, but " + what
+	}
+	if len(line) == 64 {
+		if d, err := hex.DecodeString(line); err == nil {
+			return "it is a key in upper-case hex, where a key is written in lower case" + right(d)
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(line); err == nil && len(d) == sha256.Size {
+			return "it is a SHA-256 digest in base64, where a key is the digest in 64 lower-case hex digits" + right(d)
+		}
+	}
+	if m := hexRun.FindString(line); m != "" && len(m) == 64 {
+		d, _ := hex.DecodeString(m)
+		return fmt.Sprintf("it is the 64 hex digits of a key with more around them (%q)", strings.Replace(line, m, "…", 1)) + right(d)
+	}
+	if d, err := hex.DecodeString(strings.ToLower(line)); err == nil {
+		for _, h := range otherHashes {
+			if len(d) != h.size {
+				continue
+			}
+			what := fmt.Sprintf("it is %d hex digits, the length of a %s digest, where a key is a SHA-256 digest (64 hex digits)", len(line), h.name)
+			if !want.Rejected && hex.EncodeToString(h.sum([]byte(want.Canonical))) == strings.ToLower(line) {
+				what += fmt.Sprintf(" (the %s of the expected text)", h.name)
+			}
+			return what
+		}
+	}
+	return ""
+}
+
+var otherHashes = []struct {
+	name string
+	size int
+	sum  func([]byte) []byte
+}{
+	{"MD5", md5.Size, func(b []byte) []byte { s := md5.Sum(b); return s[:] }},
+	{"SHA-1", sha1.Size, func(b []byte) []byte { s := sha1.Sum(b); return s[:] }},
+	{"SHA-512", sha512.Size, func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }},
+}
+
+var (
+	hexRun        = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
+	rejectionWord = regexp.MustCompile(`(?i)^\s*(null|none|nil|undefined|false|-|reject(ed)?|invalid|err(or)?\b.*|exception\b.*)\s*$`)
+)
+
+// ExtraLines says why an implementation printed more lines than there
+// are cases, from the answers it gave (one a line, in order, the first
+// extra line excluded): an empty line after every answer, or otherwise an
+// answer that took more than one line (those after it fell out of step)
+// or more output after the last answer.
+func ExtraLines(answers []Answer) string {
+	empty, full := 0, 0
+	for i, a := range answers {
+		switch {
+		case i%2 == 1 && a.Rejected:
+			empty++
+		case i%2 == 0 && !a.Rejected:
+			full++
+		}
+	}
+	if len(answers) >= 4 && empty == len(answers)/2 && full > 0 {
+		return "it writes an empty line after each answer (lines 2, 4, 6, … are empty), two lines a case"
+	}
+	return "either an answer took more than one line (one with a line break in it), putting every answer after it out of step, or it printed more after its last answer"
 }

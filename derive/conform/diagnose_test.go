@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ func answersOf(v Variant, out Output) []Answer {
 		case !ok:
 			as = append(as, Answer{Rejected: true})
 		case out == OutputKey:
-			as = append(as, Answer{Text: KeyOf(text)})
+			as = append(as, Answer{Text: KeyOf(v.Hashed(text))})
 		default:
 			as = append(as, Answer{Text: text})
 		}
@@ -237,6 +238,30 @@ func TestPythonRepr(t *testing.T) {
 		0.00001: "1e-05", 5e-324: "5e-324", 1.7976931348623157e308: "1.7976931348623157e+308", -1.5e-100: "-1.5e-100", 123.456: "123.456"} {
 		if got := pythonRepr(f); got != want {
 			t.Errorf("pythonRepr(%v) = %s, want %s", f, got, want)
+		}
+	}
+}
+
+// TestNumberFormats: the number formats of the known defects, against
+// what the real formatters print (Java 17's Double.toString, Python 3.11's
+// str(Decimal(repr(f)).normalize()), jq 1.6; Go's 'g' is strconv itself).
+func TestNumberFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format func(float64) string
+		want   map[float64]string
+	}{
+		{"java", javaString, map[float64]string{1: "1.0", 100: "100.0", 1e21: "1.0E21", 1e-7: "1.0E-7", 0.001: "0.001", 1e7: "1.0E7",
+			9999999.5: "9999999.5", 123.456: "123.456", math.Copysign(0, -1): "-0.0", 1.5e300: "1.5E300", 0.00099: "9.9E-4", 12345678.9: "1.23456789E7"}},
+		{"decimal", decimalString, map[float64]string{100: "1E+2", 1e21: "1E+21", 1e-7: "1E-7", 0.00001: "0.00001", 0.000001: "0.000001", 1.5: "1.5",
+			120: "1.2E+2", math.Copysign(0, -1): "-0", 0: "0", 1.23e-5: "0.0000123"}},
+		{"jq", jqString, map[float64]string{1e15: "1000000000000000", 1e16: "1e+16", 1.5e17: "1.5e+17", 123e15: "123000000000000000", 1e-4: "0.0001",
+			1.5e-5: "1.5e-05", 1e-5: "1e-05", 12345678901234567890: "12345678901234567000", 1e100: "1e+100", 5e-324: "5e-324", math.Copysign(0, -1): "-0"}},
+	} {
+		for f, want := range tc.want {
+			if got := tc.format(f); got != want {
+				t.Errorf("%s(%v) = %s, want %s", tc.name, f, got, want)
+			}
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
+	"golang.org/x/text/collate"
+	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -35,8 +37,28 @@ type Variant struct {
 	MaxDepth   int  // arguments nested deeper are rejected; 0: no limit
 	Shape      Shape
 	Newline    bool // a newline after the text (what echo … | sha256sum hashes)
-	Shallow    bool // only the arguments' own members sorted, not those of nested objects
+	Shallow    bool // only the arguments' own members sorted (when they are an object), not those of nested objects
 	NFC        bool // strings normalized to NFC when read
+	DropProto  bool // members named __proto__ lost (JavaScript's obj[name] = value sets the prototype)
+	// NameList: JSON.stringify(x, Object.keys(args).sort()), the replacer
+	// array keeping, in every object, only the arguments' own names, in
+	// that list's order.
+	NameList bool
+	// HashUTF16: the key is of the text's UTF-16LE bytes (C#'s
+	// Encoding.Unicode), not its UTF-8; the text itself is right.
+	HashUTF16 bool
+}
+
+// Hashed returns the bytes v hashes for its canonical text.
+func (v Variant) Hashed(text string) string {
+	if !v.HashUTF16 {
+		return text
+	}
+	var b []byte
+	for _, u := range utf16.Encode([]rune(text)) {
+		b = append(b, byte(u), byte(u>>8))
+	}
+	return string(b)
 }
 
 // Shape is what is canonicalized and hashed.
@@ -47,6 +69,7 @@ const (
 	ShapeArgs                   // the arguments alone
 	ShapeObject                 // {"args":…,"task":…,"tool":…}
 	ShapeToolFirst              // [tool, task, args]
+	ShapeConcat                 // task, tool and the canonical arguments concatenated, without separators
 )
 
 // Order is how object members are ordered.
@@ -56,6 +79,7 @@ const (
 	OrderUTF16     Order = iota // UTF-16 code units
 	OrderCodePoint              // code points, the order of UTF-8 bytes
 	OrderInput                  // not sorted
+	OrderLocale                 // a locale's collation (localeCompare, Intl.Collator): the Unicode root collation
 )
 
 // Numbers is how numbers are read and written.
@@ -67,6 +91,10 @@ const (
 	NumPyFloat                // the nearest double, written as Python's float repr (1e-07, 1.0)
 	NumLiteral                // as written
 	NumNoPlus                 // as NumJS, but a positive exponent without its + (1e21)
+	NumGoG                    // every number the nearest double, written with Go's strconv 'g' (1e+06, 1e-05)
+	NumJava                   // fractions and exponents as Java's Double.toString (1.0, 1.0E21, 1.0E-7); integers as NumJS
+	NumDecimal                // fractions and exponents as Python's str(Decimal(repr(f)).normalize()) (1E+2, 1E-7); integers as NumJS
+	NumJq                     // as jq 1.6 prints: exponents for 1e+16 (one digit) and from 1e-05, two exponent digits
 )
 
 // Overflow is what happens to a number beyond the double range.
@@ -140,6 +168,12 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 		return "", false
 	}
 	w := &writer{v: &v}
+	if v.NameList {
+		if val.kind == 'n' {
+			return "", false // Object.keys(null) throws
+		}
+		w.list = nameList(val)
+	}
 	switch v.Shape {
 	case ShapeArgs:
 		err = w.value(val)
@@ -157,8 +191,13 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 		w.str(tool)
 		w.b.WriteByte('}')
 	case ShapeToolFirst:
+		w.argsDepth = 1
 		err = w.value(value{kind: 'a', elems: []value{{kind: 's', str: tool}, {kind: 's', str: task}, val}})
+	case ShapeConcat:
+		w.b.WriteString(string(utf16.Decode(task)) + string(utf16.Decode(tool)))
+		err = w.value(val)
 	default:
+		w.argsDepth = 1
 		err = w.value(value{kind: 'a', elems: []value{{kind: 's', str: task}, {kind: 's', str: tool}, val}})
 	}
 	if err != nil {
@@ -175,6 +214,7 @@ func (v Variant) Canonical(c Case) (text string, ok bool) {
 // parseKey is what a parse depends on.
 type parseKey struct {
 	args     string
+	proto    bool
 	dups     Dups
 	lone     Lone
 	allowNaN bool
@@ -198,7 +238,7 @@ var (
 const cacheMax = 1 << 14
 
 func (p *parser) document() (value, error) {
-	key := parseKey{p.src, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth, p.v.NFC}
+	key := parseKey{p.src, p.v.DropProto, p.v.Dups, p.v.Lone, p.v.AllowNaN, p.v.MaxDepth, p.v.NFC}
 	cacheMu.Lock()
 	r, ok := parseCache[key]
 	cacheMu.Unlock()
@@ -227,6 +267,8 @@ type value struct {
 	str     []uint16
 	elems   []value
 	members []member
+	// objectPrototype: Object.prototype, reached by NameList's lookups
+	objectPrototype bool
 }
 
 type member struct {
@@ -335,6 +377,7 @@ func (p *parser) object(depth int) (value, error) {
 		key := unitsKey(name)
 		j, seen := index[key]
 		switch {
+		case p.v.DropProto && string(utf16.Decode(name)) == "__proto__":
 		case !seen:
 			index[key] = len(o.members)
 			o.members = append(o.members, member{name, val})
@@ -491,9 +534,11 @@ func (p *parser) wtf8(s string) ([]uint16, error) {
 // ---- writing ----
 
 type writer struct {
-	b       strings.Builder
-	v       *Variant
-	objects int // objects of the arguments open around the value being written
+	b         strings.Builder
+	v         *Variant
+	depth     int        // arrays and objects open around the value being written
+	argsDepth int        // the depth of the arguments (inside [task, tool, args]: 1)
+	list      [][]uint16 // with NameList, the names kept in every object
 }
 
 func (w *writer) sep(c byte) {
@@ -516,6 +561,8 @@ func (w *writer) value(x value) error {
 	case 's':
 		return w.str(x.str)
 	case 'a':
+		w.depth++
+		defer func() { w.depth-- }()
 		w.b.WriteByte('[')
 		for i, e := range x.elems {
 			if i > 0 {
@@ -528,9 +575,13 @@ func (w *writer) value(x value) error {
 		w.b.WriteByte(']')
 	case 'o':
 		ms := slices.Clone(x.members)
-		w.v.sort(ms, w.v.Shallow && w.objects > 0)
-		w.objects++
-		defer func() { w.objects-- }()
+		if w.v.NameList {
+			ms = w.listed(x)
+		} else {
+			w.v.sort(ms, w.v.Shallow && w.depth != w.argsDepth)
+		}
+		w.depth++
+		defer func() { w.depth-- }()
 		w.b.WriteByte('{')
 		for i, m := range ms {
 			if i > 0 {
@@ -560,6 +611,8 @@ func (v *Variant) sort(ms []member, unsorted bool) {
 	switch order {
 	case OrderUTF16:
 		slices.SortFunc(ms, func(a, b member) int { return slices.Compare(a.name, b.name) })
+	case OrderLocale:
+		slices.SortStableFunc(ms, func(a, b member) int { return collateCompare(a.name, b.name) })
 	case OrderCodePoint:
 		keys := make(map[*uint16][]rune, len(ms))
 		key := func(m member) []rune {
@@ -717,6 +770,14 @@ func (w *writer) number(lit string) error {
 	switch {
 	case v.Numbers == NumPyFloat && !integer:
 		w.b.WriteString(pythonRepr(f))
+	case v.Numbers == NumJava && !integer:
+		w.b.WriteString(javaString(f))
+	case v.Numbers == NumDecimal && !integer:
+		w.b.WriteString(decimalString(f))
+	case v.Numbers == NumGoG:
+		w.b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	case v.Numbers == NumJq:
+		w.b.WriteString(jqString(f))
 	case v.Numbers == NumGo && f == 0 && math.Signbit(f):
 		w.b.WriteString("-0")
 	case v.Numbers == NumNoPlus:
@@ -752,4 +813,150 @@ func pythonRepr(f float64) string {
 		sign, x = "-", -x
 	}
 	return fmt.Sprintf("%se%s%02d", mant, sign, x)
+}
+
+// shortest returns the shortest digits that round-trip |f| (f not 0) and
+// n, such that |f| = 0.digits × 10^n (ECMAScript's k and n).
+func shortest(f float64) (digits string, n int) {
+	e := strconv.FormatFloat(math.Abs(f), 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	x, _ := strconv.Atoi(exp)
+	return strings.Replace(mant, ".", "", 1), x + 1
+}
+
+// plain writes 0.digits × 10^n in plain notation.
+func plain(digits string, n int) string {
+	k := len(digits)
+	switch {
+	case n <= 0:
+		return "0." + strings.Repeat("0", -n) + digits
+	case n >= k:
+		return digits + strings.Repeat("0", n-k)
+	}
+	return digits[:n] + "." + digits[n:]
+}
+
+func sign(f float64) string {
+	if math.Signbit(f) {
+		return "-"
+	}
+	return ""
+}
+
+// javaString writes f as Java's Double.toString does (the shortest digits,
+// as since JDK 19): plain with at least one fraction digit from 1e-3 to
+// 1e7, otherwise d.dddE±n without a + sign.
+func javaString(f float64) string {
+	if f == 0 {
+		return sign(f) + "0.0"
+	}
+	d, n := shortest(f)
+	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
+		s := plain(d, n)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return sign(f) + s
+	}
+	frac := d[1:]
+	if frac == "" {
+		frac = "0"
+	}
+	return fmt.Sprintf("%s%s.%sE%d", sign(f), d[:1], frac, n-1)
+}
+
+// decimalString writes f as Python's str(Decimal(repr(f)).normalize())
+// does: trailing zeros dropped, plain notation only for a number with no
+// zeros left of the point whose adjusted exponent is at least -6.
+func decimalString(f float64) string {
+	if f == 0 {
+		return sign(f) + "0"
+	}
+	d, n := shortest(f)
+	exp := n - len(d) // f = d × 10^exp
+	if adjusted := n - 1; exp <= 0 && adjusted >= -6 {
+		return sign(f) + plain(d, n)
+	}
+	frac := ""
+	if len(d) > 1 {
+		frac = "." + d[1:]
+	}
+	return fmt.Sprintf("%s%s%sE%+d", sign(f), d[:1], frac, n-1)
+}
+
+// jqString writes f as jq 1.6 does: the shortest digits, in exponent
+// notation when n <= -4 or n > k+15, with at least two exponent digits.
+func jqString(f float64) string {
+	if f == 0 {
+		return sign(f) + "0"
+	}
+	d, n := shortest(f)
+	if n > -4 && n <= len(d)+15 {
+		return sign(f) + plain(d, n)
+	}
+	frac := ""
+	if len(d) > 1 {
+		frac = "." + d[1:]
+	}
+	es := "+"
+	x := n - 1
+	if x < 0 {
+		es, x = "-", -x
+	}
+	return fmt.Sprintf("%s%s%se%s%02d", sign(f), d[:1], frac, es, x)
+}
+
+var (
+	collatorMu sync.Mutex
+	collator   = collate.New(language.Und)
+)
+
+// collateCompare compares two names by the Unicode root collation, as
+// JavaScript's localeCompare does in most locales.
+func collateCompare(a, b []uint16) int {
+	collatorMu.Lock()
+	defer collatorMu.Unlock()
+	return collator.CompareString(string(utf16.Decode(a)), string(utf16.Decode(b)))
+}
+
+// nameList returns Object.keys(args).sort(): an object's own names, an
+// array's or a string's indices, sorted as strings (by UTF-16 code units).
+func nameList(args value) [][]uint16 {
+	var names [][]uint16
+	switch args.kind {
+	case 'o':
+		for _, m := range args.members {
+			names = append(names, m.name)
+		}
+	case 'a', 's':
+		n := len(args.elems)
+		if args.kind == 's' {
+			n = len(args.str)
+		}
+		for i := range n {
+			names = append(names, utf16.Encode([]rune(strconv.Itoa(i))))
+		}
+	}
+	slices.SortFunc(names, slices.Compare)
+	return slices.CompactFunc(names, slices.Equal)
+}
+
+// listed returns the members of object x whose names are in w.list, in
+// its order, as JSON.stringify finds them with [[Get]]: a name x does not
+// have is looked up on its prototype, where only "__proto__" is not a
+// function (it is Object.prototype, and Object.prototype's own is null).
+func (w *writer) listed(x value) []member {
+	var out []member
+	for _, name := range w.list {
+		if i := slices.IndexFunc(x.members, func(m member) bool { return slices.Equal(m.name, name) }); i >= 0 {
+			out = append(out, x.members[i])
+		} else if string(utf16.Decode(name)) == "__proto__" {
+			proto := value{kind: 'o', objectPrototype: true}
+			if x.objectPrototype {
+				proto = value{kind: 'n'}
+			}
+			out = append(out, member{name, proto})
+		}
+	}
+	return out
 }
