@@ -571,7 +571,7 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 		return nil
 	})
 	if err != nil {
-		return false, nil, false, fmt.Errorf("ledger at %s: %w", s.display, err)
+		return false, nil, false, s.wrap(err)
 	}
 	return inserted, stored, expired, nil
 }
