@@ -114,16 +114,29 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 			if spec.From != fromOTel && !validFrom(spec.From) {
 				return usageErrorf("invalid --from %q (want one of %s, %s)", spec.From, strings.Join(fromNames, ", "), fromOTel)
 			}
-			for _, p := range append(append([]string{}, spec.Only...), spec.Omit...) {
-				if p == "" || p[0] != '/' {
-					return &UsageError{Err: fmt.Errorf("invalid JSON pointer %q", p), hint: "an RFC 6901 pointer starts with '/', e.g. /trace_id"}
+			// Pointers are checked as key checks them (canon.ParsePointer).
+			for _, fp := range []struct {
+				flag string
+				ps   []string
+			}{{"--only", spec.Only}, {"--omit", spec.Omit}} {
+				for _, p := range fp.ps {
+					if err := pointerFlag(fp.flag, p); err != nil {
+						return err
+					}
+				}
+			}
+			for _, p := range spec.Omit {
+				if p == "" {
+					return usageErrorf("--omit '' would drop the whole arguments value")
 				}
 			}
 			opts.Spec = spec
 			opts.TaskPointer = v.GetString("task-pointer")
 			opts.TaskAttr = v.GetString("task-attr")
-			if opts.TaskPointer != "" && opts.TaskPointer[0] != '/' {
-				return usageErrorf("invalid --task-pointer %q: an RFC 6901 pointer starts with '/'", opts.TaskPointer)
+			if opts.TaskPointer != "" {
+				if err := pointerFlag("--task-pointer", opts.TaskPointer); err != nil {
+					return err
+				}
 			}
 			if opts.Format, err = f.keyFormat(); err != nil {
 				return err
@@ -438,28 +451,55 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 			top = d.Root() // the record or envelope the arguments are in
 		}
 	}
-	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From), Args: lc.Args, Text: text, Key: key}, nil
+	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From, lc.Call.Tool), Args: lc.Args, Text: text, Key: key}, nil
 }
 
 // callID returns the model's tool call id of a logged call, or "": a
 // top-level "call_id", or the "id" of an OpenAI tool call or an Anthropic
-// tool_use block. An MCP request id is per attempt, never a call id.
-func callID(top canon.Node, from string) string {
+// tool_use block — in a message, of the block or tool call the arguments
+// came from, never the message's own id, which is per response. An MCP
+// request id is per attempt, never a call id.
+func callID(top canon.Node, from, tool string) string {
 	if top.Kind() != canon.Object {
 		return ""
 	}
-	str := func(name string) string {
-		if v, ok := top.Get(name); ok && v.Kind() == canon.String {
-			return v.Text()
+	if id := str(top, "call_id"); id != "" {
+		return id
+	}
+	// A message: the tool call the loader picked (the only one, or the
+	// only one of the tool).
+	inner := func(list canon.Node, isCall func(canon.Node) bool, name func(canon.Node) (string, string)) string {
+		var ids, named []string
+		for _, e := range list.Elements() {
+			if isCall(e) {
+				n, id := name(e)
+				ids = append(ids, id)
+				if n == tool {
+					named = append(named, id)
+				}
+			}
+		}
+		switch {
+		case len(ids) == 1:
+			return ids[0]
+		case len(named) == 1:
+			return named[0]
 		}
 		return ""
 	}
-	if id := str("call_id"); id != "" {
-		return id
-	}
 	switch from {
-	case fromOpenAI, fromAnthropic, fromCall:
-		return str("id")
+	case fromOpenAI:
+		if calls, ok := top.Get("tool_calls"); ok && calls.Kind() == canon.Array {
+			return inner(calls, func(canon.Node) bool { return true }, openAICallName)
+		}
+		return str(top, "id")
+	case fromAnthropic:
+		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !isType(top, "tool_use") {
+			return inner(content, isToolUse, anthropicBlockName)
+		}
+		return str(top, "id")
+	case fromCall:
+		return str(top, "id")
 	}
 	return ""
 }

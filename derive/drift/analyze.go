@@ -265,8 +265,17 @@ func (s *shard) compare(a, b *Prepared) {
 	if d == 0 || d > o.MaxLeaves || float64(d) > max(1, o.MaxFraction*float64(total)) {
 		return
 	}
-	// A near-duplicate pair of the same shape (the same leaves): count,
-	// for each leaf, whether it differs.
+	if a.key == b.key {
+		return
+	}
+	entries, ok := s.detail(a, b)
+	if !ok {
+		return
+	}
+	// A near-duplicate pair (every difference of a volatile kind) of the
+	// same shape (the same leaves): count, for each leaf, whether it
+	// differs. Pairs of distinct calls that differ in a business field
+	// say nothing about which fields are regenerated.
 	toolH := hashString(a.tool)
 	i, j := 0, 0
 	for len(a.leaves) == len(b.leaves) && i < len(a.leaves) && j < len(b.leaves) {
@@ -289,13 +298,6 @@ func (s *shard) compare(a, b *Prepared) {
 		default:
 			j++
 		}
-	}
-	if a.key == b.key {
-		return
-	}
-	entries, ok := s.detail(a, b)
-	if !ok {
-		return
 	}
 	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), off: uint32(len(s.entries)), n: uint32(len(entries))})
 	s.entries = append(s.entries, entries...)
@@ -363,38 +365,13 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	var out []entry
 	i, j := 0, 0
 	tool := s.names.id(a.tool)
-	count := func(ptr int32, e entry) { // every integer difference, for the counter statistics
-		c := s.counters[[2]int32{tool, ptr}]
-		c[0]++
-		if e.step >= 1 && int(e.step) <= s.o.MaxStep {
-			c[1]++
-		}
-		s.counters[[2]int32{tool, ptr}] = c
-	}
 	add := func(ptr string, e entry) bool {
 		if s.o.ignored(ptr) {
 			return true
 		}
-		if e.kind == kCounter {
-			count(s.names.id(ptr), e)
-		}
 		if !e.possible(s.o) {
-			// Distinct calls. Their other integer differences still count
-			// for the statistics.
-			for ; i < len(a.leaves) && j < len(b.leaves); i, j = i+1, j+1 {
-				la, lb := a.leaves[i], b.leaves[j]
-				if la.ptr != lb.ptr {
-					break // the shapes differ: not a pair the statistics count
-				}
-				va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
-				if la.val != lb.val && !la.array && isNumberStart(va[0]) && isNumberStart(vb[0]) {
-					if e := classifyValues(s.o, va, vb); e.kind == kCounter {
-						if p := s.pointer(a, la.ptr); !s.o.ignored(p) {
-							count(s.names.id(p), e)
-						}
-					}
-				}
-			}
+			// Distinct calls: their differences say nothing about which
+			// fields a retry regenerates.
 			return false
 		}
 		e.ptr = s.names.id(ptr)
@@ -455,7 +432,22 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 			}
 		}
 	}
-	return out, len(out) > 0
+	if len(out) == 0 {
+		return nil, false
+	}
+	// The integer differences of a near-duplicate pair, for the counter
+	// statistics.
+	for _, e := range out {
+		if e.kind == kCounter {
+			c := s.counters[[2]int32{tool, e.ptr}]
+			c[0]++
+			if e.step >= 1 && int(e.step) <= s.o.MaxStep {
+				c[1]++
+			}
+			s.counters[[2]int32{tool, e.ptr}] = c
+		}
+	}
+	return out, true
 }
 
 // possible reports whether a difference can be part of a retry at all,

@@ -114,6 +114,15 @@ func epochUnit(x, y float64) (float64, bool) {
 }
 
 func classifyStrings(o *Options, a, b string, e *entry) {
+	if x, ok := epochDigits(a); ok {
+		if y, ok := epochDigits(b); ok {
+			if unit, ok := epochUnit(x, y); ok { // epoch seconds or milliseconds written as strings
+				e.kind = kTimestamp
+				e.near = math.Abs(y-x)*unit <= float64(o.TimeGap)
+				return
+			}
+		}
+	}
 	if ta, ok := parseTime(a); ok {
 		if tb, ok := parseTime(b); ok {
 			e.kind = kTimestamp
@@ -193,7 +202,42 @@ func idShape(s string) (prefix string, ok bool) {
 	return prefix, isToken(s[len(prefix):])
 }
 
+// epochDigits reads a string of 10 to 19 digits as a number.
+func epochDigits(s string) (float64, bool) {
+	if len(s) < 10 || len(s) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	return x, err == nil
+}
+
+// isULID reports a ULID: 26 characters of Crockford's base32, the first
+// at most 7.
+func isULID(s string) bool {
+	if len(s) != 26 || s[0] > '7' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U') {
+			return false
+		}
+	}
+	return true
+}
+
 func isToken(tail string) bool {
+	if isULID(tail) {
+		return true
+	}
 	if len(tail) < 8 {
 		return false
 	}
@@ -213,6 +257,8 @@ func isToken(tail string) bool {
 		return true
 	case len(tail) >= 10 && digits >= 2 && letters >= 2:
 		return true // base32 (ULID), base36, base62 with digits
+	case len(tail) >= 16 && digits >= 1 && letters >= 1:
+		return true // a long base32 or base36 token with few digits
 	}
 	// Letters only: random when the case changes often (base62).
 	return len(tail) >= 16 && 4*classChanges(tail) >= len(tail)

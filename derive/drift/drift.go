@@ -113,7 +113,7 @@ type Options struct {
 var Defaults = Options{
 	Window:         500,
 	WindowTime:     10 * time.Minute,
-	MaxLeaves:      4,
+	MaxLeaves:      8,
 	MaxFraction:    0.67,
 	MinFresh:       0.8,
 	TimeGap:        15 * time.Minute,

@@ -301,52 +301,15 @@ func unitPtr(root canon.Node, p string) uint64 {
 	return h
 }
 
-// splitPointer returns the decoded reference tokens of an RFC 6901 pointer.
+// splitPointer returns the decoded reference tokens of an RFC 6901
+// pointer (the callers' pointers are checked with canon.ParsePointer; one
+// that is not valid names no leaf).
 func splitPointer(p string) []string {
-	if p == "" {
-		return nil
-	}
-	var toks []string
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			toks = append(toks, unescapeToken(p[start:i]))
-			start = i + 1
-		}
+	toks, err := canon.ParsePointer(p)
+	if err != nil {
+		return []string{p}
 	}
 	return toks
-}
-
-func unescapeToken(t string) string {
-	if !containsByte(t, '~') {
-		return t
-	}
-	b := make([]byte, 0, len(t))
-	for i := 0; i < len(t); i++ {
-		if t[i] == '~' && i+1 < len(t) {
-			switch t[i+1] {
-			case '0':
-				b = append(b, '~')
-				i++
-				continue
-			case '1':
-				b = append(b, '/')
-				i++
-				continue
-			}
-		}
-		b = append(b, t[i])
-	}
-	return string(b)
-}
-
-func containsByte(s string, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
-		}
-	}
-	return false
 }
 
 // leafDiff compares two sorted leaf lists: the number of leaves that
