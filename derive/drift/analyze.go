@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"bytes"
 	"encoding/binary"
 	"runtime"
 	"strings"
@@ -383,8 +384,9 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		out = append(out, e)
 		return len(out) <= s.o.MaxLeaves
 	}
-	// Scalars first, arrays (which may need the diff engine) after.
-	var arrays [][2]leaf
+	// Scalars first, texts after, arrays (which may need the diff engine)
+	// last: a distinct pair is given up at its cheapest difference.
+	var arrays, texts [][2]leaf
 	for i < len(a.leaves) || j < len(b.leaves) {
 		switch {
 		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
@@ -408,11 +410,23 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 				arrays = append(arrays, [2]leaf{la, lb})
 				continue
 			}
+			if va := a.text[la.off:la.end]; va[0] == '"' && bytes.IndexByte(va, ' ') >= 0 {
+				texts = append(texts, [2]leaf{la, lb}) // maybe reworded: compared after the cheaper differences
+				continue
+			}
 			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 			e.unit = la.ptr
 			if !add(s.pointer(a, la.ptr), e) {
 				return nil, false
 			}
+		}
+	}
+	for _, ab := range texts {
+		la, lb := ab[0], ab[1]
+		e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
+		e.unit = la.ptr
+		if !add(s.pointer(a, la.ptr), e) {
+			return nil, false
 		}
 	}
 	for _, ab := range arrays {
