@@ -477,4 +477,6 @@ func nextFolded(s string, i int) (int, int) {
 	return int(c), i + 1
 }
 
-func asciiSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' }
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
