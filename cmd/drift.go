@@ -3,6 +3,9 @@ package cmd
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"hash"
 	"errors"
 	"fmt"
 	"io"
@@ -260,6 +263,33 @@ func (opts *driftOptions) textKey(t derive.Text) ([32]byte, error) {
 	return t.Key()
 }
 
+// canonicalKey is textKey of arguments already in canonical form: the
+// canonical form is a fixed point (canon's FuzzCanonical checks it), so
+// the key is the hash of the call's canonical text written around them,
+// without writing them again.
+func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
+	var k [32]byte
+	if err := t.Validate(); err != nil {
+		return k, err
+	}
+	var h hash.Hash
+	if opts.Secret != nil {
+		h = hmac.New(sha256.New, opts.Secret)
+	} else {
+		h = sha256.New()
+	}
+	var pre [256]byte
+	b := append(pre[:0], '[')
+	b = canon.AppendQuoted(b, t.Task)
+	b = append(b, ',')
+	b = canon.AppendQuoted(b, t.Tool)
+	h.Write(append(b, ','))
+	h.Write(t.Args)
+	h.Write([]byte{']'})
+	h.Sum(k[:0])
+	return k, nil
+}
+
 // rekey derives the key of full arguments with the user's --only and
 // --omit and the extra pointers omitted, through the loader key uses.
 func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
@@ -443,7 +473,7 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 	var key [32]byte
 	if lc.Selected {
 		key = opts.key(lc.Call)
-	} else if key, err = opts.textKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
+	} else if key, err = opts.canonicalKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
 		return drift.Call{}, err
 	}
 	if !haveTop {

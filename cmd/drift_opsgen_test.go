@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/drift/opsgen"
 )
 
@@ -59,7 +61,8 @@ func firstFew(s []string) []string {
 // items, Anthropic tool_use blocks and messages, OTLP JSON spans. Drift
 // findings, collapses and suggested --omit pointers each have precision
 // and recall of at least 0.95, and the flags of drift findings give their
-// calls one key when idemkey key derives them.
+// calls one key when idemkey key derives them (and without flags, key
+// derives the keys drift reports).
 func TestDriftThirdGenerator(t *testing.T) {
 	dir := t.TempDir()
 	for k, shape := range []string{opsgen.ShapeCall, opsgen.ShapeMCP, opsgen.ShapeOpenAI, opsgen.ShapeAnthropic, opsgen.ShapeOTel} {
@@ -144,6 +147,20 @@ func TestDriftThirdGenerator(t *testing.T) {
 				for _, n := range f.Lines {
 					sub.WriteString(lines[n-1] + "\n")
 				}
+				// Without flags, key derives the keys drift reports.
+				plain, kerr, kcode := runMain(t, sub.String(), "key", "--batch", "--from", "call")
+				if kcode != 0 {
+					t.Fatalf("key: exit %d: %s", kcode, kerr)
+				}
+				var distinct []string
+				for _, k := range strings.Fields(plain) {
+					if !slices.Contains(distinct, k) {
+						distinct = append(distinct, k)
+					}
+				}
+				if !slices.Equal(distinct, f.Keys) {
+					t.Errorf("lines %v: drift's keys %v, key's %v", f.Lines, f.Keys, distinct)
+				}
 				args := []string{"key", "--batch", "--from", "call"}
 				for _, p := range f.Omit {
 					args = append(args, "--omit", p)
@@ -164,5 +181,39 @@ func TestDriftThirdGenerator(t *testing.T) {
 				t.Errorf("only %d drift findings checked", checked)
 			}
 		})
+	}
+}
+
+// TestDriftCanonicalKey checks that the key drift derives from the
+// canonical text, without writing it again, is the key key derives, with
+// and without a secret, on every line of a generated log.
+func TestDriftCanonicalKey(t *testing.T) {
+	var log bytes.Buffer
+	if _, err := opsgen.Generate(opsgen.Config{Seed: 5, Calls: 300}, &log); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range [][]byte{nil, []byte("s3cret")} {
+		opts := &driftOptions{Secret: secret}
+		for _, l := range bytes.Split(bytes.TrimSpace(log.Bytes()), []byte("\n")) {
+			var rec struct {
+				Task, Tool string
+				Args       json.RawMessage
+			}
+			if err := json.Unmarshal(l, &rec); err != nil {
+				t.Fatal(err)
+			}
+			text, err := canon.AppendCanonical(nil, rec.Args, canon.JS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err1 := opts.canonicalKey(derive.Text{Task: rec.Task, Tool: rec.Tool, Args: text, Scheme: canon.JS})
+			want, err2 := opts.textKey(derive.Text{Task: rec.Task, Tool: rec.Tool, Args: rec.Args, Scheme: canon.JS})
+			if err1 != nil || err2 != nil || got != want {
+				t.Fatalf("%s: %x (%v), want %x (%v)", l, got, err1, want, err2)
+			}
+		}
+	}
+	if _, err := (&driftOptions{}).canonicalKey(derive.Text{Task: "", Tool: "x", Args: []byte("{}")}); err == nil {
+		t.Error("an empty task is not checked")
 	}
 }

@@ -63,8 +63,8 @@ type shard struct {
 	seq     int64
 	ring    []*Prepared
 	mask    int64
-	cur     map[uint64]int64 // bucket → seq of its latest call
-	prev    map[uint64]int64
+	cur     *bucketTable // bucket → seq of its latest call, this generation
+	prev    *bucketTable // and the one before
 	genLine int
 	recent  map[uint64][]int64 // group → seqs of its latest calls
 
@@ -177,7 +177,7 @@ func newShard(o *Options) *shard {
 	return &shard{
 		o: o, in: make(chan []*Prepared, 8), pending: make([]*Prepared, 0, batchSize),
 		ring: make([]*Prepared, size), mask: size - 1,
-		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
+		cur: newBucketTable(), prev: newBucketTable(), recent: map[uint64][]int64{},
 		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
 		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
 		ptrNames: map[uint64]string{}, counters: map[[2]int32][2]int32{},
@@ -185,11 +185,10 @@ func newShard(o *Options) *shard {
 }
 
 func (s *shard) lookup(b uint64) (int64, bool) {
-	if q, ok := s.cur[b]; ok {
+	if q, ok := s.cur.get(b); ok {
 		return q, true
 	}
-	q, ok := s.prev[b]
-	return q, ok
+	return s.prev.get(b)
 }
 
 // maxLeafBuckets bounds the single-leaf buckets of a call.
@@ -198,7 +197,8 @@ const maxLeafBuckets = 64
 func (s *shard) add(p *Prepared) {
 	o := s.o
 	if p.line-s.genLine > o.Window {
-		s.prev, s.cur = s.cur, make(map[uint64]int64, len(s.cur))
+		s.prev, s.cur = s.cur, s.prev
+		s.cur.reset()
 		s.genLine = p.line
 	}
 	seq := s.seq
@@ -224,14 +224,14 @@ func (s *shard) add(p *Prepared) {
 			if q, ok := s.lookup(b); ok {
 				consider(q)
 			}
-			s.cur[b] = seq
+			s.cur.put(b, seq)
 		}
 	}
 	for _, b := range p.bands {
 		if q, ok := s.lookup(b); ok {
 			consider(q)
 		}
-		s.cur[b] = seq
+		s.cur.put(b, seq)
 	}
 	rec := s.recent[p.group]
 	for _, q := range rec {
@@ -595,4 +595,69 @@ func (o *Options) ignored(p string) bool {
 // under reports whether pointer p is q or lies inside it.
 func under(p, q string) bool {
 	return p == q || strings.HasPrefix(p, q) && len(p) > len(q) && p[len(q)] == '/'
+}
+
+// bucketTable maps buckets to the seq of their latest call: open
+// addressing with linear probing, cleared in place from generation to
+// generation (no map churn, nothing for the collector to scan).
+type bucketTable struct {
+	keys []uint64 // 0: empty
+	vals []int64
+	n    int
+	mask uint64
+}
+
+func newBucketTable() *bucketTable {
+	const size = 1 << 12
+	return &bucketTable{keys: make([]uint64, size), vals: make([]int64, size), mask: size - 1}
+}
+
+func (t *bucketTable) get(k uint64) (int64, bool) {
+	if k == 0 {
+		k = 1
+	}
+	for i := k & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+func (t *bucketTable) put(k uint64, v int64) {
+	if k == 0 {
+		k = 1
+	}
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	for i := k & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			t.vals[i] = v
+			return
+		case 0:
+			t.keys[i], t.vals[i] = k, v
+			t.n++
+			return
+		}
+	}
+}
+
+func (t *bucketTable) grow() {
+	old := *t
+	size := 2 * len(old.keys)
+	*t = bucketTable{keys: make([]uint64, size), vals: make([]int64, size), mask: uint64(size - 1)}
+	for i, k := range old.keys {
+		if k != 0 {
+			t.put(k, old.vals[i])
+		}
+	}
+}
+
+func (t *bucketTable) reset() {
+	clear(t.keys)
+	t.n = 0
 }
