@@ -78,10 +78,10 @@ different keys, lie at most --window lines (and --window-time, when times
 are known) apart, differ at no more than --max-leaves leaves (and no more
 than --max-fraction of them), and every difference is volatile: a
 reordered array; float noise (relative difference up to --float-tolerance);
-timestamps at most --time-gap apart, or random-looking ids (UUIDs, trace
-ids, prefixed tokens), at a pointer that differs in at least --min-fresh of
-the tool's near-duplicate pairs; a counter that steps up by 1 to --max-step
-at a pointer where most differences are such steps; a text reworded with
+timestamps at most --time-gap apart, or random-looking ids (UUIDs, ULIDs,
+trace ids, prefixed tokens), at a pointer that differs in at least
+--min-fresh of the tool's near-duplicate pairs; a counter that steps up by
+1 to --max-step at such a pointer, where most differences are such steps; a text reworded with
 the same numbers and at least --text-similarity of its words. Amounts,
 e-mail addresses, other ids and every other difference make calls distinct.
 
@@ -466,7 +466,8 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 	}
 	// The canonical text, once, by the one-pass writer; without --only
 	// or --omit the key is derived from it.
-	text, err := canon.AppendCanonical(nil, lc.Args.Raw(), spec.Scheme)
+	raw := lc.Args.Raw()
+	text, err := canon.AppendCanonical(make([]byte, 0, len(raw)+len(raw)/8+16), raw, spec.Scheme)
 	if err != nil {
 		return drift.Call{}, err
 	}
