@@ -65,14 +65,24 @@ func firstFew(s []string) []string {
 // derives the keys drift reports).
 func TestDriftThirdGenerator(t *testing.T) {
 	dir := t.TempDir()
-	for k, shape := range []string{opsgen.ShapeCall, opsgen.ShapeMCP, opsgen.ShapeOpenAI, opsgen.ShapeAnthropic, opsgen.ShapeOTel} {
-		t.Run(shape, func(t *testing.T) {
+	for k, c := range []struct {
+		name, shape string
+		tasks       int
+	}{
+		{opsgen.ShapeCall, opsgen.ShapeCall, 0}, {opsgen.ShapeMCP, opsgen.ShapeMCP, 0}, {opsgen.ShapeOpenAI, opsgen.ShapeOpenAI, 0},
+		{opsgen.ShapeAnthropic, opsgen.ShapeAnthropic, 0}, {opsgen.ShapeOTel, opsgen.ShapeOTel, 0},
+		// two tasks: a retry's original lies dozens of calls of its task
+		// and tool back, beyond the recent calls, with several leaves changed
+		{"call-2-tasks", opsgen.ShapeCall, 2},
+	} {
+		shape := c.shape
+		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
-			truth, err := opsgen.Generate(opsgen.Config{Seed: uint64(31 + k), Calls: 6000, Shape: shape}, &log)
+			truth, err := opsgen.Generate(opsgen.Config{Seed: uint64(31 + k), Calls: 6000, Shape: shape, Tasks: c.tasks}, &log)
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dir, shape+".jsonl")
+			path := filepath.Join(dir, c.name+".jsonl")
 			if err := os.WriteFile(path, log.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}

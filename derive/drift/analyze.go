@@ -191,6 +191,10 @@ func (s *shard) lookup(b uint64) (int64, bool) {
 	return s.prev.get(b)
 }
 
+// stableChain is how many earlier calls with the same stable hash a call
+// is compared with.
+const stableChain = 6
+
 // maxLeafBuckets bounds the single-leaf buckets of a call.
 const maxLeafBuckets = 64
 
@@ -233,6 +237,23 @@ func (s *shard) add(p *Prepared) {
 		}
 		s.cur.put(b, seq)
 	}
+	// The calls with the same stable hash, latest first: a retry however
+	// many of its volatile leaves changed, and however far back in the
+	// window its original lies.
+	sb := mix(p.group^p.stable) ^ 0x6c8e9cf570932bd5
+	p.sigPrev = -1
+	if q, ok := s.lookup(sb); ok {
+		p.sigPrev = q
+		for k := 0; k < stableChain && q >= 0 && q >= seq-s.mask; k++ {
+			prev := s.ring[q&s.mask]
+			if prev == nil || prev.seq != q || p.line-prev.line > o.Window {
+				break
+			}
+			consider(q)
+			q = prev.sigPrev
+		}
+	}
+	s.cur.put(sb, seq)
 	rec := s.recent[p.group]
 	for _, q := range rec {
 		consider(q)

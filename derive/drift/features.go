@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
 
@@ -25,18 +26,20 @@ func (l leaf) unit() uint64 { return mix(l.ptr ^ mix(l.val+0x9e3779b97f4a7c15)) 
 // arguments in canonical form. Prepare is safe for concurrent use, so that
 // callers can prepare on every core and Add in log order.
 type Prepared struct {
-	seq    int64 // position in its shard
-	line   int
-	task   string
-	tool   string
-	callID string
-	time   int64
-	key    [32]byte
-	leaves []leaf // sorted by ptr
-	sum    uint64 // Σ unit hashes
-	bands  [lshBands]uint64
-	text   []byte // canonical arguments
-	group  uint64 // hash of task and tool
+	seq     int64 // position in its shard
+	line    int
+	task    string
+	tool    string
+	callID  string
+	time    int64
+	key     [32]byte
+	leaves  []leaf // sorted by ptr
+	sum     uint64 // Σ unit hashes
+	bands   [lshBands]uint64
+	stable  uint64 // hash of the leaves whose values do not look volatile (see stableUnit)
+	sigPrev int64  // seq of the previous call of its shard with the same stable hash, or -1
+	text    []byte // canonical arguments
+	group   uint64 // hash of task and tool
 }
 
 // Line returns the call's line.
@@ -130,6 +133,7 @@ func Prepare(c Call, sc *Scratch) *Prepared {
 	for _, l := range p.leaves {
 		u := l.unit()
 		p.sum += u
+		p.stable += stableUnit(l, p.text[l.off:l.end])
 		for i, s := range lshSeeds {
 			if h := mix(u ^ s); h < mins[i] {
 				mins[i] = h
@@ -144,6 +148,60 @@ func Prepare(c Call, sc *Scratch) *Prepared {
 		p.bands[b] = h
 	}
 	return p
+}
+
+// stableUnit is a leaf's contribution to a call's stable hash: the calls
+// of one call retried agree at every leaf whose value cannot be a
+// volatile one, so they share the stable hash however many volatile
+// leaves changed. A value that may be volatile (a number: a counter, an
+// epoch time, float noise; a string that reads as a time or an id, or a
+// text of several words; an array of objects or arrays) adds its pointer
+// alone, an array of scalars (whose order may change) its multiset of
+// elements; any other value adds
+// its pointer and value, as in the leaf set's hash.
+func stableUnit(l leaf, v []byte) uint64 {
+	switch {
+	case l.array && len(v) > 1 && (v[1] == '{' || v[1] == '['):
+		return mix(l.ptr + 0x7a3c5e9b1d2f4a68) // elements with leaves of their own, volatile or not
+	case l.array:
+		return mix(l.ptr ^ mix(l.ms+0x2127599bf4325c37))
+	case len(v) == 0:
+	case isNumberStart(v[0]):
+		return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+	case v[0] == '"':
+		if bytes.IndexByte(v, ' ') >= 0 || bytes.IndexByte(v, '\\') >= 0 {
+			return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+		}
+		if b := v[1 : len(v)-1]; mayBeVolatile(b) {
+			str := string(b)
+			_, id := idShape(str)
+			_, epoch := epochDigits(str)
+			_, at := parseTime(str)
+			if id || epoch || at {
+				return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+			}
+		}
+	}
+	return l.unit()
+}
+
+// mayBeVolatile reports a string that could be a time or an id, a cheap
+// test before the exact ones (parseTime, epochDigits, idShape; it lets
+// through all but short prefixed tokens without digits): 8 characters or
+// more with a digit among them, or 16 or more.
+func mayBeVolatile(s []byte) bool {
+	if len(s) < 8 {
+		return false
+	}
+	if len(s) >= 16 {
+		return true
+	}
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // scanValue reads the canonical JSON value at text[i] (no white space,

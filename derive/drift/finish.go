@@ -203,6 +203,7 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 	s := a.shards[c.shard]
 	slices.Sort(c.members)
 	c.members = slices.Compact(c.members)
+	slices.SortFunc(c.members, func(x, y int32) int { return s.kept[x].line - s.kept[y].line }) // lines ascending
 	first := &s.kept[c.members[0]]
 	f := Finding{Kind: FindingDrift, Task: s.names.strs[first.task], Tool: s.names.strs[first.tool]}
 	for _, q := range c.members {
