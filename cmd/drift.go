@@ -3,8 +3,11 @@ package cmd
 import (
 	"bufio"
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"math"
 	"os"
@@ -75,10 +78,10 @@ different keys, lie at most --window lines (and --window-time, when times
 are known) apart, differ at no more than --max-leaves leaves (and no more
 than --max-fraction of them), and every difference is volatile: a
 reordered array; float noise (relative difference up to --float-tolerance);
-timestamps at most --time-gap apart, or random-looking ids (UUIDs, trace
-ids, prefixed tokens), at a pointer that differs in at least --min-fresh of
-the tool's near-duplicate pairs; a counter that steps up by 1 to --max-step
-at a pointer where most differences are such steps; a text reworded with
+timestamps at most --time-gap apart, or random-looking ids (UUIDs, ULIDs,
+trace ids, prefixed tokens), at a pointer that differs in at least
+--min-fresh of the tool's near-duplicate pairs; a counter that steps up by
+1 to --max-step at such a pointer, where most differences are such steps; a text reworded with
 the same numbers and at least --text-similarity of its words. Amounts,
 e-mail addresses, other ids and every other difference make calls distinct.
 
@@ -114,16 +117,29 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 			if spec.From != fromOTel && !validFrom(spec.From) {
 				return usageErrorf("invalid --from %q (want one of %s, %s)", spec.From, strings.Join(fromNames, ", "), fromOTel)
 			}
-			for _, p := range append(append([]string{}, spec.Only...), spec.Omit...) {
-				if p == "" || p[0] != '/' {
-					return &UsageError{Err: fmt.Errorf("invalid JSON pointer %q", p), hint: "an RFC 6901 pointer starts with '/', e.g. /trace_id"}
+			// Pointers are checked as key checks them (canon.ParsePointer).
+			for _, fp := range []struct {
+				flag string
+				ps   []string
+			}{{"--only", spec.Only}, {"--omit", spec.Omit}} {
+				for _, p := range fp.ps {
+					if err := pointerFlag(fp.flag, p); err != nil {
+						return err
+					}
+				}
+			}
+			for _, p := range spec.Omit {
+				if p == "" {
+					return usageErrorf("--omit '' would drop the whole arguments value")
 				}
 			}
 			opts.Spec = spec
 			opts.TaskPointer = v.GetString("task-pointer")
 			opts.TaskAttr = v.GetString("task-attr")
-			if opts.TaskPointer != "" && opts.TaskPointer[0] != '/' {
-				return usageErrorf("invalid --task-pointer %q: an RFC 6901 pointer starts with '/'", opts.TaskPointer)
+			if opts.TaskPointer != "" {
+				if err := pointerFlag("--task-pointer", opts.TaskPointer); err != nil {
+					return err
+				}
 			}
 			if opts.Format, err = f.keyFormat(); err != nil {
 				return err
@@ -245,6 +261,33 @@ func (opts *driftOptions) textKey(t derive.Text) ([32]byte, error) {
 		return t.HMAC(opts.Secret)
 	}
 	return t.Key()
+}
+
+// canonicalKey is textKey of arguments already in canonical form: the
+// canonical form is a fixed point (canon's FuzzCanonical checks it), so
+// the key is the hash of the call's canonical text written around them,
+// without writing them again.
+func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
+	var k [32]byte
+	if err := t.Validate(); err != nil {
+		return k, err
+	}
+	var h hash.Hash
+	if opts.Secret != nil {
+		h = hmac.New(sha256.New, opts.Secret)
+	} else {
+		h = sha256.New()
+	}
+	var pre [256]byte
+	b := append(pre[:0], '[')
+	b = canon.AppendQuoted(b, t.Task)
+	b = append(b, ',')
+	b = canon.AppendQuoted(b, t.Tool)
+	h.Write(append(b, ','))
+	h.Write(t.Args)
+	h.Write([]byte{']'})
+	h.Sum(k[:0])
+	return k, nil
 }
 
 // rekey derives the key of full arguments with the user's --only and
@@ -423,14 +466,15 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 	}
 	// The canonical text, once, by the one-pass writer; without --only
 	// or --omit the key is derived from it.
-	text, err := canon.AppendCanonical(nil, lc.Args.Raw(), spec.Scheme)
+	raw := lc.Args.Raw()
+	text, err := canon.AppendCanonical(make([]byte, 0, len(raw)+len(raw)/8+16), raw, spec.Scheme)
 	if err != nil {
 		return drift.Call{}, err
 	}
 	var key [32]byte
 	if lc.Selected {
 		key = opts.key(lc.Call)
-	} else if key, err = opts.textKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
+	} else if key, err = opts.canonicalKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
 		return drift.Call{}, err
 	}
 	if !haveTop {
@@ -438,28 +482,55 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 			top = d.Root() // the record or envelope the arguments are in
 		}
 	}
-	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From), Args: lc.Args, Text: text, Key: key}, nil
+	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From, lc.Call.Tool), Args: lc.Args, Text: text, Key: key}, nil
 }
 
 // callID returns the model's tool call id of a logged call, or "": a
 // top-level "call_id", or the "id" of an OpenAI tool call or an Anthropic
-// tool_use block. An MCP request id is per attempt, never a call id.
-func callID(top canon.Node, from string) string {
+// tool_use block — in a message, of the block or tool call the arguments
+// came from, never the message's own id, which is per response. An MCP
+// request id is per attempt, never a call id.
+func callID(top canon.Node, from, tool string) string {
 	if top.Kind() != canon.Object {
 		return ""
 	}
-	str := func(name string) string {
-		if v, ok := top.Get(name); ok && v.Kind() == canon.String {
-			return v.Text()
+	if id := str(top, "call_id"); id != "" {
+		return id
+	}
+	// A message: the tool call the loader picked (the only one, or the
+	// only one of the tool).
+	inner := func(list canon.Node, isCall func(canon.Node) bool, name func(canon.Node) (string, string)) string {
+		var ids, named []string
+		for _, e := range list.Elements() {
+			if isCall(e) {
+				n, id := name(e)
+				ids = append(ids, id)
+				if n == tool {
+					named = append(named, id)
+				}
+			}
+		}
+		switch {
+		case len(ids) == 1:
+			return ids[0]
+		case len(named) == 1:
+			return named[0]
 		}
 		return ""
 	}
-	if id := str("call_id"); id != "" {
-		return id
-	}
 	switch from {
-	case fromOpenAI, fromAnthropic, fromCall:
-		return str("id")
+	case fromOpenAI:
+		if calls, ok := top.Get("tool_calls"); ok && calls.Kind() == canon.Array {
+			return inner(calls, func(canon.Node) bool { return true }, openAICallName)
+		}
+		return str(top, "id")
+	case fromAnthropic:
+		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !isType(top, "tool_use") {
+			return inner(content, isToolUse, anthropicBlockName)
+		}
+		return str(top, "id")
+	case fromCall:
+		return str(top, "id")
 	}
 	return ""
 }

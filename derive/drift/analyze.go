@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"bytes"
 	"encoding/binary"
 	"runtime"
 	"strings"
@@ -62,8 +63,8 @@ type shard struct {
 	seq     int64
 	ring    []*Prepared
 	mask    int64
-	cur     map[uint64]int64 // bucket → seq of its latest call
-	prev    map[uint64]int64
+	cur     *bucketTable // bucket → seq of its latest call, this generation
+	prev    *bucketTable // and the one before
 	genLine int
 	recent  map[uint64][]int64 // group → seqs of its latest calls
 
@@ -176,7 +177,7 @@ func newShard(o *Options) *shard {
 	return &shard{
 		o: o, in: make(chan []*Prepared, 8), pending: make([]*Prepared, 0, batchSize),
 		ring: make([]*Prepared, size), mask: size - 1,
-		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
+		cur: newBucketTable(), prev: newBucketTable(), recent: map[uint64][]int64{},
 		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
 		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
 		ptrNames: map[uint64]string{}, counters: map[[2]int32][2]int32{},
@@ -184,12 +185,15 @@ func newShard(o *Options) *shard {
 }
 
 func (s *shard) lookup(b uint64) (int64, bool) {
-	if q, ok := s.cur[b]; ok {
+	if q, ok := s.cur.get(b); ok {
 		return q, true
 	}
-	q, ok := s.prev[b]
-	return q, ok
+	return s.prev.get(b)
 }
+
+// stableChain is how many earlier calls with the same stable hash a call
+// is compared with.
+const stableChain = 6
 
 // maxLeafBuckets bounds the single-leaf buckets of a call.
 const maxLeafBuckets = 64
@@ -197,7 +201,8 @@ const maxLeafBuckets = 64
 func (s *shard) add(p *Prepared) {
 	o := s.o
 	if p.line-s.genLine > o.Window {
-		s.prev, s.cur = s.cur, make(map[uint64]int64, len(s.cur))
+		s.prev, s.cur = s.cur, s.prev
+		s.cur.reset()
 		s.genLine = p.line
 	}
 	seq := s.seq
@@ -223,15 +228,32 @@ func (s *shard) add(p *Prepared) {
 			if q, ok := s.lookup(b); ok {
 				consider(q)
 			}
-			s.cur[b] = seq
+			s.cur.put(b, seq)
 		}
 	}
 	for _, b := range p.bands {
 		if q, ok := s.lookup(b); ok {
 			consider(q)
 		}
-		s.cur[b] = seq
+		s.cur.put(b, seq)
 	}
+	// The calls with the same stable hash, latest first: a retry however
+	// many of its volatile leaves changed, and however far back in the
+	// window its original lies.
+	sb := mix(p.group^p.stable) ^ 0x6c8e9cf570932bd5
+	p.sigPrev = -1
+	if q, ok := s.lookup(sb); ok {
+		p.sigPrev = q
+		for k := 0; k < stableChain && q >= 0 && q >= seq-s.mask; k++ {
+			prev := s.ring[q&s.mask]
+			if prev == nil || prev.seq != q || p.line-prev.line > o.Window {
+				break
+			}
+			consider(q)
+			q = prev.sigPrev
+		}
+	}
+	s.cur.put(sb, seq)
 	rec := s.recent[p.group]
 	for _, q := range rec {
 		consider(q)
@@ -265,8 +287,17 @@ func (s *shard) compare(a, b *Prepared) {
 	if d == 0 || d > o.MaxLeaves || float64(d) > max(1, o.MaxFraction*float64(total)) {
 		return
 	}
-	// A near-duplicate pair of the same shape (the same leaves): count,
-	// for each leaf, whether it differs.
+	if a.key == b.key {
+		return
+	}
+	entries, ok := s.detail(a, b)
+	if !ok {
+		return
+	}
+	// A near-duplicate pair (every difference of a volatile kind) of the
+	// same shape (the same leaves): count, for each leaf, whether it
+	// differs. Pairs of distinct calls that differ in a business field
+	// say nothing about which fields are regenerated.
 	toolH := hashString(a.tool)
 	i, j := 0, 0
 	for len(a.leaves) == len(b.leaves) && i < len(a.leaves) && j < len(b.leaves) {
@@ -289,13 +320,6 @@ func (s *shard) compare(a, b *Prepared) {
 		default:
 			j++
 		}
-	}
-	if a.key == b.key {
-		return
-	}
-	entries, ok := s.detail(a, b)
-	if !ok {
-		return
 	}
 	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), off: uint32(len(s.entries)), n: uint32(len(entries))})
 	s.entries = append(s.entries, entries...)
@@ -363,38 +387,13 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	var out []entry
 	i, j := 0, 0
 	tool := s.names.id(a.tool)
-	count := func(ptr int32, e entry) { // every integer difference, for the counter statistics
-		c := s.counters[[2]int32{tool, ptr}]
-		c[0]++
-		if e.step >= 1 && int(e.step) <= s.o.MaxStep {
-			c[1]++
-		}
-		s.counters[[2]int32{tool, ptr}] = c
-	}
 	add := func(ptr string, e entry) bool {
 		if s.o.ignored(ptr) {
 			return true
 		}
-		if e.kind == kCounter {
-			count(s.names.id(ptr), e)
-		}
 		if !e.possible(s.o) {
-			// Distinct calls. Their other integer differences still count
-			// for the statistics.
-			for ; i < len(a.leaves) && j < len(b.leaves); i, j = i+1, j+1 {
-				la, lb := a.leaves[i], b.leaves[j]
-				if la.ptr != lb.ptr {
-					break // the shapes differ: not a pair the statistics count
-				}
-				va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
-				if la.val != lb.val && !la.array && isNumberStart(va[0]) && isNumberStart(vb[0]) {
-					if e := classifyValues(s.o, va, vb); e.kind == kCounter {
-						if p := s.pointer(a, la.ptr); !s.o.ignored(p) {
-							count(s.names.id(p), e)
-						}
-					}
-				}
-			}
+			// Distinct calls: their differences say nothing about which
+			// fields a retry regenerates.
 			return false
 		}
 		e.ptr = s.names.id(ptr)
@@ -406,8 +405,9 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		out = append(out, e)
 		return len(out) <= s.o.MaxLeaves
 	}
-	// Scalars first, arrays (which may need the diff engine) after.
-	var arrays [][2]leaf
+	// Scalars first, texts after, arrays (which may need the diff engine)
+	// last: a distinct pair is given up at its cheapest difference.
+	var arrays, texts [][2]leaf
 	for i < len(a.leaves) || j < len(b.leaves) {
 		switch {
 		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
@@ -431,11 +431,23 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 				arrays = append(arrays, [2]leaf{la, lb})
 				continue
 			}
+			if va := a.text[la.off:la.end]; va[0] == '"' && bytes.IndexByte(va, ' ') >= 0 {
+				texts = append(texts, [2]leaf{la, lb}) // maybe reworded: compared after the cheaper differences
+				continue
+			}
 			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 			e.unit = la.ptr
 			if !add(s.pointer(a, la.ptr), e) {
 				return nil, false
 			}
+		}
+	}
+	for _, ab := range texts {
+		la, lb := ab[0], ab[1]
+		e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
+		e.unit = la.ptr
+		if !add(s.pointer(a, la.ptr), e) {
+			return nil, false
 		}
 	}
 	for _, ab := range arrays {
@@ -455,7 +467,22 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 			}
 		}
 	}
-	return out, len(out) > 0
+	if len(out) == 0 {
+		return nil, false
+	}
+	// The integer differences of a near-duplicate pair, for the counter
+	// statistics.
+	for _, e := range out {
+		if e.kind == kCounter {
+			c := s.counters[[2]int32{tool, e.ptr}]
+			c[0]++
+			if e.step >= 1 && int(e.step) <= s.o.MaxStep {
+				c[1]++
+			}
+			s.counters[[2]int32{tool, e.ptr}] = c
+		}
+	}
+	return out, true
 }
 
 // possible reports whether a difference can be part of a retry at all,
@@ -589,4 +616,69 @@ func (o *Options) ignored(p string) bool {
 // under reports whether pointer p is q or lies inside it.
 func under(p, q string) bool {
 	return p == q || strings.HasPrefix(p, q) && len(p) > len(q) && p[len(q)] == '/'
+}
+
+// bucketTable maps buckets to the seq of their latest call: open
+// addressing with linear probing, cleared in place from generation to
+// generation (no map churn, nothing for the collector to scan).
+type bucketTable struct {
+	keys []uint64 // 0: empty
+	vals []int64
+	n    int
+	mask uint64
+}
+
+func newBucketTable() *bucketTable {
+	const size = 1 << 12
+	return &bucketTable{keys: make([]uint64, size), vals: make([]int64, size), mask: size - 1}
+}
+
+func (t *bucketTable) get(k uint64) (int64, bool) {
+	if k == 0 {
+		k = 1
+	}
+	for i := k & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}
+
+func (t *bucketTable) put(k uint64, v int64) {
+	if k == 0 {
+		k = 1
+	}
+	if 2*(t.n+1) > len(t.keys) {
+		t.grow()
+	}
+	for i := k & t.mask; ; i = (i + 1) & t.mask {
+		switch t.keys[i] {
+		case k:
+			t.vals[i] = v
+			return
+		case 0:
+			t.keys[i], t.vals[i] = k, v
+			t.n++
+			return
+		}
+	}
+}
+
+func (t *bucketTable) grow() {
+	old := *t
+	size := 2 * len(old.keys)
+	*t = bucketTable{keys: make([]uint64, size), vals: make([]int64, size), mask: uint64(size - 1)}
+	for i, k := range old.keys {
+		if k != 0 {
+			t.put(k, old.vals[i])
+		}
+	}
+}
+
+func (t *bucketTable) reset() {
+	clear(t.keys)
+	t.n = 0
 }

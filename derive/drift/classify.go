@@ -3,10 +3,12 @@ package drift
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
@@ -114,6 +116,15 @@ func epochUnit(x, y float64) (float64, bool) {
 }
 
 func classifyStrings(o *Options, a, b string, e *entry) {
+	if x, ok := epochDigits(a); ok {
+		if y, ok := epochDigits(b); ok {
+			if unit, ok := epochUnit(x, y); ok { // epoch seconds or milliseconds written as strings
+				e.kind = kTimestamp
+				e.near = math.Abs(y-x)*unit <= float64(o.TimeGap)
+				return
+			}
+		}
+	}
 	if ta, ok := parseTime(a); ok {
 		if tb, ok := parseTime(b); ok {
 			e.kind = kTimestamp
@@ -127,7 +138,8 @@ func classifyStrings(o *Options, a, b string, e *entry) {
 			return
 		}
 	}
-	wa, wb := words(a), words(b)
+	var bufA, bufB [64]uint64
+	wa, wb := wordHashes(bufA[:0], a), wordHashes(bufB[:0], b)
 	if len(wa) >= 3 || len(wb) >= 3 {
 		e.kind = kReworded
 		e.near = sameNumbers(wa, wb) && jaccard(wa, wb) >= o.TextSimilarity
@@ -193,7 +205,42 @@ func idShape(s string) (prefix string, ok bool) {
 	return prefix, isToken(s[len(prefix):])
 }
 
+// epochDigits reads a string of 10 to 19 digits as a number.
+func epochDigits(s string) (float64, bool) {
+	if len(s) < 10 || len(s) > 19 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	return x, err == nil
+}
+
+// isULID reports a ULID: 26 characters of Crockford's base32, the first
+// at most 7.
+func isULID(s string) bool {
+	if len(s) != 26 || s[0] > '7' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if !(c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U') {
+			return false
+		}
+	}
+	return true
+}
+
 func isToken(tail string) bool {
+	if isULID(tail) {
+		return true
+	}
 	if len(tail) < 8 {
 		return false
 	}
@@ -213,6 +260,8 @@ func isToken(tail string) bool {
 		return true
 	case len(tail) >= 10 && digits >= 2 && letters >= 2:
 		return true // base32 (ULID), base36, base62 with digits
+	case len(tail) >= 16 && digits >= 1 && letters >= 1:
+		return true // a long base32 or base36 token with few digits
 	}
 	// Letters only: random when the case changes often (base62).
 	return len(tail) >= 16 && 4*classChanges(tail) >= len(tail)
@@ -263,73 +312,98 @@ func isHex(s string) bool {
 	return s != ""
 }
 
-// words splits a text into lower-case words of letters or digits.
-func words(s string) []string {
-	var out []string
-	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
+// wordHashes appends the hash of each word of a text (a run of letters
+// or digits, lower-cased) to dst; the lowest bit of a word's hash is set
+// when the word holds a digit. It allocates nothing for texts of up to
+// cap(dst) words.
+func wordHashes(dst []uint64, s string) []uint64 {
+	const offset, prime = 0xcbf29ce484222325, 0x100000001b3
+	h, in, digit := uint64(offset), false, false
+	end := func() {
+		if in {
+			w := mix(h) &^ 1
+			if digit {
+				w |= 1
 			}
+			dst = append(dst, w)
+		}
+		h, in, digit = offset, false, false
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c >= 'a' && c <= 'z':
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			case c >= '0' && c <= '9':
+				digit = true
+			default:
+				end()
+				continue
+			}
+			h = (h ^ uint64(c)) * prime
+			in = true
 			continue
 		}
-		if start >= 0 {
-			out = append(out, strings.ToLower(s[start:i]))
-			start = -1
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case unicode.IsLetter(r):
+			r = unicode.ToLower(r)
+		case unicode.IsDigit(r):
+			digit = true
+		default:
+			end()
+			continue
 		}
+		h = (h ^ uint64(r)) * prime
+		in = true
 	}
-	if start >= 0 {
-		out = append(out, strings.ToLower(s[start:]))
-	}
-	return out
+	end()
+	return dst
 }
 
 // sameNumbers reports whether two texts mention the same numbers: a
 // rewording keeps the facts, a different order number makes another call.
-func sameNumbers(a, b []string) bool {
-	count := map[string]int{}
+func sameNumbers(a, b []uint64) bool {
+	var bufA, bufB [64]uint64
+	na, nb := bufA[:0], bufB[:0]
 	for _, w := range a {
-		if isNumberWord(w) {
-			count[w]++
+		if w&1 == 1 {
+			na = append(na, w)
 		}
 	}
 	for _, w := range b {
-		if isNumberWord(w) {
-			count[w]--
+		if w&1 == 1 {
+			nb = append(nb, w)
 		}
 	}
-	for _, n := range count {
-		if n != 0 {
-			return false
-		}
+	if len(na) != len(nb) {
+		return false
 	}
-	return true
-}
-
-func isNumberWord(w string) bool {
-	for _, r := range w {
-		if unicode.IsDigit(r) {
-			return true
-		}
-	}
-	return false
+	slices.Sort(na)
+	slices.Sort(nb)
+	return slices.Equal(na, nb)
 }
 
 // jaccard is the overlap of the two word sets.
-func jaccard(a, b []string) float64 {
-	sa := make(map[string]bool, len(a))
-	for _, w := range a {
-		sa[w] = true
-	}
-	sb := make(map[string]bool, len(b))
+func jaccard(a, b []uint64) float64 {
+	var bufA, bufB [64]uint64
+	sa := slices.Compact(sortedCopy(bufA[:0], a))
+	sb := slices.Compact(sortedCopy(bufB[:0], b))
 	inter := 0
-	for _, w := range b {
-		if !sb[w] {
-			sb[w] = true
-			if sa[w] {
-				inter++
-			}
+	for i, j := 0, 0; i < len(sa) && j < len(sb); {
+		switch {
+		case sa[i] == sb[j]:
+			inter++
+			i++
+			j++
+		case sa[i] < sb[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	union := len(sa) + len(sb) - inter
@@ -339,14 +413,19 @@ func jaccard(a, b []string) float64 {
 	return float64(inter) / float64(union)
 }
 
+func sortedCopy(dst, src []uint64) []uint64 {
+	dst = append(dst, src...)
+	slices.Sort(dst)
+	return dst
+}
+
 // lookAlike reports two strings that a reader takes for the same text:
 // they differ in letter case, white space, normalization, invisible
 // characters or look-alike letters (as diff tells them apart).
 func lookAlike(a, b string) bool {
 	if ascii(a) && ascii(b) {
 		// only case and white space can hide in ASCII
-		ta, tb := strings.TrimSpace(a), strings.TrimSpace(b)
-		return strings.EqualFold(ta, tb) || strings.EqualFold(strings.Join(strings.Fields(ta), " "), strings.Join(strings.Fields(tb), " "))
+		return foldSpaceEqual(a, b)
 	}
 	return diff.StringKind(a, b) != diff.KindValue
 }
@@ -358,4 +437,46 @@ func ascii(s string) bool {
 		}
 	}
 	return true
+}
+
+// foldSpaceEqual reports whether two ASCII strings are equal but for
+// letter case and white space (runs of it taken for one space, none at
+// either end), without allocating.
+func foldSpaceEqual(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	i, j := 0, 0
+	for {
+		ca, ni := nextFolded(a, i)
+		cb, nj := nextFolded(b, j)
+		if ca != cb {
+			return false
+		}
+		if ca < 0 {
+			return true
+		}
+		i, j = ni, nj
+	}
+}
+
+// nextFolded returns the byte of s (trimmed) at i lower-cased, or a run
+// of white space as one ' ', or -1 at the end, and the offset after it.
+func nextFolded(s string, i int) (int, int) {
+	if i == len(s) {
+		return -1, i
+	}
+	if asciiSpace(s[i]) {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		return ' ', i
+	}
+	c := s[i]
+	if c >= 'A' && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	return int(c), i + 1
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }

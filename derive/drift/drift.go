@@ -19,14 +19,15 @@
 //     - float noise: two numbers, not both integers, within FloatTolerance
 //     of each other (relative), such as 0.3 and 0.30000000000000004;
 //     - timestamp: two date-times (RFC 3339 and its common variants, or
-//     epoch seconds, milliseconds, microseconds or nanoseconds) at most
-//     TimeGap apart, at a pointer that is fresh (below);
+//     epoch seconds, milliseconds, microseconds or nanoseconds, as numbers
+//     or as strings of digits) at most TimeGap apart, at a pointer that is
+//     fresh (below);
 //     - UUID or trace id: two random-looking identifiers (UUIDs, hex of 16
-//     digits or more, W3C traceparent, ULIDs, prefixed random tokens) at a
-//     fresh pointer;
+//     digits or more, W3C traceparent, ULIDs, prefixed random tokens, long
+//     base32 or base36 tokens) at a fresh pointer;
 //     - counter: two integers where the later is larger by 1 to MaxStep,
-//     at a pointer where at least CounterShare of the integer differences
-//     between near-duplicate calls of the tool are such steps;
+//     at a fresh pointer where at least CounterShare of the integer
+//     differences between near-duplicate calls of the tool are such steps;
 //     - reworded text: two texts of three words or more that mention the
 //     same numbers and share at least TextSimilarity of their words, or two
 //     strings that differ only in case, white space, normalization,
@@ -37,10 +38,12 @@
 //
 // A pointer is fresh for a tool when its value differs in at least
 // MinFresh of the tool's near-duplicate pairs of the same shape (pairs with
-// the same leaves that pass 1 to 3): a field the caller regenerates on
-// every attempt varies across all of them, while a business field (an
-// amount, a recipient, the id of another entity) stays equal within
-// retries. Amounts, e-mail addresses, booleans, enumerations, added or
+// the same leaves that pass 1 to 3 and whose every difference is of a
+// volatile kind): a field the caller regenerates on every attempt varies
+// across all of them, while a business field (an amount, a recipient, the
+// id of another entity, a quantity a distinct call raised by one) stays
+// equal within retries. Pairs of distinct calls that differ in a business
+// field count for no statistic. Amounts, e-mail addresses, booleans, enumerations, added or
 // removed members and any other difference make two calls distinct.
 //
 // Retry pairs are joined into clusters (connected components); a cluster
@@ -113,7 +116,7 @@ type Options struct {
 var Defaults = Options{
 	Window:         500,
 	WindowTime:     10 * time.Minute,
-	MaxLeaves:      4,
+	MaxLeaves:      8,
 	MaxFraction:    0.67,
 	MinFresh:       0.8,
 	TimeGap:        15 * time.Minute,

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"bytes"
 	"encoding/binary"
 	"slices"
 
@@ -25,18 +26,20 @@ func (l leaf) unit() uint64 { return mix(l.ptr ^ mix(l.val+0x9e3779b97f4a7c15)) 
 // arguments in canonical form. Prepare is safe for concurrent use, so that
 // callers can prepare on every core and Add in log order.
 type Prepared struct {
-	seq    int64 // position in its shard
-	line   int
-	task   string
-	tool   string
-	callID string
-	time   int64
-	key    [32]byte
-	leaves []leaf // sorted by ptr
-	sum    uint64 // Σ unit hashes
-	bands  [lshBands]uint64
-	text   []byte // canonical arguments
-	group  uint64 // hash of task and tool
+	seq     int64 // position in its shard
+	line    int
+	task    string
+	tool    string
+	callID  string
+	time    int64
+	key     [32]byte
+	leaves  []leaf // sorted by ptr
+	sum     uint64 // Σ unit hashes
+	bands   [lshBands]uint64
+	stable  uint64 // hash of the leaves whose values do not look volatile (see stableUnit)
+	sigPrev int64  // seq of the previous call of its shard with the same stable hash, or -1
+	text    []byte // canonical arguments
+	group   uint64 // hash of task and tool
 }
 
 // Line returns the call's line.
@@ -130,6 +133,7 @@ func Prepare(c Call, sc *Scratch) *Prepared {
 	for _, l := range p.leaves {
 		u := l.unit()
 		p.sum += u
+		p.stable += stableUnit(l, p.text[l.off:l.end])
 		for i, s := range lshSeeds {
 			if h := mix(u ^ s); h < mins[i] {
 				mins[i] = h
@@ -144,6 +148,60 @@ func Prepare(c Call, sc *Scratch) *Prepared {
 		p.bands[b] = h
 	}
 	return p
+}
+
+// stableUnit is a leaf's contribution to a call's stable hash: the calls
+// of one call retried agree at every leaf whose value cannot be a
+// volatile one, so they share the stable hash however many volatile
+// leaves changed. A value that may be volatile (a number: a counter, an
+// epoch time, float noise; a string that reads as a time or an id, or a
+// text of several words; an array of objects or arrays) adds its pointer
+// alone, an array of scalars (whose order may change) its multiset of
+// elements; any other value adds
+// its pointer and value, as in the leaf set's hash.
+func stableUnit(l leaf, v []byte) uint64 {
+	switch {
+	case l.array && len(v) > 1 && (v[1] == '{' || v[1] == '['):
+		return mix(l.ptr + 0x7a3c5e9b1d2f4a68) // elements with leaves of their own, volatile or not
+	case l.array:
+		return mix(l.ptr ^ mix(l.ms+0x2127599bf4325c37))
+	case len(v) == 0:
+	case isNumberStart(v[0]):
+		return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+	case v[0] == '"':
+		if bytes.IndexByte(v, ' ') >= 0 || bytes.IndexByte(v, '\\') >= 0 {
+			return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+		}
+		if b := v[1 : len(v)-1]; mayBeVolatile(b) {
+			str := string(b)
+			_, id := idShape(str)
+			_, epoch := epochDigits(str)
+			_, at := parseTime(str)
+			if id || epoch || at {
+				return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
+			}
+		}
+	}
+	return l.unit()
+}
+
+// mayBeVolatile reports a string that could be a time or an id, a cheap
+// test before the exact ones (parseTime, epochDigits, idShape; it lets
+// through all but short prefixed tokens without digits): 8 characters or
+// more with a digit among them, or 16 or more.
+func mayBeVolatile(s []byte) bool {
+	if len(s) < 8 {
+		return false
+	}
+	if len(s) >= 16 {
+		return true
+	}
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // scanValue reads the canonical JSON value at text[i] (no white space,
@@ -301,52 +359,15 @@ func unitPtr(root canon.Node, p string) uint64 {
 	return h
 }
 
-// splitPointer returns the decoded reference tokens of an RFC 6901 pointer.
+// splitPointer returns the decoded reference tokens of an RFC 6901
+// pointer (the callers' pointers are checked with canon.ParsePointer; one
+// that is not valid names no leaf).
 func splitPointer(p string) []string {
-	if p == "" {
-		return nil
-	}
-	var toks []string
-	start := 1
-	for i := 1; i <= len(p); i++ {
-		if i == len(p) || p[i] == '/' {
-			toks = append(toks, unescapeToken(p[start:i]))
-			start = i + 1
-		}
+	toks, err := canon.ParsePointer(p)
+	if err != nil {
+		return []string{p}
 	}
 	return toks
-}
-
-func unescapeToken(t string) string {
-	if !containsByte(t, '~') {
-		return t
-	}
-	b := make([]byte, 0, len(t))
-	for i := 0; i < len(t); i++ {
-		if t[i] == '~' && i+1 < len(t) {
-			switch t[i+1] {
-			case '0':
-				b = append(b, '~')
-				i++
-				continue
-			case '1':
-				b = append(b, '/')
-				i++
-				continue
-			}
-		}
-		b = append(b, t[i])
-	}
-	return string(b)
-}
-
-func containsByte(s string, c byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return true
-		}
-	}
-	return false
 }
 
 // leafDiff compares two sorted leaf lists: the number of leaves that
