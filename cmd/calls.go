@@ -47,6 +47,107 @@ type callSpec struct {
 	// Where Task and Tool came from (--task, IDEMKEY_TASK, …) for
 	// messages; empty means the flag.
 	taskSrc, toolSrc string
+
+	// tools holds the --only and --omit of each tool whose section in the
+	// config file sets only or omit (see toolSelections); any other tool
+	// gets Only and Omit. Shared, read only, by the copies of a batch.
+	tools map[string]argSelection
+
+	// The names --only and --omit go by in messages: the flag, or the
+	// place in the config file's tools section ("" means the flag).
+	onlyName, omitName string
+}
+
+// argSelection is the --only and --omit that apply to one tool's calls.
+type argSelection struct {
+	Only, Omit         []string
+	onlyName, omitName string
+}
+
+// perToolSettings are the settings a config file's tools section may
+// hold: the ones a command reads for the tool of each call (anything
+// else there is warned about when the file is vetted).
+var perToolSettings = map[string]bool{"recover": true, "only": true, "omit": true}
+
+// toolSelections resolves --only and --omit for each tool whose section
+// in the config file sets them, as the loader orders them (ForTool): the
+// flag, then IDEMKEY_ONLY / IDEMKEY_OMIT, then the tool's section, then
+// the file's top level. Each pointer is checked as --only and --omit are,
+// the error naming the file and the setting.
+func (f *Factory) toolSelections() (map[string]argSelection, error) {
+	v := f.Config
+	if v == nil || v.file == nil || v.lookup("omit") == nil {
+		return nil, nil
+	}
+	var m map[string]argSelection
+	for _, tool := range v.file.toolNames() {
+		sec := v.file.tools[tool]
+		_, only := sec["only"]
+		_, omit := sec["omit"]
+		if !only && !omit {
+			continue
+		}
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return nil, err
+		}
+		sel := argSelection{Only: t.GetStringSlice("only"), Omit: t.GetStringSlice("omit")}
+		if err := checkPointers(t.Source("only"), t.Source("omit"), sel.Only, sel.Omit); err != nil {
+			return nil, err
+		}
+		sel.onlyName, sel.omitName = sectionName(v, t, "only"), sectionName(v, t, "omit")
+		if m == nil {
+			m = map[string]argSelection{}
+		}
+		m[tool] = sel
+	}
+	return m, nil
+}
+
+// sectionName is how a per-tool setting is named in messages: its place
+// in the tools section, or "" (the flag's name) when it came from
+// elsewhere.
+func sectionName(top, t *Settings, name string) string {
+	if src := t.Source(name); src != top.Source(name) {
+		return src
+	}
+	return ""
+}
+
+// checkPointers checks --only and --omit pointers, as usage errors
+// naming where each list came from.
+func checkPointers(onlySrc, omitSrc string, only, omit []string) error {
+	for _, p := range only {
+		if err := pointerFlag(onlySrc, p); err != nil {
+			return err
+		}
+	}
+	for _, p := range omit {
+		if err := pointerFlag(omitSrc, p); err != nil {
+			return err
+		}
+	}
+	for _, p := range omit {
+		if p == "" {
+			if strings.Contains(omitSrc, ": tools.") {
+				return usageErrorf("%s: \"\" would drop the whole arguments value", omitSrc)
+			}
+			return usageErrorf("--omit '' would drop the whole arguments value")
+		}
+	}
+	return nil
+}
+
+// forTool returns the spec as it applies to a call of tool: that tool's
+// --only and --omit (see toolSelections), or s itself.
+func (s *callSpec) forTool(tool string) *callSpec {
+	sel, ok := s.tools[tool]
+	if !ok {
+		return s
+	}
+	t := *s
+	t.Only, t.Omit, t.onlyName, t.omitName = sel.Only, sel.Omit, sel.onlyName, sel.omitName
+	return &t
 }
 
 // addCallFlags registers the flags that build a callSpec.
@@ -81,20 +182,11 @@ func (f *Factory) callSpec() (*callSpec, error) {
 	if !validFrom(s.From) {
 		return nil, usageErrorf("invalid --from %q (want one of %s)", s.From, strings.Join(fromNames, ", "))
 	}
-	for _, p := range s.Only {
-		if err := pointerFlag(f.Config.Source("only"), p); err != nil {
-			return nil, err
-		}
+	if err := checkPointers(f.Config.Source("only"), f.Config.Source("omit"), s.Only, s.Omit); err != nil {
+		return nil, err
 	}
-	for _, p := range s.Omit {
-		if err := pointerFlag(f.Config.Source("omit"), p); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range s.Omit {
-		if p == "" {
-			return nil, usageErrorf("--omit '' would drop the whole arguments value")
-		}
+	if s.tools, err = f.toolSelections(); err != nil {
+		return nil, err
 	}
 	s.warn = f.printWarning
 	if s.From != fromCall && s.Task == "" {
@@ -168,7 +260,11 @@ type loadedCall struct {
 	From     string     // the format the input was read as (auto resolved)
 	Selected bool       // --only or --omit chose part of the arguments
 
-	OmitMissed []int // indices of the --omit pointers that matched nothing
+	// The --only and --omit applied: the tool's, from the config file's
+	// tools section, or the top-level ones (see callSpec.forTool).
+	Only, Omit []string
+	omitName   string // how the omit list is named in messages ("": --omit)
+	OmitMissed []int  // indices into Omit of the pointers that matched nothing
 
 	// Read as bare arguments by default, the input is shaped like an
 	// envelope: the --from that reads it, and what it looks like.
@@ -327,12 +423,13 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 		}
 		return lc, err
 	}
-	if len(s.Only) > 0 || len(s.Omit) > 0 {
-		sel, missed, err := s.selectArgs(args)
+	if ts := s.forTool(tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
+		sel, missed, err := ts.selectArgs(args)
 		if err != nil {
 			return lc, err
 		}
 		lc.Call.Args, lc.Selected, lc.OmitMissed = sel, true, missed
+		lc.Only, lc.Omit, lc.omitName = ts.Only, ts.Omit, ts.omitName
 	}
 	if s.warn != nil {
 		for _, w := range lc.warnings(s) {
@@ -353,7 +450,7 @@ func (lc *loadedCall) warnings(s *callSpec) []warning {
 		ws = append(ws, shapeWarning(lc.Shape, lc.ShapeWhat, "the input looks like", ""))
 	}
 	for _, i := range lc.OmitMissed {
-		ws = append(ws, s.omitWarning(i, lc.Args, ""))
+		ws = append(ws, omitWarning(lc.omitName, lc.Omit[i], lc.Args, ""))
 	}
 	return ws
 }
@@ -367,12 +464,11 @@ func shapeWarning(from, what, lead, where string) warning {
 	}
 }
 
-// omitWarning says that --omit pointer i matched nothing (where: "" for
-// one input, or which lines of a batch).
-func (s *callSpec) omitWarning(i int, args canon.Node, where string) warning {
-	p := s.Omit[i]
+// omitWarning says that omit pointer p, named name ("": --omit), matched
+// nothing (where: "" for one input, or which lines of a batch).
+func omitWarning(name, p string, args canon.Node, where string) warning {
 	w := warning{
-		msg:  fmt.Sprintf("--omit %s matches nothing in the arguments%s: the key is derived as if it were not given", p, where),
+		msg:  fmt.Sprintf("%s %s matches nothing in the arguments%s: the key is derived as if it were not given", orFlag(name, "--omit"), p, where),
 		hint: "check the pointer: a volatile field left in gives every retry a new key",
 	}
 	if h := argsPrefixHint("--omit", p, args); h != "" {
@@ -598,7 +694,7 @@ func (s *callSpec) selectArgs(args canon.Node) (canon.Node, []int, error) {
 					hint = h
 				}
 				return canon.Node{}, nil, &envelopeError{
-					msg:  fmt.Sprintf("--only %s matches nothing in the arguments", p),
+					msg:  fmt.Sprintf("%s %s matches nothing in the arguments", orFlag(s.onlyName, "--only"), p),
 					hint: hint,
 				}
 			}

@@ -18,6 +18,7 @@ type checkOptions struct {
 	From   string
 	Format *keyFormat
 	Secret []byte
+	Sel    *callSpec // --only and --omit, and each tool's in the config file
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
@@ -58,6 +59,14 @@ across upgrades this way.`,
 			if opts.Secret, err = f.secret(); err != nil {
 				return err
 			}
+			v := f.Config
+			opts.Sel = &callSpec{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing")}
+			if err := checkPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
+				return err
+			}
+			if opts.Sel.tools, err = f.toolSelections(); err != nil {
+				return err
+			}
 			return runCheck(opts)
 		},
 	}
@@ -65,6 +74,9 @@ across upgrades this way.`,
 	fl.String("scheme", "js", "scheme for vectors that name none: js or jcs")
 	fl.String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(fromNames, ", ")+` (the tool then comes from the envelope)`)
 	addKeyFormatFlags(fl)
+	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (RFC 6901 pointer; repeatable)")
+	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	return cmd
 }
 
@@ -104,7 +116,7 @@ func runCheck(opts *checkOptions) error {
 				continue
 			}
 			found++
-			v, err := parseVector(line, opts.Scheme, opts.From, plain)
+			v, err := parseVector(line, opts.Scheme, opts.From, plain, opts.Sel)
 			if err != nil {
 				invalid++
 				opts.f.printError(&InputError{Name: name, Line: lineNo + 1, Err: err})
@@ -141,7 +153,11 @@ func runCheck(opts *checkOptions) error {
 // names, so that a jcs vector's arguments are held to RFC 8785.
 // plain says the keys are bare hex (no --format, --prefix), as the
 // harness prints them, so a "key" of another shape is refused as invalid.
-func parseVector(line []byte, def canon.Scheme, from string, plain bool) (vector, error) {
+//
+// sel, if not nil, gives the --only and --omit (the tool's, from the
+// config file's tools section, where it has them) applied to the
+// arguments, as key applies them.
+func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *callSpec) (vector, error) {
 	doc, err := canon.Parse(line, canon.JS)
 	if err != nil {
 		return vector{}, err
@@ -203,6 +219,14 @@ func parseVector(line []byte, def canon.Scheme, from string, plain bool) (vector
 	}
 	if err := v.call.Validate(); err != nil {
 		return vector{}, err
+	}
+	if sel != nil {
+		if ts := *sel.forTool(v.call.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
+			ts.Scheme = v.s
+			if v.call.Args, _, err = ts.selectArgs(v.call.Args); err != nil {
+				return vector{}, err
+			}
+		}
 	}
 	if plain && !isHexKey(v.want) {
 		return vector{}, fmt.Errorf(`"key" must be 64 lower-case hex digits, not %q`, v.want)

@@ -98,12 +98,17 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 			opts.BareArgs = !opts.Record && (changed(fl, "from") && f.Config.GetString("from") == fromArgs ||
 				changed(fl, "task") || changed(fl, "tool"))
 			// --only and --omit resolve as for key: flag, IDEMKEY_*, config file.
+			// So do a tool's only and omit in the config file's tools section.
+			tools, err := f.toolSelections()
+			if err != nil {
+				return err
+			}
 			if changed(fl, "from") || len(f.Config.GetStringSlice("only")) > 0 || len(f.Config.GetStringSlice("omit")) > 0 ||
-				f.Config.GetString("from") != fromArgs {
+				f.Config.GetString("from") != fromArgs || len(tools) > 0 {
 				spec := &callSpec{
 					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
 					Scheme: opts.Scheme, Only: f.Config.GetStringSlice("only"), Omit: f.Config.GetStringSlice("omit"),
-					AllowMissing: f.Config.GetBool("allow-missing"),
+					AllowMissing: f.Config.GetBool("allow-missing"), tools: tools,
 				}
 				if !validFrom(spec.From) {
 					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))

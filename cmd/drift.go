@@ -133,6 +133,9 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 					return usageErrorf("--omit '' would drop the whole arguments value")
 				}
 			}
+			if spec.tools, err = f.toolSelections(); err != nil {
+				return err
+			}
 			opts.Spec = spec
 			opts.TaskPointer = v.GetString("task-pointer")
 			opts.TaskAttr = v.GetString("task-attr")
@@ -293,7 +296,7 @@ func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
 // rekey derives the key of full arguments with the user's --only and
 // --omit and the extra pointers omitted, through the loader key uses.
 func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
-	spec := *opts.Spec
+	spec := *opts.Spec.forTool(tool)
 	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
 	spec.Omit = append(append([]string{}, spec.Omit...), omit...)
 	if len(spec.Only) == 0 {
@@ -678,7 +681,7 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 				quoted[k] = string(canon.AppendQuoted(nil, p))
 			}
 			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, diffPlural(s.Clusters, "cluster"), omitArgs(s.Omit))
-			fmt.Fprintf(w, "    config: omit: [%s]\n", strings.Join(quoted, ", "))
+			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", yamlKey(s.Tool), strings.Join(quoted, ", "))
 		}
 	}
 	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, diffPlural(drifts, "cluster"), collapses, diffPlural(collapses, "key"))
@@ -724,8 +727,8 @@ func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
 				bad++
 				continue
 			}
-			if len(spec.Only) > 0 || len(spec.Omit) > 0 {
-				sel, _, err := spec.selectArgs(c.Args)
+			if ts := spec.forTool(c.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
+				sel, _, err := ts.selectArgs(c.Args)
 				if err != nil {
 					opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
 					bad++

@@ -113,7 +113,7 @@ func runKey(opts *keyOptions) error {
 	var data []byte
 	var name string
 	var err error
-	if spec := opts.Spec; !opts.JSON && spec.From == fromArgs && len(spec.Only) == 0 && len(spec.Omit) == 0 {
+	if spec := opts.Spec.forTool(opts.Spec.Tool); !opts.JSON && spec.From == fromArgs && len(spec.Only) == 0 && len(spec.Omit) == 0 {
 		// Nothing but the key of the whole input is asked for: validate
 		// and canonicalize in one pass (derive.Text), without the parsed
 		// document, from the file mapped into memory.
@@ -206,6 +206,13 @@ func runKey(opts *keyOptions) error {
 		o.str("hash", "sha256")
 	}
 	if lc.Selected {
+		// The selection applied: the tool's section's, if it has one.
+		if len(lc.Only) > 0 {
+			o.raw("only", stringsJSON(lc.Only))
+		}
+		if len(lc.Omit) > 0 {
+			o.raw("omit", stringsJSON(lc.Omit))
+		}
 		o.raw("selected", lc.Call.Args.Append(nil))
 	}
 	o.key("canonical")
@@ -325,8 +332,13 @@ func runKeyBatch(opts *keyOptions) error {
 	prog := newProgress(ios, size)
 	failed, lines := 0, 0
 	var read int64
-	sum := batchWarnings{omitHits: make([]int, len(opts.Spec.Omit)), omitHint: make([]string, len(opts.Spec.Omit))}
-	defer func() { sum.print(opts.f, opts.Spec, name) }()
+	// Each omit pointer in the order given: --omit first, then each
+	// tool's, as lines show them.
+	var sum batchWarnings
+	for _, p := range opts.Spec.Omit {
+		sum.omit("", p)
+	}
+	defer func() { sum.print(opts.f, name) }()
 	for c := range order {
 		<-c.done
 		sum.add(&c.warns)
@@ -392,14 +404,20 @@ type batchChunk struct {
 }
 
 // batchWarnings sums up, over the lines of a batch, what single inputs
-// get a warning for: an --omit pointer that matches nothing on any line,
-// lines shaped like an envelope read as bare arguments. It is said once at
-// the end, not on every line.
+// get a warning for: an omit pointer that matches nothing on any line it
+// applies to, lines shaped like an envelope read as bare arguments. It is
+// said once at the end, not on every line.
 type batchWarnings struct {
-	loaded   int      // lines loaded
-	omitHits []int    // per --omit pointer, the lines it matched on
-	omitHint []string // per --omit pointer, the hint for the first line it missed on
-	shapes   []shapeCount
+	loaded int         // lines loaded
+	omits  []omitCount // each omit pointer applied (top-level or a tool's), first seen first
+	shapes []shapeCount
+}
+
+// omitCount is how one omit pointer fared over the lines it applied to.
+type omitCount struct {
+	name, p     string // name: "" (--omit) or the tools section it is from
+	lines, hits int    // the lines it applied to, and matched on
+	hint        string // the hint for the first line it missed on
 }
 
 type shapeCount struct {
@@ -407,21 +425,30 @@ type shapeCount struct {
 	first, more int // the first line of that shape, and how many more
 }
 
-func (b *batchWarnings) note(spec *callSpec, lc loadedCall, lineNo int) {
-	b.loaded++
-	if b.omitHits == nil && len(spec.Omit) > 0 {
-		b.omitHits, b.omitHint = make([]int, len(spec.Omit)), make([]string, len(spec.Omit))
+func (b *batchWarnings) omit(name, p string) *omitCount {
+	for k := range b.omits {
+		if o := &b.omits[k]; o.name == name && o.p == p {
+			return o
+		}
 	}
+	b.omits = append(b.omits, omitCount{name: name, p: p})
+	return &b.omits[len(b.omits)-1]
+}
+
+func (b *batchWarnings) note(lc loadedCall, lineNo int) {
+	b.loaded++
 	missed := 0
-	for i := range spec.Omit {
+	for i, p := range lc.Omit {
+		o := b.omit(lc.omitName, p)
+		o.lines++
 		if missed < len(lc.OmitMissed) && lc.OmitMissed[missed] == i {
 			missed++
-			if b.omitHint[i] == "" {
-				b.omitHint[i] = spec.omitWarning(i, lc.Args, "").hint
+			if o.hint == "" {
+				o.hint = omitWarning(lc.omitName, p, lc.Args, "").hint
 			}
 			continue
 		}
-		b.omitHits[i]++
+		o.hits++
 	}
 	if lc.Shape != "" {
 		for k := range b.shapes {
@@ -437,10 +464,12 @@ func (b *batchWarnings) note(spec *callSpec, lc loadedCall, lineNo int) {
 // add sums up a later chunk's warnings.
 func (b *batchWarnings) add(c *batchWarnings) {
 	b.loaded += c.loaded
-	for i := range c.omitHits {
-		b.omitHits[i] += c.omitHits[i]
-		if b.omitHint[i] == "" {
-			b.omitHint[i] = c.omitHint[i]
+	for _, co := range c.omits {
+		o := b.omit(co.name, co.p)
+		o.lines += co.lines
+		o.hits += co.hits
+		if o.hint == "" {
+			o.hint = co.hint
 		}
 	}
 	for _, s := range c.shapes {
@@ -457,7 +486,7 @@ func (b *batchWarnings) add(c *batchWarnings) {
 	}
 }
 
-func (b *batchWarnings) print(f *Factory, spec *callSpec, name string) {
+func (b *batchWarnings) print(f *Factory, name string) {
 	for _, s := range b.shapes {
 		lead := fmt.Sprintf("%s:%d: the line looks like", name, s.first)
 		if s.more > 0 {
@@ -465,11 +494,11 @@ func (b *batchWarnings) print(f *Factory, spec *callSpec, name string) {
 		}
 		f.printWarning(shapeWarning(s.from, s.what, lead, ""))
 	}
-	for i, hits := range b.omitHits {
-		if hits == 0 && b.loaded > 0 {
+	for _, o := range b.omits {
+		if o.hits == 0 && o.lines > 0 {
 			f.printWarning(warning{
-				msg:  fmt.Sprintf("%s: --omit %s matches nothing in the arguments of any of the %d lines: the keys are derived as if it were not given", name, spec.Omit[i], b.loaded),
-				hint: b.omitHint[i],
+				msg:  fmt.Sprintf("%s: %s %s matches nothing in the arguments of any of the %d lines: the keys are derived as if it were not given", name, orFlag(o.name, "--omit"), o.p, o.lines),
+				hint: o.hint,
 			})
 		}
 	}
@@ -517,7 +546,7 @@ func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) 
 		}
 		lc, err := spec.load(body)
 		if err == nil {
-			c.warns.note(spec, lc, lineNo)
+			c.warns.note(lc, lineNo)
 		}
 		if err != nil {
 			err = inputErr(name, lineNo, err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemkey/idemkey/canon"
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 	"github.com/spf13/cobra"
@@ -888,7 +889,7 @@ func settingNames(root *cobra.Command) map[string]bool {
 // task id is an error, an unknown name a warning with the nearest known
 // one.
 func (c *configFile) vet(known map[string]bool, warn func(string)) error {
-	check := func(m map[string]*fileValue) error {
+	check := func(m map[string]*fileValue, tool bool) error {
 		names := make([]string, 0, len(m))
 		for n := range m {
 			names = append(names, n)
@@ -901,6 +902,9 @@ func (c *configFile) vet(known map[string]bool, warn func(string)) error {
 					hint: "one task id for every run gives every task one key scope, so one task's write is swallowed as another's duplicate; give --task or IDEMKEY_TASK"}
 			}
 			if ok, found := known[n]; ok {
+				if tool && !perToolSettings[n] {
+					warn(fmt.Sprintf("%s: not read per tool, ignored (a tools section holds %s)", c.where(v), perToolList()))
+				}
 				continue
 			} else if found {
 				warn(fmt.Sprintf("%s: taken from the command line only, ignored here", c.where(v)))
@@ -914,15 +918,25 @@ func (c *configFile) vet(known map[string]bool, warn func(string)) error {
 		}
 		return nil
 	}
-	if err := check(c.top); err != nil {
+	if err := check(c.top, false); err != nil {
 		return err
 	}
 	for _, t := range c.toolNames() {
-		if err := check(c.tools[t]); err != nil {
+		if err := check(c.tools[t], true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// perToolList names the settings a tools section holds, for messages.
+func perToolList() string {
+	names := make([]string, 0, len(perToolSettings))
+	for n := range perToolSettings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // nearest returns the known name closest to n, if it is close enough to
@@ -969,4 +983,22 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+// yamlKey writes a name (a tool's) as a key of a config file's YAML flow
+// mapping: as it is when YAML reads it back as that string, else quoted.
+func yamlKey(name string) string {
+	plain := name != ""
+	for i := 0; i < len(name) && plain; i++ {
+		c := name[i]
+		plain = c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c == '-' || c == '.' || c >= '0' && c <= '9')
+	}
+	switch strings.ToLower(name) {
+	case "true", "false", "yes", "no", "on", "off", "null", "y", "n":
+		plain = false
+	}
+	if plain {
+		return name
+	}
+	return string(canon.AppendQuoted(nil, name))
 }
