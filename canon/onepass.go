@@ -216,6 +216,37 @@ func (c *onepass) object(i, depth int) (int, bool) {
 	parent := c.cur
 	c.cur = &c.vals
 	vstart, mbase, nbase := len(c.vals), len(c.mems), len(c.names)
+	j, ok := c.members(j, depth)
+	if !ok {
+		return 0, false
+	}
+	seg := c.mems[mbase:]
+	if !c.order(seg) {
+		return 0, false
+	}
+	c.cur = parent
+	if parent == &c.vals {
+		// A member's value: assemble after the values, then move down over
+		// them to where the parent expects this value.
+		asm := len(c.vals)
+		c.vals = c.assemble(c.vals, seg)
+		n := copy(c.vals[vstart:], c.vals[asm:])
+		c.vals = c.vals[:vstart+n]
+	} else {
+		*parent = c.assemble(*parent, seg)
+		c.vals = c.vals[:vstart]
+	}
+	c.mems = c.mems[:mbase]
+	c.names = c.names[:nbase]
+	return j, true
+}
+
+// members reads the members of an object from src[j], its first member's
+// name, to its closing brace, and returns the offset just past that: each
+// member goes to c.mems, and its value, if it is not left in src, to
+// c.vals (c.cur must be &c.vals).
+func (c *onepass) members(j, depth int) (int, bool) {
+	src := c.src
 	for {
 		if j >= len(src) || src[j] != '"' {
 			return 0, false
@@ -280,30 +311,10 @@ func (c *onepass) object(i, depth int) (int, bool) {
 			continue
 		}
 		if j < len(src) && src[j] == '}' {
-			j++
-			break
+			return j + 1, true
 		}
 		return 0, false
 	}
-	seg := c.mems[mbase:]
-	if !c.order(seg) {
-		return 0, false
-	}
-	c.cur = parent
-	if parent == &c.vals {
-		// A member's value: assemble after the values, then move down over
-		// them to where the parent expects this value.
-		asm := len(c.vals)
-		c.vals = c.assemble(c.vals, seg)
-		n := copy(c.vals[vstart:], c.vals[asm:])
-		c.vals = c.vals[:vstart+n]
-	} else {
-		*parent = c.assemble(*parent, seg)
-		c.vals = c.vals[:vstart]
-	}
-	c.mems = c.mems[:mbase]
-	c.names = c.names[:nbase]
-	return j, true
 }
 
 // assemble appends the object of the sorted members seg to dst. It grows

@@ -110,3 +110,37 @@ func BenchmarkKeyBatch(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(lines))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
+
+// BenchmarkKeyerBatch is BenchmarkKeyBatch the way `idemkey key --batch
+// --from call` derives the keys of plain call records: one pass over each
+// line with a reused canon.Pass, which gives the canonical text of the
+// task, tool and args members, hashed by a reused Keyer.
+func BenchmarkKeyerBatch(b *testing.B) {
+	data := gen.Calls10k()
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	var p canon.Pass
+	k := derive.NewKeyer(nil)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, line := range lines {
+			mems, ok := p.Members(line, canon.JS)
+			if !ok {
+				b.Fatal("invalid line")
+			}
+			var task, tool, args []byte
+			for _, m := range mems {
+				switch string(m.Name) {
+				case "task":
+					task = m.Value
+				case "tool":
+					tool = m.Value
+				case "args":
+					args = m.Value
+				}
+			}
+			sink = k.Key(task, tool, args)
+		}
+	}
+	b.ReportMetric(float64(len(lines))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}

@@ -391,3 +391,41 @@ func TestTextMatchesCall(t *testing.T) {
 	}
 	t.Logf("%d documents, %d comparisons", len(cases), compared)
 }
+
+// TestKeyerMatchesCall checks that a Keyer, reused from call to call as a
+// batch reuses it, gives Call's key and HMAC for every valid document of
+// the differential corpus under both schemes: KeyText from the arguments'
+// JSON text, Key from their canonical text, and both fail where Parse
+// does.
+func TestKeyerMatchesCall(t *testing.T) {
+	secret := []byte("k")
+	keyer, macer := NewKeyer(nil), NewKeyer(secret)
+	var pass canon.Pass
+	compared := 0
+	for i, c := range diffCorpus(defaultDiffSeed, defaultDiffN) {
+		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
+			task, tool := canon.AppendQuoted(nil, c.Task), canon.AppendQuoted(nil, c.Tool)
+			doc, err := canon.Parse([]byte(c.Text), s)
+			_, ok := keyer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			if ok != (err == nil) {
+				t.Fatalf("case %d, %s: Parse says %v, KeyText ok %v\n%.200q", i, s, err, ok, c.Text)
+			}
+			if err != nil {
+				continue
+			}
+			call := Call{Task: c.Task, Tool: c.Tool, Args: doc.Root()}
+			want, wantMAC := call.Key(), call.HMAC(secret)
+			args := doc.Root().Append(nil)
+			got, _ := keyer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			gotMAC, _ := macer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			if got != want || gotMAC != wantMAC || keyer.Key(task, tool, args) != want || macer.Key(task, tool, args) != wantMAC {
+				t.Fatalf("case %d, %s: Keyer's keys differ from Call's %x\n%.200q", i, s, want, c.Text)
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no valid documents compared")
+	}
+	t.Logf("%d comparisons", compared)
+}
