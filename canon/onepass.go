@@ -532,7 +532,15 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 			}
 			return n, werr
 		}
-		// Not an array: one pass on this core.
+		if rw, ok := w.(Rewinder); ok {
+			if n, werr, valid, done := writeObjectRuns(rw, src, s, pieceSize); done {
+				if !valid {
+					return n, parseError(src, s)
+				}
+				return n, werr
+			}
+		}
+		// Not an array, nor an object around one: one pass on this core.
 	}
 	c := passPool.Get().(*onepass)
 	c.init(src, s, c.out[:0], w)

@@ -99,6 +99,23 @@ func (opts *keyOptions) key(dst []byte, lc loadedCall) []byte {
 	return opts.Format.append(dst, lc.Call.Key())
 }
 
+// envelopeLook returns the text to look at, for the envelope warning, of
+// input that the one pass keyed: nil unless its root is an object; for a
+// large object (whose bulk is one array, see canon.InRuns), its outline
+// with that array emptied, which envelopeShape reads as it reads the
+// whole unless the array holds the calls or blocks it looks into.
+func envelopeLook(data []byte) []byte {
+	if firstByte(data) != '{' {
+		return nil
+	}
+	if len(data) >= canon.ParallelMin {
+		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" {
+			return outline
+		}
+	}
+	return data
+}
+
 // inputErr attaches the input's name (and line) to an error from load.
 func inputErr(name string, line int, err error) error {
 	var ue *UsageError
@@ -134,13 +151,12 @@ func runKey(opts *keyOptions) error {
 			}
 		}
 		err = guardFaults(name, func() error {
-			if len(data) >= canon.ParallelMin && !rootIsArray(data) {
-				// Standard input, or a file that is not mapped: the one pass
-				// holds the canonical text of the root's largest child about
-				// twice, and for a large object the indexed path needs less
-				// memory (see onePassFits). A mapped file may get here too,
-				// if another process rewrote its first bytes after
-				// onePassFits looked at them.
+			if len(data) >= canon.ParallelMin && !rootIsArray(data) && !canon.InRuns(data) {
+				// A large object that the one pass would write on one core,
+				// holding the canonical text of the root's largest child
+				// about twice: the indexed path needs less memory (see
+				// onePassFits). An object whose bulk is one array is written
+				// in runs on every core, as an array is.
 				keep()
 				return nil
 			}
@@ -154,10 +170,9 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-				if !spec.FromSet && firstByte(data) == '{' && mayBeEnvelope(data) {
-					// Shaped like an envelope? (An object this path takes
-					// is below canon.ParallelMin: parsing it costs little.)
-					if doc, err := spec.outer.Parse(data, spec.Scheme); err == nil {
+				if look := envelopeLook(data); !spec.FromSet && look != nil && mayBeEnvelope(look) {
+					// Shaped like an envelope?
+					if doc, err := spec.outer.Parse(look, spec.Scheme); err == nil {
 						shape, shapeWhat = envelopeShape(doc.Root())
 					}
 				}

@@ -222,7 +222,8 @@ func TestLargeFileReadInParts(t *testing.T) {
 		t.Fatalf("file %q (exit %d), stdin %q (exit %d), --json %.100q (exit %d)", fromFile, code, fromStdin, code2, asJSON, code3)
 	}
 
-	// A large object takes the indexed path, from a file read, not mapped.
+	// A large object around one array, from a mapped file and from a
+	// stream: the object runs (see TestLargeObjects).
 	obj := filepath.Join(t.TempDir(), "obj.json")
 	if err := os.WriteFile(obj, []byte("{\"items\": "+b.String()+"}"), 0o644); err != nil {
 		t.Fatal(err)
@@ -313,6 +314,46 @@ func TestBatchQuickPathEdges(t *testing.T) {
 			if code == 0 && strings.Contains(werr, "looks like") && !strings.Contains(stderr, fmt.Sprintf("<stdin>:%d: the line looks like", i+1)) {
 				t.Errorf("%q, line %d: the single run warns (%s), the batch does not:\n%s", flags, i+1, strings.TrimSpace(werr), stderr)
 			}
+		}
+	}
+}
+
+// TestLargeObjects keys large documents whose root is an object, mapped
+// from files: those whose bulk is one array go to canon's object runs,
+// others to the indexed path; the keys must be key --json's (which
+// parses), and the envelope warning must be given as for a small input,
+// also when the large array is the one it looks into (tool_calls).
+func TestLargeObjects(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; b.Len() < 9<<20; i++ {
+		fmt.Fprintf(&b, "{\"n\": %d, \"s\": \"é%d\", \"b\": [1.50, true]},\n", i, i)
+	}
+	b.WriteString("{}\n]")
+	arr := b.String()
+	openai := `{"id":"c1","type":"function","function":{"name":"x","arguments":"{}"}}`
+	dir := t.TempDir()
+	for i, c := range []struct {
+		doc, warn string
+	}{
+		{`{"items":` + arr + `}`, ""},
+		{`{"next":"n","items":` + arr + `,"count":3,"a":[1]}`, ""},
+		{`{"a":` + arr + `,"b":` + arr + `}`, ""}, // two large arrays: the indexed path
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}},"pad":` + arr + `}`, "an MCP tools/call request"},
+		{`{"role":"assistant","tool_calls":` + strings.Replace(arr, "{}\n]", openai+"\n]", 1) + `}`, "an OpenAI assistant message with tool_calls"},
+		{`{"role":"assistant","content":` + arr + `}`, ""},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("obj%d.json", i))
+		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		key, stderr, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+		asJSON, _, code2 := run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
+		if code != 0 || code2 != 0 || len(key) != 65 || !strings.Contains(asJSON, `"key":"`+strings.TrimSpace(key)+`"`) {
+			t.Fatalf("case %d: key %q (exit %d, %s); --json %.100q (exit %d)", i, key, code, stderr, asJSON, code2)
+		}
+		if c.warn == "" && stderr != "" || c.warn != "" && !strings.Contains(stderr, "the input looks like "+c.warn) {
+			t.Errorf("case %d: stderr %q, want a warning about %q", i, stderr, c.warn)
 		}
 	}
 }

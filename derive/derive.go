@@ -161,10 +161,11 @@ const (
 // pipe is an io.Writer that hands what is written to a hash running in
 // another goroutine, through a few reused buffers.
 type pipe struct {
-	h    hash.Hash
-	full chan []byte
-	free chan []byte
-	done chan struct{}
+	h      hash.Hash
+	full   chan []byte
+	free   chan []byte
+	done   chan struct{}
+	prefix []byte // what h was given before the pipe: Rewind gives it again
 }
 
 // pipeBufs is the number of buffers a pipe copies small writes into.
@@ -204,6 +205,21 @@ func (p *pipe) Write(b []byte) (int, error) {
 	buf := <-p.free
 	p.full <- append(buf[:0], b...)
 	return len(b), nil
+}
+
+// Rewind makes the pipe a canon.Rewinder: once the hashing goroutine is
+// idle, the hash is reset and given the prefix again.
+func (p *pipe) Rewind() error {
+	var bufs [pipeBufs][]byte
+	for i := range bufs {
+		bufs[i] = <-p.free
+	}
+	p.h.Reset()
+	p.h.Write(p.prefix)
+	for _, buf := range bufs {
+		p.free <- buf
+	}
+	return nil
 }
 
 func (p *pipe) close() {
@@ -267,12 +283,14 @@ func (c Text) write(h hash.Hash) error {
 		return err
 	}
 	var pre [256]byte
-	h.Write(appendPrefix(pre[:0], c.Task, c.Tool))
+	prefix := appendPrefix(pre[:0], c.Task, c.Tool)
+	h.Write(prefix)
 	var err error
 	if len(c.Args) >= pipelineMin {
 		err = func() error {
 			p := newPipe(h)
-			defer p.close() // also if reading a mapped file faults (see canon.IsFault)
+			p.prefix = prefix // for Rewind
+			defer p.close()   // also if reading a mapped file faults (see canon.IsFault)
 			_, err := canon.WriteCanonical(p, c.Args, c.Scheme)
 			return err
 		}()

@@ -360,6 +360,12 @@ func TestTextMatchesCall(t *testing.T) {
 		// mislead the guessed run ends
 		{Task: "t", Tool: "bulk", Text: strings.Replace(string(largeDoc(canon.ParallelMin+1000)), ",\n{", ",\n\n{", 1000)},
 		{Task: "t", Tool: "bulk", Text: strings.ReplaceAll(string(largeDoc(canon.ParallelMin+1000)), `"a":[1e21,`, "\"a\":[\n1e21,\n")},
+		// objects around a large array (canon's object runs), one of them
+		// with a later array too long for the backward scan (a rewind)
+		{Task: "t", Tool: "bulk", Text: `{"items":` + string(largeDoc(canon.ParallelMin+1000)) + "}\n"},
+		{Task: "t", Tool: "bulk", Text: `{"z":1,"items":` + string(largeDoc(canon.ParallelMin+1000)) + `,"count":2,"a":{"b":[3]}}`},
+		{Task: "t", Tool: "bulk", Text: `{"items":` + string(largeDoc(canon.ParallelMin+1000)) + `,"a":[` + strings.Repeat("1,", 70<<10) + `1]}`},
+		{Task: "t", Tool: "bulk", Text: `{"items":` + strings.Replace(string(largeDoc(canon.ParallelMin+1000)), "true", "ture", 1) + `}`},
 	}
 	cases = append(cases, big...)
 	secret := []byte("k")
