@@ -77,7 +77,7 @@ func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer
 			if from+2*size < last {
 				if lines {
 					stop = guessSplit(src, root, from+size)
-				} else {
+				} else if stop = guessComma(src, from+size, last); stop < 0 {
 					stop = findSplit(src, from, from+size)
 				}
 				if stop >= last {
