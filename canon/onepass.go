@@ -34,6 +34,7 @@ type onepass struct {
 	names    []byte     // decoded names (those with escapes) of the objects still open
 	rank     [16]uint8  // scratch for rankSort
 	tmp      []opMember // scratch for rankSort
+	at       int        // where object left a member's value in vals
 	w        io.Writer  // where out goes when no object is open, or nil
 	n        int64      // bytes written to w
 	err      error      // w's first error
@@ -111,7 +112,7 @@ func (c *onepass) root() bool {
 func (c *onepass) value(i, depth int) (int, bool) {
 	switch c.src[i] {
 	case '{':
-		return c.object(i, depth+1)
+		return c.object(i, depth+1, false)
 	case '[':
 		return c.array(i, depth+1)
 	}
@@ -203,13 +204,20 @@ func (c *onepass) array(i, depth int) (int, bool) {
 	}
 }
 
-func (c *onepass) object(i, depth int) (int, bool) {
+// object appends the canonical form of the object at src[i] to *c.cur and
+// returns the offset just past it. As a member's value (member), it is
+// assembled after its own members' values in c.vals and left there: c.at
+// is where it starts, and the values before it are dead until the
+// outermost object closes (an object in an array is moved down over them,
+// for the array's text to be contiguous).
+func (c *onepass) object(i, depth int, member bool) (int, bool) {
 	if depth > c.maxDepth {
 		return 0, false
 	}
 	src := c.src
 	j := skipWS(src, i+1)
 	if j < len(src) && src[j] == '}' {
+		c.at = len(*c.cur)
 		*c.cur = append(*c.cur, '{', '}')
 		return j + 1, true
 	}
@@ -225,9 +233,12 @@ func (c *onepass) object(i, depth int) (int, bool) {
 		return 0, false
 	}
 	c.cur = parent
-	if parent == &c.vals {
-		// A member's value: assemble after the values, then move down over
-		// them to where the parent expects this value.
+	if member {
+		c.at = len(c.vals)
+		c.vals = c.assemble(c.vals, seg)
+	} else if parent == &c.vals {
+		// An element of an array in an object: assemble after the values,
+		// then move down over them to where the array goes on.
 		asm := len(c.vals)
 		c.vals = c.assemble(c.vals, seg)
 		n := copy(c.vals[vstart:], c.vals[asm:])
@@ -291,9 +302,14 @@ func (c *onepass) members(j, depth int) (int, bool) {
 				m.v1 = len(c.vals)
 			}
 			j = end
-		case ch == '{' || ch == '[':
+		case ch == '{':
+			if j, ok = c.object(j, depth+1, true); !ok {
+				return 0, false
+			}
+			m.v0, m.v1 = c.at, len(c.vals)
+		case ch == '[':
 			m.v0 = len(c.vals)
-			if j, ok = c.value(j, depth); !ok {
+			if j, ok = c.array(j, depth+1); !ok {
 				return 0, false
 			}
 			m.v1 = len(c.vals)
