@@ -524,17 +524,6 @@ func (s *callSpec) pick(list canon.Node, what, member string, isCall func(canon.
 	}
 }
 
-// printable returns s as it is if it holds only printable characters,
-// or else quoted with escapes.
-func printable(s string) string {
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
-
 func stringMember(n canon.Node, name, what string) (string, error) {
 	if n.Kind() != canon.Object {
 		return "", envErr("%s must be an object, not %s", what, n.Kind())

@@ -21,9 +21,13 @@ type canonOptions struct {
 func newCanonCmd(f *Factory) *cobra.Command {
 	opts := &canonOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "canon [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...",
+		Use:   "canon [FILE|-]\n  idemkey canon --from FORMAT [--tool NAME] [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...",
 		Short: "Print the canonical form of JSON, or check that files are canonical",
 		Long: `Print the canonical form of the JSON in FILE (or standard input) and a newline.
+
+With --from mcp, openai, anthropic, call or auto, print the canonical form
+of the call's arguments taken out of the envelope (an OpenAI "arguments"
+string is parsed): what the key is derived from.
 
 With --call, print the exact text that is hashed into the key,
 ["TASK","TOOL",ARGS]: piping it, less the newline, through sha256sum gives
@@ -33,7 +37,8 @@ With --check, list the files that are not already canonical (a file counts
 as canonical when its bytes equal its canonical form, optionally followed by
 one newline) and exit 1 if any is listed: a CI gate.`,
 		Example: `  idemkey canon args.json
-  idemkey canon --call --task t-42 --tool pay args.json | head -c -1 | sha256sum
+  idemkey canon --from openai tool_call.json
+  idemkey canon --call --task t-42 --tool pay args.json | tr -d '\n' | sha256sum
   idemkey canon --check testdata/*.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if changed(cmd.Flags(), "check") {
@@ -55,15 +60,33 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 			if opts.Call && opts.Check {
 				return usageErrorf("--call and --check cannot be used together")
 			}
-			if opts.Call {
+			from := f.Config.GetString("from")
+			switch {
+			case opts.Call:
 				if opts.Spec, err = f.callSpec(); err != nil {
 					return err
 				}
-			} else {
-				for _, name := range []string{"from", "only", "omit", "allow-missing", "task", "tool"} {
+			case opts.Check && changed(cmd.Flags(), "from"):
+				return usageErrorf("--from does not go with --check")
+			case from != fromArgs:
+				if !validFrom(from) {
+					return f.Config.Invalid("from", "want "+orList(fromNames))
+				}
+				// The arguments out of an envelope: the task id is not
+				// part of what is printed, so none is asked for.
+				opts.Spec = &callSpec{From: from, Tool: f.Config.GetString("tool"), Scheme: opts.Scheme}
+				if from != fromCall {
+					opts.Spec.Task = "-"
+				}
+			}
+			if !opts.Call {
+				for _, name := range []string{"only", "omit", "allow-missing", "task"} {
 					if changed(cmd.Flags(), name) {
 						return usageErrorf("--%s goes with --call", name)
 					}
+				}
+				if changed(cmd.Flags(), "tool") && opts.Spec == nil {
+					return usageErrorf("--tool goes with --call or --from")
 				}
 			}
 			if opts.Check {
@@ -95,6 +118,15 @@ func runCanon(opts *canonOptions) error {
 			return inputErr(name, 0, err)
 		}
 		err = lc.Call.WriteText(w)
+	} else if opts.Spec != nil {
+		lc, err := opts.Spec.load(data)
+		if err != nil {
+			return inputErr(name, 0, err)
+		}
+		_, err = w.Write(lc.Args.Append(nil))
+		if err != nil {
+			return err
+		}
 	} else {
 		doc, perr := parseDoc(data, name, opts.Scheme)
 		if perr != nil {

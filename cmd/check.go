@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,39 +13,58 @@ import (
 
 type checkOptions struct {
 	f      *Factory
-	File   string
+	Files  []string // "-" or none: standard input
 	Scheme canon.Scheme
 	From   string
+	Format *keyFormat
+	Secret []byte
 }
 
 func newCheckCmd(f *Factory) *cobra.Command {
 	opts := &checkOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "check VECTORS.jsonl",
+		Use:   "check [VECTORS.jsonl|-]...",
 		Short: "Recompute pinned keys and report every mismatch",
-		Long: `Recompute the key of every vector in a JSON Lines file, one vector a line:
+		Long: `Recompute the key of every vector in JSON Lines files (standard input
+when no file or - is given), one vector a line:
 
   {"task":"…","tool":"…","args":…,"key":"…"}    (optional "scheme":"js"|"jcs")
 
-Each mismatch is printed on standard output with its line number; the exit
-code is 1 if any key differs, 2 if any line is invalid. Blank lines are
-skipped. A CI job pins canonicalization across upgrades this way.`,
-		Example: `  idemkey check testdata/vectors.jsonl`,
-		Args:    rangeArgs(1, 1),
+The key is compared as 'idemkey key' would print it with the same --format,
+--prefix and --secret-env, so vectors can pin the keys a server logs.
+Each mismatch is printed on standard output with its file and line number;
+the exit code is 1 if any key differs, 2 if any line is invalid or a file
+holds no vector. Blank lines are skipped. A CI job pins canonicalization
+across upgrades this way.`,
+		Example: `  idemkey check testdata/vectors.jsonl
+  idemkey check --format uuid --prefix pay- pinned/*.jsonl
+  gen-vectors | idemkey check`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			opts.Files = args
+			if len(args) == 0 {
+				opts.Files = []string{"-"}
+			}
 			var err error
 			if opts.Scheme, err = f.scheme(); err != nil {
 				return err
 			}
 			if opts.From = f.Config.GetString("from"); !validFrom(opts.From) || opts.From == fromCall {
-				return usageErrorf("invalid --from %q for check (want args, mcp, openai, anthropic or auto)", opts.From)
+				return f.Config.Invalid("from", "want args, mcp, openai, anthropic or auto for check")
+			}
+			if opts.Format, err = f.keyFormat(); err != nil {
+				return err
+			}
+			if opts.Secret, err = f.secret(); err != nil {
+				return err
 			}
 			return runCheck(opts)
 		},
 	}
-	cmd.Flags().String("scheme", "js", "scheme for vectors that name none: js or jcs")
-	cmd.Flags().String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(fromNames, ", ")+` (the tool then comes from the envelope)`)
+	fl := cmd.Flags()
+	fl.String("scheme", "js", "scheme for vectors that name none: js or jcs")
+	fl.String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(fromNames, ", ")+` (the tool then comes from the envelope)`)
+	addKeyFormatFlags(fl)
 	return cmd
 }
 
@@ -58,29 +76,51 @@ type vector struct {
 }
 
 func runCheck(opts *checkOptions) error {
-	data, name, err := opts.f.readInput(opts.File)
-	if err != nil {
-		return err
-	}
 	ios := opts.f.IO
 	total, mismatches, invalid := 0, 0, 0
-	for lineNo, line := range bytes.Split(data, []byte{'\n'}) {
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if blankLine(line) {
-			continue
+	plain := opts.Format.Name == "hex" && opts.Format.Prefix == ""
+	stdinSeen := false
+	for _, file := range opts.Files {
+		if file == "-" || file == "" {
+			if stdinSeen {
+				return usageErrorf("standard input (-) given more than once")
+			}
+			stdinSeen = true
 		}
-		total++
-		v, err := parseVector(line, opts.Scheme, opts.From)
+		data, name, err := opts.f.readInput(file)
 		if err != nil {
 			invalid++
-			opts.f.printError(&InputError{Name: name, Line: lineNo + 1, Err: err})
+			opts.f.printError(err)
 			continue
 		}
-		key := v.call.Key()
-		got := hex.EncodeToString(key[:])
-		if got != v.want {
-			mismatches++
-			fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, v.want, got)
+		found := 0
+		for lineNo, line := range bytes.Split(data, []byte{'\n'}) {
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+			if blankLine(line) {
+				continue
+			}
+			found++
+			v, err := parseVector(line, opts.Scheme, opts.From, plain)
+			if err != nil {
+				invalid++
+				opts.f.printError(&InputError{Name: name, Line: lineNo + 1, Err: err})
+				continue
+			}
+			var k [32]byte
+			if opts.Secret != nil {
+				k = v.call.HMAC(opts.Secret)
+			} else {
+				k = v.call.Key()
+			}
+			if got := string(opts.Format.append(nil, k)); got != v.want {
+				mismatches++
+				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, v.want, got)
+			}
+		}
+		total += found
+		if found == 0 {
+			invalid++
+			opts.f.printError(&InputError{Name: name, Err: errors.New("no vectors found")})
 		}
 	}
 	fmt.Fprintf(ios.Err, "idemkey: checked %d %s: %d mismatched, %d invalid\n", total, plural(total, "vector", "vectors"), mismatches, invalid)
@@ -89,15 +129,15 @@ func runCheck(opts *checkOptions) error {
 		return &ExitError{Code: exitUsage}
 	case mismatches > 0:
 		return &ExitError{Code: exitNegative}
-	case total == 0:
-		return &InputError{Name: name, Err: errors.New("no vectors found")}
 	}
 	return nil
 }
 
 // parseVector reads one vector line. The line is parsed under the scheme it
 // names, so that a jcs vector's arguments are held to RFC 8785.
-func parseVector(line []byte, def canon.Scheme, from string) (vector, error) {
+// plain says the keys are bare hex (no --format, --prefix), as the
+// harness prints them, so a "key" of another shape is refused as invalid.
+func parseVector(line []byte, def canon.Scheme, from string, plain bool) (vector, error) {
 	doc, err := canon.Parse(line, canon.JS)
 	if err != nil {
 		return vector{}, err
@@ -160,7 +200,7 @@ func parseVector(line []byte, def canon.Scheme, from string) (vector, error) {
 	if err := v.call.Validate(); err != nil {
 		return vector{}, err
 	}
-	if !isHexKey(v.want) {
+	if plain && !isHexKey(v.want) {
 		return vector{}, fmt.Errorf(`"key" must be 64 lower-case hex digits, not %q`, v.want)
 	}
 	return v, nil

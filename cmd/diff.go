@@ -2,17 +2,14 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +18,9 @@ type diffOptions struct {
 	FileA, FileB string
 	Scheme       canon.Scheme
 	Record       bool
+	BareArgs     bool // --from args, or --task/--tool without --record: never read a side as a record
+	Format       *keyFormat
+	Secret       []byte
 	Spec         *callSpec // with --from, --only or --omit
 	JSON         bool
 	Explain      bool
@@ -40,19 +40,25 @@ A and B are files, or - for standard input (one of them). Each is either the
 bare arguments, with --task and --tool (or IDEMKEY_TASK and IDEMKEY_TOOL)
 applying to both sides, or a call record {"task":…,"tool":…,"args":…},
 recognised when the object has exactly those three members with string task
-and tool (--record insists on records).
+and tool (--record insists on records). An explicit --from args, or --task
+or --tool on the command line without --record, means both sides are bare
+arguments, whatever their shape. --omit and --only come from the flags,
+IDEMKEY_OMIT/IDEMKEY_ONLY or the config file, as for key, and the keys are
+printed as key prints them (--format, --prefix, --secret-env).
 
 The first line is the verdict with both keys. Then comes one entry per
 difference that changes the key: its JSON Pointer into the call record
-(/task, /tool, /args/…; for bare arguments /args is the file's top value),
+(/task, /tool, /args/…; for bare arguments /args is the file's top value;
+--omit and --only take the part after /args, as the hint line and the
+"omit" member of --json spell it),
 the two values in canonical form (shortened when long, with invisible
 characters, unusual spaces and combining marks spelled \uXXXX; for an
 inserted element the index is b's, and where the two sides' pointers differ
 b's is shown too), and the reason in
 plain words: a member added or removed, null against a missing member, a
 different type, look-alike strings (Unicode normalization, invisible
-characters, non-breaking spaces, surrounding whitespace, letter case, with
-the code points named), arrays reordered, elements inserted, removed or
+characters, non-breaking spaces, surrounding whitespace, letter case,
+letters from another script that look the same, with the code points named), arrays reordered, elements inserted, removed or
 moved (arrays are aligned, so one insertion is one entry). Warnings follow:
 different numbers that collapse to the same double, numbers out of range
 that js writes as null, duplicate member names whose earlier value was
@@ -66,7 +72,7 @@ disagree only when jcs rejects an input: a duplicate name, a lone surrogate,
 a number outside the double range).
 
 --json prints one object: {"equal","key_a","key_b","scheme","a","b",
-"differences":[{"pointer","pointer_b"?,"kind","a"?,"b"?,"reason"}],
+"differences":[{"pointer","pointer_b"?,"kind","a"?,"b"?,"reason","omit"?}],
 "omitted","warnings":[{"pointer","kind","side"?,"a"?,"b"?,"message"}],
 "warnings_omitted"}, plus "absorbed"/"absorbed_omitted" with --explain and
 "schemes" with --schemes. In differences, "a" and "b" are the JSON values in
@@ -86,7 +92,13 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 				return err
 			}
 			opts.Record = f.Config.GetBool("record")
-			if changed(cmd.Flags(), "from") || changed(cmd.Flags(), "only") || changed(cmd.Flags(), "omit") ||
+			fl := cmd.Flags()
+			// Arguments shaped like a call record are bare arguments when
+			// the user said so: --from args, or --task/--tool given.
+			opts.BareArgs = !opts.Record && (changed(fl, "from") && f.Config.GetString("from") == fromArgs ||
+				changed(fl, "task") || changed(fl, "tool"))
+			// --only and --omit resolve as for key: flag, IDEMKEY_*, config file.
+			if changed(fl, "from") || len(f.Config.GetStringSlice("only")) > 0 || len(f.Config.GetStringSlice("omit")) > 0 ||
 				f.Config.GetString("from") != fromArgs {
 				spec := &callSpec{
 					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
@@ -97,6 +109,12 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))
 				}
 				opts.Spec = spec
+			}
+			if opts.Format, err = f.keyFormat(); err != nil {
+				return err
+			}
+			if opts.Secret, err = f.secret(); err != nil {
+				return err
 			}
 			opts.JSON = f.Config.GetBool("json")
 			opts.Explain = f.Config.GetBool("explain")
@@ -121,21 +139,8 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 	fl.Bool("explain", false, "also list what canonicalization absorbed")
 	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
 	fl.Int("max", 50, "list at most N differences (and N warnings, N absorbed); 0: all")
+	addKeyFormatFlags(fl)
 	return cmd
-}
-
-// diffSide is one parsed side of a comparison.
-type diffSide struct {
-	name   string
-	doc    *canon.Document
-	record bool
-	task   string
-	tool   string
-	args   canon.Node
-}
-
-func (s *diffSide) key() [32]byte {
-	return derive.Call{Task: s.task, Tool: s.tool, Args: s.args}.Key()
 }
 
 // diffInput is a side's bytes before parsing.
@@ -160,7 +165,8 @@ func runDiff(opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	res := compareSides(a, b, opts.Scheme, opts.Max, opts.Explain)
+	res := compareSides(opts, a, b, opts.Scheme)
+	res.identical = bytes.Equal(in[0].data, in[1].data)
 	if opts.Schemes {
 		res.schemes = schemeVerdicts(opts, in, res)
 	}
@@ -169,13 +175,13 @@ func runDiff(opts *diffOptions) error {
 		if _, err := ios.Out.Write(res.json()); err != nil {
 			return err
 		}
-		for _, w := range res.eng.warns.items {
+		for _, w := range res.Warns.Items {
 			fmt.Fprintf(ios.Err, "idemkey: warning: %s\n", warningLine(w))
 		}
 	} else {
 		res.human(opts.f)
 	}
-	if !res.equal {
+	if !res.Equal {
 		return &ExitError{Code: exitNegative}
 	}
 	return nil
@@ -183,38 +189,34 @@ func runDiff(opts *diffOptions) error {
 
 // diffResult is a finished comparison.
 type diffResult struct {
-	a, b         *diffSide
-	scheme       canon.Scheme
-	keyA, keyB   string
-	equal        bool
-	identical    bool // byte-identical arguments, task and tool
-	explain      bool
-	eng          *engine
+	a, b       *diff.Side
+	scheme     canon.Scheme
+	keyA, keyB string
+	explain    bool
+	identical  bool // the two inputs are the same bytes
+	*diff.Result
 	schemes      []schemeVerdict
 	schemesAgree bool
 }
 
-func compareSides(a, b *diffSide, s canon.Scheme, max int, explain bool) *diffResult {
-	ka, kb := a.key(), b.key()
-	res := &diffResult{a: a, b: b, scheme: s, explain: explain,
-		keyA: hex.EncodeToString(ka[:]), keyB: hex.EncodeToString(kb[:]), equal: ka == kb}
-	res.identical = a.task == b.task && a.tool == b.tool && bytes.Equal(a.args.Raw(), b.args.Raw())
-	e := newEngine(s, max, explain)
-	e.compareCalls(a, b)
-	if !res.equal && e.diffs.total() == 0 {
-		e.push(token{name: "args", idx: -1}, token{name: "args", idx: -1})
-		e.add(&e.diffs, kindUnexplained, nodeVal(a.args), nodeVal(b.args),
-			"the canonical texts differ but no single difference was found (please report this as a bug)")
-		e.pop()
+func compareSides(opts *diffOptions, a, b *diff.Side, s canon.Scheme) *diffResult {
+	return &diffResult{a: a, b: b, scheme: s, explain: opts.Explain,
+		keyA: opts.key(a), keyB: opts.key(b),
+		Result: diff.Compare(a, b, diff.Options{Scheme: s, Max: opts.Max, Explain: opts.Explain})}
+}
+
+// key formats a side's key as key would print it (--format, --prefix,
+// --secret-env), so that it matches what a server logs.
+func (opts *diffOptions) key(s *diff.Side) string {
+	c := derive.Call{Task: s.Task, Tool: s.Tool, Args: s.Args}
+	if opts.Secret != nil {
+		return string(opts.Format.append(nil, c.HMAC(opts.Secret)))
 	}
-	e.duplicates(a, "a")
-	e.duplicates(b, "b")
-	res.eng = e
-	return res
+	return string(opts.Format.append(nil, c.Key()))
 }
 
 // loadSides parses both inputs under scheme s.
-func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *diffSide, error) {
+func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, *diff.Side, error) {
 	var task, tool string
 	var ttErr error
 	ttDone := false
@@ -229,7 +231,7 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 		}
 		return task, tool, ttErr
 	}
-	var sides [2]*diffSide
+	var sides [2]*diff.Side
 	for k := range in {
 		if opts.Spec != nil {
 			side, err := loadSpecSide(opts, in[k], s)
@@ -243,10 +245,10 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 		if err != nil {
 			return nil, nil, err
 		}
-		side := &diffSide{name: in[k].name, doc: doc}
+		side := &diff.Side{Name: in[k].name, Doc: doc}
 		root := doc.Root()
-		if opts.Record || isRecord(root) {
-			if err := side.fromRecord(root); err != nil {
+		if opts.Record || !opts.BareArgs && diff.IsRecord(root) {
+			if err := side.FromRecord(root); err != nil {
 				return nil, nil, &InputError{Name: in[k].name, Err: err}
 			}
 		} else {
@@ -254,7 +256,7 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 			if err != nil {
 				return nil, nil, err
 			}
-			side.task, side.tool, side.args = t, tl, root
+			side.Task, side.Tool, side.Args = t, tl, root
 		}
 		sides[k] = side
 	}
@@ -263,12 +265,12 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diffSide, *
 
 // loadSpecSide loads one side through the shared call loader (--from,
 // --only, --omit). A side that is a call record is read as one, as
-// without those flags.
-func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diffSide, error) {
+// without those flags, unless the user said the sides are bare arguments.
+func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diff.Side, error) {
 	spec := *opts.Spec
 	spec.Scheme = s
-	if spec.From == fromArgs {
-		if doc, err := canon.Parse(in.data, s); err == nil && (opts.Record || isRecord(doc.Root())) {
+	if spec.From == fromArgs && !opts.BareArgs {
+		if doc, err := canon.Parse(in.data, s); err == nil && (opts.Record || diff.IsRecord(doc.Root())) {
 			spec.From = fromCall
 		}
 	}
@@ -281,164 +283,14 @@ func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diffSide, e
 	if err != nil {
 		return nil, inputErr(in.name, 0, err)
 	}
-	side := &diffSide{name: in.name, task: lc.Call.Task, tool: lc.Call.Tool, args: lc.Call.Args, doc: lc.Call.Args.Document()}
+	side := &diff.Side{Name: in.name, Task: lc.Call.Task, Tool: lc.Call.Tool, Args: lc.Call.Args, Doc: lc.Call.Args.Document()}
 	// Duplicate names are reported with pointers into the document they
 	// were found in: the whole input for an envelope or record, which
 	// then holds the arguments.
 	if !lc.Selected && lc.Call.Args.Document() != nil && lc.Call.Args.Offset() != lc.Call.Args.Document().Root().Offset() {
-		side.record = true
+		side.Record = true
 	}
 	return side, nil
-}
-
-// isRecord reports whether v looks like a call record: an object with
-// exactly the members task (a string), tool (a string) and args.
-func isRecord(v canon.Node) bool {
-	ms := v.Members()
-	if len(ms) != 3 {
-		return false
-	}
-	t, ok1 := v.Get("task")
-	tl, ok2 := v.Get("tool")
-	_, ok3 := v.Get("args")
-	return ok1 && ok2 && ok3 && t.Kind() == canon.String && tl.Kind() == canon.String
-}
-
-func (s *diffSide) fromRecord(root canon.Node) error {
-	if root.Kind() != canon.Object {
-		return fmt.Errorf(`not a call record: want an object {"task":…,"tool":…,"args":…}, not %s`, article(typeName(root.Kind())))
-	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"task", &s.task}, {"tool", &s.tool}} {
-		v, ok := root.Get(f.name)
-		if !ok {
-			return fmt.Errorf("not a call record: missing %q member", f.name)
-		}
-		if v.Kind() != canon.String {
-			return fmt.Errorf("not a call record: %q must be a string, not %s", f.name, article(typeName(v.Kind())))
-		}
-		*f.dst = v.Text()
-	}
-	args, ok := root.Get("args")
-	if !ok {
-		return errors.New(`not a call record: missing "args" member`)
-	}
-	s.args, s.record = args, true
-	return (derive.Call{Task: s.task, Tool: s.tool}).Validate()
-}
-
-// ---- duplicates ----
-
-// duplicates warns about every member name that appears twice in one
-// object of side s: the earlier value was silently dropped.
-func (e *engine) duplicates(s *diffSide, label string) {
-	src := s.doc.Source()
-	for _, d := range s.doc.Duplicates() {
-		if !e.warns.room() {
-			continue
-		}
-		obj, ptr := nodeAt(s.doc.Root(), d.Dropped)
-		if !s.record {
-			ptr = append([]token{{name: "args", idx: -1}}, ptr...)
-		}
-		ptr = append(ptr, token{name: d.Name, idx: -1})
-		dropped := string(valueAfterName(src, d.Dropped))
-		kept := ""
-		if v, ok := obj.Get(d.Name); ok {
-			kept = string(v.Raw())
-		}
-		ld, _ := canon.Position(src, d.Dropped)
-		lk, _ := canon.Position(src, d.Kept)
-		where := fmt.Sprintf("lines %d and %d", ld, lk)
-		if ld == lk {
-			where = fmt.Sprintf("line %d", ld)
-		}
-		e.warns.items = append(e.warns.items, entry{
-			Pointer: pointerOf(ptr), Kind: warnDuplicate, RawA: label,
-			Reason: fmt.Sprintf("%s (%s) has the member %s twice (%s): the earlier value %s was silently dropped and %s is used",
-				label, s.name, canon.AppendQuoted(nil, d.Name), where, shorten(dropped, 40), shorten(kept, 40)),
-		})
-	}
-}
-
-// nodeAt returns the innermost value of root whose source contains offset
-// off, and its pointer.
-func nodeAt(n canon.Node, off int) (canon.Node, []token) {
-	var ptr []token
-outer:
-	for {
-		switch n.Kind() {
-		case canon.Object:
-			for _, m := range n.Members() {
-				if m.NameOffset <= off && off < m.Value.End() {
-					ptr = append(ptr, token{name: m.Name, idx: -1})
-					n = m.Value
-					continue outer
-				}
-			}
-		case canon.Array:
-			for k, el := range n.Elements() {
-				if el.Offset() <= off && off < el.End() {
-					ptr = append(ptr, token{idx: k})
-					n = el
-					continue outer
-				}
-			}
-		}
-		return n, ptr
-	}
-}
-
-// valueAfterName returns the source text of the value that follows the
-// member name whose opening quote is at src[i].
-func valueAfterName(src []byte, i int) []byte {
-	j := i + 1
-	for j < len(src) && src[j] != '"' {
-		if src[j] == '\\' {
-			j++
-		}
-		j++
-	}
-	j++
-	for j < len(src) && (isJSONSpace(src[j]) || src[j] == ':') {
-		j++
-	}
-	start, depth, inStr := j, 0, false
-	for ; j < len(src); j++ {
-		c := src[j]
-		if inStr {
-			if c == '\\' {
-				j++
-			} else if c == '"' {
-				inStr = false
-				if depth == 0 {
-					return src[start : j+1]
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return src[start : j+1]
-			}
-			if depth < 0 {
-				return src[start:j]
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return src[start:j]
-			}
-		}
-	}
-	return src[start:j]
 }
 
 // ---- --schemes ----
@@ -456,13 +308,12 @@ func schemeVerdicts(opts *diffOptions, in [2]diffInput, res *diffResult) []schem
 		v := schemeVerdict{scheme: s}
 		if s == res.scheme {
 			v.keyA, v.keyB = res.keyA, res.keyB
-			v.verdict = map[bool]string{true: "equal", false: "differ"}[res.equal]
+			v.verdict = map[bool]string{true: "equal", false: "differ"}[res.Equal]
 		} else if a, b, err := loadSides(opts, in, s); err != nil {
 			v.verdict, v.err = "rejected", oneLine(err.Error())
 		} else {
-			ka, kb := a.key(), b.key()
-			v.keyA, v.keyB = hex.EncodeToString(ka[:]), hex.EncodeToString(kb[:])
-			v.verdict = map[bool]string{true: "equal", false: "differ"}[ka == kb]
+			v.keyA, v.keyB = opts.key(a), opts.key(b)
+			v.verdict = map[bool]string{true: "equal", false: "differ"}[a.Key() == b.Key()]
 		}
 		out = append(out, v)
 	}
@@ -483,36 +334,36 @@ func (r *diffResult) schemesReason() string {
 // ---- output ----
 
 func (r *diffResult) verdictWord() string {
-	if r.equal {
+	if r.Equal {
 		return "keys equal"
 	}
 	return "keys differ"
 }
 
-func warningLine(w entry) string {
+func warningLine(w diff.Entry) string {
 	if w.Pointer == "" {
 		return w.Reason
 	}
-	return w.Pointer + ": " + w.Reason
+	return diff.RevealPointer(w.Pointer) + ": " + w.Reason
 }
 
 // json renders the result as one JSON object and a newline.
 func (r *diffResult) json() []byte {
 	o := &jsonObject{}
-	o.bool("equal", r.equal).
+	o.bool("equal", r.Equal).
 		str("key_a", r.keyA).
 		str("key_b", r.keyB).
 		str("scheme", r.scheme.String()).
-		str("a", r.a.name).
-		str("b", r.b.name)
-	e := r.eng
-	o.raw("differences", entriesJSON(e.diffs.items, false))
-	o.int("omitted", e.diffs.omitted)
-	o.raw("warnings", entriesJSON(e.warns.items, true))
-	o.int("warnings_omitted", e.warns.omitted)
+		str("a", r.a.Name).
+		str("b", r.b.Name)
+	e := r.Result
+	o.raw("differences", entriesJSON(e.Diffs.Items, false))
+	o.int("omitted", e.Diffs.Omitted)
+	o.raw("warnings", entriesJSON(e.Warns.Items, true))
+	o.int("warnings_omitted", e.Warns.Omitted)
 	if r.explain {
-		o.raw("absorbed", entriesJSON(e.notes.items, true))
-		o.int("absorbed_omitted", e.notes.omitted)
+		o.raw("absorbed", entriesJSON(e.Notes.Items, true))
+		o.int("absorbed_omitted", e.Notes.Omitted)
 	}
 	if r.schemes != nil {
 		s := &jsonObject{}
@@ -534,7 +385,7 @@ func (r *diffResult) json() []byte {
 
 func trimNL(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\n'}) }
 
-func entriesJSON(es []entry, raw bool) []byte {
+func entriesJSON(es []diff.Entry, raw bool) []byte {
 	b := []byte{'['}
 	for k, en := range es {
 		if k > 0 {
@@ -547,22 +398,25 @@ func entriesJSON(es []entry, raw bool) []byte {
 		}
 		o.str("kind", en.Kind)
 		switch {
-		case en.Kind == warnDuplicate:
+		case en.Kind == diff.WarnDuplicate:
 			o.str("side", en.RawA)
 		case raw:
 			o.str("a", en.RawA).str("b", en.RawB)
 		default:
-			if en.A.has {
-				o.raw("a", en.A.canonical())
+			if en.A.Has() {
+				o.raw("a", en.A.Canonical())
 			}
-			if en.B.has {
-				o.raw("b", en.B.canonical())
+			if en.B.Has() {
+				o.raw("b", en.B.Canonical())
 			}
 		}
 		if raw {
 			o.str("message", en.Reason)
 		} else {
 			o.str("reason", en.Reason)
+		}
+		if p, ok := argsPointer(en.Pointer); ok && !raw {
+			o.str("omit", p) // the pointer as --omit takes it
 		}
 		b = append(b, trimNL(o.line())...)
 	}
@@ -583,42 +437,50 @@ func (r *diffResult) human(f *Factory) {
 
 	verdict := paint(color.FgRed, color.Bold)
 	sep := "!="
-	if r.equal {
+	if r.Equal {
+		// Green only when nothing says different inputs can share the key.
 		verdict = paint(color.FgGreen, color.Bold)
+		if r.Warns.Total() > 0 {
+			verdict = paint(color.FgYellow, color.Bold)
+		}
 		sep = "=="
 	}
 	fmt.Fprintf(w, "%s (%s): %s %s %s %s %s\n", verdict.Sprint(r.verdictWord()), r.scheme,
-		r.a.name, r.keyA, sep, r.b.name, r.keyB)
+		r.a.Name, r.keyA, sep, r.b.Name, r.keyB)
 
-	e := r.eng
-	entryOut := func(en entry, a, b string) {
-		ptr := en.Pointer
+	e := r.Result
+	entryOut := func(en diff.Entry, a, b string) {
+		ptr := diff.RevealPointer(en.Pointer)
 		if ptr == "" {
 			ptr = "(top)"
 		}
 		fmt.Fprintf(w, "%s", ptrC.Sprint(ptr))
 		if en.PointerB != "" {
-			fmt.Fprintf(w, " (b: %s)", ptrC.Sprint(en.PointerB))
+			fmt.Fprintf(w, " (b: %s)", ptrC.Sprint(diff.RevealPointer(en.PointerB)))
 		}
 		fmt.Fprintf(w, "  %s\n", kindC.Sprint(en.Kind))
 		fmt.Fprintf(w, "    %s %s\n", aC.Sprint("a:"), a)
 		fmt.Fprintf(w, "    %s %s\n", bC.Sprint("b:"), b)
 		fmt.Fprintf(w, "    %s\n", en.Reason)
 	}
-	for _, en := range e.diffs.items {
-		a, b := showPair(revealed(en.A), revealed(en.B))
+	for _, en := range e.Diffs.Items {
+		a, b := diff.ShowPair(en.A.Revealed(), en.B.Revealed())
 		entryOut(en, a, b)
 	}
-	if e.diffs.omitted > 0 {
+	if e.Diffs.Omitted > 0 {
 		fmt.Fprintf(w, "… %d more %s not shown (--max %d; --max 0 shows all)\n",
-			e.diffs.omitted, diffPlural(e.diffs.omitted, "difference"), e.diffs.max)
+			e.Diffs.Omitted, diffPlural(e.Diffs.Omitted, "difference"), e.Diffs.Max)
 	}
-	switch n := e.diffs.total(); {
+	switch n := e.Diffs.Total(); {
 	case n > 0:
 		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, diffPlural2(n, "difference changes", "differences change")))
+		if omit := omitFlags(e.Diffs.Items); omit != "" {
+			fmt.Fprintf(w, "%s pointers above are into the call record; --omit and --only take them relative to the arguments, without /args: %s\n",
+				faint.Sprint("hint:"), omit)
+		}
 	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
-	case len(e.warns.items) > 0:
+	case len(e.Warns.Items) > 0:
 		fmt.Fprintln(w, "equal after canonicalization, but read the warnings: different inputs can share this key")
 	default:
 		fmt.Fprint(w, "equal after canonicalization")
@@ -627,24 +489,24 @@ func (r *diffResult) human(f *Factory) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, en := range e.warns.items {
+	for _, en := range e.Warns.Items {
 		fmt.Fprintf(w, "%s %s\n", warnC.Sprint("warning:"), warningLine(en))
 	}
-	if e.warns.omitted > 0 {
-		fmt.Fprintf(w, "%s %d more %s not shown\n", warnC.Sprint("warning:"), e.warns.omitted, diffPlural(e.warns.omitted, "warning"))
+	if e.Warns.Omitted > 0 {
+		fmt.Fprintf(w, "%s %d more %s not shown\n", warnC.Sprint("warning:"), e.Warns.Omitted, diffPlural(e.Warns.Omitted, "warning"))
 	}
 	if r.explain {
-		if len(e.notes.items) == 0 {
+		if len(e.Notes.Items) == 0 {
 			fmt.Fprintln(w, faint.Sprint("canonicalization absorbed nothing: the texts differ only where the key does"))
 		} else {
 			fmt.Fprintln(w, bold.Sprint("absorbed by canonicalization (these do not change the key):"))
 		}
-		for _, en := range e.notes.items {
-			a, b := showPair(reveal([]byte(en.RawA)), reveal([]byte(en.RawB)))
+		for _, en := range e.Notes.Items {
+			a, b := diff.ShowPair(diff.Reveal([]byte(en.RawA)), diff.Reveal([]byte(en.RawB)))
 			entryOut(en, a, b)
 		}
-		if e.notes.omitted > 0 {
-			fmt.Fprintf(w, "… %d more not shown\n", e.notes.omitted)
+		if e.Notes.Omitted > 0 {
+			fmt.Fprintf(w, "… %d more not shown\n", e.Notes.Omitted)
 		}
 	}
 	if r.schemes != nil {
@@ -674,75 +536,39 @@ func diffPlural2(n int, one, many string) string {
 	return many
 }
 
-// ---- value display ----
-
-const showWidth = 72
-
-// showPair renders both sides' values for people: canonical JSON with
-// invisible characters, unusual spaces and combining marks spelled as
-// \uXXXX, shortened around the first difference when long.
-func showPair(a, b string) (string, string) {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) <= showWidth && len(rb) <= showWidth {
-		return string(ra), string(rb)
+// argsPointer returns an entry's pointer relative to the arguments, as
+// --omit and --only take it, when it points inside them.
+func argsPointer(p string) (string, bool) {
+	if rest, ok := strings.CutPrefix(p, "/args/"); ok {
+		return "/" + rest, true
 	}
-	p := 0
-	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
-		p++
-	}
-	return window(ra, p), window(rb, p)
+	return "", false
 }
 
-func window(r []rune, p int) string {
-	if len(r) <= showWidth {
-		return string(r)
+// omitFlags spells the --omit flags that would leave the first few
+// differences inside the arguments out of the key.
+func omitFlags(es []diff.Entry) string {
+	var flags []string
+	seen := map[string]bool{}
+	for _, en := range es {
+		p, ok := argsPointer(en.Pointer)
+		if !ok || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if len(flags) == 3 {
+			flags = append(flags, "…")
+			break
+		}
+		flags = append(flags, "--omit "+shellQuote(diff.RevealPointer(p)))
 	}
-	start := max(0, min(p-showWidth/3, len(r)-showWidth))
-	end := min(len(r), start+showWidth)
-	s := string(r[start:end])
-	if start > 0 {
-		s = "…" + s
-	}
-	if end < len(r) {
-		s += "…"
-	}
-	return s + fmt.Sprintf(" (%d characters)", len(r))
+	return strings.Join(flags, " ")
 }
 
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.-~") == "" {
 		return s
 	}
-	return string(r[:n]) + "…"
-}
-
-func revealed(v dval) string {
-	if !v.has {
-		return "(absent)"
-	}
-	return reveal(v.canonical())
-}
-
-// reveal spells the characters a reader cannot see as \uXXXX.
-func reveal(s []byte) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRune(s)
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case isInvisible(r) || isOddSpace(r) || unicode.Is(unicode.Mn, r) || r == 0x2028 || r == 0x2029:
-			if r > 0xFFFF {
-				r1, r2 := utf16.EncodeRune(r)
-				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.Write(s[:n])
-		}
-		s = s[n:]
-	}
-	return b.String()
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/derive/diff"
 )
 
 // diffOut is the --json output of idemkey diff.
@@ -64,7 +64,7 @@ func diffRun(t *testing.T, a, b string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: os.Getenv}
 	code = Main(append(append([]string{"diff"}, args...), pa, pb), ios)
 	return out.String(), errb.String(), code
 }
@@ -98,7 +98,7 @@ func keyOf(t *testing.T, src string, s canon.Scheme) string {
 		t.Fatal(err)
 	}
 	c := derive.Call{Task: "t", Tool: "pay", Args: doc.Root()}
-	if r := doc.Root(); isRecord(r) {
+	if r := doc.Root(); diff.IsRecord(r) {
 		task, _ := r.Get("task")
 		tool, _ := r.Get("tool")
 		args, _ := r.Get("args")
@@ -207,9 +207,13 @@ func TestDiffCases(t *testing.T) {
 		{name: "bad json", a: `{"a":}`, b: `{}`, code: 2},
 		{name: "forced record", a: `{"a":1}`, b: `{"a":1}`, args: []string{"--record"}, code: 2},
 	}
+	// The task and tool come from the environment: --task or --tool on
+	// the command line would make both sides bare arguments.
+	t.Setenv("IDEMKEY_TASK", "t")
+	t.Setenv("IDEMKEY_TOOL", "pay")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"--task", "t", "--tool", "pay", "--explain"}, c.args...)
+			args := append([]string{"--explain"}, c.args...)
 			d, code := diffJSON(t, c.a, c.b, args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d: %+v", code, c.code, d)
@@ -404,79 +408,6 @@ func TestDiffWarningsOnStderrWithJSON(t *testing.T) {
 	}
 }
 
-// lcsLen is the textbook dynamic program.
-func lcsLen(a, b []uint64) int {
-	dp := make([][]int, len(a)+1)
-	for i := range dp {
-		dp[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				dp[i][j] = dp[i+1][j+1] + 1
-			} else {
-				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
-			}
-		}
-	}
-	return dp[0][0]
-}
-
-// checkCommon fails unless pairs is a common subsequence of a and b.
-func checkCommon(t *testing.T, a, b []uint64, pairs [][2]int) {
-	t.Helper()
-	for k, p := range pairs {
-		if a[p[0]] != b[p[1]] || k > 0 && (p[0] <= pairs[k-1][0] || p[1] <= pairs[k-1][1]) {
-			t.Fatalf("not a common subsequence at %d: %v of %v / %v", k, pairs, a, b)
-		}
-	}
-}
-
-func TestAlignIsALongestCommonSubsequence(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	e := newEngine(canon.JS, 0, false)
-	for n := range 2000 {
-		a := make([]uint64, r.IntN(30))
-		b := make([]uint64, r.IntN(30))
-		alpha := uint64(2 + n%6)
-		for i := range a {
-			a[i] = r.Uint64N(alpha)
-		}
-		for i := range b {
-			b[i] = r.Uint64N(alpha)
-		}
-		pairs, how := e.align(a, b)
-		checkCommon(t, a, b, pairs)
-		if how != alignExact || len(pairs) != lcsLen(a, b) {
-			t.Fatalf("align(%v, %v) = %v (how %v), want length %d", a, b, pairs, how, lcsLen(a, b))
-		}
-		checkCommon(t, a, b, patience(a, b))
-	}
-}
-
-// TestAlignFallback forces the patience alignment: a budget too small for
-// the whole arrays, unique elements, a few scattered edits. The unchanged
-// elements must still match, and the gaps be diffed exactly.
-func TestAlignFallback(t *testing.T) {
-	e := newEngine(canon.JS, 0, false)
-	e.alignBudget = 500
-	var a, b []uint64
-	for i := range uint64(1000) {
-		a = append(a, i)
-		if i%100 == 50 {
-			b = append(b, 1_000_000+i) // inserted
-		}
-		if i%100 != 70 { // removed
-			b = append(b, i)
-		}
-	}
-	pairs, how := e.align(a, b)
-	checkCommon(t, a, b, pairs)
-	if how != alignPatience || len(pairs) != 990 {
-		t.Errorf("fallback matched %d (how %v), want 990 by patience", len(pairs), how)
-	}
-}
-
 func TestDiffApproximateAlignmentWarns(t *testing.T) {
 	// Two arrays that share nothing but their last element: beyond a small
 	// budget the alignment is approximate, and said to be.
@@ -495,64 +426,64 @@ func TestDiffApproximateAlignmentWarns(t *testing.T) {
 	}
 }
 
-// BenchmarkDiffLarge compares two ~20 MB call arguments with about 2700
-// scattered differences: changed values, inserted and removed elements.
-func BenchmarkDiffLarge(b *testing.B) {
-	r := rand.New(rand.NewPCG(7, 7))
-	var x, y bytes.Buffer
-	x.WriteString(`{"rows":[`)
-	y.WriteString(`{"rows":[`)
-	first := true
-	sep := func() {
-		if !first {
-			x.WriteByte(',')
-			y.WriteByte(',')
+// TestDiffKeysMatchKey: diff prints the keys key prints, under the same
+// key options (--format, --prefix, --secret-env) and with --omit from the
+// environment or the config file.
+func TestDiffKeysMatchKey(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	cfg := filepath.Join(dir, "omit.yaml")
+	for p, s := range map[string]string{a: `{"amount":1,"trace_id":"x1"}`, b: `{"amount":1,"trace_id":"x2"}`, cfg: "omit: [/trace_id]\n"} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		first = false
 	}
-	for i := range 100_000 {
-		row := fmt.Sprintf(`{"id":%d,"name":"customer %d","email":"c%d@example.com","tags":["a","b","c"],"amount":%d.%02d,"note":"%s"}`,
-			i, i, i, r.IntN(100000), r.IntN(100), strings.Repeat("lorem ipsum ", 8))
-		switch {
-		case i%40 == 17: // changed value
-			sep()
-			x.WriteString(row)
-			y.WriteString(strings.Replace(row, "customer", "Customer", 1))
-		case i%1000 == 500: // removed from b
-			if !first {
-				x.WriteByte(',')
+	run := func(env map[string]string, args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
+		code := Main(args, ios)
+		if code == 2 {
+			t.Fatalf("%v: exit 2: %s", args, errb.String())
+		}
+		return out.String(), code
+	}
+	cases := []struct {
+		name  string
+		env   map[string]string // for --secret-env (read through the streams)
+		osEnv map[string]string // IDEMKEY_* (read by the configuration, through the streams too)
+		flags []string
+		equal bool
+	}{
+		{name: "uuid with a prefix", flags: []string{"--format", "uuid", "--prefix", "pay_"}},
+		{name: "base64url", flags: []string{"--format", "base64url"}},
+		{name: "hmac", env: map[string]string{"S": "s3cr3t"}, flags: []string{"--secret-env", "S"}},
+		{name: "omit from the environment", osEnv: map[string]string{"IDEMKEY_OMIT": "/trace_id"}, equal: true},
+		{name: "omit from the config file", flags: []string{"--config", cfg}, equal: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{}
+			for k, v := range c.env {
+				env[k] = v
 			}
-			x.WriteString(row)
-			first = false
-		case i%1000 == 900: // inserted into b
-			sep()
-			x.WriteString(row)
-			y.WriteString(fmt.Sprintf(`{"id":-%d},`, i))
-			y.WriteString(row)
-		default:
-			sep()
-			x.WriteString(row)
-			y.WriteString(row)
-		}
+			for k, v := range c.osEnv {
+				env[k] = v
+			}
+			c.env = env
+			base := append([]string{"--task", "t", "--tool", "pay"}, c.flags...)
+			ka, _ := run(c.env, append(append([]string{"key"}, base...), a)...)
+			kb, _ := run(c.env, append(append([]string{"key"}, base...), b)...)
+			out, code := run(c.env, append(append(append([]string{"diff", "--json"}, base...), a), b)...)
+			var d diffOut
+			if err := json.Unmarshal([]byte(out), &d); err != nil {
+				t.Fatal(err, out)
+			}
+			if d.KeyA != strings.TrimSpace(ka) || d.KeyB != strings.TrimSpace(kb) {
+				t.Errorf("diff keys %s %s, key printed %s %s", d.KeyA, d.KeyB, ka, kb)
+			}
+			if d.Equal != c.equal || (code == 0) != c.equal {
+				t.Errorf("equal %v exit %d, want equal %v", d.Equal, code, c.equal)
+			}
+		})
 	}
-	x.WriteString(`]}`)
-	y.WriteString(`]}`)
-	da, err := canon.Parse(x.Bytes(), canon.JS)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := canon.Parse(y.Bytes(), canon.JS)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sa := &diffSide{name: "a", doc: da, task: "t", tool: "pay", args: da.Root()}
-	sb := &diffSide{name: "b", doc: db, task: "t", tool: "pay", args: db.Root()}
-	b.SetBytes(int64(x.Len() + y.Len()))
-	b.ResetTimer()
-	var res *diffResult
-	for b.Loop() {
-		res = compareSides(sa, sb, canon.JS, 50, false)
-	}
-	b.ReportMetric(float64(res.eng.diffs.total()), "diffs")
-	b.ReportMetric(float64(x.Len())/1e6, "MB/side")
 }

@@ -3,7 +3,10 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 )
@@ -92,6 +95,21 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 func (e *ExitError) ExitCode() int { return e.Code }
 
+// OutputError is a result that could not be written to standard output
+// (a full disk, a closed stream): exit 2, since the reader did not get it.
+type OutputError struct{ Err error }
+
+func (e *OutputError) Error() string {
+	err := e.Err
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("cannot write the result to standard output: %v", err)
+}
+func (e *OutputError) Unwrap() error { return e.Err }
+func (e *OutputError) ExitCode() int { return exitUsage }
+
 // exitCode maps an error to the process's exit code.
 func exitCode(err error) int {
 	if err == nil {
@@ -121,4 +139,22 @@ func shortPointer(p string) string {
 		tail = tail[i:]
 	}
 	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
+}
+
+// printable shows a text as it is when it is short, UTF-8 and made of
+// printable characters only (U+E000 or U+2028 would be invisible);
+// otherwise quoted, and cut.
+func printable(s string) string {
+	clean := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
+	if clean && len(s) <= 200 {
+		return s
+	}
+	if len(s) > 200 {
+		cut := 160
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	}
+	return fmt.Sprintf("%q", s)
 }

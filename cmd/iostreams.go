@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"io"
 	"os"
 
@@ -19,13 +20,96 @@ type IOStreams struct {
 	Getenv func(string) string
 }
 
-// System returns the process's streams.
+// System returns the process's streams. A standard output that was
+// closed when idemkey started (`>&-`) refuses every write, so that a
+// result written there is reported instead of lost (the Go runtime would
+// have put /dev/null in its place).
 func System() *IOStreams {
-	return &IOStreams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}
+	var out io.Writer = os.Stdout
+	if stdoutClosed() {
+		out = closedWriter{}
+	}
+	return &IOStreams{In: os.Stdin, Out: out, Err: os.Stderr, Getenv: os.Getenv}
+}
+
+// errClosedStdout is the error of every write on a closed standard output.
+var errClosedStdout = errors.New("standard output is closed")
+
+type closedWriter struct{}
+
+func (closedWriter) Write([]byte) (int, error) { return 0, errClosedStdout }
+
+// watchedWriter remembers the first write error on standard output, so
+// that Main reports it whichever command (or cobra's help) wrote.
+type watchedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func watchWrites(w io.Writer) *watchedWriter {
+	if ww, ok := w.(*watchedWriter); ok {
+		return ww
+	}
+	return &watchedWriter{w: w}
+}
+
+func (ww *watchedWriter) Write(p []byte) (int, error) {
+	n, err := ww.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil && ww.err == nil {
+		ww.err = err
+	}
+	return n, err
+}
+
+// Err is the first write error, or nil.
+func (ww *watchedWriter) Err() error { return ww.err }
+
+// Unwrap gives the stream underneath (a terminal test looks at it).
+func (ww *watchedWriter) Unwrap() io.Writer { return ww.w }
+
+// OutErr returns the first error writing standard output so far, or nil:
+// a command that maps it to its own exit code (post: curl's 23) checks it
+// before returning.
+func (ios *IOStreams) OutErr() error {
+	if ww, ok := ios.Out.(*watchedWriter); ok {
+		return ww.err
+	}
+	return nil
+}
+
+// OutClosed reports whether standard output was closed when idemkey
+// started (see System): a command that must not act without a place for
+// its result (post) checks it before it sends anything.
+func (ios *IOStreams) OutClosed() bool {
+	w := ios.Out
+	for {
+		if _, ok := w.(closedWriter); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// underlying returns the stream beneath the wrappers of w (watchedWriter).
+func underlying(w io.Writer) io.Writer {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := underlying(w).(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 

@@ -1,15 +1,18 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,19 +22,25 @@ import (
 type postOptions struct {
 	f      *Factory
 	URL    *url.URL
-	Data   string // -d: @FILE, @- or the body itself
+	Data   dataArg // the one body flag given
 	Spec   *callSpec
 	Format *keyFormat
 	Secret []byte
 
-	Method  string
-	Headers []string // -H, in order
-	Output  string   // -o
-	User    string   // -u user:password
+	Method       string
+	Headers      []string // -H, in order
+	Output       string   // -o
+	User         string   // -u user:password
+	UserAgent    string   // -A
+	UserAgentSet bool
+	DumpHeader   string // -D
+	WriteOut     *writeOut
 
 	Include, Silent, ShowError, Verbose bool
 	Fail, FailWithBody, DryRun          bool
-	SendAsIs, KeyQuoted                 bool
+	SendAsIs, Lossy, KeyQuoted          bool
+	Location                            bool
+	MaxRedirs                           int
 
 	KeyHeader    string
 	Retry        int
@@ -39,10 +48,31 @@ type postOptions struct {
 	RetryMaxTime time.Duration
 	MaxTime      time.Duration
 	Transport    transportConfig
+
+	ledger *postLedger // post --ledger (post_ledger.go)
+}
+
+// dataArg is one body flag: which one (-d, --data-binary, --data-raw,
+// --json) and its value.
+type dataArg struct{ flag, value string }
+
+// dataFlags collects the body flags in the order given: post takes exactly
+// one (curl joins several with '&', which is never a JSON body).
+type dataFlags struct {
+	name string
+	all  *[]dataArg
+}
+
+func (d dataFlags) String() string { return "" }
+func (d dataFlags) Type() string   { return "string" }
+func (d dataFlags) Set(v string) error {
+	*d.all = append(*d.all, dataArg{d.name, v})
+	return nil
 }
 
 func newPostCmd(f *Factory) *cobra.Command {
 	opts := &postOptions{f: f}
+	var data []dataArg
 	cmd := &cobra.Command{
 		Use:   "post URL --task ID --tool NAME -d @ARGS.json",
 		Short: "Send a tool call over HTTP with its idempotency key, retrying safely",
@@ -50,52 +80,66 @@ func newPostCmd(f *Factory) *cobra.Command {
 Idempotency-Key header, and retry with the same key and the same body bytes
 when the outcome is unknown or the server asks for it.
 
-The body (-d @FILE, -d @- for standard input, or -d '{…}' inline) is parsed
-as JSON; the key is the one 'idemkey key' prints for the same task, tool and
-args. What is sent is the canonical form of the args with Content-Type:
-application/json, or the original bytes with --send-as-is.
+The body (-d @FILE, -d @- for standard input, or -d '{…}' inline; also
+--data-binary, --data-raw and --json as in curl) is parsed as JSON, at most
+64 MiB; the key is the one 'idemkey key' prints for the same task, tool
+and args. What is sent is the canonical form of the args with
+Content-Type: application/json, or the original bytes with --send-as-is.
+A body whose canonical form would change a value (an integer past 2^53
+rounded, a number past the double range sent as null, a repeated member
+name dropped) is refused unless --send-as-is or --lossy says what to send.
 
 Retries (--retry N, within --retry-max-time): exponential backoff from
---retry-delay (default 1s, doubling, capped at 10m, with jitter) on
-connection refused or reset, DNS failure, TLS handshake failure, timeout,
-an empty or truncated reply, and HTTP 408, 409, 425, 429, 500, 502, 503,
-504. Retry-After (seconds or an HTTP date) is honoured; a retry it would
-push past --retry-max-time is not made. Other 4xx are never retried; 422
-means the server has seen this key with a different payload.
+--retry-delay (default 1s, also for 0, doubling, capped at 10m, with
+jitter) on connection refused or reset, DNS failure, TLS handshake failure,
+timeout, an empty or truncated reply, and HTTP 408, 409, 425, 429, 500, 502,
+503, 504. Retry-After (seconds or an HTTP date) is honoured; a wait that
+would pass --retry-max-time (or 6 hours without it) ends the retries at
+once. Other 4xx are never retried; 422 means the server has seen this key
+with a different payload, and exits 22 even without -f (the one difference
+from curl).
 
-The body of the final attempt is written once, to standard output or -o.
-Durations are in seconds and may be fractional (--max-time 2.5).
+The body of the final attempt is written once, to standard output or -o;
+a large body is held in a temporary file until then, never whole in
+memory. Durations are in seconds and may be fractional (--max-time 2.5).
 
 --key-header, --key-quoted, --retry, --retry-delay, --retry-max-time,
 --max-time, --connect-timeout, --cacert, --scheme, --task and --tool may
 also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
+Proxies come from http_proxy (lower case only), https_proxy, all_proxy and
+no_proxy, as in curl.
 
 Exit codes (curl's):
-   0  a response arrived (any status, unless -f or --fail-with-body)
-   2  usage or input error (bad flag, invalid JSON)
+   0  a response arrived (any status but 422, unless -f or --fail-with-body)
+   2  usage or input error (bad flag, invalid JSON, a lossy body)
+   3  malformed URL
    6  could not resolve host
    7  failed to connect
-   8  weird server reply (not HTTP)
+   8  weird server reply (not HTTP, a bad header or Content-Length)
   18  reply shorter than its Content-Length
-  22  HTTP status >= 400 with -f or --fail-with-body
-  23  cannot write the output file
+  22  HTTP status >= 400 with -f or --fail-with-body; HTTP 422 always
+  23  cannot write the output (file, standard output, broken pipe)
   28  timed out (--max-time, --connect-timeout)
   35  TLS handshake failed
+  47  more redirects than --max-redirs
   52  empty reply from server
   55  failure sending the request
   56  failure receiving the reply (connection reset)
+  58  --cert or --key unusable
   60  server certificate did not verify
+  61  unknown Transfer-Encoding in the reply
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
-      -d @args.json -H 'Authorization: Bearer $TOKEN' --retry 5 -f
+      -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f
   echo '{"amount":100}' | idemkey post localhost:8080/pay --task t1 --tool pay -d @- -v
+  idemkey post https://api.example.com/x --task t1 --tool x --json '{"a":1}' -w '%{http_code}\n'
   idemkey post https://api.example.com/x --task t1 --tool x -d '{"a":1}' --dry-run`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.load(cmd.Flags(), args[0]); err != nil {
-				return err
+			err := opts.load(cmd.Flags(), args[0], data)
+			if err == nil {
+				err = runPost(opts)
 			}
-			err := runPost(opts)
 			var ce *CurlError
 			if opts.Silent && !opts.ShowError && errors.As(err, &ce) {
 				return &ExitError{Code: ce.Code} // -s: the code only
@@ -103,44 +147,84 @@ Exit codes (curl's):
 			return err
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &UsageError{Err: err, hint: "run 'idemkey post --help' for usage"}
+	})
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	addCallFlags(fl)
 	addKeyFormatFlags(fl)
-	fl.StringP("data", "d", "", "body: @FILE, @- for standard input, or the JSON itself (an envelope with --from)")
+	for _, d := range []struct{ name, short, usage string }{
+		{"data", "d", "body: @FILE, @- for standard input, or the JSON itself (an envelope with --from)"},
+		{"data-binary", "", "body, as -d (@FILE, @-, or the JSON itself)"},
+		{"data-raw", "", "body given literally: a leading @ is not a file name"},
+		{"json", "", "body as --data-binary, with Content-Type and Accept: application/json (curl 7.82)"},
+	} {
+		fl.VarP(dataFlags{d.name, &data}, d.name, d.short, d.usage)
+	}
 	fl.Bool("send-as-is", false, "send the body's original bytes instead of its canonical form")
+	fl.Bool("lossy", false, "send the canonical form even where it changes a value (see above)")
 	fl.String("key-header", "Idempotency-Key", "name of the header that carries the key")
 	fl.Bool("key-quoted", false, `send the key as a Structured Field string ("…"), as the IETF draft writes it`)
 	fl.StringArrayP("header", "H", nil, "extra header 'Name: value' (repeatable; 'Name:' removes a default one)")
+	fl.StringP("user-agent", "A", "", "User-Agent header (default idemkey/VERSION)")
 	fl.StringP("request", "X", "POST", "method: POST, PUT or PATCH")
 	fl.StringP("output", "o", "", "write the body to FILE instead of standard output")
 	fl.BoolP("include", "i", false, "include the response status line and headers in the output")
+	fl.StringP("dump-header", "D", "", "write the response headers to FILE (- for standard output)")
+	fl.StringP("write-out", "w", "", "after the transfer, write FORMAT to standard output: %{http_code}, %{time_total}, %{idempotency_key}, … (@FILE reads it)")
 	fl.BoolP("silent", "s", false, "no progress or error messages")
 	fl.BoolP("show-error", "S", false, "with -s, still show errors")
-	fl.BoolP("verbose", "v", false, "show the key and every attempt on standard error (credentials redacted)")
+	fl.BoolP("verbose", "v", false, "show the key and every attempt, as sent and received, on standard error (credentials redacted)")
 	fl.BoolP("fail", "f", false, "on HTTP status >= 400 write no body and exit 22")
 	fl.Bool("fail-with-body", false, "on HTTP status >= 400 write the body and exit 22")
+	fl.BoolP("location", "L", false, "follow redirects: 307 and 308 with the same body and key; 303, and 301 or 302 after a POST, as GET")
+	fl.Int("max-redirs", 50, "with -L, at most this many redirects (exit 47 past it; -1: no limit)")
 	fl.Float64P("max-time", "m", 0, "seconds allowed for each attempt (0: no limit)")
 	fl.Float64("connect-timeout", 300, "seconds allowed for connecting, TLS included")
 	fl.Int("retry", 0, "retry up to N times with the same key")
-	fl.Float64("retry-delay", 1, "seconds before the first retry; doubles after each")
+	fl.Float64("retry-delay", 1, "seconds before the first retry; doubles after each (0: the default, 1)")
 	fl.Float64("retry-max-time", 0, "start no retry after this many seconds (0: no limit)")
+	fl.Bool("retry-all-errors", false, "not supported: idemkey never retries a definitive 4xx")
+	fl.Bool("retry-connrefused", false, "accepted for curl's sake: a refused connection is always retried")
 	fl.StringP("user", "u", "", "basic auth 'user:password' (redacted in -v)")
 	fl.String("cacert", "", "PEM file of CA certificates to verify the server with")
+	fl.StringP("cert", "E", "", "client certificate (PEM; may hold the key too)")
+	fl.String("key", "", "client private key (PEM), for --cert")
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Bool("dry-run", false, "print the request that would be sent and exit, with no network")
+	opts.ledger = addPostLedgerFlag(fl)
 	return cmd
 }
+
+// maxPostBody is the largest body post reads: it is held in memory and
+// sent again on every attempt.
+const maxPostBody = 64 << 20
 
 // load resolves the settings. Those that are safe as defaults come from
 // the configuration (flag, IDEMKEY_*, config file); those that change
 // what is sent, where, or how securely come from the command line only, so
 // that no stray IDEMKEY_INSECURE can turn off certificate checks.
-func (o *postOptions) load(fl *pflag.FlagSet, rawURL string) error {
+func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) error {
 	f := o.f
 	var err error
 	if o.URL, err = parsePostURL(rawURL); err != nil {
 		return err
+	}
+	if changed(fl, "retry-all-errors") {
+		return &UsageError{Err: errors.New("--retry-all-errors is not supported"),
+			hint: "idemkey retries only what may succeed with the same key (timeouts, resets, 408, 409, 425, 429, 5xx); " +
+				"a definitive 4xx means the server refused this request, and sending it again cannot change that"}
+	}
+	switch len(data) {
+	case 0:
+		return &UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
+			hint: "the key is derived from the body, so post needs one"}
+	case 1:
+		o.Data = data[0]
+	default:
+		return &UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", data[0].flag, data[1].flag),
+			hint: "post sends one JSON value, and its key is derived from it; curl would join the two with '&'"}
 	}
 	if o.Spec, err = f.callSpec(); err != nil {
 		return err
@@ -151,16 +235,24 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	if o.Secret, err = f.secret(); err != nil {
 		return err
 	}
-	o.Data, _ = fl.GetString("data")
-	if !changed(fl, "data") {
-		return &UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
-			hint: "the key is derived from the body, so post needs one"}
-	}
 	o.Headers, _ = fl.GetStringArray("header")
 	o.Output, _ = fl.GetString("output")
+	o.DumpHeader, _ = fl.GetString("dump-header")
 	o.User, _ = fl.GetString("user")
+	o.UserAgent, _ = fl.GetString("user-agent")
+	o.UserAgentSet = changed(fl, "user-agent")
+	o.Transport.Cert, _ = fl.GetString("cert")
+	o.Transport.Key, _ = fl.GetString("key")
+	o.Transport.Getenv = f.IO.Getenv
+	o.MaxRedirs, _ = fl.GetInt("max-redirs")
 	if o.User != "" && !strings.Contains(o.User, ":") {
 		return usageErrorf("-u needs user:password (idemkey does not prompt)")
+	}
+	if o.Transport.Key != "" && o.Transport.Cert == "" {
+		return usageErrorf("--key needs --cert")
+	}
+	if err := postCheckHeaderText("-A", o.UserAgent); err != nil {
+		return err
 	}
 	m, _ := fl.GetString("request")
 	switch o.Method = strings.ToUpper(m); o.Method {
@@ -172,14 +264,23 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	for name, p := range map[string]*bool{
 		"include": &o.Include, "silent": &o.Silent, "show-error": &o.ShowError,
 		"verbose": &o.Verbose, "fail": &o.Fail, "fail-with-body": &o.FailWithBody,
-		"dry-run": &o.DryRun, "send-as-is": &o.SendAsIs, "insecure": &o.Transport.Insecure,
+		"dry-run": &o.DryRun, "send-as-is": &o.SendAsIs, "lossy": &o.Lossy, "insecure": &o.Transport.Insecure,
+		"location": &o.Location,
 	} {
 		*p, _ = fl.GetBool(name)
 	}
+	if o.SendAsIs && o.Lossy {
+		return usageErrorf("--send-as-is and --lossy contradict each other: send the original bytes or the canonical form")
+	}
 	o.KeyQuoted = f.Config.GetBool("key-quoted")
 	o.KeyHeader = strings.TrimSpace(f.Config.GetString("key-header"))
-	if !validHeaderName(o.KeyHeader) {
-		return usageErrorf("invalid --key-header %q", o.KeyHeader)
+	if err := checkKeyHeader(o.KeyHeader); err != nil {
+		return err
+	}
+	for _, line := range o.Headers {
+		if _, _, _, err := parseHeaderLine(line); err != nil {
+			return err
+		}
 	}
 	o.Transport.CACert = f.Config.GetString("cacert")
 	if o.Retry, err = f.configInt("retry"); err != nil {
@@ -193,26 +294,54 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string) error {
 			return err
 		}
 	}
+	if _, err := proxyFor(o.Transport.Getenv, o.URL); err != nil {
+		return err
+	}
+	if w, _ := fl.GetString("write-out"); changed(fl, "write-out") {
+		if o.WriteOut, err = o.parseWriteOut(w); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // parsePostURL accepts http and https URLs; with no scheme, http is
-// assumed, as curl does.
+// assumed, as curl does. A malformed URL is curl's exit 3; a password in
+// it is never echoed.
 func parsePostURL(raw string) (*url.URL, error) {
 	if !strings.Contains(raw, "://") {
 		raw = "http://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, usageErrorf("invalid URL: %s", rootCause(err))
+		msg := rootCause(err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			msg = ue.Err.Error()
+		}
+		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: %s", redactURL(raw), redactText(msg, raw))}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, usageErrorf("unsupported protocol %q in URL (want http or https)", u.Scheme)
 	}
-	if u.Host == "" {
-		return nil, usageErrorf("invalid URL %q: no host", raw)
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: no host", u.Redacted())}
 	}
 	return u, nil
+}
+
+// redactText removes the password of raw (a URL) from msg.
+func redactText(msg, raw string) string {
+	rest := raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest = raw[i+3:]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if _, pass, ok := strings.Cut(rest[:at], ":"); ok && pass != "" {
+			msg = strings.ReplaceAll(msg, pass, "xxxxx")
+		}
+	}
+	return msg
 }
 
 // configInt reads an integer setting, rejecting what is not one (viper's
@@ -239,19 +368,6 @@ func (f *Factory) configSeconds(name string) (time.Duration, error) {
 	return 0, usageErrorf("invalid --%s %q (want seconds, such as 2 or 0.5)", name, s)
 }
 
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // buildRequest returns the request every attempt sends (without its body)
 // and the body bytes.
 func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
@@ -265,21 +381,36 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	}
 	kopts := keyOptions{Format: o.Format, Secret: o.Secret}
 	key := string(kopts.key(nil, lc))
+	if err := postCheckHeaderText("the key (--prefix)", key); err != nil {
+		return nil, nil, "", err
+	}
 	// The body is the whole arguments value (--only and --omit choose
 	// what the key is derived from, not what is sent), canonical unless
 	// --send-as-is keeps its bytes as written.
 	body := lc.Args.Raw()
 	if !o.SendAsIs {
+		if !o.Lossy {
+			if err := lossError(name, lc.Args); err != nil {
+				return nil, nil, "", err
+			}
+		}
 		body = lc.Args.Append(nil)
 	}
 	req, err := http.NewRequest(o.Method, o.URL.String(), nil)
 	if err != nil {
-		return nil, nil, "", usageErrorf("invalid URL: %s", rootCause(err))
+		return nil, nil, "", &CurlError{curlURLMalformat, fmt.Errorf("invalid URL: %s", redactText(rootCause(err), o.URL.String()))}
 	}
 	h := req.Header
-	h.Set("User-Agent", "idemkey/"+versionString())
+	ua := "idemkey/" + versionString()
+	if o.UserAgentSet {
+		ua = o.UserAgent // -A '' sends none, as in curl
+	}
+	h["User-Agent"] = []string{ua}
 	h.Set("Accept", "*/*")
 	h.Set("Content-Type", "application/json")
+	if o.Data.flag == "json" {
+		h.Set("Accept", "application/json")
+	}
 	if o.User != "" {
 		user, pass, _ := strings.Cut(o.User, ":")
 		req.SetBasicAuth(user, pass)
@@ -297,75 +428,86 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	return req, body, key, nil
 }
 
-// addHeader applies one -H line as curl does: "Name: value" sets it,
-// "Name:" removes a default header, "Name;" sends it empty.
-func (o *postOptions) addHeader(req *http.Request, line string) error {
-	name, value, ok := strings.Cut(line, ":")
-	empty := false
-	if !ok {
-		n, rest, semi := strings.Cut(line, ";")
-		if !semi || strings.TrimSpace(rest) != "" {
-			return usageErrorf("invalid -H %q (want 'Name: value')", line)
+// readData returns the body and its name for diagnostics, by curl's rules:
+// -d, --data-binary and --json read @FILE (@- standard input), --data-raw
+// takes its value literally.
+func (o *postOptions) readData() ([]byte, string, error) {
+	d := o.Data
+	file, ok := strings.CutPrefix(d.value, "@")
+	if !ok || d.flag == "data-raw" {
+		name := "<--" + d.flag + ">"
+		if d.flag == "data" {
+			name = "<-d>"
 		}
-		name, empty = n, true
+		return []byte(d.value), name, nil
 	}
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	if !validHeaderName(name) || strings.ContainsAny(value, "\r\n") {
-		return usageErrorf("invalid -H %q (want 'Name: value')", line)
+	if file == "" {
+		return nil, "", usageErrorf("--%s @ needs a file name, or - for standard input", d.flag)
 	}
-	if strings.EqualFold(name, o.KeyHeader) {
-		return &UsageError{Err: fmt.Errorf("-H sets %s, which idemkey derives from the call", o.KeyHeader),
-			hint: "use --key-header NAME to send the key under another name"}
+	return o.f.postReadLimited(file, maxPostBody)
+}
+
+// postReadLimited reads a file or standard input ("-"), stopping past limit
+// bytes: an endless input (/dev/zero, a pipe that never ends) is reported
+// once the limit is passed, with memory bounded by it.
+func (f *Factory) postReadLimited(name string, limit int64) ([]byte, string, error) {
+	var r io.Reader
+	display := name
+	if name == "-" {
+		r, display = f.IO.In, stdinName
+	} else {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, name, &InputError{Name: name, Err: fileErr(err)}
+		}
+		defer fh.Close()
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			return nil, name, &InputError{Name: name, Err: errors.New("is a directory, not a file")}
+		}
+		r = fh
 	}
-	switch {
-	case strings.EqualFold(name, "Host"):
-		req.Host = value
-	case value == "" && !empty:
-		req.Header.Del(name)
-	case len(req.Header.Values(name)) > 0 && isDefaultHeader(name):
-		req.Header.Set(name, value)
-	default:
-		req.Header.Add(name, value)
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, display, &InputError{Name: display, Err: fileErr(err)}
+	}
+	if n > limit {
+		return nil, display, &InputError{Name: display, Err: &hintedError{
+			msg:  fmt.Sprintf("the body is larger than post's limit of %d MiB; stopped reading there", limit>>20),
+			hint: "post holds the body in memory and sends it again on every retry",
+		}}
+	}
+	return buf.Bytes(), display, nil
+}
+
+// stdoutOK reports whether standard output can be written at all: a
+// closed descriptor (>&-) is found before anything is sent, so that a
+// write never happens that idemkey could not report.
+func (o *postOptions) stdoutOK() error {
+	if o.f.IO.OutClosed() {
+		return &CurlError{curlWriteError, errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
 }
 
-func isDefaultHeader(name string) bool {
-	switch http.CanonicalHeaderKey(name) {
-	case "User-Agent", "Accept", "Content-Type", "Authorization":
-		return true
-	}
-	return false
-}
-
-// readData returns the -d body and its name for diagnostics.
-func (o *postOptions) readData() ([]byte, string, error) {
-	if file, ok := strings.CutPrefix(o.Data, "@"); ok {
-		if file == "" {
-			return nil, "", usageErrorf("-d @ needs a file name, or - for standard input")
-		}
-		return o.f.readInput(file)
-	}
-	return []byte(o.Data), "<-d>", nil
-}
-
 func runPost(o *postOptions) error {
 	ios := o.f.IO
+	if o.Output == "" || o.Output == "-" || o.DumpHeader == "-" || o.WriteOut != nil {
+		if err := o.stdoutOK(); err != nil {
+			return err
+		}
+	}
+	if out, ok := underlying(ios.Out).(*os.File); ok && out == os.Stdout {
+		// A broken pipe on standard output is a write error (curl's 23),
+		// not death by SIGPIPE.
+		signal.Ignore(syscall.SIGPIPE)
+	}
 	req, body, key, err := o.buildRequest()
 	if err != nil {
 		return err
 	}
 	if o.DryRun {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s %s\n", req.Method, req.URL.Redacted())
-		writeHeaders(&b, "", req, len(body))
-		b.WriteString("\n")
-		b.Write(body)
-		if len(body) == 0 || body[len(body)-1] != '\n' {
-			b.WriteString("\n")
-		}
-		_, err := ios.Out.Write([]byte(b.String()))
-		return err
+		return o.dryRun(req, body)
 	}
 	if o.Transport.Insecure && !o.Silent {
 		fmt.Fprintf(ios.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
@@ -377,16 +519,55 @@ func runPost(o *postOptions) error {
 	if o.Verbose {
 		fmt.Fprintf(ios.Err, "* idempotency key: %s (sent as %s)\n", key, o.KeyHeader)
 	}
-	start := time.Now()
+	ex, err := o.ledgerExchange(client, req, body, key)
+	if err != nil {
+		return err
+	}
+	defer ex.final.close()
+	err = o.finish(ex, key)
+	if o.WriteOut != nil {
+		if werr := o.writeOutput(ex, key, err); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// exchange is the outcome of all attempts: the final attempt's result,
+// whose body is written once. A ledger records it after exchange returns
+// and before finish writes it.
+type exchange struct {
+	final   attemptResult
+	retries int
+	start   time.Time
+	took    time.Duration
+}
+
+// response returns the final attempt's outcome: its status (0 when no
+// response arrived), headers and body, or the transfer error. The body
+// reader is independent of the one finish writes from.
+func (ex *exchange) response() (status int, header http.Header, body io.Reader, err error) {
+	res := ex.final
+	if res.err != nil {
+		return 0, nil, nil, res.err
+	}
+	return res.resp.StatusCode, res.resp.Header, res.body.reader(), nil
+}
+
+// exchange sends the request, retrying with the same key and body while
+// the outcome is unknown or the server asks for it, within the limits.
+func (o *postOptions) exchange(client *http.Client, req *http.Request, body []byte) *exchange {
+	ios := o.f.IO
+	ex := &exchange{start: time.Now()}
+	total := strconv.FormatUint(uint64(o.Retry)+1, 10)
 	var res attemptResult
 	for attempt := 1; ; attempt++ {
 		if o.Verbose {
-			fmt.Fprintf(ios.Err, "* attempt %d of %d: %s %s\n", attempt, o.Retry+1, req.Method, req.URL.Redacted())
-			o.verboseRequest(req, len(body))
+			fmt.Fprintf(ios.Err, "* attempt %d of %s: %s %s\n", attempt, total, req.Method, req.URL.Redacted())
 		}
-		res = send(context.Background(), client, req, body, o.MaxTime)
+		res = o.attempt(client, req, body)
 		if o.Verbose {
-			o.verboseResponse(res)
+			o.verboseAttempt(res, req, body)
 		}
 		why, again := o.retryReason(res)
 		if !again {
@@ -406,10 +587,10 @@ func runPost(o *postOptions) error {
 				wait, source = ra, "Retry-After"
 			}
 		}
-		if o.RetryMaxTime > 0 && time.Since(start)+wait > o.RetryMaxTime {
+		if limit, name := o.waitLimit(); addSat(time.Since(ex.start), wait) > limit {
 			if !o.Silent {
-				fmt.Fprintf(ios.Err, "idemkey: not retrying: %s; waiting %s (%s) would pass --retry-max-time %s\n",
-					why, roundDuration(wait), source, o.RetryMaxTime)
+				fmt.Fprintf(ios.Err, "idemkey: not retrying: %s; waiting %s (%s) would pass %s\n",
+					why, showWait(wait), source, name)
 			}
 			break
 		}
@@ -417,147 +598,95 @@ func runPost(o *postOptions) error {
 			fmt.Fprintf(ios.Err, "idemkey: attempt %d: %s; retrying in %s (%s) with the same key, %d %s left\n",
 				attempt, why, roundDuration(wait), source, left, plural(left, "retry", "retries"))
 		}
+		res.close()
+		ex.retries++
 		time.Sleep(wait)
 	}
-	return o.finish(res, key)
+	ex.final, ex.took = res, time.Since(ex.start)
+	return ex
+}
+
+// maxUnboundedWait bounds a wait when --retry-max-time is not given: a
+// server that asks for more than this (a far-future Retry-After date)
+// ends the retries at once rather than leaving a script asleep.
+const maxUnboundedWait = 6 * time.Hour
+
+func (o *postOptions) waitLimit() (time.Duration, string) {
+	if o.RetryMaxTime > 0 {
+		return o.RetryMaxTime, "--retry-max-time " + o.RetryMaxTime.String()
+	}
+	return maxUnboundedWait, "the 6h limit on a wait without --retry-max-time"
+}
+
+func showWait(d time.Duration) string {
+	if d >= 100*24*time.Hour {
+		return fmt.Sprintf("%.0f days", d.Hours()/24)
+	}
+	return roundDuration(d).String()
+}
+
+// attempt sends the request once, following redirects with -L, and reads
+// the final response's body, all within --max-time.
+func (o *postOptions) attempt(client *http.Client, base *http.Request, body []byte) (res attemptResult) {
+	ctx := context.Background()
+	if o.MaxTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.MaxTime)
+		defer cancel()
+	}
+	res = attemptResult{start: time.Now()}
+	defer func() { res.took = time.Since(res.start) }()
+	req, reqBody := base, body
+	for {
+		h, resp, cerr := roundTrip(ctx, client, req, reqBody)
+		res.hops = append(res.hops, h)
+		if cerr != nil {
+			res.err = cerr
+			return res
+		}
+		if next, nextBody, ok := o.redirect(req, reqBody, resp); ok {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if o.MaxRedirs >= 0 && len(res.hops) > o.MaxRedirs { // -1: no limit, as in curl
+				res.err = &CurlError{curlTooManyRedirects, fmt.Errorf("maximum (%d) redirects followed", o.MaxRedirs)}
+				return res
+			}
+			if next == nil {
+				res.err = &CurlError{curlURLMalformat, fmt.Errorf("redirect to an invalid or unsupported URL %q", redactURL(resp.Header.Get("Location")))}
+				return res
+			}
+			req, reqBody = next, nextBody
+			continue
+		}
+		res.resp = resp
+		res.body = &spool{}
+		err := res.body.readFrom(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			res.err = classify(err, true)
+		}
+		return res
+	}
+}
+
+// postDefinitive reports whether a failed attempt had received a status that
+// settles the outcome (a 4xx that is never retried: 413 before the upload
+// was read, then a reset) before its body was cut short.
+func postDefinitive(res attemptResult) bool {
+	return res.resp != nil && res.resp.StatusCode >= 400 && res.resp.StatusCode < 500 && !retryStatus(res.resp.StatusCode)
 }
 
 // retryReason says why a result should be retried, if it should.
 func (o *postOptions) retryReason(res attemptResult) (string, bool) {
 	if res.err != nil {
+		if postDefinitive(res) {
+			// The status is the server's answer; only its body was lost.
+			return res.err.Error(), false
+		}
 		return res.err.Error(), res.err.retryable()
 	}
 	if retryStatus(res.resp.StatusCode) {
 		return "HTTP " + res.resp.Status, true
 	}
 	return "", false
-}
-
-// finish writes the final attempt's response once and returns the error
-// that decides the exit code.
-func (o *postOptions) finish(res attemptResult, key string) error {
-	if res.err != nil {
-		return res.err
-	}
-	ios := o.f.IO
-	code := res.resp.StatusCode
-	var conflict error
-	if code == http.StatusUnprocessableEntity {
-		conflict = &hintedError{
-			msg: fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
-			hint: "the server compares the request bytes with the first request's: " +
-				"send the canonical body (no --send-as-is) or use a new task id for a different call",
-		}
-		if !o.Fail && !o.FailWithBody && (!o.Silent || o.ShowError) {
-			o.f.printError(conflict)
-		}
-	}
-	if code >= 400 && o.Fail && !o.FailWithBody {
-		if conflict != nil {
-			return &CurlError{curlHTTPError, conflict}
-		}
-		return &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d", code)}
-	}
-	var out []byte
-	if o.Include {
-		out = appendStatusAndHeaders(out, res.resp)
-	}
-	out = append(out, res.body...)
-	if o.Output != "" && o.Output != "-" {
-		if err := os.WriteFile(o.Output, out, 0o666); err != nil {
-			return &CurlError{curlWriteError, fmt.Errorf("cannot write %s: %v", o.Output, fileErr(err))}
-		}
-	} else if _, err := ios.Out.Write(out); err != nil {
-		return &CurlError{curlWriteError, fmt.Errorf("cannot write output: %v", err)}
-	}
-	if code >= 400 && o.FailWithBody {
-		if conflict != nil {
-			return &CurlError{curlHTTPError, conflict}
-		}
-		return &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d", code)}
-	}
-	return nil
-}
-
-func appendStatusAndHeaders(dst []byte, resp *http.Response) []byte {
-	proto := strings.TrimSuffix(resp.Proto, ".0")
-	dst = fmt.Appendf(dst, "%s %s\r\n", proto, resp.Status)
-	for _, name := range sortedKeys(resp.Header) {
-		for _, v := range resp.Header[name] {
-			dst = fmt.Appendf(dst, "%s: %s\r\n", name, v)
-		}
-	}
-	return append(dst, "\r\n"...)
-}
-
-func sortedKeys(h http.Header) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// writeHeaders writes the request's headers, credentials redacted, each
-// line after prefix.
-func writeHeaders(b *strings.Builder, prefix string, req *http.Request, n int) {
-	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
-	fmt.Fprintf(b, "%sHost: %s\n", prefix, host)
-	for _, name := range sortedKeys(req.Header) {
-		for _, v := range req.Header[name] {
-			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, redact(name, v))
-		}
-	}
-	fmt.Fprintf(b, "%sContent-Length: %d\n", prefix, n)
-}
-
-func (o *postOptions) verboseRequest(req *http.Request, n int) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "> %s %s\n", req.Method, req.URL.RequestURI())
-	writeHeaders(&b, "> ", req, n)
-	b.WriteString(">\n")
-	fmt.Fprint(o.f.IO.Err, b.String())
-}
-
-func (o *postOptions) verboseResponse(res attemptResult) {
-	var b strings.Builder
-	if res.resp != nil {
-		fmt.Fprintf(&b, "< %s %s\n", strings.TrimSuffix(res.resp.Proto, ".0"), res.resp.Status)
-		for _, name := range sortedKeys(res.resp.Header) {
-			for _, v := range res.resp.Header[name] {
-				fmt.Fprintf(&b, "< %s: %s\n", name, redact(name, v))
-			}
-		}
-		b.WriteString("<\n")
-		if rh := replayHeader(res.resp.Header); rh != "" {
-			fmt.Fprintf(&b, "* replayed: the server answered with the response it saved for this key (%s)\n", rh)
-		}
-	}
-	if res.err != nil {
-		fmt.Fprintf(&b, "* %s\n", res.err)
-	} else {
-		fmt.Fprintf(&b, "* received %d body bytes\n", len(res.body))
-	}
-	fmt.Fprint(o.f.IO.Err, b.String())
-}
-
-func roundDuration(d time.Duration) time.Duration {
-	switch {
-	case d >= 10*time.Second:
-		return d.Round(time.Second)
-	case d >= 10*time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -342,7 +342,9 @@ func TestPostKeyReusedWithAnotherPayload(t *testing.T) {
 				t.Errorf("-f: stdout %q", r.out)
 			}
 		} else {
-			postCheckExit(t, r, 0)
+			// A key conflict is never success: 22 even without -f, with
+			// the server's body written.
+			postCheckExit(t, r, curlHTTPError)
 			if !strings.Contains(r.out, "different payload") {
 				t.Errorf("stdout %q, want the server's 422 body", r.out)
 			}
@@ -547,7 +549,8 @@ func TestPostTLS(t *testing.T) {
 
 	r = ppost(t, s.URL, "-k")
 	postCheckExit(t, r, 0)
-	if r.out != "HTTP/2.0 "+key || !strings.Contains(r.err, "idemkey: warning: -k:") {
+	// HTTP/1.1, whose bytes post records (see recConn).
+	if r.out != "HTTP/1.1 "+key || !strings.Contains(r.err, "idemkey: warning: -k:") {
 		t.Errorf("-k: stdout %q, stderr %q", r.out, r.err)
 	}
 
@@ -558,7 +561,7 @@ func TestPostTLS(t *testing.T) {
 	}
 	r = ppost(t, s.URL, "--cacert", ca)
 	postCheckExit(t, r, 0)
-	if r.out != "HTTP/2.0 "+key || r.err != "" {
+	if r.out != "HTTP/1.1 "+key || r.err != "" {
 		t.Errorf("--cacert: stdout %q, stderr %q", r.out, r.err)
 	}
 	r = ppost(t, s.URL, "--cacert", filepath.Join(t.TempDir(), "none.pem"))
@@ -582,12 +585,17 @@ func TestClassify(t *testing.T) {
 		{io.EOF, false, curlEmptyReply},
 		{io.ErrUnexpectedEOF, true, curlPartialFile},
 		{errors.New("net/http: HTTP/1.x transport connection broken: malformed HTTP response \"x\""), false, curlWeirdReply},
+		{errors.New(`net/http: HTTP/1.x transport connection broken: bad Content-Length "abc"`), false, curlWeirdReply},
+		{errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header line: "X: a\x00b"`), false, curlWeirdReply},
+		{&tlsHandshakeError{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, false, curlSSLConnect},
+		{&tlsHandshakeError{io.EOF}, false, curlSSLConnect},
+		{fmt.Errorf("%w: cannot store the response body: no space left on device", errSpool), true, curlWriteError},
 	} {
 		got := classify(wrap(tc.err), tc.inBody)
 		if got.Code != tc.code {
 			t.Errorf("classify(%v) = %v, want code %d", tc.err, got, tc.code)
 		}
-		if want := tc.code != curlWeirdReply && tc.code != curlPeerVerify; got.retryable() != want {
+		if want := tc.code != curlWeirdReply && tc.code != curlPeerVerify && tc.code != curlWriteError; got.retryable() != want {
 			t.Errorf("classify(%v).retryable() = %v", tc.err, got.retryable())
 		}
 	}

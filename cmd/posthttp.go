@@ -11,9 +11,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,19 +25,23 @@ import (
 // curl's exit codes, used by post for transfer failures so that scripts
 // written against curl keep working.
 const (
-	curlResolve     = 6  // could not resolve host
-	curlConnect     = 7  // failed to connect (refused, unreachable)
-	curlWeirdReply  = 8  // the reply is not HTTP
-	curlPartialFile = 18 // the reply ended before its announced length
-	curlHTTPError   = 22 // HTTP status >= 400 with --fail or --fail-with-body
-	curlWriteError  = 23 // cannot write the output
-	curlTimeout     = 28 // --max-time or --connect-timeout expired
-	curlSSLConnect  = 35 // TLS handshake failed
-	curlEmptyReply  = 52 // the server closed the connection without a reply
-	curlSendError   = 55 // sending the request failed
-	curlRecvError   = 56 // receiving the reply failed (connection reset)
-	curlPeerVerify  = 60 // the server's certificate did not verify
-	curlCACert      = 77 // --cacert cannot be read or holds no certificate
+	curlURLMalformat     = 3  // the URL is malformed
+	curlResolve          = 6  // could not resolve host
+	curlConnect          = 7  // failed to connect (refused, unreachable)
+	curlWeirdReply       = 8  // the reply is not HTTP
+	curlPartialFile      = 18 // the reply ended before its announced length
+	curlHTTPError        = 22 // HTTP status >= 400 with --fail or --fail-with-body; 422 always
+	curlWriteError       = 23 // cannot write the output
+	curlTimeout          = 28 // --max-time or --connect-timeout expired
+	curlSSLConnect       = 35 // TLS handshake failed
+	curlTooManyRedirects = 47 // more redirects than --max-redirs
+	curlEmptyReply       = 52 // the server closed the connection without a reply
+	curlSendError        = 55 // sending the request failed
+	curlRecvError        = 56 // receiving the reply failed (connection reset)
+	curlSSLCertProblem   = 58 // --cert or --key cannot be used
+	curlBadEncoding      = 61 // a Transfer-Encoding the client does not know
+	curlPeerVerify       = 60 // the server's certificate did not verify
+	curlCACert           = 77 // --cacert cannot be read or holds no certificate
 )
 
 // CurlError is a transfer failure; its exit code is curl's for the same
@@ -74,6 +82,14 @@ func retryStatus(code int) bool {
 	return false
 }
 
+// tlsHandshakeError is a failure of the TLS handshake idemkey performs
+// itself (see dialTLS): whatever the network did meanwhile (a reset, an
+// EOF), it is curl's 35, or 60 when the certificate did not verify.
+type tlsHandshakeError struct{ err error }
+
+func (e *tlsHandshakeError) Error() string { return e.err.Error() }
+func (e *tlsHandshakeError) Unwrap() error { return e.err }
+
 // classify turns a transport error into a CurlError. inBody is true when
 // the status line and headers had arrived and the body was being read.
 func classify(err error, inBody bool) *CurlError {
@@ -85,10 +101,14 @@ func classify(err error, inBody bool) *CurlError {
 		invalid x509.CertificateInvalidError
 		alert   tls.AlertError
 		record  tls.RecordHeaderError
+		hs      *tlsHandshakeError
 		op      *net.OpError
 		ne      net.Error
 	)
+	msg := err.Error()
 	switch {
+	case errors.Is(err, errSpool):
+		return &CurlError{curlWriteError, errors.New(rootCause(err))}
 	case errors.As(err, &dns):
 		return &CurlError{curlResolve, fmt.Errorf("could not resolve host %s", dns.Name)}
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
@@ -98,7 +118,7 @@ func classify(err error, inBody bool) *CurlError {
 			msg:  "server certificate verification failed: " + rootCause(err),
 			hint: "give the issuing CA with --cacert FILE (or -k to skip verification, never in production)",
 		}}
-	case errors.As(err, &alert) || errors.As(err, &record) || strings.Contains(err.Error(), "tls: "):
+	case errors.As(err, &hs) || errors.As(err, &alert) || errors.As(err, &record) || strings.Contains(msg, "tls: "):
 		return &CurlError{curlSSLConnect, errors.New("tls handshake failed: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial":
 		to := ""
@@ -106,16 +126,20 @@ func classify(err error, inBody bool) *CurlError {
 			to = " to " + op.Addr.String()
 		}
 		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
+	case strings.Contains(msg, "transfer encoding"):
+		return &CurlError{curlBadEncoding, errors.New("unrecognized transfer encoding: " + rootCause(err))}
+	case strings.Contains(msg, "malformed HTTP") || strings.Contains(msg, "malformed MIME") ||
+		strings.Contains(msg, "Content-Length") || strings.Contains(msg, "invalid header") ||
+		strings.Contains(msg, "server response headers exceeded"):
+		return &CurlError{curlWeirdReply, errors.New("weird server reply: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNRESET):
 		return &CurlError{curlRecvError, errors.New("failure when receiving data from the peer: connection reset by peer")}
 	case errors.Is(err, syscall.EPIPE):
 		return &CurlError{curlSendError, errors.New("failure when sending data to the peer: broken pipe")}
 	case inBody && errors.Is(err, io.ErrUnexpectedEOF):
 		return &CurlError{curlPartialFile, errors.New("transfer closed with outstanding read data remaining")}
-	case !inBody && errors.Is(err, io.EOF):
+	case !inBody && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
 		return &CurlError{curlEmptyReply, errors.New("empty reply from server")}
-	case strings.Contains(err.Error(), "malformed HTTP"):
-		return &CurlError{curlWeirdReply, errors.New("weird server reply: " + rootCause(err))}
 	}
 	return &CurlError{curlRecvError, errors.New("failure when receiving data from the peer: " + rootCause(err))}
 }
@@ -138,14 +162,18 @@ type transportConfig struct {
 	ConnectTimeout time.Duration
 	Insecure       bool
 	CACert         string
+	Cert, Key      string              // client certificate and key (PEM)
+	Getenv         func(string) string // the proxy variables
 }
 
-// newPostClient returns a client that does not follow redirects (as curl
-// without -L), does not ask for compression (the body is the server's own
-// bytes) and opens a new connection for every attempt, so that Go's
-// transport never retries behind our back on a reused connection.
+// newPostClient returns a client that does not follow redirects itself
+// (post follows them with -L, by curl's rules), does not ask for
+// compression (the body is the server's own bytes), opens a new connection
+// for every request, so that Go's transport never retries behind our back
+// on a reused connection, and speaks HTTP/1.1, whose bytes it records (see
+// recConn).
 func newPostClient(tc transportConfig) (*http.Client, error) {
-	tlsConf := &tls.Config{InsecureSkipVerify: tc.Insecure} //nolint:gosec // -k, warned about
+	tlsConf := &tls.Config{InsecureSkipVerify: tc.Insecure, NextProtos: []string{"http/1.1"}} //nolint:gosec // -k, warned about
 	if tc.CACert != "" {
 		pem, err := os.ReadFile(tc.CACert)
 		if err != nil {
@@ -157,15 +185,39 @@ func newPostClient(tc transportConfig) (*http.Client, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
-	dialer := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 30 * time.Second}
+	if tc.Cert != "" {
+		keyFile := tc.Key
+		if keyFile == "" {
+			keyFile = tc.Cert // curl: the key may follow the certificate in one file
+		}
+		pair, err := tls.LoadX509KeyPair(tc.Cert, keyFile)
+		if err != nil {
+			return nil, &CurlError{curlSSLCertProblem, fmt.Errorf("cannot use client certificate %s: %s", tc.Cert, rootCause(err))}
+		}
+		tlsConf.Certificates = []tls.Certificate{pair}
+	}
+	dialer := &net.Dialer{Timeout: tc.ConnectTimeout}
+	getenv := tc.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     tlsConf,
-		TLSHandshakeTimeout: tc.ConnectTimeout,
-		DisableKeepAlives:   true,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   true,
+		Proxy: func(r *http.Request) (*url.URL, error) { return proxyFor(getenv, r.URL) },
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &recConn{Conn: c}, nil
+		},
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialTLS(ctx, dialer, tlsConf, tc.ConnectTimeout, network, addr)
+		},
+		TLSClientConfig:        tlsConf,
+		TLSHandshakeTimeout:    tc.ConnectTimeout,
+		DisableKeepAlives:      true,
+		DisableCompression:     true,
+		MaxResponseHeaderBytes: maxRecord,
 	}
 	return &http.Client{
 		Transport:     tr,
@@ -173,45 +225,171 @@ func newPostClient(tc transportConfig) (*http.Client, error) {
 	}, nil
 }
 
+// dialTLS connects and performs the TLS handshake itself, so that a
+// failure during the handshake is known as one (curl's 35), and so that
+// the plain bytes of the exchange can be recorded.
+func dialTLS(ctx context.Context, d *net.Dialer, conf *tls.Config, timeout time.Duration, network, addr string) (net.Conn, error) {
+	raw, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := conf.Clone()
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		cfg.ServerName = host
+	}
+	hctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		raw.Close()
+		return nil, &tlsHandshakeError{err}
+	}
+	return &recConn{Conn: tc}, nil
+}
+
+// hop is one request of an attempt (an attempt that follows redirects
+// sends several) and what came back.
+type hop struct {
+	method string
+	url    *url.URL
+	sent   []byte   // the request head as written, or nil when unknown
+	heads  [][]byte // response heads as received (1xx included)
+	status int      // 0 if no final response arrived
+
+	local, remote net.Addr
+	// Times from the request's start: name resolved, connected, TLS
+	// done, first response byte (0 when it did not happen).
+	dns, connect, tls, first time.Duration
+}
+
 // attemptResult is what one attempt produced: a complete response, or a
 // transfer error (possibly after the headers had arrived).
 type attemptResult struct {
-	resp *http.Response // nil if no response headers arrived
-	body []byte         // the complete body when err is nil
-	err  *CurlError
+	resp  *http.Response // nil if no final response headers arrived
+	body  *spool         // the complete body when err is nil
+	hops  []hop
+	start time.Time
+	took  time.Duration
+	err   *CurlError
 }
 
-// send performs one attempt within maxTime (0: no limit), reading the
-// whole body so that a truncated reply is known before anything is
-// written out.
-func send(ctx context.Context, client *http.Client, req *http.Request, body []byte, maxTime time.Duration) attemptResult {
-	if maxTime > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, maxTime)
-		defer cancel()
+// head returns the final response's head as received.
+func (r *attemptResult) head() []byte {
+	if len(r.hops) == 0 {
+		return nil
 	}
-	r := req.Clone(ctx)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	h := r.hops[len(r.hops)-1].heads
+	if len(h) == 0 {
+		return nil
+	}
+	return h[len(h)-1]
+}
+
+// url returns the URL of the last request sent.
+func (r *attemptResult) url() *url.URL {
+	if len(r.hops) == 0 {
+		return nil
+	}
+	return r.hops[len(r.hops)-1].url
+}
+
+// close releases the body's temporary file.
+func (r *attemptResult) close() { r.body.close() }
+
+// roundTrip sends one request and returns its response with the body
+// unread, recording what was written and received.
+func roundTrip(ctx context.Context, client *http.Client, req *http.Request, body []byte) (hop, *http.Response, *CurlError) {
+	h := hop{method: req.Method, url: req.URL}
+	var conn *recConn
+	interim := false
+	start := time.Now()
+	var mu sync.Mutex // the trace's callbacks run on the transport's goroutines
+	at := func(d *time.Duration) {
+		mu.Lock()
+		*d = time.Since(start)
+		mu.Unlock()
+	}
+	trace := &httptrace.ClientTrace{
+		DNSDone:     func(httptrace.DNSDoneInfo) { at(&h.dns) },
+		ConnectDone: func(_, _ string, err error) { at(&h.connect) },
+		GotConn: func(i httptrace.GotConnInfo) {
+			mu.Lock()
+			// HTTPS through a proxy runs TLS over the recorded
+			// connection: the bytes there are not the exchange's.
+			conn, _ = i.Conn.(*recConn)
+			h.local, h.remote = i.Conn.LocalAddr(), i.Conn.RemoteAddr()
+			if req.URL.Scheme == "https" {
+				h.tls = time.Since(start)
+			}
+			mu.Unlock()
+		},
+		GotFirstResponseByte: func() { at(&h.first) },
+		Got1xxResponse: func(int, textproto.MIMEHeader) error {
+			mu.Lock()
+			interim = true
+			mu.Unlock()
+			return nil
+		},
+	}
+	r := req.Clone(httptrace.WithClientTrace(ctx, trace))
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	resp, err := client.Do(r)
+	mu.Lock()
+	defer mu.Unlock()
+	h.sent, h.heads = conn.sentHead(), conn.responseHeads()
 	if err != nil {
-		return attemptResult{err: classify(err, false)}
+		ce := classify(err, false)
+		if ce.Code == curlSendError || ce.Code == curlRecvError {
+			if resp, tail, ok := conn.earlyResponse(r); ok {
+				// The server answered before it read the upload, then
+				// closed: its answer is the response, as in curl.
+				resp.Body = io.NopCloser(bytes.NewReader(tail))
+				h.status = resp.StatusCode
+				return h, resp, nil
+			}
+		}
+		if interim && (ce.Code == curlEmptyReply || ce.Code == curlRecvError || ce.Code == curlPartialFile) {
+			ce = &CurlError{curlEmptyReply, errors.New("empty reply from server (only an interim 1xx response arrived)")}
+		}
+		return h, nil, ce
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return attemptResult{resp: resp, err: classify(err, true)}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Body.Close()
+		return h, nil, &CurlError{curlEmptyReply, errors.New("empty reply from server: it answered 101 Switching Protocols, which a POST did not ask for")}
 	}
-	return attemptResult{resp: resp, body: data}
+	if len(h.heads) == 0 {
+		h.heads = [][]byte{synthHead(resp)}
+	}
+	h.status = resp.StatusCode
+	return h, resp, nil
 }
 
 // maxBackoff caps the exponential backoff, as curl caps its own.
 const maxBackoff = 10 * time.Minute
 
+// defaultRetryDelay is the first backoff: --retry-delay 0 means it, as in
+// curl.
+const defaultRetryDelay = time.Second
+
 // backoff returns the wait before retry number n (1 for the first retry):
 // base·2^(n-1), capped, plus up to half again of random jitter so that
 // many clients failing together do not retry together.
 func backoff(base time.Duration, n int) time.Duration {
+	if base <= 0 {
+		base = defaultRetryDelay
+	}
 	d := base
 	for i := 1; i < n && d < maxBackoff; i++ {
 		d *= 2
@@ -224,25 +402,38 @@ func backoff(base time.Duration, n int) time.Duration {
 }
 
 // retryAfter parses a Retry-After header: delay-seconds (fractions are
-// accepted) or an HTTP date. ok is false when absent or unparseable.
+// accepted) or an HTTP date. ok is false when absent or unparseable. A
+// value too large for a duration saturates at maxDuration, so that it is
+// compared with the limits rather than wrapping around.
 func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || s > float64(maxDuration/time.Second) {
+	if s, err := strconv.ParseFloat(v, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if s < 0 || strings.HasPrefix(v, "-") {
 			return 0, false
+		}
+		if s >= float64(maxDuration/time.Second) {
+			return maxDuration, true
 		}
 		return time.Duration(s * float64(time.Second)), true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
+		return max(t.Sub(now), 0), true // Sub saturates
 	}
 	return 0, false
 }
 
 const maxDuration = time.Duration(1<<63 - 1)
+
+// addSat adds two non-negative durations, saturating at maxDuration.
+func addSat(a, b time.Duration) time.Duration {
+	if a > maxDuration-b {
+		return maxDuration
+	}
+	return a + b
+}
 
 // replayHeader returns the header that says the response is a replay of
 // the one saved for this key (Idempotent-Replayed: true, and the variants
@@ -262,28 +453,63 @@ func replayHeader(h http.Header) string {
 	return ""
 }
 
-// secretHeaders are shown as "[redacted]" in -v and --dry-run output.
-var secretHeaders = map[string]bool{
-	"authorization":       true,
-	"proxy-authorization": true,
-	"cookie":              true,
-	"set-cookie":          true,
-	"x-api-key":           true,
-	"api-key":             true,
-	"x-auth-token":        true,
+// secretHeader reports whether a header's value is a credential, shown as
+// "[redacted]" in -v and --dry-run output and not sent to another host
+// when -L follows a redirect there.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "cookie", "set-cookie", "x-api-key", "api-key", "apikey", "x-goog-api-key", "dpop":
+		return true
+	}
+	for _, w := range []string{"auth", "token", "secret", "password", "passwd", "session", "api-key", "apikey", "credential", "signature"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// authSchemes are the authorization schemes whose name redact keeps.
+var authSchemes = map[string]bool{
+	"basic": true, "bearer": true, "digest": true, "token": true, "negotiate": true, "ntlm": true,
+	"hoba": true, "mutual": true, "vapid": true, "dpop": true, "privatetoken": true, "oauth": true,
+	"aws4-hmac-sha256": true, "scram-sha-1": true, "scram-sha-256": true, "gnap": true, "apikey": true,
 }
 
 // redact returns a header value fit to print: credentials are replaced,
-// an authorization scheme ("Basic", "Bearer") is kept.
+// a known authorization scheme ("Basic", "Bearer") is kept.
 func redact(name, value string) string {
-	n := strings.ToLower(name)
-	if !secretHeaders[n] {
+	if !secretHeader(name) {
 		return value
 	}
+	n := strings.ToLower(name)
 	if n == "authorization" || n == "proxy-authorization" {
-		if scheme, _, ok := strings.Cut(value, " "); ok {
+		if scheme, _, ok := strings.Cut(strings.TrimSpace(value), " "); ok && authSchemes[strings.ToLower(scheme)] {
 			return scheme + " [redacted]"
 		}
 	}
 	return "[redacted]"
+}
+
+// redactURL hides the password of a URL that may not parse.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	rest, scheme := raw, ""
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest = raw[:i+3], raw[i+3:]
+	}
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		authEnd = len(rest)
+	}
+	if at := strings.LastIndex(rest[:authEnd], "@"); at >= 0 {
+		user, _, hasPass := strings.Cut(rest[:at], ":")
+		if hasPass {
+			return scheme + user + ":xxxxx" + rest[at:]
+		}
+	}
+	return raw
 }

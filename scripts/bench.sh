@@ -24,6 +24,8 @@
 # present, else a loop over /usr/bin/time); MB/s is input bytes / median
 # wall time / 10^6; peak RSS is /usr/bin/time's %M of one run.
 #
+# Then the fleet section (scripts/bench_fleet.sh, FLEET=0 skips it).
+#
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
 # call, default 100), SIZE (default 64MiB), CALLS (default 100000),
@@ -54,6 +56,62 @@ say() { echo "bench: $*" >&2; }
 have() { command -v "$1" >/dev/null 2>&1; }
 q() { printf '%q' "$1"; }
 
+# ---- the ledger: idemkey run (a separate section; bash scripts/bench.sh --ledger-only runs just it) ----
+# bench_ledger IDEMKEY DIR: prints a Markdown table, medians side by side:
+#   - true                                  (the bare command)
+#   - idemkey run --task t --tool x -- true (a fresh step: claim, run, record;
+#     the record is forgotten before each run, outside the timing)
+#   - the same, replayed                    (the succeeded record's replay)
+#   - 16 processes at once on distinct keys, LEDGER_STEPS steps each (steps/s)
+# The ledger is a fresh file in DIR (a local disk: WAL, synchronous=FULL).
+bench_ledger() {
+	local ik=$1 dir=$2 runs=${LEDGER_RUNS:-200} steps=${LEDGER_STEPS:-40}
+	local led=$dir/ledger.db key t0 t1 w
+	export IDEMKEY_LEDGER=$led
+	"$ik" ledger init 2>/dev/null
+	key=$("$ik" key --task t --tool x <<<'["true"]')
+	lmedian() { # lmedian PREPARE CMD: median wall seconds of CMD over $runs runs
+		if ((use_hyperfine)); then
+			hyperfine --style none -N --warmup 5 --runs "$runs" ${1:+--prepare "$1"} \
+				--export-csv "$dir/hf.csv" "$2" >/dev/null 2>"$dir/hf.err" || { cat "$dir/hf.err" >&2; return 1; }
+			awk -F, 'NR == 2 { print $(NF - 4) }' "$dir/hf.csv"
+			return
+		fi
+		local i
+		for ((i = 0; i < runs; i++)); do
+			[[ -n $1 ]] && eval "$1" >/dev/null 2>&1
+			t0=$EPOCHREALTIME
+			eval "$2" >/dev/null 2>&1
+			t1=$EPOCHREALTIME
+			echo "$t0 $t1"
+		done | awk '{ printf "%.6f\n", $2 - $1 }' | sort -g | awk '{ w[NR] = $1 } END { print (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2 }'
+	}
+	say "ledger: timing true, run, replay ($runs runs each)"
+	local bare run replay
+	bare=$(lmedian "" "true")
+	"$ik" run --task t --tool x -- true # each prepare forgets the record the last run left
+	run=$(lmedian "$(q "$ik") ledger forget $key" "$(q "$ik") run --task t --tool x -- true")
+	"$ik" run --task t --tool x -- true
+	replay=$(lmedian "" "$(q "$ik") run -q --task t --tool x -- true")
+	say "ledger: 16 concurrent processes, $steps steps each, distinct keys"
+	t0=$EPOCHREALTIME
+	for ((w = 0; w < 16; w++)); do
+		(for ((j = 0; j < steps; j++)); do "$ik" run --task "w$w-$j" --tool x -- true || exit 1; done) &
+	done
+	wait
+	t1=$EPOCHREALTIME
+	echo
+	echo "| ledger (SQLite, $(df -T "$dir" | awk 'NR == 2 { print $2 }')) | median wall | overhead vs true |"
+	echo "| --- | ---: | ---: |"
+	awk -v b="$bare" -v r="$run" -v p="$replay" -v t0="$t0" -v t1="$t1" -v n=$((16 * steps)) 'BEGIN {
+		printf "| `true` | %.2f ms | — |\n", b * 1000
+		printf "| `idemkey run --task t --tool x -- true` (fresh step) | %.2f ms | +%.2f ms |\n", r * 1000, (r - b) * 1000
+		printf "| the same, replayed | %.2f ms | +%.2f ms |\n", p * 1000, (p - b) * 1000
+		printf "| 16 processes at once, distinct keys | %.0f steps/s | %d steps in %.2f s |\n", n / (t1 - t0), n, t1 - t0
+	}'
+	unset IDEMKEY_LEDGER
+}
+
 apt_install() { # apt_install PACKAGE: best effort, only as root
 	if [[ $(id -u) == 0 ]] && have apt-get; then
 		say "installing $1"
@@ -76,6 +134,12 @@ use_node=1 use_jq=1
 have node || { use_node=0; say "node not found: skipping the reference harness rows"; }
 have jq || { use_jq=0; say "jq not found: skipping the jq rows"; }
 
+# bash scripts/bench.sh --fleet-only runs just the fleet section (below).
+if [[ ${1:-} == --fleet-only ]]; then
+	bash "$root/scripts/bench_fleet.sh"
+	exit $?
+fi
+
 # ---- build and generate ----
 say "building idemkey and gendoc"
 # idemkey is built as the README builds it, statically (CGO_ENABLED=0);
@@ -87,6 +151,11 @@ build_flags=(-trimpath -ldflags=-s\ -w)
 	go build "${build_flags[@]}" -o "$tmp/idemkey-cgo" . &&
 	go build -o "$tmp/gendoc" ./scripts/gendoc)
 IK=$tmp/idemkey
+if [[ ${1:-} == --ledger-only ]]; then
+	mkdir -p "$tmp/ledger"
+	bench_ledger "$IK" "$tmp/ledger"
+	exit 0
+fi
 say "generating inputs in $tmp"
 "$tmp/gendoc" -kind mixed -size "$SIZE" -o "$tmp/big.json"
 "$tmp/gendoc" -kind call -o "$tmp/call.json"
@@ -260,7 +329,31 @@ if ((batch)); then
 		"node $(q "$ref") batch < $(q "$calls")"
 fi
 
+# ---- drift ----
+# bench_drift: idemkey drift on a generated log of DRIFT_CALLS calls (default
+# 1,000,000) of about 400 bytes (scripts/driftgen -client, seed 1), against
+# the targets of issue 12: at most 10 s and 1 GB. NO_DRIFT=1 skips it;
+# DRIFT_RUNS (default 3) sets the runs.
+bench_drift() {
+	local n=${DRIFT_CALLS:-1000000} runs=${DRIFT_RUNS:-3} log=$tmp/drift.jsonl bytes wall rss
+	say "generating a drift log of $n calls"
+	(cd "$root" && go build -o "$tmp/driftgen" ./scripts/driftgen)
+	"$tmp/driftgen" -calls "$n" -seed 1 -client >"$log"
+	bytes=$(wc -c <"$log")
+	busy
+	measure "drift, $n calls" "idemkey drift --json" "$runs" 0 "$bytes" "$n" \
+		"$(q "$IK") drift --json $(q "$log") > /dev/null; test \$? -le 1"
+	wall=$(printf '%s\n' "${rows[-1]}" | cut -f3)
+	rss=$(printf '%s\n' "${rows[-1]}" | cut -f6)
+	if awk -v w="$wall" -v r="$rss" 'BEGIN { exit !(w > 10 || r > 1024 * 1024) }'; then
+		say "drift: over the target (10 s, 1 GB): ${wall} s, $((rss / 1024)) MiB"
+	fi
+}
+[[ ${NO_DRIFT:-} == 1 ]] || bench_drift
+
 # ---- report ----
+mkdir -p "$tmp/ledger"
+bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
 {
 	echo
 	echo "Machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU);" \
@@ -281,7 +374,17 @@ fi
 			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }
+cat "$tmp/ledger.md"
+# ---- fleet: shared ledgers on PostgreSQL and Redis ----
+# scripts/bench_fleet.sh starts its own servers on loopback and prints its
+# own table: idemkey run's overhead per step against the bare command, a
+# replay, 16 workers' throughput on distinct keys, 64 workers on one key.
+# FLEET=0 skips it; STEPS and DISTINCT size it; --fleet-only runs just it.
+if [[ ${FLEET:-1} != 0 ]]; then
+	bash "$root/scripts/bench_fleet.sh" || failed=1
+fi
+
 if ((failed)); then
-	say "FAILED: idemkey and the reference harness disagree (see above)"
+	say "FAILED: idemkey and the reference harness disagree, or a fleet measurement failed (see above)"
 	exit 1
 fi

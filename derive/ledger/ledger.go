@@ -60,7 +60,7 @@ type Record struct {
 	Attempt int64 `json:"attempt"` // 1, 2, …; every claim and takeover adds one (fencing)
 
 	Holder   string `json:"holder,omitempty"` // host and pid of the attempt
-	ExitCode int    `json:"exit_code"`        // the command's exit code, or 128+N for signal N
+	ExitCode int    `json:"exit_code"`        // the command's exit code, 128+N for signal N, NoExit (-1) if none
 	Reason   string `json:"reason,omitempty"` // how an unknown or resolved attempt ended, in words
 
 	StartedAt time.Time `json:"started_at"`
@@ -125,10 +125,21 @@ type Store interface {
 	Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error)
 	// List returns the records that match f, without their outputs' data.
 	List(ctx context.Context, f Filter) ([]*Record, error)
-	// Delete removes the key's record and reports whether there was one.
-	Delete(ctx context.Context, key string) (bool, error)
+	// Delete removes the key's record and reports whether it did. With
+	// from set, only if the stored record still has that version (so that
+	// gc and forget never remove a record that changed since it was read);
+	// with from nil, whatever it holds.
+	Delete(ctx context.Context, key string, from *Version) (bool, error)
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Waiter is implemented by stores that can say when a key's record may
+// have changed (PostgreSQL's LISTEN/NOTIFY). Wait blocks until then, or
+// until ctx ends; a spurious return is allowed. Callers of stores without
+// it poll with backoff.
+type Waiter interface {
+	Wait(ctx context.Context, key string) error
 }
 
 // Errors the rules return.

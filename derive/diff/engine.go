@@ -1,8 +1,11 @@
-package cmd
-
-// The comparison engine behind idemkey diff. It walks two parsed values in
-// parallel, as the scheme sees them (members in canonical order, duplicates
-// resolved), and records three things:
+// Package diff compares two tool calls and explains, difference by
+// difference, why their idempotency keys differ (or why two calls that look
+// different share one). It is the engine behind idemkey diff and the
+// variation classifier behind idemkey drift: it takes parsed values and
+// returns plain results; it reads no file and knows no command line.
+//
+// The engine walks two parsed values in parallel, as the scheme sees them
+// (members in canonical order, duplicates resolved), and records three things:
 //
 //   - differences: every place where the canonical texts differ, which is
 //     what changes the key;
@@ -19,6 +22,7 @@ package cmd
 // Myers diff; a value is hashed once per enclosing array that differs.
 // Past the first max entries of each list only counts are kept, so the
 // pointer strings, values and reasons of omitted entries are never built.
+package diff
 
 import (
 	"bytes"
@@ -38,58 +42,71 @@ import (
 
 // Difference kinds: what changes the key.
 const (
-	kindTask          = "task"                   // the task ids differ
-	kindTool          = "tool"                   // the tool names differ
-	kindType          = "type"                   // values of different JSON types
-	kindNullMissing   = "null-vs-missing"        // a member set to null on one side, absent on the other
-	kindMemberAdded   = "member-added"           // a member only b has
-	kindMemberRemoved = "member-removed"         // a member only a has
-	kindElemInserted  = "element-inserted"       // an array element only b has
-	kindElemRemoved   = "element-removed"        // an array element only a has
-	kindElemMoved     = "element-moved"          // the same element at another index
-	kindReordered     = "reordered"              // an array with the same elements in another order
-	kindValue         = "value"                  // a different number, string or boolean
-	kindNormalization = "unicode-normalization"  // the same text in NFC and NFD (or other forms)
-	kindInvisible     = "invisible-character"    // zero-width space, BOM, soft hyphen, …
-	kindNBSP          = "non-breaking-space"     // U+00A0 (or another space) where the other has U+0020
-	kindTrailingWS    = "trailing-whitespace"    // whitespace at the end of one string only
-	kindLeadingWS     = "leading-whitespace"     // whitespace at the start of one string only
-	kindSurroundWS    = "surrounding-whitespace" // both
-	kindCase          = "letter-case"            // the same letters in another case
-	kindLookAlike     = "look-alike"             // several of the above at once
-	kindUnexplained   = "unexplained"            // the keys differ but no difference was found (a bug)
+	KindTask          = "task"                   // the task ids differ
+	KindTool          = "tool"                   // the tool names differ
+	KindType          = "type"                   // values of different JSON types
+	KindNullMissing   = "null-vs-missing"        // a member set to null on one side, absent on the other
+	KindMemberAdded   = "member-added"           // a member only b has
+	KindMemberRemoved = "member-removed"         // a member only a has
+	KindElemInserted  = "element-inserted"       // an array element only b has
+	KindElemRemoved   = "element-removed"        // an array element only a has
+	KindElemMoved     = "element-moved"          // the same element at another index
+	KindReordered     = "reordered"              // an array with the same elements in another order
+	KindValue         = "value"                  // a different number, string or boolean
+	KindNormalization = "unicode-normalization"  // the same text in NFC and NFD (or other forms)
+	KindInvisible     = "invisible-character"    // zero-width space, BOM, soft hyphen, …
+	KindNBSP          = "non-breaking-space"     // U+00A0 (or another space) where the other has U+0020
+	KindTrailingWS    = "trailing-whitespace"    // whitespace at the end of one string only
+	KindLeadingWS     = "leading-whitespace"     // whitespace at the start of one string only
+	KindSurroundWS    = "surrounding-whitespace" // both
+	KindCase          = "letter-case"            // the same letters in another case
+	KindLookAlike     = "look-alike"             // several of the above at once
+	KindMixedScript   = "mixed-script"           // a letter from another script that looks the same (Cyrillic І for Latin I)
+	KindUnexplained   = "unexplained"            // the keys differ but no difference was found (a bug)
 )
 
 // Note kinds: what canonicalization absorbed (--explain).
 const (
-	noteMemberOrder  = "member-order"
-	noteWhitespace   = "whitespace"
-	noteNumberFormat = "number-format"
-	noteStringEscape = "string-escape"
-	noteNameEscape   = "name-escape"
+	NoteMemberOrder  = "member-order"
+	NoteWhitespace   = "whitespace"
+	NoteNumberFormat = "number-format"
+	NoteStringEscape = "string-escape"
+	NoteNameEscape   = "name-escape"
 )
 
 // Warning kinds.
 const (
-	warnCollapsed  = "collapsed-number"
-	warnOutOfRange = "out-of-range-number"
-	warnDuplicate  = "duplicate-member"
-	warnAlignment  = "approximate-alignment"
+	WarnCollapsed  = "collapsed-number"
+	WarnOutOfRange = "out-of-range-number"
+	WarnDuplicate  = "duplicate-member"
+	WarnAlignment  = "approximate-alignment"
 )
 
-// dval is one side's value in an entry: a parsed node, a plain string (a
+// Value is one side's value in an Entry: a parsed node, a plain string (a
 // task id, tool name or member name), or absent.
-type dval struct {
+type Value struct {
 	has  bool
 	node *canon.Node
 	str  string
 }
 
-func nodeVal(n canon.Node) dval { return dval{has: true, node: &n} }
-func strVal(s string) dval      { return dval{has: true, str: s} }
+func nodeVal(n canon.Node) Value { return Value{has: true, node: &n} }
+func strVal(s string) Value      { return Value{has: true, str: s} }
 
-// canonical returns the value's canonical JSON text.
-func (v dval) canonical() []byte {
+// Has reports whether the side has a value here.
+func (v Value) Has() bool { return v.has }
+
+// Node returns the parsed value, when the side has one that is a node
+// (not a task id, tool or member name).
+func (v Value) Node() (canon.Node, bool) {
+	if v.node == nil {
+		return canon.Node{}, false
+	}
+	return *v.node, true
+}
+
+// Canonical returns the value's canonical JSON text (nil when absent).
+func (v Value) Canonical() []byte {
 	switch {
 	case !v.has:
 		return nil
@@ -99,34 +116,34 @@ func (v dval) canonical() []byte {
 	return canon.AppendQuoted(nil, v.str)
 }
 
-// entry is one difference, note or warning.
-type entry struct {
+// Entry is one difference, note or warning.
+type Entry struct {
 	Pointer  string // RFC 6901, into the call record {"task","tool","args"}
 	PointerB string // the pointer in b, when it differs from Pointer (array indices)
 	Kind     string
-	A, B     dval
+	A, B     Value
 	RawA     string // notes and warnings: the source texts
 	RawB     string
 	Reason   string
 }
 
-// entryList keeps the first max entries and counts the rest.
-type entryList struct {
-	max     int // 0: no limit
-	items   []entry
-	omitted int
+// List keeps the first max entries and counts the rest.
+type List struct {
+	Max     int // 0: no limit
+	Items   []Entry
+	Omitted int // entries counted but not kept
 }
 
-// room reports whether another entry would be kept; when not, it counts it.
-func (l *entryList) room() bool {
-	if l.max > 0 && len(l.items) >= l.max {
-		l.omitted++
+// room reports whether another Entry would be kept; when not, it counts it.
+func (l *List) room() bool {
+	if l.Max > 0 && len(l.Items) >= l.Max {
+		l.Omitted++
 		return false
 	}
 	return true
 }
 
-func (l *entryList) total() int { return len(l.items) + l.omitted }
+func (l *List) Total() int { return len(l.Items) + l.Omitted }
 
 // token is one JSON Pointer reference token: a member name or an index.
 type token struct {
@@ -139,7 +156,7 @@ type engine struct {
 	scheme  canon.Scheme
 	explain bool
 
-	diffs, notes, warns entryList
+	diffs, notes, warns List
 
 	pa, pb []token // the current pointers into a and b
 	buf    []byte
@@ -153,9 +170,9 @@ func newEngine(s canon.Scheme, max int, explain bool) *engine {
 	return &engine{
 		scheme:      s,
 		explain:     explain,
-		diffs:       entryList{max: max},
-		notes:       entryList{max: max},
-		warns:       entryList{max: max},
+		diffs:       List{Max: max},
+		notes:       List{Max: max},
+		warns:       List{Max: max},
 		seed:        maphash.MakeSeed(),
 		alignBudget: 4 << 20,
 	}
@@ -177,46 +194,46 @@ func pointerOf(ts []token) string {
 func (e *engine) push(a, b token) { e.pa, e.pb = append(e.pa, a), append(e.pb, b) }
 func (e *engine) pop()            { e.pa, e.pb = e.pa[:len(e.pa)-1], e.pb[:len(e.pb)-1] }
 
-// add records an entry at the current pointers.
-func (e *engine) add(l *entryList, kind string, a, b dval, reason string) {
+// add records an Entry at the current pointers.
+func (e *engine) add(l *List, kind string, a, b Value, reason string) {
 	pa, pb := pointerOf(e.pa), pointerOf(e.pb)
-	en := entry{Pointer: pa, Kind: kind, A: a, B: b, Reason: reason}
+	en := Entry{Pointer: pa, Kind: kind, A: a, B: b, Reason: reason}
 	if pb != pa {
 		en.PointerB = pb
 	}
-	l.items = append(l.items, en)
+	l.Items = append(l.Items, en)
 }
 
-func (e *engine) addRaw(l *entryList, kind, rawA, rawB, reason string) {
-	e.add(l, kind, dval{}, dval{}, reason)
-	l.items[len(l.items)-1].RawA = rawA
-	l.items[len(l.items)-1].RawB = rawB
+func (e *engine) addRaw(l *List, kind, rawA, rawB, reason string) {
+	e.add(l, kind, Value{}, Value{}, reason)
+	l.Items[len(l.Items)-1].RawA = rawA
+	l.Items[len(l.Items)-1].RawB = rawB
 }
 
 // compareCalls compares two calls: task, tool, then the arguments.
-func (e *engine) compareCalls(a, b *diffSide) {
-	if a.task != b.task && e.diffs.room() {
+func (e *engine) compareCalls(a, b *Side) {
+	if a.Task != b.Task && e.diffs.room() {
 		e.push(token{name: "task", idx: -1}, token{name: "task", idx: -1})
-		kind, why := lookAlike(a.task, b.task)
-		e.add(&e.diffs, kindTask, strVal(a.task), strVal(b.task), "the task id differs: the key is scoped by the task"+lookAlikeSuffix(kind, why))
+		kind, why := lookAlike(a.Task, b.Task)
+		e.add(&e.diffs, KindTask, strVal(a.Task), strVal(b.Task), "the task id differs: the key is scoped by the task"+lookAlikeSuffix(kind, why))
 		e.pop()
 	}
-	if a.tool != b.tool && e.diffs.room() {
+	if a.Tool != b.Tool && e.diffs.room() {
 		e.push(token{name: "tool", idx: -1}, token{name: "tool", idx: -1})
-		kind, why := lookAlike(a.tool, b.tool)
-		e.add(&e.diffs, kindTool, strVal(a.tool), strVal(b.tool), "the tool name differs: the key is scoped by the tool"+lookAlikeSuffix(kind, why))
+		kind, why := lookAlike(a.Tool, b.Tool)
+		e.add(&e.diffs, KindTool, strVal(a.Tool), strVal(b.Tool), "the tool name differs: the key is scoped by the tool"+lookAlikeSuffix(kind, why))
 		e.pop()
 	}
 	e.push(token{name: "args", idx: -1}, token{name: "args", idx: -1})
 	if e.explain {
-		e.whitespace(a.args.Raw(), b.args.Raw())
+		e.whitespace(a.Args.Raw(), b.Args.Raw())
 	}
-	e.value(a.args, b.args)
+	e.value(a.Args, b.Args)
 	e.pop()
 }
 
 func lookAlikeSuffix(kind, why string) string {
-	if kind == kindValue {
+	if kind == KindValue {
 		return ""
 	}
 	return "; they look alike: " + why
@@ -241,7 +258,8 @@ func (e *engine) ckind(n canon.Node) canon.Kind {
 	}
 }
 
-func typeName(k canon.Kind) string {
+// TypeName names a JSON type in messages (both booleans are "boolean").
+func TypeName(k canon.Kind) string {
 	switch k {
 	case canon.True, canon.False:
 		return "boolean"
@@ -249,7 +267,8 @@ func typeName(k canon.Kind) string {
 	return k.String()
 }
 
-func article(s string) string {
+// Article prefixes s with "a" or "an".
+func Article(s string) string {
 	if strings.IndexByte("aeiou", s[0]) >= 0 {
 		return "an " + s
 	}
@@ -264,7 +283,7 @@ func (e *engine) value(a, b canon.Node) {
 	ka, kb := e.ckind(a), e.ckind(b)
 	if ka != kb {
 		if e.diffs.room() {
-			e.add(&e.diffs, kindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
+			e.add(&e.diffs, KindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
 		}
 		return
 	}
@@ -281,20 +300,20 @@ func (e *engine) value(a, b canon.Node) {
 		e.nulls(a, b)
 	case canon.True:
 		if a.Kind() != b.Kind() && e.diffs.room() {
-			e.add(&e.diffs, kindValue, nodeVal(a), nodeVal(b), "the booleans differ")
+			e.add(&e.diffs, KindValue, nodeVal(a), nodeVal(b), "the booleans differ")
 		}
 	}
 }
 
 func typeReason(a, b canon.Node, ka, kb canon.Kind) string {
-	ta, tb := typeName(ka), typeName(kb)
-	s := fmt.Sprintf("%s in a, %s in b: values of different types never share a key", article(ta), article(tb))
+	ta, tb := TypeName(ka), TypeName(kb)
+	s := fmt.Sprintf("%s in a, %s in b: values of different types never share a key", Article(ta), Article(tb))
 	switch {
 	case ka == canon.Number && kb == canon.String && b.Text() == a.Text(),
 		kb == canon.Number && ka == canon.String && a.Text() == b.Text():
-		s = fmt.Sprintf("%s in a, %s in b: the number %s and the string \"%s\" are different values", article(ta), article(tb), numText(a, b), numText(a, b))
+		s = fmt.Sprintf("%s in a, %s in b: the number %s and the string \"%s\" are different values", Article(ta), Article(tb), numText(a, b), numText(a, b))
 	case ka == canon.Array && kb == canon.Object || ka == canon.Object && kb == canon.Array:
-		s = fmt.Sprintf("%s in a, %s in b: arrays and objects never share a key, even empty ones", article(ta), article(tb))
+		s = fmt.Sprintf("%s in a, %s in b: arrays and objects never share a key, even empty ones", Article(ta), Article(tb))
 	case ka == canon.Null || kb == canon.Null:
 		s += " (null is a value of its own)"
 	}
@@ -388,7 +407,7 @@ func (e *engine) member(ma, mb canon.Member) {
 	if e.explain {
 		ra, rb := nameToken(ma), nameToken(mb)
 		if !bytes.Equal(ra, rb) && e.notes.room() {
-			e.addRaw(&e.notes, noteNameEscape, string(ra), string(rb),
+			e.addRaw(&e.notes, NoteNameEscape, string(ra), string(rb),
 				"the member name is spelled with different escapes; the canonical form writes it "+string(canon.AppendQuoted(nil, ma.Name)))
 		}
 	}
@@ -415,16 +434,16 @@ func (e *engine) removedMember(m canon.Member, inA bool) {
 	}
 	tok := token{name: m.Name, idx: -1}
 	e.push(tok, tok)
-	kind := kindMemberAdded
-	a, b := dval{}, nodeVal(m.Value)
+	kind := KindMemberAdded
+	a, b := Value{}, nodeVal(m.Value)
 	side, other := "b", "a"
 	if inA {
-		kind, a, b = kindMemberRemoved, nodeVal(m.Value), dval{}
+		kind, a, b = KindMemberRemoved, nodeVal(m.Value), Value{}
 		side, other = "a", "b"
 	}
 	reason := fmt.Sprintf("only %s has the member %s", side, canon.AppendQuoted(nil, m.Name))
 	if e.ckind(m.Value) == canon.Null {
-		kind = kindNullMissing
+		kind = KindNullMissing
 		reason = fmt.Sprintf("%s sets the member to null, %s does not have it: a null member and a missing one are different values", side, other)
 	}
 	e.add(&e.diffs, kind, a, b, reason)
@@ -456,7 +475,7 @@ func (e *engine) memberOrder(a, b canon.Node, ma, mb []canon.Member) {
 	if slices.Equal(oa, ob) || !e.notes.room() {
 		return
 	}
-	e.addRaw(&e.notes, noteMemberOrder, nameList(oa), nameList(ob),
+	e.addRaw(&e.notes, NoteMemberOrder, nameList(oa), nameList(ob),
 		"members are written in another order; the canonical form sorts them by name")
 }
 
@@ -492,7 +511,7 @@ func (e *engine) str(a, b canon.Node) {
 	ta, tb := a.Text(), b.Text()
 	if ta == tb {
 		if e.explain && e.notes.room() {
-			e.addRaw(&e.notes, noteStringEscape, string(a.Raw()), string(b.Raw()),
+			e.addRaw(&e.notes, NoteStringEscape, string(a.Raw()), string(b.Raw()),
 				"the same string spelled with different escapes; the canonical form writes it "+string(a.Append(nil)))
 		}
 		return
@@ -508,7 +527,7 @@ func (e *engine) number(a, b canon.Node) {
 	ca, cb := a.Append(nil), b.Append(nil)
 	if !bytes.Equal(ca, cb) {
 		if e.diffs.room() {
-			e.add(&e.diffs, kindValue, nodeVal(a), nodeVal(b), "the numbers differ")
+			e.add(&e.diffs, KindValue, nodeVal(a), nodeVal(b), "the numbers differ")
 		}
 		return
 	}
@@ -519,12 +538,12 @@ func (e *engine) number(a, b canon.Node) {
 			if strings.HasPrefix(la, "-") != strings.HasPrefix(lb, "-") {
 				reason = "-0 and 0: JSON.stringify writes both as 0"
 			}
-			e.addRaw(&e.notes, noteNumberFormat, la, lb, reason)
+			e.addRaw(&e.notes, NoteNumberFormat, la, lb, reason)
 		}
 		return
 	}
 	if e.warns.room() {
-		e.addRaw(&e.warns, warnCollapsed, la, lb, fmt.Sprintf(
+		e.addRaw(&e.warns, WarnCollapsed, la, lb, fmt.Sprintf(
 			"%s and %s are different numbers but the same double (%s): two different values share a key", la, lb, ca))
 	}
 }
@@ -536,7 +555,7 @@ func (e *engine) nulls(a, b canon.Node) {
 		return
 	}
 	la, lb := litOf(a), litOf(b)
-	e.addRaw(&e.warns, warnOutOfRange, la, lb, fmt.Sprintf(
+	e.addRaw(&e.warns, WarnOutOfRange, la, lb, fmt.Sprintf(
 		"%s and %s are different values but js writes a number outside the double range as null: two different values share a key", la, lb))
 }
 
@@ -591,7 +610,7 @@ func (e *engine) whitespace(a, b []byte) {
 		}
 		return fmt.Sprintf("%d bytes of insignificant whitespace on %d lines", n, l)
 	}
-	e.addRaw(&e.notes, noteWhitespace, desc(na, la), desc(nb, lb),
+	e.addRaw(&e.notes, NoteWhitespace, desc(na, la), desc(nb, lb),
 		"whitespace between tokens differs; the canonical form has none")
 }
 
@@ -684,14 +703,14 @@ func (e *engine) array(a, b canon.Node) {
 			for ha[first] == hb[first] {
 				first++
 			}
-			e.add(&e.diffs, kindReordered, nodeVal(a), nodeVal(b), fmt.Sprintf(
+			e.add(&e.diffs, KindReordered, nodeVal(a), nodeVal(b), fmt.Sprintf(
 				"arrays are ordered: reordering changes the key (the same %d elements, first out of place at index %d)", len(ea), first))
 		}
 		return
 	}
 	pairs, how := e.align(ha, hb)
 	if how == alignPositional && e.warns.room() {
-		e.addRaw(&e.warns, warnAlignment, strconv.Itoa(len(ea))+" elements", strconv.Itoa(len(eb))+" elements",
+		e.addRaw(&e.warns, WarnAlignment, strconv.Itoa(len(ea))+" elements", strconv.Itoa(len(eb))+" elements",
 			"the arrays differ in too many places to align them fully; some elements were paired by position, so an insertion there may show as several changes")
 	}
 	e.gaps(ea, eb, ha, hb, pairs)
@@ -745,7 +764,7 @@ func (e *engine) gaps(ea, eb []canon.Node, ha, hb []uint64, pairs [][2]int) {
 			if jm, ok := moved[i]; ok {
 				if e.diffs.room() {
 					e.push(token{idx: i}, token{idx: jm})
-					e.add(&e.diffs, kindElemMoved, nodeVal(ea[i]), nodeVal(eb[jm]), fmt.Sprintf(
+					e.add(&e.diffs, KindElemMoved, nodeVal(ea[i]), nodeVal(eb[jm]), fmt.Sprintf(
 						"the same element is at index %d in a and %d in b: arrays are ordered, moving an element changes the key", i, jm))
 					e.pop()
 				}
@@ -766,7 +785,7 @@ func (e *engine) gaps(ea, eb []canon.Node, ha, hb []uint64, pairs [][2]int) {
 		for _, i := range dels[n:] {
 			if e.diffs.room() {
 				e.push(token{idx: i}, token{idx: i})
-				e.add(&e.diffs, kindElemRemoved, nodeVal(ea[i]), dval{}, fmt.Sprintf(
+				e.add(&e.diffs, KindElemRemoved, nodeVal(ea[i]), Value{}, fmt.Sprintf(
 					"a has an element here that b does not; the elements after it are not otherwise changed"))
 				e.pop()
 			}
@@ -774,7 +793,7 @@ func (e *engine) gaps(ea, eb []canon.Node, ha, hb []uint64, pairs [][2]int) {
 		for _, j := range ins[n:] {
 			if e.diffs.room() {
 				e.push(token{idx: j}, token{idx: j})
-				e.add(&e.diffs, kindElemInserted, dval{}, nodeVal(eb[j]), fmt.Sprintf(
+				e.add(&e.diffs, KindElemInserted, Value{}, nodeVal(eb[j]), fmt.Sprintf(
 					"b has an element inserted at index %d; the elements after it are not otherwise changed", j))
 				e.pop()
 			}
@@ -1016,29 +1035,36 @@ func lis(ps [][2]int) [][2]int {
 
 // ---- look-alike strings ----
 
-// lookAlike classifies two different strings: a kind (kindValue when they
+// StringKind classifies two different strings as diff does: KindValue
+// when they do not look alike, otherwise the look-alike kind.
+func StringKind(a, b string) string {
+	kind, _ := lookAlike(a, b)
+	return kind
+}
+
+// lookAlike classifies two different strings: a kind (KindValue when they
 // do not look alike) and a plain-words reason naming the code points.
 func lookAlike(a, b string) (kind, reason string) {
 	if !utf8.ValidString(a) || !utf8.ValidString(b) {
 		// A lone surrogate (js only) is kept as its WTF-8 bytes, which the
 		// Unicode transforms would all turn into U+FFFD.
-		return kindValue, valueReason(a, b) + " (a lone surrogate is involved: js keeps it, jcs rejects it)"
+		return KindValue, valueReason(a, b) + " (a lone surrogate is involved: js keeps it, jcs rejects it)"
 	}
 	na, nb := norm.NFC.String(a), norm.NFC.String(b)
 	if na == nb {
-		return kindNormalization, normReason(a, b)
+		return KindNormalization, normReason(a, b)
 	}
 	if stripInvisible(na) == stripInvisible(nb) {
-		return kindInvisible, invisibleReason(a, b)
+		return KindInvisible, invisibleReason(a, b)
 	}
 	if spaces(na) == spaces(nb) {
-		return kindNBSP, spaceReason(a, b)
+		return KindNBSP, spaceReason(a, b)
 	}
 	if r, ok := edgeWS(a, b); ok {
 		return r.kind, r.reason
 	}
 	if strings.ToLower(na) == strings.ToLower(nb) {
-		return kindCase, caseReason(a, b)
+		return KindCase, caseReason(a, b)
 	}
 	if skeleton(a) == skeleton(b) {
 		var what []string
@@ -1057,10 +1083,92 @@ func lookAlike(a, b string) (kind, reason string) {
 		if strings.ToLower(a) != a || strings.ToLower(b) != b {
 			what = append(what, "letter case")
 		}
-		return kindLookAlike, "the strings look alike but differ in " + strings.Join(what, ", ")
+		return KindLookAlike, "the strings look alike but differ in " + strings.Join(what, ", ")
 	}
-	return kindValue, valueReason(a, b)
+	if r, ok := mixedScript(a, b); ok {
+		return KindMixedScript, r
+	}
+	return KindValue, valueReason(a, b)
 }
+
+// mixedScript reports two strings of the same length whose differing
+// letters come from different scripts ("Ivan" and "Іvan" with a Cyrillic
+// І): look-alikes a reader cannot tell apart, with each differing
+// character named.
+func mixedScript(a, b string) (string, bool) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) != len(rb) {
+		return "", false
+	}
+	var at []int
+	for k := range ra {
+		if ra[k] != rb[k] {
+			if !unicode.IsLetter(ra[k]) && !unicode.IsNumber(ra[k]) || !unicode.IsLetter(rb[k]) && !unicode.IsNumber(rb[k]) ||
+				scriptOf(ra[k]) == scriptOf(rb[k]) {
+				return "", false
+			}
+			at = append(at, k)
+		}
+	}
+	if len(at) == 0 || !mixesScripts(ra) && !mixesScripts(rb) {
+		return "", false // a word in another script, not a disguised one
+	}
+	var parts []string
+	for n, k := range at {
+		if n == 4 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, fmt.Sprintf("character %d is %s in a, %s in b", k+1, cpScript(ra[k]), cpScript(rb[k])))
+	}
+	return "the strings look alike but mix letters from different scripts: " + strings.Join(parts, "; "), true
+}
+
+// mixesScripts reports whether the letters of rs come from more than one
+// script.
+func mixesScripts(rs []rune) bool {
+	first := ""
+	for _, r := range rs {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		switch sc := scriptOf(r); {
+		case first == "":
+			first = sc
+		case sc != first:
+			return true
+		}
+	}
+	return false
+}
+
+// scriptOf names the Unicode script of r ("Latin", "Cyrillic", "Common").
+func scriptOf(r rune) string {
+	for _, name := range scriptNames {
+		if unicode.Is(unicode.Scripts[name], r) {
+			return name
+		}
+	}
+	return "Unknown"
+}
+
+// scriptNames lists the scripts, the common ones first (they are tried in
+// order).
+var scriptNames = func() []string {
+	first := []string{"Latin", "Common", "Cyrillic", "Greek", "Inherited", "Armenian", "Han", "Arabic", "Hebrew"}
+	names := slices.Clone(first)
+	for n := range unicode.Scripts {
+		if !slices.Contains(first, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names[len(first):])
+	return names
+}()
+
+// cpScript names a code point with its script: "U+0406 CYRILLIC CAPITAL
+// LETTER BYELORUSSIAN-UKRAINIAN I (Cyrillic)".
+func cpScript(r rune) string { return cp(r) + " (" + scriptOf(r) + ")" }
 
 func keepSpace(r rune) rune { return r }
 
@@ -1223,25 +1331,25 @@ func edgeWS(a, b string) (wsResult, bool) {
 	ta, tb := strings.TrimRightFunc(a, unicode.IsSpace), strings.TrimRightFunc(b, unicode.IsSpace)
 	if ta == tb {
 		if x := trail(a, b); x != "" {
-			return wsResult{kindTrailingWS, "a has trailing whitespace that b does not: " + cps(x)}, true
+			return wsResult{KindTrailingWS, "a has trailing whitespace that b does not: " + cps(x)}, true
 		}
 		if x := trail(b, a); x != "" {
-			return wsResult{kindTrailingWS, "b has trailing whitespace that a does not: " + cps(x)}, true
+			return wsResult{KindTrailingWS, "b has trailing whitespace that a does not: " + cps(x)}, true
 		}
-		return wsResult{kindTrailingWS, fmt.Sprintf("the strings end in different whitespace: a ends in %s, b in %s", cps(a[len(ta):]), cps(b[len(tb):]))}, true
+		return wsResult{KindTrailingWS, fmt.Sprintf("the strings end in different whitespace: a ends in %s, b in %s", cps(a[len(ta):]), cps(b[len(tb):]))}, true
 	}
 	la, lb := strings.TrimLeftFunc(a, unicode.IsSpace), strings.TrimLeftFunc(b, unicode.IsSpace)
 	if la == lb {
 		if x := lead(a, b); x != "" {
-			return wsResult{kindLeadingWS, "a has leading whitespace that b does not: " + cps(x)}, true
+			return wsResult{KindLeadingWS, "a has leading whitespace that b does not: " + cps(x)}, true
 		}
 		if x := lead(b, a); x != "" {
-			return wsResult{kindLeadingWS, "b has leading whitespace that a does not: " + cps(x)}, true
+			return wsResult{KindLeadingWS, "b has leading whitespace that a does not: " + cps(x)}, true
 		}
-		return wsResult{kindLeadingWS, fmt.Sprintf("the strings start with different whitespace: a with %s, b with %s", cps(a[:len(a)-len(la)]), cps(b[:len(b)-len(lb)]))}, true
+		return wsResult{KindLeadingWS, fmt.Sprintf("the strings start with different whitespace: a with %s, b with %s", cps(a[:len(a)-len(la)]), cps(b[:len(b)-len(lb)]))}, true
 	}
 	if strings.TrimSpace(a) == strings.TrimSpace(b) {
-		return wsResult{kindSurroundWS, fmt.Sprintf("the strings differ only in leading and trailing whitespace (a: %q, b: %q)", a, b)}, true
+		return wsResult{KindSurroundWS, fmt.Sprintf("the strings differ only in leading and trailing whitespace (a: %q, b: %q)", a, b)}, true
 	}
 	return wsResult{}, false
 }
@@ -1274,6 +1382,30 @@ func valueReason(a, b string) string {
 	case strings.HasPrefix(a, b):
 		return fmt.Sprintf("a is a longer string: it continues after b's %d characters", utf8.RuneCountInString(b))
 	}
-	_, _, pos := middle(a, b)
-	return fmt.Sprintf("the strings differ from character %d", pos)
+	ma, mb, pos := middle(a, b)
+	s := fmt.Sprintf("the strings differ from character %d", pos)
+	if nonASCII(ma+mb) && utf8.RuneCountInString(ma) <= 6 && utf8.RuneCountInString(mb) <= 6 {
+		s += fmt.Sprintf(": a has %s where b has %s", cpsScript(ma), cpsScript(mb))
+	}
+	return s
+}
+
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return true
+		}
+	}
+	return false
+}
+
+func cpsScript(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	var parts []string
+	for _, r := range s {
+		parts = append(parts, cpScript(r))
+	}
+	return strings.Join(parts, " + ")
 }

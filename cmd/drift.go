@@ -1,0 +1,685 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/derive/diff"
+	"github.com/idemkey/idemkey/derive/drift"
+	"github.com/spf13/cobra"
+)
+
+const fromOTel = "otel" // OTLP JSON traces with GenAI execute_tool spans
+
+type driftOptions struct {
+	f           *Factory
+	Files       []string
+	Spec        *callSpec
+	TaskPointer string
+	TaskAttr    string
+	Format      *keyFormat
+	Secret      []byte
+	JSON        bool
+	Analysis    drift.Options
+}
+
+func newDriftCmd(f *Factory) *cobra.Command {
+	opts := &driftOptions{f: f}
+	d := drift.Defaults
+	cmd := &cobra.Command{
+		Use:   "drift [LOG...|-]",
+		Short: "Find retries that got a new key, and distinct writes that share one",
+		Long: `Read a log of tool calls and find:
+
+  - drift: calls that look like one call retried but got more than one key,
+    with the pointers whose values vary, the kind of each variation, and the
+    --omit flags that give them one key (checked by deriving the keys again);
+  - collapsed writes: one key shared by calls that carry different call ids,
+    or that lie far apart in the log: possibly distinct writes, the later
+    swallowed;
+  - for each tool, the pointers that vary in most of its drift clusters: the
+    flags (or config lines) to adopt.
+
+The log is JSON Lines, one call a line, in any --from shape (default call:
+{"task","tool","args"} records); for envelopes the task comes from --task or
+from the member named by --task-pointer. A call id is read from a top-level
+"call_id" member, or the "id" of an OpenAI tool call or Anthropic tool_use
+block (never an MCP request id, which is per attempt). --from otel reads
+OTLP JSON traces (one export request per line, as the OpenTelemetry file
+exporter writes them, or one document): every execute_tool span (OpenTelemetry
+GenAI semantic conventions, as of v1.41.0) is a call, with the tool from
+gen_ai.tool.name, the arguments from gen_ai.tool.call.arguments (a JSON
+string or a structured value), the call id from gen_ai.tool.call.id, the
+time from the span's start, and the task from the trace id or from the
+attribute named by --task-attr (span first, then resource), e.g.
+gen_ai.conversation.id. Several logs are read as one, their lines numbered
+on from file to file.
+
+Pointers are RFC 6901, relative to the arguments, exactly as --omit takes
+them. --omit and --only (flags, IDEMKEY_*, config) apply as for key: keys
+are derived with them, and what they leave out is not a variation.
+
+Two calls are one call retried when they have the same task and tool,
+different keys, lie at most --window lines (and --window-time, when times
+are known) apart, differ at no more than --max-leaves leaves (and no more
+than --max-fraction of them), and every difference is volatile: a
+reordered array; float noise (relative difference up to --float-tolerance);
+timestamps at most --time-gap apart, or random-looking ids (UUIDs, trace
+ids, prefixed tokens), at a pointer that differs in at least --min-fresh of
+the tool's near-duplicate pairs; a counter that steps up by 1 to --max-step
+at a pointer where most differences are such steps; a text reworded with
+the same numbers and at least --text-similarity of its words. Amounts,
+e-mail addresses, other ids and every other difference make calls distinct.
+
+--json prints one object: {"findings":[{"kind":"drift"|"collapse","task",
+"tool","lines","keys","pointers"?,"variations"?,"omit"?,"verified"?,
+"call_ids"?,"reason"?}],"suggestions":[{"tool","omit","clusters"}],
+"calls","bad_lines"}.
+
+Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
+(a bad line is reported with its line number and skipped).`,
+		Example: `  idemkey drift calls.jsonl
+  idemkey drift --json --from openai --task-pointer /task_id tool_calls.jsonl
+  idemkey drift --from otel --task-attr gen_ai.conversation.id traces.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if len(args) == 0 {
+				opts.Files = []string{"-"}
+			}
+			v := f.Config
+			spec := &callSpec{
+				From: v.GetString("from"), Task: v.GetString("task"), Tool: v.GetString("tool"),
+				Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
+			}
+			if spec.From == fromCall && !changed(cmd.Flags(), "task") {
+				// Records carry their tasks: a log holds many, and an
+				// IDEMKEY_TASK meant for key must not contradict them all.
+				spec.Task = ""
+			}
+			var err error
+			if spec.Scheme, err = f.scheme(); err != nil {
+				return err
+			}
+			if spec.From != fromOTel && !validFrom(spec.From) {
+				return usageErrorf("invalid --from %q (want one of %s, %s)", spec.From, strings.Join(fromNames, ", "), fromOTel)
+			}
+			for _, p := range append(append([]string{}, spec.Only...), spec.Omit...) {
+				if p == "" || p[0] != '/' {
+					return &UsageError{Err: fmt.Errorf("invalid JSON pointer %q", p), hint: "an RFC 6901 pointer starts with '/', e.g. /trace_id"}
+				}
+			}
+			opts.Spec = spec
+			opts.TaskPointer = v.GetString("task-pointer")
+			opts.TaskAttr = v.GetString("task-attr")
+			if opts.TaskPointer != "" && opts.TaskPointer[0] != '/' {
+				return usageErrorf("invalid --task-pointer %q: an RFC 6901 pointer starts with '/'", opts.TaskPointer)
+			}
+			if opts.Format, err = f.keyFormat(); err != nil {
+				return err
+			}
+			if opts.Secret, err = f.secret(); err != nil {
+				return err
+			}
+			opts.JSON = v.GetBool("json")
+			a := drift.Options{
+				Window: v.GetInt("window"), WindowTime: v.GetDuration("window-time"), MaxLeaves: v.GetInt("max-leaves"),
+				MaxFraction: v.GetFloat64("max-fraction"), MinFresh: v.GetFloat64("min-fresh"), TimeGap: v.GetDuration("time-gap"),
+				FloatTolerance: v.GetFloat64("float-tolerance"), MaxStep: v.GetInt("max-step"), TextSimilarity: v.GetFloat64("text-similarity"),
+				Share: v.GetFloat64("share"), Scheme: spec.Scheme, Omit: spec.Omit, Only: spec.Only,
+			}
+			for name, bad := range map[string]bool{
+				"window": a.Window <= 0, "window-time": a.WindowTime <= 0, "max-leaves": a.MaxLeaves <= 0,
+				"max-fraction": a.MaxFraction <= 0 || a.MaxFraction > 1, "min-fresh": a.MinFresh <= 0 || a.MinFresh > 1,
+				"time-gap": a.TimeGap <= 0, "float-tolerance": a.FloatTolerance <= 0, "max-step": a.MaxStep <= 0,
+				"text-similarity": a.TextSimilarity <= 0 || a.TextSimilarity > 1, "share": a.Share <= 0 || a.Share > 1,
+			} {
+				if bad {
+					return usageErrorf("invalid --%s %s", name, v.GetString(name))
+				}
+			}
+			opts.Analysis = a
+			return runDrift(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.String("from", fromCall, "shape of each line: "+strings.Join(fromNames, ", ")+", or otel (OTLP JSON)")
+	fl.String("task", "", "task id of calls whose shape carries none (IDEMKEY_TASK)")
+	fl.String("task-pointer", "", "read each line's task id from this member (RFC 6901 pointer into the line)")
+	fl.String("task-attr", "", "with --from otel: the attribute that holds the task id (default: the trace id)")
+	fl.String("tool", "", "tool name of calls whose shape carries none (IDEMKEY_TOOL)")
+	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	fl.StringArray("only", nil, "derive keys from just this part of the args (RFC 6901 pointer; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out of the keys (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
+	addKeyFormatFlags(fl)
+	fl.Bool("json", false, "print one JSON object for machines")
+	fl.Int("window", d.Window, "retries lie at most this many lines apart; a key shared farther apart is a collapse")
+	fl.Duration("window-time", d.WindowTime, "and at most this far apart in time, when the log has times")
+	fl.Int("max-leaves", d.MaxLeaves, "a retry differs at no more leaves than this")
+	fl.Float64("max-fraction", d.MaxFraction, "nor at more than this share of the leaves")
+	fl.Float64("min-fresh", d.MinFresh, "timestamps and ids are volatile at a pointer that differs in this share of a tool's near-duplicate pairs")
+	fl.Duration("time-gap", d.TimeGap, "timestamps of one call's attempts differ by at most this")
+	fl.Float64("float-tolerance", d.FloatTolerance, "relative difference of float noise")
+	fl.Int("max-step", d.MaxStep, "a counter grows by at most this between attempts")
+	fl.Float64("text-similarity", d.TextSimilarity, "share of words a reworded text keeps")
+	fl.Float64("share", d.Share, "suggest the pointers that vary in at least this share of a tool's drift clusters")
+	return cmd
+}
+
+// driftChunk is a run of lines of one log and, once done is closed, the
+// calls prepared from them.
+type driftChunk struct {
+	name  string
+	first int // line number (across the logs) of the first line
+	data  []byte
+	lines [][2]int
+	done  chan struct{}
+	calls []*drift.Prepared
+	errs  []error
+}
+
+func runDrift(opts *driftOptions) error {
+	// The analysis keeps what it needs of the calls that have near
+	// duplicates; a soft limit makes the collector work harder instead of
+	// letting the heap grow to twice that.
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(driftMemoryLimit))
+	}
+	ios := opts.f.IO
+	an := opts.Analysis
+	an.Rekey = opts.rekey
+	a := drift.New(an)
+	var bad int
+	var err error
+	if opts.Spec.From == fromOTel {
+		bad, err = opts.readOTel(a)
+	} else {
+		bad, err = opts.readLines(a)
+	}
+	if err != nil {
+		a.Finish()
+		return err
+	}
+	rep := a.Finish()
+	if opts.JSON {
+		if err := opts.reportJSON(rep, bad); err != nil {
+			return err
+		}
+	} else if err := opts.reportHuman(rep, bad); err != nil {
+		return err
+	}
+	switch {
+	case bad > 0:
+		fmt.Fprintf(ios.Err, "idemkey: %d bad %s skipped\n", bad, diffPlural(bad, "line"))
+		return &ExitError{Code: exitUsage}
+	case len(rep.Findings) > 0:
+		return &ExitError{Code: exitNegative}
+	}
+	return nil
+}
+
+// driftMemoryLimit is the soft memory limit while drift runs.
+const driftMemoryLimit = 768 << 20
+
+// key derives a loaded call's key as key would (HMAC with --secret-env).
+func (opts *driftOptions) key(c derive.Call) [32]byte {
+	if opts.Secret != nil {
+		return c.HMAC(opts.Secret)
+	}
+	return c.Key()
+}
+
+func (opts *driftOptions) textKey(t derive.Text) ([32]byte, error) {
+	if opts.Secret != nil {
+		return t.HMAC(opts.Secret)
+	}
+	return t.Key()
+}
+
+// rekey derives the key of full arguments with the user's --only and
+// --omit and the extra pointers omitted, through the loader key uses.
+func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
+	spec := *opts.Spec
+	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+	spec.Omit = append(append([]string{}, spec.Omit...), omit...)
+	if len(spec.Only) == 0 {
+		// --omit alone: the selection key applies (appendSelected), from
+		// the parsed canonical arguments.
+		sel := &selection{}
+		for _, p := range spec.Omit {
+			sel.add(p)
+		}
+		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: appendSelected(nil, args, sel, false), Scheme: spec.Scheme})
+	}
+	sel, _, err := spec.selectArgs(args)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	return opts.key(derive.Call{Task: task, Tool: tool, Args: sel}), nil
+}
+
+// readLines reads the JSON Lines logs, preparing calls on every core and
+// adding them in log order.
+func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *driftChunk, 2*workers)
+	order := make(chan *driftChunk, 2*workers)
+	quit := make(chan struct{})
+	defer close(quit)
+	var readErr error
+	go func() {
+		defer close(todo)
+		defer close(order)
+		lineNo := 0
+		for _, file := range opts.Files {
+			if readErr = opts.chunkFile(file, &lineNo, order, todo, quit); readErr != nil {
+				return
+			}
+		}
+	}()
+	for range workers {
+		spec := *opts.Spec
+		spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+		go func() {
+			var sc drift.Scratch
+			var root canon.Parser
+			for c := range todo {
+				opts.prepareChunk(&spec, &root, &sc, c)
+				close(c.done)
+			}
+		}()
+	}
+	for c := range order {
+		<-c.done
+		for _, e := range c.errs {
+			opts.f.printError(e)
+		}
+		bad += len(c.errs)
+		for _, p := range c.calls {
+			a.Add(p)
+		}
+	}
+	if readErr != nil {
+		return bad, readErr
+	}
+	return bad, nil
+}
+
+// chunkFile splits one log into chunks of whole lines.
+func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<- *driftChunk, quit <-chan struct{}) error {
+	in, name := opts.f.IO.In, stdinName
+	if file != "-" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return &InputError{Name: file, Err: fileErr(err)}
+		}
+		defer fh.Close()
+		if st, err := fh.Stat(); err == nil && st.IsDir() {
+			return &InputError{Name: file, Err: errors.New("is a directory, not a file")}
+		}
+		in, name = fh, file
+	}
+	// Blocks of about a megabyte, cut after their last line end; a line
+	// longer than a block grows it.
+	var carry []byte
+	for {
+		buf := make([]byte, len(carry), max(driftBlock, 2*len(carry)))
+		copy(buf, carry)
+		n, err := io.ReadFull(in, buf[len(carry):cap(buf)])
+		buf = buf[:len(carry)+n]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return &InputError{Name: name, Err: err}
+		}
+		cut := len(buf)
+		if !eof {
+			if cut = bytes.LastIndexByte(buf, '\n') + 1; cut == 0 {
+				carry = buf // no line end yet
+				continue
+			}
+		}
+		carry = append([]byte(nil), buf[cut:]...)
+		c := &driftChunk{name: name, first: *lineNo + 1, done: make(chan struct{}), data: buf[:cut]}
+		for rest, off := c.data, 0; len(rest) > 0; {
+			l := len(rest)
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				l = i + 1
+			}
+			c.lines = append(c.lines, [2]int{off, len(trimEOL(rest[:l]))})
+			rest, off = rest[l:], off+l
+			*lineNo++
+		}
+		if len(c.lines) > 0 {
+			select {
+			case order <- c:
+			case <-quit:
+				return nil
+			}
+			select {
+			case todo <- c:
+			case <-quit:
+				return nil
+			}
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// driftBlock is the size of the blocks a log is read in.
+const driftBlock = 1 << 20
+
+// prepareChunk loads, keys and prepares each call of a chunk.
+func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *drift.Scratch, c *driftChunk) {
+	for i, ln := range c.lines {
+		lineNo := c.first + i
+		body := c.data[ln[0] : ln[0]+ln[1]]
+		if len(bytes.TrimSpace(body)) == 0 {
+			continue
+		}
+		call, err := opts.loadLine(spec, root, body)
+		if err != nil {
+			c.errs = append(c.errs, inputErr(c.name, lineNo, err))
+			continue
+		}
+		call.Line = lineNo
+		c.calls = append(c.calls, drift.Prepare(call, sc))
+	}
+}
+
+// loadLine reads one line of a JSON Lines log.
+func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []byte) (drift.Call, error) {
+	var top canon.Node
+	var haveTop bool
+	if opts.TaskPointer != "" || spec.From == fromOpenAI || spec.From == fromAuto {
+		doc, err := root.Parse(body, spec.Scheme)
+		if err != nil {
+			return drift.Call{}, err
+		}
+		top, haveTop = doc.Root(), true
+		if opts.TaskPointer != "" {
+			v, ok := top.At(opts.TaskPointer)
+			if !ok || v.Kind() != canon.String {
+				return drift.Call{}, &envelopeError{msg: fmt.Sprintf("--task-pointer %s: no task id (a string) in this line", opts.TaskPointer)}
+			}
+			spec.Task = v.Text() // spec is this worker's own
+		}
+	}
+	lc, err := spec.load(body)
+	if err != nil {
+		return drift.Call{}, err
+	}
+	// The canonical text, once, by the one-pass writer; without --only
+	// or --omit the key is derived from it.
+	text, err := canon.AppendCanonical(nil, lc.Args.Raw(), spec.Scheme)
+	if err != nil {
+		return drift.Call{}, err
+	}
+	var key [32]byte
+	if lc.Selected {
+		key = opts.key(lc.Call)
+	} else if key, err = opts.textKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
+		return drift.Call{}, err
+	}
+	if !haveTop {
+		if d := lc.Args.Document(); d != nil {
+			top = d.Root() // the record or envelope the arguments are in
+		}
+	}
+	return drift.Call{Task: lc.Call.Task, Tool: lc.Call.Tool, CallID: callID(top, lc.From), Args: lc.Args, Text: text, Key: key}, nil
+}
+
+// callID returns the model's tool call id of a logged call, or "": a
+// top-level "call_id", or the "id" of an OpenAI tool call or an Anthropic
+// tool_use block. An MCP request id is per attempt, never a call id.
+func callID(top canon.Node, from string) string {
+	if top.Kind() != canon.Object {
+		return ""
+	}
+	str := func(name string) string {
+		if v, ok := top.Get(name); ok && v.Kind() == canon.String {
+			return v.Text()
+		}
+		return ""
+	}
+	if id := str("call_id"); id != "" {
+		return id
+	}
+	switch from {
+	case fromOpenAI, fromAnthropic, fromCall:
+		return str("id")
+	}
+	return ""
+}
+
+// ---- output ----
+
+func (opts *driftOptions) fmtKey(k [32]byte) string { return string(opts.Format.append(nil, k)) }
+
+func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
+	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
+	w.WriteString(`{"findings":[`)
+	var b []byte
+	for k, f := range rep.Findings {
+		b = b[:0]
+		if k > 0 {
+			b = append(b, ',')
+		}
+		o := &jsonObject{}
+		o.str("kind", f.Kind).str("task", f.Task).str("tool", f.Tool)
+		o.raw("lines", intsJSON(f.Lines))
+		keys := make([]string, len(f.Keys))
+		for i, key := range f.Keys {
+			keys[i] = opts.fmtKey(key)
+		}
+		o.raw("keys", stringsJSON(keys))
+		if f.Kind == drift.FindingDrift {
+			o.raw("pointers", stringsJSON(f.Pointers()))
+			vs := []byte{'['}
+			for i, v := range f.Variations {
+				if i > 0 {
+					vs = append(vs, ',')
+				}
+				vo := &jsonObject{}
+				vs = append(vs, trimNL(vo.str("pointer", v.Pointer).str("kind", v.Kind).line())...)
+			}
+			o.raw("variations", append(vs, ']'))
+			o.raw("omit", stringsJSON(f.Omit))
+			o.bool("verified", f.Verified)
+		} else {
+			o.raw("call_ids", stringsJSON(f.CallIDs))
+			o.str("reason", f.Reason)
+		}
+		b = append(b, trimNL(o.line())...)
+		w.Write(b)
+	}
+	w.WriteString(`],"suggestions":[`)
+	for k, s := range rep.Suggestions {
+		if k > 0 {
+			w.WriteByte(',')
+		}
+		o := &jsonObject{}
+		o.str("tool", s.Tool).raw("omit", stringsJSON(s.Omit)).int("clusters", s.Clusters)
+		w.Write(trimNL(o.line()))
+	}
+	w.WriteString("],")
+	o := &jsonObject{}
+	o.int("calls", rep.Calls).int("bad_lines", bad)
+	w.Write(o.line()[1:])
+	return w.Flush()
+}
+
+func intsJSON(ns []int) []byte {
+	b := []byte{'['}
+	for k, n := range ns {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Append(b, n)
+	}
+	return append(b, ']')
+}
+
+func stringsJSON(ss []string) []byte {
+	b := []byte{'['}
+	for k, s := range ss {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = canon.AppendQuoted(b, s)
+	}
+	return append(b, ']')
+}
+
+func omitArgs(ps []string) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, "--omit "+shellQuote(p))
+	}
+	return strings.Join(parts, " ")
+}
+
+func linesList(ls []int) string {
+	var parts []string
+	for k, l := range ls {
+		if k == 12 {
+			parts = append(parts, fmt.Sprintf("… (%d in all)", len(ls)))
+			break
+		}
+		parts = append(parts, fmt.Sprint(l))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
+	w := bufio.NewWriter(opts.f.IO.Out)
+	drifts, collapses := 0, 0
+	for _, f := range rep.Findings {
+		task, tool := revealText(f.Task), revealText(f.Tool)
+		if f.Kind == drift.FindingDrift {
+			drifts++
+			fmt.Fprintf(w, "drift: task %s, tool %s: lines %s got %d keys\n", task, tool, linesList(f.Lines), len(f.Keys))
+			for _, v := range f.Variations {
+				p := revealText(v.Pointer)
+				if p == "" {
+					p = "(top)" // the whole arguments, as diff says
+				}
+				fmt.Fprintf(w, "  %-24s %s\n", p, v.Kind)
+			}
+			switch {
+			case len(f.Omit) == 0:
+				fmt.Fprintln(w, "  no --omit flag can give one key: the whole arguments vary")
+			case f.Verified:
+				fmt.Fprintf(w, "  one key with: %s\n", omitArgs(f.Omit))
+			default:
+				fmt.Fprintf(w, "  not one key even with: %s\n", omitArgs(f.Omit))
+			}
+			for _, k := range f.Keys {
+				fmt.Fprintf(w, "  key %s\n", opts.fmtKey(k))
+			}
+			continue
+		}
+		collapses++
+		fmt.Fprintf(w, "collapse: task %s, tool %s: lines %s share the key %s: %s", task, tool, linesList(f.Lines), opts.fmtKey(f.Keys[0]), f.Reason)
+		if len(f.CallIDs) > 1 {
+			fmt.Fprintf(w, " (%s)", revealText(strings.Join(f.CallIDs, ", ")))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "  possibly distinct writes swallowed; add a discriminator such as a step id")
+	}
+	if len(rep.Suggestions) > 0 {
+		fmt.Fprintln(w, "suggestions (the pointers that vary in most drift clusters of a tool):")
+		for _, s := range rep.Suggestions {
+			quoted := make([]string, len(s.Omit))
+			for k, p := range s.Omit {
+				quoted[k] = string(canon.AppendQuoted(nil, p))
+			}
+			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, diffPlural(s.Clusters, "cluster"), omitArgs(s.Omit))
+			fmt.Fprintf(w, "    config: omit: [%s]\n", strings.Join(quoted, ", "))
+		}
+	}
+	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, diffPlural(drifts, "cluster"), collapses, diffPlural(collapses, "key"))
+	if bad > 0 {
+		fmt.Fprintf(w, ", %d bad %s skipped", bad, diffPlural(bad, "line"))
+	}
+	fmt.Fprintln(w)
+	return w.Flush()
+}
+
+// revealText makes a task, tool or pointer from the log safe to print.
+func revealText(s string) string { return diff.RevealPointer(s) }
+
+// readOTel reads OTLP JSON traces and adds their execute_tool spans in
+// the order of their lines.
+func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
+	spec := *opts.Spec
+	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+	offset := 0
+	var sc drift.Scratch
+	for _, file := range opts.Files {
+		data, name, err := opts.f.readInput(file)
+		if err != nil {
+			return bad, err
+		}
+		spans, errs := drift.OTLPSpans(data, opts.TaskAttr)
+		for _, e := range errs {
+			opts.f.printError(&InputError{Name: name, Line: offset + e.Line, Err: e.Err})
+		}
+		bad += len(errs)
+		slices.SortStableFunc(spans, func(x, y drift.Span) int { return cmpInt(x.Line, y.Line) })
+		for _, sp := range spans {
+			doc, err := canon.Parse(sp.Args, spec.Scheme)
+			if err != nil {
+				opts.f.printError(&InputError{Name: name, Line: offset + sp.Line,
+					Err: fmt.Errorf("gen_ai.tool.call.arguments of the %s span is not JSON: %s", sp.Tool, oneLine(err.Error()))})
+				bad++
+				continue
+			}
+			c := derive.Call{Task: sp.Task, Tool: sp.Tool, Args: doc.Root()}
+			if err := c.Validate(); err != nil {
+				opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
+				bad++
+				continue
+			}
+			if len(spec.Only) > 0 || len(spec.Omit) > 0 {
+				sel, _, err := spec.selectArgs(c.Args)
+				if err != nil {
+					opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
+					bad++
+					continue
+				}
+				c.Args = sel
+			}
+			call := drift.Call{Line: offset + sp.Line, Task: sp.Task, Tool: sp.Tool, CallID: sp.CallID, Time: sp.Time,
+				Args: doc.Root(), Key: opts.key(c)}
+			a.Add(drift.Prepare(call, &sc))
+		}
+		offset += bytes.Count(data, []byte{'\n'})
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			offset++
+		}
+	}
+	return bad, nil
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

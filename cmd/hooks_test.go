@@ -1,0 +1,20 @@
+package cmd
+
+import (
+	"os"
+	"strconv"
+)
+
+// Test-only hooks of the ledger, driven by environment variables that only
+// the test binary (which testscript runs as idemkey) honours.
+func init() {
+	if s := os.Getenv("IDEMKEY_TEST_FSTYPE"); s != "" {
+		t, err := strconv.ParseInt(s, 0, 64)
+		if err == nil {
+			ledgerTestHooks.fsType = func(int64) int64 { return t }
+		}
+	}
+	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_EXIT") != "" {
+		ledgerTestHooks.crashAfterExit = func() bool { return true }
+	}
+}

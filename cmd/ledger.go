@@ -1,0 +1,498 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/spf13/cobra"
+)
+
+type ledgerOptions struct {
+	f      *Factory
+	Ledger string
+	JSON   bool
+}
+
+func newLedgerCmd(f *Factory) *cobra.Command {
+	opts := &ledgerOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "ledger",
+		Short: "Inspect and settle the records of run and post --ledger",
+		Long: `Inspect and settle the ledger that 'idemkey run' and 'idemkey post --ledger'
+keep: one record per idempotency key, in one of the states running,
+succeeded, failed or unknown.
+
+The ledger is a SQLite file: --ledger PATH, IDEMKEY_LEDGER, or
+$XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db).`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	pf := cmd.PersistentFlags()
+	addLedgerFlag(pf)
+	pf.Bool("json", false, "print JSON")
+	pre := func() error {
+		var err error
+		opts.Ledger, err = f.ledgerSpec()
+		opts.JSON = f.Config.GetBool("json")
+		return err
+	}
+
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "List records",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			// The filters come from the command line only: an IDEMKEY_TASK
+			// exported for run must not narrow a listing silently.
+			fl := cmd.Flags()
+			task, _ := fl.GetString("task")
+			tool, _ := fl.GetString("tool")
+			state, _ := fl.GetString("state")
+			flt := ledger.Filter{Task: task, Tool: tool, State: ledger.State(state)}
+			if flt.State != "" && !flt.State.Valid() {
+				return usageErrorf("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
+			}
+			return opts.ls(flt)
+		},
+	}
+	ls.Flags().String("task", "", "only this task's records")
+	ls.Flags().String("tool", "", "only this tool's records")
+	ls.Flags().String("state", "", "only records in this state")
+
+	show := &cobra.Command{
+		Use:   "show KEY",
+		Short: "Show a record: its state, attempt, times, and its outputs' lengths and sha256",
+		Args:  rangeArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			out, _ := cmd.Flags().GetBool("stdout")
+			errs, _ := cmd.Flags().GetBool("stderr")
+			return opts.show(args[0], out, errs)
+		},
+	}
+	show.Flags().Bool("stdout", false, "print the recorded standard output's bytes")
+	show.Flags().Bool("stderr", false, "print the recorded standard error's bytes")
+
+	resolve := &cobra.Command{
+		Use:   "resolve KEY --as succeeded|failed",
+		Short: "Settle a step whose outcome is unknown, after checking its owner",
+		Long: `Settle a step whose outcome is unknown, after checking with the system that
+owns its effect whether it happened: --as succeeded makes later runs replay the
+record (with what output it has), --as failed lets the next run try again.`,
+		Args: rangeArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			asFlag, _ := cmd.Flags().GetString("as")
+			as := ledger.State(asFlag)
+			if as != ledger.Succeeded && as != ledger.Failed {
+				return usageErrorf("--as must be succeeded or failed, not %q", as)
+			}
+			reason, _ := cmd.Flags().GetString("reason")
+			return opts.resolve(args[0], as, reason)
+		},
+	}
+	resolve.Flags().String("as", "", "succeeded or failed")
+	resolve.Flags().String("reason", "", "what was checked, kept in the record")
+
+	forget := &cobra.Command{
+		Use:   "forget KEY",
+		Short: "Remove a record: the next run of its step is attempt 1",
+		Args:  rangeArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			return opts.forget(args[0])
+		},
+	}
+
+	gc := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove records older than --older-than (default 7d)",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			d, err := parseDays(f.Config.GetString("older-than"))
+			if err != nil {
+				return usageErrorf("invalid --older-than: %v", err)
+			}
+			return opts.gc(d)
+		},
+	}
+	gc.Flags().String("older-than", "7d", "remove records whose last change is older than this")
+
+	initc := &cobra.Command{
+		Use:   "init",
+		Short: "Create the ledger (the file, or a shared store's table)",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := pre(); err != nil {
+				return err
+			}
+			return opts.init()
+		},
+	}
+	cmd.AddCommand(ls, show, resolve, forget, gc, initc)
+	return cmd
+}
+
+func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
+	return opts.f.openLedger(ctx, opts.Ledger)
+}
+
+// withLock runs fn holding the key's kernel lock when the store has one:
+// locked reports whether it did; busy, that another process holds it.
+func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
+	kl, ok := s.(keyLocker)
+	if !ok {
+		return fn(false)
+	}
+	lock, err := kl.LockKey(key)
+	if isLocked(err) {
+		return fn(false)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	return fn(true)
+}
+
+// recordJSON writes the fields of a record that ls and show print.
+func recordJSON(o *jsonObject, r *ledger.Record, retain time.Duration) {
+	o.str("key", r.Key).str("state", string(r.State))
+	o.key("attempt")
+	o.b = strconv.AppendInt(o.b, r.Attempt, 10)
+	o.str("task", r.Task).str("tool", r.Tool).str("kind", r.Kind)
+	o.key("exit_code")
+	if r.ExitCode == ledger.NoExit {
+		o.b = append(o.b, "null"...)
+	} else {
+		o.b = strconv.AppendInt(o.b, int64(r.ExitCode), 10)
+	}
+	o.str("started_at", r.StartedAt.UTC().Format(time.RFC3339Nano))
+	if r.EndedAt.IsZero() {
+		o.raw("ended_at", []byte("null"))
+	} else {
+		o.str("ended_at", r.EndedAt.UTC().Format(time.RFC3339Nano))
+	}
+	o.str("holder", r.Holder).str("reason", r.Reason).str("fingerprint", r.Fingerprint)
+	o.bool("expired", ledger.Expired(r, retain, time.Now()))
+	for _, s := range []struct {
+		name string
+		out  ledger.Output
+	}{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
+		o.key(s.name)
+		b := o.b
+		b = append(b, `{"length":`...)
+		b = strconv.AppendInt(b, s.out.Length, 10)
+		b = append(b, `,"sha256":`...)
+		b = strconv.AppendQuote(b, s.out.SHA256)
+		b = append(b, `,"truncated":`...)
+		b = strconv.AppendBool(b, s.out.Truncated)
+		o.b = append(b, '}')
+	}
+}
+
+const defaultRetain = 7 * 24 * time.Hour
+
+func (opts *ledgerOptions) ls(flt ledger.Filter) error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	recs, err := s.List(ctx, flt)
+	if err != nil {
+		return err
+	}
+	out := opts.f.IO.Out
+	if opts.JSON {
+		b := []byte{'['}
+		for i, r := range recs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			o := &jsonObject{}
+			recordJSON(o, r, defaultRetain)
+			b = append(b, o.line()...)
+			b = b[:len(b)-1]
+		}
+		_, err := out.Write(append(b, ']', '\n'))
+		return err
+	}
+	if len(recs) == 0 {
+		fmt.Fprintln(opts.f.IO.Err, "idemkey: no records")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSTATE\tATTEMPT\tEXIT\tTASK\tTOOL\tSTARTED\tENDED")
+	for _, r := range recs {
+		exit := "-"
+		if r.ExitCode != ledger.NoExit {
+			exit = strconv.Itoa(r.ExitCode)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Key, r.State, r.Attempt, exit, r.Task, r.Tool, stamp(r.StartedAt), stamp(r.EndedAt))
+	}
+	return tw.Flush()
+}
+
+func notFound(key string) error {
+	return &codeError{Code: exitNegative, Err: fmt.Errorf("no record for key %s", key)}
+}
+
+func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, _, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return notFound(key)
+	}
+	ios := opts.f.IO
+	if stdout || stderr {
+		if stdout {
+			if _, err := ios.Out.Write(r.Stdout.Data); err != nil {
+				return err
+			}
+		}
+		if stderr {
+			if _, err := ios.Out.Write(r.Stderr.Data); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if opts.JSON {
+		o := &jsonObject{}
+		recordJSON(o, r, defaultRetain)
+		_, err := ios.Out.Write(o.line())
+		return err
+	}
+	tw := tabwriter.NewWriter(ios.Out, 0, 4, 1, ' ', 0)
+	exit := "-"
+	if r.ExitCode != ledger.NoExit {
+		exit = strconv.Itoa(r.ExitCode)
+	}
+	fmt.Fprintf(tw, "key:\t%s\n", r.Key)
+	fmt.Fprintf(tw, "state:\t%s\n", r.State)
+	fmt.Fprintf(tw, "attempt:\t%d\n", r.Attempt)
+	fmt.Fprintf(tw, "task:\t%s\n", r.Task)
+	fmt.Fprintf(tw, "tool:\t%s\n", r.Tool)
+	fmt.Fprintf(tw, "kind:\t%s\n", r.Kind)
+	fmt.Fprintf(tw, "exit code:\t%s\n", exit)
+	fmt.Fprintf(tw, "holder:\t%s\n", r.Holder)
+	fmt.Fprintf(tw, "started:\t%s\n", stamp(r.StartedAt))
+	fmt.Fprintf(tw, "ended:\t%s\n", stamp(r.EndedAt))
+	if r.Reason != "" {
+		fmt.Fprintf(tw, "reason:\t%s\n", r.Reason)
+	}
+	for _, o := range []struct {
+		name string
+		out  ledger.Output
+	}{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
+		t := ""
+		if o.out.Truncated {
+			t = fmt.Sprintf(" (truncated: %d bytes kept)", len(o.out.Data))
+		}
+		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, orDash(o.out.SHA256), t)
+	}
+	if ledger.Expired(r, defaultRetain, time.Now()) {
+		fmt.Fprintf(tw, "expired:\tyes (older than the default retention, 7d)\n")
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var r *ledger.Record
+	err = withLock(s, key, func(locked bool) error {
+		var err error
+		r, err = ledger.Resolve(ctx, s, ledger.ResolveRequest{Key: key, As: as, Reason: reason, LocallyLocked: locked})
+		return err
+	})
+	switch {
+	case errors.Is(err, ledger.ErrNotFound):
+		return notFound(key)
+	case errors.Is(err, ledger.ErrBusy):
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+	case errors.Is(err, ledger.ErrNotUnknown):
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is %s, not unknown: only an unknown outcome can be resolved", key, r.State)}
+	case err != nil:
+		return err
+	}
+	if opts.JSON {
+		o := &jsonObject{}
+		recordJSON(o, r, defaultRetain)
+		_, err := opts.f.IO.Out.Write(o.line())
+		return err
+	}
+	next := "later runs replay it"
+	if as == ledger.Failed {
+		next = "the next run tries again"
+	}
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: resolved %s as %s (attempt %d): %s\n", key, as, r.Attempt, next)
+	return nil
+}
+
+func (opts *ledgerOptions) forget(key string) error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var ok bool
+	err = withLock(s, key, func(locked bool) error {
+		var err error
+		ok, err = ledger.Forget(ctx, s, key, locked)
+		return err
+	})
+	if errors.Is(err, ledger.ErrBusy) {
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+	}
+	if err != nil {
+		return err
+	}
+	if kl, isKL := s.(keyLocker); isKL {
+		_ = kl.RemoveLock(key)
+	}
+	if !ok {
+		return notFound(key)
+	}
+	if opts.JSON {
+		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"key\":%s,\"forgotten\":true}\n", strconv.Quote(key))
+		return err
+	}
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: forgot %s\n", key)
+	return nil
+}
+
+func (opts *ledgerOptions) gc(olderThan time.Duration) error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	kl, isKL := s.(keyLocker)
+	req := ledger.GCRequest{OlderThan: olderThan}
+	if !isKL {
+		// A lease store: a running record whose lease ran out on the
+		// store's clock has no live holder.
+		req.RunningRemovable = func(ctx context.Context, r *ledger.Record) bool {
+			_, expired, err := s.Get(ctx, r.Key)
+			return err == nil && expired
+		}
+	} else {
+		req.RunningRemovable = func(_ context.Context, r *ledger.Record) bool {
+			lock, err := kl.LockKey(r.Key)
+			if err != nil {
+				return false
+			}
+			// The holder is dead; the record is removed right after, and
+			// a new claim would have to take this lock first. Closing
+			// here opens a window in which a new claim inserts after the
+			// removal, which Delete's version check then spares.
+			lock.Close()
+			return true
+		}
+	}
+	before, err := s.List(ctx, ledger.Filter{})
+	if err != nil {
+		return err
+	}
+	n, err := ledger.GC(ctx, s, req)
+	if err != nil {
+		return err
+	}
+	if isKL {
+		after, err := s.List(ctx, ledger.Filter{})
+		if err == nil {
+			left := map[string]bool{}
+			for _, r := range after {
+				left[r.Key] = true
+			}
+			for _, r := range before {
+				if !left[r.Key] {
+					_ = kl.RemoveLock(r.Key)
+				}
+			}
+		}
+	}
+	if opts.JSON {
+		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"removed\":%d}\n", n)
+		return err
+	}
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: removed %d %s older than %s\n", n, recordsWord(n), olderThan)
+	return nil
+}
+
+func (opts *ledgerOptions) init() error {
+	ctx := context.Background()
+	s, err := opts.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if in, ok := s.(interface{ Init(context.Context) error }); ok {
+		// A shared store that creates its table on request.
+		if err := in.Init(ctx); err != nil {
+			return err
+		}
+	}
+	desc := opts.Ledger
+	if v, ok := s.(interface {
+		Schema(context.Context) (int, error)
+	}); ok {
+		if n, err := v.Schema(ctx); err == nil {
+			desc += fmt.Sprintf(" (schema version %d)", n)
+		}
+	}
+	if opts.JSON {
+		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
+		return err
+	}
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactStoreURL(desc))
+	return nil
+}
+
+func recordsWord(n int) string {
+	if n == 1 {
+		return "record"
+	}
+	return "records"
+}

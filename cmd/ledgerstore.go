@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/postgres"
+	"github.com/idemkey/idemkey/derive/ledger/redis"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+	"github.com/spf13/pflag"
+)
+
+// ledgerTestHooks are set only by the test binary (hooks_test.go), from
+// environment variables that an installed idemkey ignores.
+var ledgerTestHooks struct {
+	// fsType replaces the statfs type of the ledger's directory.
+	fsType func(real int64) int64
+	// crashAfterExit kills idemkey between the command's exit and the
+	// record of its outcome.
+	crashAfterExit func() bool
+}
+
+// keyLocker is a store whose liveness is a kernel lock per key (SQLite on
+// one machine). The returned file is the locked descriptor: a command that
+// inherits it keeps the key locked until it exits.
+type keyLocker interface {
+	LockKey(key string) (*os.File, error)
+	RemoveLock(key string) error
+}
+
+// ledgerUnavailable: the ledger cannot be opened or used (exit 125 in run).
+type ledgerUnavailable struct {
+	spec string
+	err  error
+}
+
+func (e *ledgerUnavailable) Error() string {
+	spec := redactStoreURL(e.spec)
+	if msg := e.err.Error(); strings.Contains(msg, spec) {
+		return msg // a shared store's errors name it already
+	}
+	return fmt.Sprintf("ledger %s: %s", spec, e.err)
+}
+
+func (e *ledgerUnavailable) Unwrap() error { return e.err }
+
+func addLedgerFlag(fl *pflag.FlagSet) {
+	fl.String("ledger", "", "ledger: a SQLite file path (default $XDG_STATE_HOME/idemkey/ledger.db), or a shared store's postgres://… or redis://… URL (IDEMKEY_LEDGER)")
+}
+
+// defaultLedgerPath is $XDG_STATE_HOME/idemkey/ledger.db, or
+// ~/.local/state/idemkey/ledger.db.
+func (f *Factory) defaultLedgerPath() (string, error) {
+	if dir := f.IO.Getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
+		return filepath.Join(dir, "idemkey", "ledger.db"), nil
+	}
+	home := f.IO.Getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", errors.New("no ledger path: set HOME, XDG_STATE_HOME or --ledger")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "idemkey", "ledger.db"), nil
+}
+
+// ledgerSpec is the --ledger setting (flag, IDEMKEY_LEDGER, config), or
+// the default path.
+func (f *Factory) ledgerSpec() (string, error) {
+	if s := f.Config.GetString("ledger"); s != "" {
+		return s, nil
+	}
+	return f.defaultLedgerPath()
+}
+
+// openLedger opens the ledger spec names: a URL of a shared store, or a
+// SQLite file path.
+func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
+	switch {
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		s, err := postgres.Open(ctx, spec, postgres.Options{})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
+		warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
+		s, err := redis.Open(ctx, spec, redis.Options{Warn: warn})
+		if err != nil {
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+		return s, nil
+	}
+	if strings.HasPrefix(spec, "file:") {
+		spec = strings.TrimPrefix(spec, "file:")
+	}
+	s, err := sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
+	if err != nil {
+		return nil, &ledgerUnavailable{spec: spec, err: err}
+	}
+	return s, nil
+}
+
+// redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
+// as their stores do: in the user info and in a password parameter).
+func redactStoreURL(s string) string {
+	switch {
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return postgres.Redact(s)
+	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
+		return redis.Redact(s)
+	}
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@")
+	if at < 0 {
+		return s
+	}
+	cred := rest[:at]
+	if c := strings.IndexByte(cred, ':'); c >= 0 {
+		cred = cred[:c] + ":xxxxx"
+	}
+	return s[:i+3] + cred + rest[at:]
+}
+
+// parseDays parses a duration that may use days: "7d", "36h", "90m", or
+// a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
+func parseDays(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e12 {
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		d, err := strconv.ParseFloat(n, 64)
+		if err != nil || d < 0 {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(d * float64(24*time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid duration %q (e.g. 7d, 36h, 90m)", s)
+	}
+	return d, nil
+}
+
+// parseSize parses a byte count: 1048576, 64KiB, 1MiB, 1M, 2G.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"k", 1 << 10}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = n, u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (e.g. 1MiB, 65536)", s)
+	}
+	return n * mult, nil
+}
+
+// holderName is this process's host and pid, as records show it.
+func holderName() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
+}

@@ -1,0 +1,241 @@
+package cmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/spf13/pflag"
+)
+
+// postLedger is post --ledger: the final response of a request is kept in
+// the ledger under the request's key and replayed by later invocations
+// without the network.
+type postLedger struct {
+	flag *pflag.Flag
+
+	store   ledger.Store
+	lock    *os.File
+	claimed *ledger.Record
+}
+
+// postLedgerDefault is the value of a bare --ledger: the default ledger
+// (IDEMKEY_LEDGER, or the default path).
+const postLedgerDefault = "default"
+
+func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
+	fl.String("ledger", "", "keep the final response in the ledger and replay it later without the network (--ledger[=PATH]; bare: IDEMKEY_LEDGER or the default file)")
+	f := fl.Lookup("ledger")
+	f.NoOptDefVal = postLedgerDefault
+	return &postLedger{flag: f}
+}
+
+// postSaved is what the ledger keeps of a response besides its body.
+type postSaved struct {
+	Proto  string      `json:"proto"`
+	Status string      `json:"status"`
+	Code   int         `json:"code"`
+	Header http.Header `json:"header"`
+	Head   []byte      `json:"head,omitempty"` // the response head as received (-i, -D)
+}
+
+// savedStatus reports whether a final response is saved: 2xx, and 4xx
+// other than 408, 409, 425 and 429 (which ask for a retry). 5xx is not
+// saved: the next invocation tries again with the same key.
+func savedStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return code >= 200 && code < 300 || code >= 400 && code < 500
+}
+
+func (o *postOptions) ledgerSpec() (string, error) {
+	v := o.ledger.flag.Value.String()
+	if v != postLedgerDefault {
+		return v, nil
+	}
+	if s := o.f.IO.Getenv("IDEMKEY_LEDGER"); s != "" {
+		return s, nil
+	}
+	return o.f.defaultLedgerPath()
+}
+
+// ledgerExchange is exchange with post --ledger: the request is looked up
+// in the ledger before it is sent; a saved response is replayed without
+// the network (an exchange made from the record), a request in flight
+// elsewhere is busy (75), and otherwise the key is claimed, the request
+// sent, and its final response recorded. A running record whose holder
+// died is taken over with the same key: post always forwards the key, so
+// its recovery policy is retry. Without --ledger, it is exchange.
+func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*exchange, error) {
+	pl := o.ledger
+	if pl == nil || !pl.flag.Changed {
+		return o.exchange(client, req, body), nil
+	}
+	ex, err := o.ledgerClaim(key, req, body)
+	if ex != nil || err != nil {
+		return ex, err
+	}
+	ex = o.exchange(client, req, body)
+	o.ledgerRecord(ex)
+	return ex, nil
+}
+
+func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*exchange, error) {
+	pl := o.ledger
+	ctx := context.Background()
+	spec, err := o.ledgerSpec()
+	if err != nil {
+		return nil, err
+	}
+	store, err := o.f.openLedger(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	request := []byte(`{"body":`)
+	if doc, err := canon.Parse(body, canon.JS); err == nil {
+		request = doc.Root().Append(request)
+	} else {
+		request = canon.AppendQuoted(request, string(body))
+	}
+	request = append(request, `,"method":`...)
+	request = canon.AppendQuoted(request, req.Method)
+	request = append(request, `,"url":`...)
+	request = canon.AppendQuoted(request, req.URL.Redacted())
+	request = append(request, '}')
+	sum := sha256.Sum256(request)
+	cr := ledger.ClaimRequest{
+		Record: ledger.Record{
+			Key: key, Task: o.Spec.Task, Tool: o.Spec.Tool, Kind: "post",
+			Fingerprint: hex.EncodeToString(sum[:]), Request: request, Holder: holderName(),
+		},
+		Lease:   30 * time.Second,
+		Recover: ledger.RecoverRetry,
+		Retain:  defaultRetain,
+	}
+	var lock *os.File
+	if kl, ok := store.(keyLocker); ok {
+		lock, err = kl.LockKey(key)
+		if isLocked(err) {
+			defer store.Close()
+			if rec, _, gerr := store.Get(ctx, key); gerr == nil && rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint {
+				return o.ledgerReplay(rec, key, req)
+			}
+			return nil, o.ledgerBusy(key)
+		}
+		if err != nil {
+			store.Close()
+			return nil, &ledgerUnavailable{spec: spec, err: err}
+		}
+	}
+	cr.LocallyLocked = lock != nil
+	d, err := ledger.Claim(ctx, store, cr)
+	if err != nil {
+		closeFile(lock)
+		store.Close()
+		return nil, &ledgerUnavailable{spec: spec, err: err}
+	}
+	if d.Action == ledger.ActRun {
+		pl.store, pl.lock, pl.claimed = store, lock, d.Record
+		if o.Verbose {
+			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
+		}
+		return nil, nil
+	}
+	closeFile(lock)
+	defer store.Close()
+	switch d.Action {
+	case ledger.ActReplay:
+		return o.ledgerReplay(d.Record, key, req)
+	case ledger.ActMismatch:
+		return nil, &UsageError{
+			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, describeDifference(d.Record.Request, request)),
+			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
+		}
+	}
+	return nil, o.ledgerBusy(key)
+}
+
+func (o *postOptions) ledgerBusy(key string) error {
+	if !o.Silent || o.ShowError {
+		fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
+	}
+	return &ExitError{Code: exitBusy}
+}
+
+// ledgerReplay makes the exchange of a saved response, as if it had just
+// arrived: finish and -w write it as they write a fresh one.
+func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*exchange, error) {
+	var s postSaved
+	if err := json.Unmarshal(rec.Meta, &s); err != nil {
+		return nil, fmt.Errorf("the ledger's record of key %s has no saved response: %v", key, err)
+	}
+	if !o.Silent {
+		fmt.Fprintf(o.f.IO.Err, "idemkey: replayed from the ledger, no request sent: HTTP %s saved at %s (attempt %d, key %s)\n",
+			s.Status, stamp(rec.EndedAt), rec.Attempt, key)
+	}
+	resp := &http.Response{Proto: s.Proto, Status: s.Status, StatusCode: s.Code, Header: s.Header}
+	data := rec.Stdout.Data
+	res := attemptResult{
+		resp: resp, body: &spool{mem: data, n: int64(len(data))},
+		hops:  []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}},
+		start: time.Now(),
+	}
+	return &exchange{final: res, start: res.start}, nil
+}
+
+// ledgerRecord records the outcome of the claimed request: its final
+// response if it is saved, else failed (the next invocation tries again
+// with the same key).
+func (o *postOptions) ledgerRecord(ex *exchange) {
+	pl := o.ledger
+	if pl == nil || pl.claimed == nil {
+		return
+	}
+	defer func() {
+		closeFile(pl.lock)
+		pl.store.Close()
+		pl.claimed = nil
+	}()
+	res := ex.final
+	r := *pl.claimed
+	r.EndedAt = time.Now()
+	var data []byte
+	var readErr error
+	if res.err == nil && savedStatus(res.resp.StatusCode) {
+		data, readErr = io.ReadAll(res.body.reader())
+	}
+	switch {
+	case res.err != nil:
+		r.State, r.ExitCode, r.Reason = ledger.Failed, res.err.Code, "not saved: "+res.err.Error()
+	case !savedStatus(res.resp.StatusCode):
+		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: HTTP "+res.resp.Status
+	case readErr != nil:
+		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: reading the body: "+readErr.Error()
+	default:
+		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head()})
+		if err != nil {
+			r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: "+err.Error()
+			break
+		}
+		rec := newRecorder(int64(len(data)))
+		rec.Write(data)
+		r.State, r.ExitCode, r.Meta, r.Stdout = ledger.Succeeded, 0, meta, rec.output()
+		r.Reason = "saved: HTTP " + res.resp.Status
+	}
+	if err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
+		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: %v\n", err)
+	} else if o.Verbose {
+		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", r.Reason)
+	}
+}

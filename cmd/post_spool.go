@@ -1,0 +1,131 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// spoolMem is how much of a response body is kept in memory; the rest of
+// a larger body goes to a temporary file, so that memory stays bounded for
+// any response size and the body is still written once, from the final
+// attempt, after the transfer is known to be complete.
+const spoolMem = 4 << 20
+
+// spool holds one response body: in memory up to spoolMem bytes, then in
+// an unlinked temporary file.
+type spool struct {
+	mem  []byte
+	file *os.File
+	n    int64
+}
+
+// errSpool marks a failure to store the body (the temporary file), which
+// is curl's write error, not a transfer failure.
+var errSpool = errors.New("spool")
+
+// readFrom reads r to its end into the spool.
+func (s *spool) readFrom(r io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			if werr := s.write(buf[:k]); werr != nil {
+				return fmt.Errorf("%w: cannot store the response body: %v", errSpool, werr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (s *spool) write(p []byte) error {
+	s.n += int64(len(p))
+	if s.file == nil && len(s.mem)+len(p) <= spoolMem {
+		if need := len(s.mem) + len(p); need > cap(s.mem) {
+			// Doubling: append grows large slices by a quarter, which
+			// would allocate five times the final size.
+			grown := make([]byte, len(s.mem), min(max(2*cap(s.mem), need, 64<<10), spoolMem))
+			copy(grown, s.mem)
+			s.mem = grown
+		}
+		s.mem = append(s.mem, p...)
+		return nil
+	}
+	if s.file == nil {
+		f, err := os.CreateTemp("", "idemkey-body-*")
+		if err != nil {
+			return fileErr(err)
+		}
+		// Unlinked at once where the system allows it, so that nothing is
+		// left behind even if idemkey is killed; close removes it otherwise.
+		_ = os.Remove(f.Name())
+		s.file = f
+		if _, err := f.Write(s.mem); err != nil {
+			return err
+		}
+		s.mem = nil
+	}
+	_, err := s.file.Write(p)
+	return err
+}
+
+// spilled reports whether the body went to a temporary file.
+func (s *spool) spilled() bool { return s != nil && s.file != nil }
+
+// size returns the number of body bytes.
+func (s *spool) size() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// writeTo writes the whole body to w.
+func (s *spool) writeTo(w io.Writer) error {
+	if s == nil {
+		return nil
+	}
+	if s.file == nil {
+		_, err := w.Write(s.mem)
+		return err
+	}
+	_, err := io.Copy(w, s.reader())
+	return err
+}
+
+// reader returns a reader of the whole body, independent of any other.
+func (s *spool) reader() io.Reader {
+	if s == nil {
+		return bytes.NewReader(nil)
+	}
+	if s.file == nil {
+		return bytes.NewReader(s.mem)
+	}
+	return io.NewSectionReader(s.file, 0, s.n)
+}
+
+// bytes returns the body if it is small enough to be held in memory.
+func (s *spool) bytes() ([]byte, bool) {
+	if s == nil {
+		return nil, true
+	}
+	return s.mem, s.file == nil
+}
+
+// close releases the temporary file.
+func (s *spool) close() {
+	if s == nil || s.file == nil {
+		return
+	}
+	name := s.file.Name()
+	s.file.Close()
+	os.Remove(name)
+	s.file = nil
+}

@@ -1,0 +1,214 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// postWithin runs fn and fails the test if it has not returned after d: a
+// hang is reported as one, not as the test binary's timeout.
+func postWithin(t *testing.T, d time.Duration, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("still running after %v", d)
+	}
+}
+
+// postLoopback starts an HTTP server on 127.0.0.1 with handler h.
+func postLoopback(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	s := httptest.NewUnstartedServer(h)
+	s.Listener.Close()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// postRawServer accepts connections on 127.0.0.1 and hands each, with a
+// reader positioned after the request head, to serve; it counts them.
+func postRawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (string, *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				serve(c, br)
+			}()
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return "http://" + l.Addr().String(), &n
+}
+
+// postAllocated returns the bytes allocated while fn ran. The tests using it
+// are not parallel: parallel tests wait until the sequential ones are done.
+func postAllocated(fn func()) uint64 {
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	fn()
+	runtime.ReadMemStats(&b)
+	return b.TotalAlloc - a.TotalAlloc
+}
+
+// TestPostLargeBodySpills: a response body larger than spoolMem goes to a
+// temporary file, not memory, and is written once, whole.
+func TestPostLargeBodySpills(t *testing.T) {
+	const size = 40 << 20
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+	s := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		for n := 0; n < size; n += len(chunk) {
+			w.Write(chunk)
+		}
+	})
+	out := filepath.Join(t.TempDir(), "body")
+	var r postRun
+	alloc := postAllocated(func() { r = ppost(t, s.URL, "-o", out) })
+	postCheckExit(t, r, 0)
+	st, err := os.Stat(out)
+	if err != nil || st.Size() != size {
+		t.Fatalf("-o file: %v, %v; want %d bytes", st, err, size)
+	}
+	if alloc > 12<<20 {
+		t.Errorf("a %d MiB body allocated %d MiB: it was held in memory", size>>20, alloc>>20)
+	}
+	t.Logf("a %d MiB body allocated %.1f MiB", size>>20, float64(alloc)/(1<<20))
+}
+
+// TestPostEndlessBodyMaxTime: an endless body is ended by --max-time with
+// curl's 28, within bounded time and memory, and nothing is written.
+func TestPostEndlessBodyMaxTime(t *testing.T) {
+	var sent atomic.Int64
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	s := postLoopback(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+		for {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+			time.Sleep(time.Millisecond) // at most ~64 MB/s: the temporary file stays small
+		}
+	})
+	var r postRun
+	var alloc uint64
+	start := time.Now()
+	postWithin(t, 20*time.Second, func() {
+		alloc = postAllocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
+	})
+	postCheckExit(t, r, curlTimeout)
+	if r.out != "" || !strings.Contains(r.err, "(28) operation timed out") {
+		t.Errorf("stdout %d bytes, stderr %q", len(r.out), r.err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("--max-time 0.6 ended the transfer after %v", d)
+	}
+	if sent.Load() < 2*spoolMem {
+		t.Fatalf("the server sent only %d bytes: the test did not reach the spill", sent.Load())
+	}
+	if alloc > 12<<20 {
+		t.Errorf("%d MiB received, %d MiB allocated", sent.Load()>>20, alloc>>20)
+	}
+	t.Logf("%.1f MiB received in %v, %.1f MiB allocated", float64(sent.Load())/(1<<20), time.Since(start).Round(time.Millisecond), float64(alloc)/(1<<20))
+}
+
+// postEndless is an input without an end, counting what was read.
+type postEndless struct{ n atomic.Int64 }
+
+func (e *postEndless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	e.n.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// TestPostBodyLimit: -d @- stops reading an endless input at the limit.
+func TestPostBodyLimit(t *testing.T) {
+	in := &postEndless{}
+	var out, errb bytes.Buffer
+	var code int
+	postWithin(t, 30*time.Second, func() {
+		code = Main([]string{"post", "http://127.0.0.1:9/", "--task", "t1", "--tool", "pay", "-d", "@-"},
+			&IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+	})
+	if code != exitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "<stdin>: the body is larger than post's limit of 64 MiB") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	if n := in.n.Load(); n > maxPostBody+1<<20 {
+		t.Errorf("read %d bytes of an endless input, limit %d", n, maxPostBody)
+	}
+}
+
+// TestSpoolAndResponse: a body past spoolMem goes to the file; the
+// exchange's response reader (for a ledger) and the writer read it whole,
+// independently.
+func TestSpoolAndResponse(t *testing.T) {
+	t.Parallel()
+	want := bytes.Repeat([]byte("0123456789"), (spoolMem+1<<20)/10)
+	sp := &spool{}
+	if err := sp.readFrom(bytes.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	defer sp.close()
+	if !sp.spilled() || sp.size() != int64(len(want)) {
+		t.Fatalf("spilled %v, size %d", sp.spilled(), sp.size())
+	}
+	ex := &exchange{final: attemptResult{resp: &http.Response{StatusCode: 201, Header: http.Header{"X": {"1"}}}, body: sp}}
+	status, h, body, err := ex.response()
+	if err != nil || status != 201 || h.Get("X") != "1" {
+		t.Fatalf("response: %d %v %v", status, h, err)
+	}
+	got, _ := io.ReadAll(body)
+	var out bytes.Buffer
+	if err := sp.writeTo(&out); err != nil || !bytes.Equal(got, want) || !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("reader %d bytes, writer %d bytes (%v), want %d", len(got), out.Len(), err, len(want))
+	}
+	small := &spool{}
+	small.readFrom(strings.NewReader("ok"))
+	if small.spilled() {
+		t.Error("a 2-byte body spilled")
+	}
+}

@@ -1,0 +1,779 @@
+package cmd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of run, as timeout(1) and env(1) have them.
+const (
+	exitBusy        = 75  // in progress elsewhere (EX_TEMPFAIL)
+	exitUnknown     = 76  // outcome unknown
+	exitRunFailed   = 125 // idemkey itself failed
+	exitCannotExec  = 126 // the command cannot be executed
+	exitNotFound    = 127 // the command was not found
+	exitSignalStart = 128 // + N: killed by signal N
+)
+
+type runOptions struct {
+	f            *Factory
+	ArgsFile     string
+	Command      []string
+	Spec         *callSpec
+	Format       *keyFormat
+	Secret       []byte
+	Ledger       string
+	Recover      ledger.Policy
+	ReplayFailed bool
+	Wait         time.Duration
+	Lease        time.Duration
+	OnLeaseLost  string
+	MaxOutput    int64
+	Retain       time.Duration
+	Quiet        bool
+	Verbose      bool
+}
+
+// codeError ends run with an exit code and a message (and the wrapped
+// error's hint).
+type codeError struct {
+	Code int
+	Err  error
+}
+
+func (e *codeError) Error() string { return e.Err.Error() }
+func (e *codeError) Unwrap() error { return e.Err }
+func (e *codeError) ExitCode() int { return e.Code }
+
+// runFailed makes err exit 125 unless it already carries one of run's
+// own codes.
+func runFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *codeError
+	var ee *ExitError
+	if errors.As(err, &ce) || errors.As(err, &ee) {
+		return err
+	}
+	return &codeError{Code: exitRunFailed, Err: err}
+}
+
+func newRunCmd(f *Factory) *cobra.Command {
+	opts := &runOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "run --task T --tool NAME [--args FILE|-] [flags] -- COMMAND [ARG...]",
+		Short: "Run a shell step at most once per idempotency key",
+		Long: `Run COMMAND at most once per idempotency key, recording in a ledger that the
+step started before running it and how it ended after.
+
+The key is derived as 'idemkey key' derives it (every key option applies),
+from --args, or, without --args, from the command line as a JSON array of
+strings. The command runs with IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT in its
+environment; its output passes through untouched and is recorded.
+
+A key's record is running, succeeded, failed or unknown:
+  succeeded  not run again: the recorded output and exit code are replayed
+  failed     run again as the next attempt (--replay-failed replays it)
+  running    exit 75 at once, or --wait for the holder to finish
+  unknown    --recover fail (default): exit 76 and say how to settle it
+             (idemkey ledger resolve); --recover retry: run again with the
+             same key, for commands whose owner dedupes by that key
+
+Exit codes: the command's own (run or replayed); 75 in progress elsewhere;
+76 outcome unknown; 125 idemkey failed (usage, ledger, fingerprint mismatch);
+126 cannot execute; 127 not found; 128+N killed by signal N (recorded as
+unknown).`,
+		Example: `  idemkey run --task "$RUN_ID" --tool deploy -- ./deploy.sh prod
+  idemkey run --task t-42 --tool pr --args call.json --recover retry -- gh pr create --fill
+  idemkey run --task t-42 --tool pay --wait 2m -- ./pay.sh`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runFailed(opts.setup(cmd, args))
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &codeError{Code: exitRunFailed, Err: &UsageError{Err: err, hint: "run 'idemkey run --help' for usage"}}
+	})
+	fl := cmd.Flags()
+	fl.SetInterspersed(false)
+	addCallFlags(fl)
+	addKeyFormatFlags(fl)
+	addLedgerFlag(fl)
+	fl.String("args", "", "the call's arguments (FILE, or - for standard input); default: the command line as a JSON array")
+	fl.String("recover", "fail", "an unknown outcome: fail (exit 76) or retry (run again with the same key); per tool: tools.NAME.recover in the config")
+	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
+	fl.Duration("wait", 0, "wait up to this long for a running attempt elsewhere to end, then act on its outcome")
+	fl.Duration("lease", 30*time.Second, "lease of a running attempt on shared stores (renewed every third)")
+	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command and its descendants, exit 76) or continue")
+	fl.String("max-output", "1MiB", "record at most this much of each of stdout and stderr (the full length and sha256 always)")
+	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
+	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
+	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
+	return cmd
+}
+
+func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
+	f := opts.f
+	v := f.Config
+	if len(args) == 0 {
+		return &UsageError{Err: errors.New("missing command: usage: idemkey run --task T --tool NAME -- COMMAND [ARG...]"),
+			hint: "put the command after --"}
+	}
+	opts.Command = args
+	opts.ArgsFile = v.GetString("args")
+	var err error
+	if opts.Spec, err = f.callSpec(); err != nil {
+		return err
+	}
+	if opts.Format, err = f.keyFormat(); err != nil {
+		return err
+	}
+	if opts.Secret, err = f.secret(); err != nil {
+		return err
+	}
+	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+		return err
+	}
+	if opts.Recover, err = f.recoverPolicy(cmd, opts.Spec.Tool); err != nil {
+		return err
+	}
+	opts.ReplayFailed = v.GetBool("replay-failed")
+	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
+		return usageErrorf("invalid --wait: %v", err)
+	}
+	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil || opts.Lease < 3*time.Millisecond {
+		return usageErrorf("invalid --lease %q", v.GetString("lease"))
+	}
+	opts.OnLeaseLost = v.GetString("on-lease-lost")
+	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
+		return usageErrorf("invalid --on-lease-lost %q (want kill or continue)", opts.OnLeaseLost)
+	}
+	if opts.MaxOutput, err = parseSize(v.GetString("max-output")); err != nil {
+		return usageErrorf("invalid --max-output: %v", err)
+	}
+	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
+		return usageErrorf("invalid --retain: %v", err)
+	}
+	opts.Quiet = v.GetBool("quiet")
+	opts.Verbose = v.GetBool("verbose")
+	return runRun(opts)
+}
+
+func durationSetting(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return parseDays(s)
+}
+
+// recoverPolicy is --recover if given, else the tool's
+// tools.NAME.recover in the config file, else recover from the
+// environment (IDEMKEY_RECOVER) or the config, else fail.
+func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy, error) {
+	v := f.Config
+	s := v.GetString("recover")
+	if !changed(cmd.Flags(), "recover") && tool != "" {
+		if t := v.GetString("tools." + tool + ".recover"); t != "" {
+			s = t
+		}
+	}
+	p := ledger.Policy(s)
+	if !p.Valid() {
+		return "", usageErrorf("invalid recovery policy %q (want fail or retry)", s)
+	}
+	return p, nil
+}
+
+// runStep is one invocation of run: the key, the ledger and the command.
+type runStep struct {
+	opts        *runOptions
+	key         string
+	fingerprint string
+	request     []byte
+	task, tool  string
+	store       ledger.Store
+	locker      keyLocker
+}
+
+func (opts *runOptions) logf(format string, args ...any) {
+	if opts.Verbose {
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: "+format+"\n", args...)
+	}
+}
+
+// commandArgs is the command line as a JSON array of strings.
+func commandArgs(argv []string) []byte {
+	b := []byte{'['}
+	for i, a := range argv {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = canon.AppendQuoted(b, a)
+	}
+	return append(b, ']')
+}
+
+func runRun(opts *runOptions) error {
+	f := opts.f
+	ctx := context.Background()
+	st := &runStep{opts: opts}
+
+	// The key, as idemkey key derives it.
+	var data []byte
+	name := "<command line>"
+	if opts.ArgsFile != "" {
+		var err error
+		if data, name, err = f.readInput(opts.ArgsFile); err != nil {
+			return err
+		}
+	} else {
+		if opts.Spec.From != fromArgs {
+			return &UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
+		}
+		data = commandArgs(opts.Command)
+	}
+	lc, err := opts.Spec.load(data)
+	if err != nil {
+		return inputErr(name, 0, err)
+	}
+	ko := &keyOptions{Format: opts.Format, Secret: opts.Secret}
+	st.key = string(ko.key(nil, lc))
+	st.task, st.tool = lc.Call.Task, lc.Call.Tool
+	// The fingerprint: the canonical arguments (as they enter the key)
+	// and the command line.
+	req := []byte(`{"args":`)
+	req = lc.Call.Args.Append(req)
+	req = append(req, `,"command":`...)
+	req = append(req, commandArgs(opts.Command)...)
+	st.request = append(req, '}')
+	sum := sha256.Sum256(st.request)
+	st.fingerprint = hex.EncodeToString(sum[:])
+
+	store, err := f.openLedger(ctx, opts.Ledger)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st.store = store
+	st.locker, _ = store.(keyLocker)
+	opts.logf("key %s, ledger %s", st.key, redactStoreURL(opts.Ledger))
+	return st.run(ctx)
+}
+
+func (st *runStep) claimRequest() ledger.ClaimRequest {
+	return ledger.ClaimRequest{
+		Record: ledger.Record{
+			Key: st.key, Task: st.task, Tool: st.tool, Kind: "run",
+			Fingerprint: st.fingerprint, Request: st.request, Holder: holderName(),
+		},
+		Lease:        st.opts.Lease,
+		Recover:      st.opts.Recover,
+		ReplayFailed: st.opts.ReplayFailed,
+		Retain:       st.opts.Retain,
+	}
+}
+
+// replayable reports whether rec can be replayed without the key's lock.
+func (st *runStep) replayable(rec *ledger.Record) bool {
+	if rec == nil || ledger.Expired(rec, st.opts.Retain, time.Now()) || rec.Fingerprint != st.fingerprint {
+		return false
+	}
+	return rec.State == ledger.Succeeded || (rec.State == ledger.Failed && st.opts.ReplayFailed)
+}
+
+func (st *runStep) run(ctx context.Context) error {
+	opts := st.opts
+	var deadline time.Time
+	if opts.Wait > 0 {
+		deadline = time.Now().Add(opts.Wait)
+	}
+	pause := 5 * time.Millisecond
+	looked := false
+	for {
+		rec, _, err := st.store.Get(ctx, st.key)
+		if err != nil {
+			return &ledgerUnavailable{spec: opts.Ledger, err: err}
+		}
+		if rec != nil && !ledger.Expired(rec, opts.Retain, time.Now()) && rec.Fingerprint != st.fingerprint {
+			return st.mismatch(rec)
+		}
+		if st.replayable(rec) {
+			return st.replay(rec)
+		}
+		if !looked {
+			// Whether the command can run at all, before any claim.
+			if err := lookCommand(opts.Command[0]); err != nil {
+				return err
+			}
+			looked = true
+		}
+		var lock *os.File
+		busy := rec
+		if st.locker != nil {
+			lock, err = st.locker.LockKey(st.key)
+			if err != nil && !isLocked(err) {
+				return &ledgerUnavailable{spec: opts.Ledger, err: err}
+			}
+		}
+		if st.locker == nil || lock != nil {
+			req := st.claimRequest()
+			req.LocallyLocked = lock != nil
+			d, err := ledger.Claim(ctx, st.store, req)
+			if err != nil {
+				closeFile(lock)
+				return &ledgerUnavailable{spec: opts.Ledger, err: err}
+			}
+			switch d.Action {
+			case ledger.ActRun:
+				return st.execute(ctx, d, lock)
+			case ledger.ActReplay:
+				closeFile(lock)
+				return st.replay(d.Record)
+			case ledger.ActMismatch:
+				closeFile(lock)
+				return st.mismatch(d.Record)
+			case ledger.ActUnknown:
+				closeFile(lock)
+				return st.unknown(d)
+			case ledger.ActBusy:
+				busy = d.Record
+			}
+		}
+		closeFile(lock)
+		if deadline.IsZero() || time.Now().After(deadline) {
+			return st.busy(busy)
+		}
+		if pause == 5*time.Millisecond {
+			opts.logf("%s is running elsewhere: waiting up to %s", st.key, opts.Wait)
+		}
+		if w, ok := st.store.(ledger.Waiter); ok && st.locker == nil {
+			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
+			_ = w.Wait(wctx, st.key)
+			cancel()
+		} else {
+			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+func isLocked(err error) bool { return errors.Is(err, sqlite.ErrLocked) }
+
+// lookCommand checks that the command can be found and executed: 127 or
+// 126 otherwise, as a shell reports them.
+func lookCommand(name string) error {
+	_, err := exec.LookPath(name)
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(name, "/") {
+		fi, serr := os.Stat(name)
+		if serr != nil {
+			return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: no such file", name)}
+		}
+		if fi.IsDir() {
+			return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: is a directory", name)}
+		}
+		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (not executable)", name)}
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+	}
+	return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", name, err)}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// replay writes a recorded result again and returns its exit code.
+func (st *runStep) replay(rec *ledger.Record) error {
+	ios := st.opts.f.IO
+	if !st.opts.Quiet {
+		fmt.Fprintf(ios.Err, "idemkey: replayed %s: attempt %d, %s at %s, exit %d\n",
+			st.key, rec.Attempt, rec.State, stamp(rec.EndedAt), rec.ExitCode)
+	}
+	if _, err := ios.Out.Write(rec.Stdout.Data); err != nil {
+		return err
+	}
+	if _, err := ios.Err.Write(rec.Stderr.Data); err != nil {
+		return err
+	}
+	for _, o := range []struct {
+		name string
+		out  ledger.Output
+	}{{"stdout", rec.Stdout}, {"stderr", rec.Stderr}} {
+		if o.out.Truncated {
+			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was truncated: replayed %d of its %d bytes (sha256 %s)\n",
+				o.name, len(o.out.Data), o.out.Length, o.out.SHA256)
+		}
+	}
+	if rec.ExitCode != 0 {
+		return &ExitError{Code: rec.ExitCode}
+	}
+	return nil
+}
+
+func (st *runStep) busy(rec *ledger.Record) error {
+	ios := st.opts.f.IO
+	if rec != nil && rec.State == ledger.Running {
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s\n",
+			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+	} else {
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)\n", st.key)
+	}
+	if st.opts.Wait == 0 {
+		fmt.Fprintf(ios.Err, "hint: --wait DURATION waits for it to end and then acts on its outcome\n")
+	}
+	return &ExitError{Code: exitBusy}
+}
+
+// unknown reports an attempt whose outcome is unknown and how to settle it.
+func (st *runStep) unknown(d *ledger.Decision) error {
+	ios := st.opts.f.IO
+	rec := d.Record
+	fmt.Fprintf(ios.Err, "idemkey: outcome unknown: %s\n", st.key)
+	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, stamp(rec.StartedAt), rec.Holder)
+	how := rec.Reason
+	if rec.ExitCode >= exitSignalStart {
+		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
+	}
+	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, stamp(rec.EndedAt))
+	fmt.Fprintf(ios.Err, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded (replay from now on) or --as failed (run again); --recover retry runs it again with the same key, for a command whose owner dedupes by IDEMPOTENCY_KEY\n", st.key)
+	return &ExitError{Code: exitUnknown}
+}
+
+// mismatch refuses a key recorded for another step.
+func (st *runStep) mismatch(rec *ledger.Record) error {
+	what := describeDifference(rec.Request, st.request)
+	return &codeError{Code: exitRunFailed, Err: &UsageError{
+		Err:  fmt.Errorf("key %s was recorded for another step (attempt %d, %s): %s", st.key, rec.Attempt, rec.State, what),
+		hint: fmt.Sprintf("the same key must mean the same step; give this one its own --task or --tool, or drop the record with 'idemkey ledger forget %s'", st.key),
+	}}
+}
+
+// recorder keeps the first max bytes of a stream, its length and sha256.
+type recorder struct {
+	max  int64
+	data []byte
+	n    int64
+	h    hash.Hash
+}
+
+func newRecorder(max int64) *recorder { return &recorder{max: max, h: sha256.New()} }
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.h.Write(p)
+	r.n += int64(len(p))
+	if room := r.max - int64(len(r.data)); room > 0 {
+		r.data = append(r.data, p[:min(int64(len(p)), room)]...)
+	}
+	return len(p), nil
+}
+
+func (r *recorder) output() ledger.Output {
+	return ledger.Output{Data: r.data, Length: r.n, SHA256: hex.EncodeToString(r.h.Sum(nil)), Truncated: r.n > int64(len(r.data))}
+}
+
+// tee copies a pipe to w (live) and to the recorder. When w fails (a
+// reader that went away: "| head -1"), the pipe is closed, so that the
+// command sees the broken pipe it would have seen without idemkey.
+func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
+	defer wg.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			rec.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				r.Close()
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// execute runs the claimed attempt: the command with the key in its
+// environment, its output streamed and recorded, the lease renewed, the
+// outcome completed.
+func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File) error {
+	opts := st.opts
+	ios := opts.f.IO
+	defer closeFile(lock)
+	attempt := d.Record.Attempt
+	if d.Previous != nil {
+		opts.logf("attempt %d of %s (attempt %d was %s)", attempt, st.key, d.Previous.Attempt, d.Previous.State)
+	} else {
+		opts.logf("attempt %d of %s", attempt, st.key)
+	}
+	rec := *d.Record
+	fail := func(err error) error {
+		// The command never started: the attempt failed as a shell
+		// reports it, and may run again.
+		r := rec
+		r.State, r.ExitCode, r.EndedAt, r.Reason = ledger.Failed, exitCannotExec, time.Now(), "could not start: "+err.Error()
+		_ = ledger.Complete(ctx, st.store, &r)
+		return &codeError{Code: exitCannotExec, Err: err}
+	}
+
+	c := exec.Command(opts.Command[0], opts.Command[1:]...)
+	if filepath.Base(opts.Command[0]) == opts.Command[0] {
+		if p, err := exec.LookPath(opts.Command[0]); err == nil {
+			c.Path = p
+		}
+	}
+	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
+		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
+	c.Stdin = ios.In
+	// The command stays in idemkey's process group, as a plain command
+	// would be: whatever kills idemkey's group (a CI runner cancelling
+	// the job, a shell's job control) reaches the command too, while a
+	// signal to idemkey alone is forwarded.
+	if lock != nil {
+		c.ExtraFiles = []*os.File{lock}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fail(err)
+	}
+	c.Stdout, c.Stderr = outW, errW
+	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	// A write to a closed standard output returns an error (tee passes the
+	// broken pipe on to the command) instead of killing idemkey before it
+	// records the outcome.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+
+	if err := c.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return fail(err)
+	}
+	outW.Close()
+	errW.Close()
+	// The child holds the lock now too; this process keeps its copy until
+	// the outcome is recorded.
+	var copies sync.WaitGroup
+	copies.Add(2)
+	// The command's own output is the command's business (a broken pipe
+	// reaches the command, and its exit code stays idemkey's), not a
+	// failure of idemkey to write a result: write beneath the watcher.
+	go tee(&copies, outR, underlying(ios.Out), outRec)
+	go tee(&copies, errR, underlying(ios.Err), errRec)
+
+	pid := c.Process.Pid
+	forward := func(sig syscall.Signal) {
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
+			return // the terminal sent it to the whole group: the command has it
+		}
+		_ = signalPid(pid, sig)
+	}
+	killTree := func() {
+		// The command and everything it started that is still its
+		// descendant, found before any of them dies.
+		for _, p := range processTree(pid) {
+			_ = signalPid(p, syscall.SIGKILL)
+		}
+	}
+	exited := make(chan struct{})
+	var lost bool
+	var lostMu sync.Mutex
+	go func() {
+		// Renew the lease every third of it; on a lost lease, stop the
+		// command (or carry on, with --on-lease-lost continue).
+		t := time.NewTicker(opts.Lease / 3)
+		defer t.Stop()
+		lastOK := time.Now()
+		for {
+			select {
+			case <-exited:
+				return
+			case s := <-sigs:
+				forward(s.(syscall.Signal))
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
+				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
+				cancel()
+				if err == nil {
+					lastOK = time.Now()
+					continue
+				}
+				if !errors.Is(err, ledger.ErrLeaseLost) && time.Since(lastOK) < opts.Lease {
+					opts.logf("renewing the lease: %v", err)
+					continue
+				}
+				lostMu.Lock()
+				first := !lost
+				lost = true
+				lostMu.Unlock()
+				if first {
+					fmt.Fprintf(ios.Err, "idemkey: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, st.key, err)
+					if opts.OnLeaseLost == "kill" {
+						killTree()
+					}
+				}
+			}
+		}
+	}()
+
+	waitErr := c.Wait()
+	close(exited)
+	// Output written by processes the command left behind may never end:
+	// record what arrived by shortly after the command's exit.
+	drained := make(chan struct{})
+	go func() { copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	code, state, reason := exitOutcome(c.ProcessState, waitErr)
+	if ledgerTestHooks.crashAfterExit != nil && ledgerTestHooks.crashAfterExit() {
+		_ = signalPid(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	lostMu.Lock()
+	wasLost := lost
+	lostMu.Unlock()
+	if wasLost && opts.OnLeaseLost == "kill" {
+		return &ExitError{Code: exitUnknown}
+	}
+	rec.State, rec.ExitCode, rec.Reason, rec.EndedAt = state, code, reason, time.Now()
+	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
+	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
+		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
+	} else {
+		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
+	}
+	if code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// exitOutcome maps how the command ended to an exit code and a state:
+// killed by a signal is unknown (the command may have done part of its
+// effect), 128+N.
+func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
+	if ps == nil {
+		return exitRunFailed, ledger.Unknown, "the command's end was not seen: " + err.Error()
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		return exitSignalStart + int(sig), ledger.Unknown, fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
+	}
+	code := ps.ExitCode()
+	if code == 0 {
+		return 0, ledger.Succeeded, ""
+	}
+	return code, ledger.Failed, fmt.Sprintf("exit status %d", code)
+}
+
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+outer:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue outer
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// describeDifference says where a recorded request and a new one differ,
+// as diff would: the first difference that changes the key, with its
+// kind's reason, and how many more there are.
+func describeDifference(recorded, now []byte) string {
+	a, err1 := canon.Parse(recorded, canon.JS)
+	b, err2 := canon.Parse(now, canon.JS)
+	if err1 != nil || err2 != nil {
+		return "the recorded request cannot be compared"
+	}
+	res := diff.Compare(&diff.Side{Name: "recorded", Doc: a, Args: a.Root()},
+		&diff.Side{Name: "now", Doc: b, Args: b.Root()}, diff.Options{Scheme: canon.JS, Max: 1})
+	if len(res.Diffs.Items) == 0 {
+		return "the fingerprints differ"
+	}
+	e := res.Diffs.Items[0]
+	// The request is {"args":…,"command":[…]} (post: its own members),
+	// compared as the arguments of a call: its pointers start /args.
+	ptr := strings.TrimPrefix(e.Pointer, "/args")
+	what, rest := "arguments differ", ptr
+	if r, ok := strings.CutPrefix(ptr, "/command"); ok {
+		what, rest = "the command line differs", r
+	} else if r, ok := strings.CutPrefix(ptr, "/args"); ok {
+		rest = r
+	}
+	if rest == "" {
+		rest = "the top"
+	}
+	msg := fmt.Sprintf("%s at %s: recorded %s, now %s", what, diff.RevealPointer(rest),
+		diff.Shorten(e.A.Revealed(), 60), diff.Shorten(e.B.Revealed(), 60))
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
+	if more := res.Diffs.Total() - 1; more > 0 {
+		msg += fmt.Sprintf(", and %d more %s", more, plural(more, "difference", "differences"))
+	}
+	return msg
+}

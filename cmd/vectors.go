@@ -1,0 +1,55 @@
+package cmd
+
+import (
+	"bufio"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/conform"
+	"github.com/spf13/cobra"
+)
+
+type vectorsOptions struct {
+	f      *Factory
+	Scheme canon.Scheme
+}
+
+func newVectorsCmd(f *Factory) *cobra.Command {
+	opts := &vectorsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "vectors",
+		Short: "Print the conformance suite as JSON Lines",
+		Long: `Print the conformance suite, one case a line:
+
+  {"id":…,"rule":…,"note":…,"task":…,"tool":…,"args":<the arguments, inline>,
+   "canonical":"…","key":"…"}
+
+or "error":true instead of canonical and key for a case the scheme rejects.
+The cases cover every rule of the scheme (see 'idemkey conform'); ids are
+never reused and new cases are appended, so the suite can be pinned.`,
+		Example: `  idemkey vectors > conformance.jsonl
+  idemkey vectors --scheme jcs | jq -c 'select(.rule == "order-utf16")'`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if opts.Scheme, err = f.scheme(); err != nil {
+				return err
+			}
+			return runVectors(opts)
+		},
+	}
+	cmd.Flags().String("scheme", "js", "scheme: js (the reference harness) or jcs (RFC 8785)")
+	return cmd
+}
+
+func runVectors(opts *vectorsOptions) error {
+	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
+	var line []byte
+	for _, c := range conform.Cases() {
+		line = conform.AppendVector(line[:0], c, opts.Scheme)
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}

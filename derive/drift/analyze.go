@@ -1,0 +1,592 @@
+package drift
+
+import (
+	"encoding/binary"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
+)
+
+// Analyzer runs one analysis. Add the calls in log order, then Finish.
+type Analyzer struct {
+	o      Options
+	shards []*shard
+	wg     sync.WaitGroup
+	calls  int
+}
+
+// New starts an analysis. Calls are spread over one shard per core by
+// task and tool; each shard sees its calls in log order.
+func New(o Options) *Analyzer {
+	o = o.withDefaults()
+	a := &Analyzer{o: o}
+	n := max(1, min(runtime.GOMAXPROCS(0), 4))
+	for range n {
+		s := newShard(&a.o)
+		a.shards = append(a.shards, s)
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for batch := range s.in {
+				for _, p := range batch {
+					s.add(p)
+				}
+			}
+		}()
+	}
+	return a
+}
+
+const batchSize = 256
+
+// Add adds a prepared call; calls must come in log order.
+func (a *Analyzer) Add(p *Prepared) {
+	a.calls++
+	s := a.shards[p.group%uint64(len(a.shards))]
+	s.pending = append(s.pending, p)
+	if len(s.pending) == batchSize {
+		s.in <- s.pending
+		s.pending = make([]*Prepared, 0, batchSize)
+	}
+}
+
+// shard holds the state of the calls of some tasks and tools.
+type shard struct {
+	o       *Options
+	in      chan []*Prepared
+	pending []*Prepared
+
+	seq     int64
+	ring    []*Prepared
+	mask    int64
+	cur     map[uint64]int64 // bucket → seq of its latest call
+	prev    map[uint64]int64
+	genLine int
+	recent  map[uint64][]int64 // group → seqs of its latest calls
+
+	pairs    []pair
+	entries  []entry
+	counters map[[2]int32][2]int32 // tool and pointer (in names) → integer differences, steps of 1 to MaxStep
+	keptAt   map[int64]int32       // seq → index into kept
+	kept     []kept                // no pointers: the collector does not scan them
+	bytes    arena                 // texts and call ids of kept calls
+	ids      arena                 // call ids of keys
+	names    strTable              // tasks, tools and pointers
+	stats    map[uint64]*[2]int32  // tool and leaf pointer → near-duplicate pairs having it on both sides, differing
+
+	ptrNames map[uint64]string // leaf pointer hash → pointer
+
+	keys  map[uint64]int32 // the key's first 64 bits → index into first
+	first []keyState
+	multi map[int32]*keyGroup
+
+	cand []int64
+}
+
+// kept is what is kept of a call that is part of a near-duplicate pair.
+type kept struct {
+	line       int
+	task, tool int32 // in names
+	callID     span
+	text       span
+	key        [32]byte
+}
+
+type keyState struct {
+	line   int
+	time   int64
+	callID span
+	group  int32 // index into multi, or -1
+}
+
+// arena holds bytes in large blocks, so that millions of small texts cost
+// the collector nothing to scan.
+type arena struct{ blocks [][]byte }
+
+// span is a run of bytes in an arena.
+type span struct{ block, off, n uint32 }
+
+const arenaBlock = 4 << 20
+
+func (a *arena) add(b []byte) span {
+	if len(b) == 0 {
+		return span{}
+	}
+	k := len(a.blocks) - 1
+	if k < 0 || len(a.blocks[k])+len(b) > cap(a.blocks[k]) {
+		a.blocks = append(a.blocks, make([]byte, 0, max(arenaBlock, len(b))))
+		k++
+	}
+	off := len(a.blocks[k])
+	a.blocks[k] = append(a.blocks[k], b...)
+	return span{uint32(k), uint32(off), uint32(len(b))}
+}
+
+func (a *arena) addString(s string) span {
+	if s == "" {
+		return span{}
+	}
+	return a.add([]byte(s))
+}
+
+func (a *arena) get(sp span) []byte {
+	if sp.n == 0 {
+		return nil
+	}
+	return a.blocks[sp.block][sp.off : sp.off+sp.n]
+}
+
+func (a *arena) str(sp span) string { return string(a.get(sp)) }
+
+// strTable numbers strings.
+type strTable struct {
+	ids  map[string]int32
+	strs []string
+}
+
+func (t *strTable) id(s string) int32 {
+	if k, ok := t.ids[s]; ok {
+		return k
+	}
+	if t.ids == nil {
+		t.ids = map[string]int32{}
+	}
+	k := int32(len(t.strs))
+	t.ids[s] = k
+	t.strs = append(t.strs, s)
+	return k
+}
+
+type keyGroup struct {
+	task, tool string
+	key        [32]byte
+	lines      []int
+	callIDs    []string
+	why        string
+}
+
+func newShard(o *Options) *shard {
+	size := int64(1)
+	for size < int64(2*o.Window+64) {
+		size <<= 1
+	}
+	return &shard{
+		o: o, in: make(chan []*Prepared, 8), pending: make([]*Prepared, 0, batchSize),
+		ring: make([]*Prepared, size), mask: size - 1,
+		cur: map[uint64]int64{}, prev: map[uint64]int64{}, recent: map[uint64][]int64{},
+		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
+		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
+		ptrNames: map[uint64]string{}, counters: map[[2]int32][2]int32{},
+	}
+}
+
+func (s *shard) lookup(b uint64) (int64, bool) {
+	if q, ok := s.cur[b]; ok {
+		return q, true
+	}
+	q, ok := s.prev[b]
+	return q, ok
+}
+
+// maxLeafBuckets bounds the single-leaf buckets of a call.
+const maxLeafBuckets = 64
+
+func (s *shard) add(p *Prepared) {
+	o := s.o
+	if p.line-s.genLine > o.Window {
+		s.prev, s.cur = s.cur, make(map[uint64]int64, len(s.cur))
+		s.genLine = p.line
+	}
+	seq := s.seq
+	s.seq++
+	s.ring[seq&s.mask] = p
+	p.seq = seq
+	s.cand = s.cand[:0]
+	consider := func(q int64) {
+		for _, c := range s.cand {
+			if c == q {
+				return
+			}
+		}
+		s.cand = append(s.cand, q)
+	}
+	// One bucket per leaf left out finds every single-leaf difference;
+	// calls with very many leaves rely on the MinHash bands and the recent
+	// calls instead, so that no call costs more than a bounded number of
+	// buckets.
+	if len(p.leaves) <= maxLeafBuckets {
+		for _, l := range p.leaves {
+			b := mix(p.group^(p.sum-l.unit())) ^ mix(l.ptr+0x2545f4914f6cdd1d)
+			if q, ok := s.lookup(b); ok {
+				consider(q)
+			}
+			s.cur[b] = seq
+		}
+	}
+	for _, b := range p.bands {
+		if q, ok := s.lookup(b); ok {
+			consider(q)
+		}
+		s.cur[b] = seq
+	}
+	rec := s.recent[p.group]
+	for _, q := range rec {
+		consider(q)
+	}
+	if len(rec) < o.Recent {
+		rec = append(rec, seq)
+	} else {
+		copy(rec, rec[1:])
+		rec[len(rec)-1] = seq
+	}
+	s.recent[p.group] = rec
+	for _, q := range s.cand {
+		if q < seq-s.mask {
+			continue // gone from the ring
+		}
+		if prev := s.ring[q&s.mask]; prev != nil && prev.seq == q {
+			s.compare(prev, p)
+		}
+	}
+	s.trackKey(p)
+}
+
+// compare looks at a candidate pair: a, earlier, and b.
+func (s *shard) compare(a, b *Prepared) {
+	o := s.o
+	if a.group != b.group || a.task != b.task || a.tool != b.tool || b.line-a.line > o.Window ||
+		a.time != 0 && b.time != 0 && absDur(b.time-a.time) > int64(o.WindowTime) {
+		return
+	}
+	d, total := leafDiff(a.leaves, b.leaves)
+	if d == 0 || d > o.MaxLeaves || float64(d) > max(1, o.MaxFraction*float64(total)) {
+		return
+	}
+	// A near-duplicate pair of the same shape (the same leaves): count,
+	// for each leaf, whether it differs.
+	toolH := hashString(a.tool)
+	i, j := 0, 0
+	for len(a.leaves) == len(b.leaves) && i < len(a.leaves) && j < len(b.leaves) {
+		la, lb := a.leaves[i], b.leaves[j]
+		switch {
+		case la.ptr == lb.ptr:
+			st := s.stats[mix(toolH^la.ptr)]
+			if st == nil {
+				st = new([2]int32)
+				s.stats[mix(toolH^la.ptr)] = st
+			}
+			st[0]++
+			if la.val != lb.val {
+				st[1]++
+			}
+			i++
+			j++
+		case la.ptr < lb.ptr:
+			i++
+		default:
+			j++
+		}
+	}
+	if a.key == b.key {
+		return
+	}
+	entries, ok := s.detail(a, b)
+	if !ok {
+		return
+	}
+	s.pairs = append(s.pairs, pair{a: s.keep(a), b: s.keep(b), off: uint32(len(s.entries)), n: uint32(len(entries))})
+	s.entries = append(s.entries, entries...)
+}
+
+// keep keeps what the report needs of a call of a near-duplicate pair.
+func (s *shard) keep(p *Prepared) int32 {
+	if k, ok := s.keptAt[p.seq]; ok {
+		return k
+	}
+	k := int32(len(s.kept))
+	s.keptAt[p.seq] = k
+	s.kept = append(s.kept, kept{line: p.line, task: s.names.id(p.task), tool: s.names.id(p.tool),
+		callID: s.bytes.addString(p.callID), text: s.bytes.add(p.text), key: p.key})
+	return k
+}
+
+// pair is a near-duplicate pair with different keys whose differences
+// are all of the volatile kinds (before the statistics decide).
+type pair struct {
+	a, b   int32  // indices into the shard's kept calls
+	off, n uint32 // its entries in the shard's entries
+}
+
+func (s *shard) pairEntries(p *pair) []entry { return s.entries[p.off : p.off+p.n] }
+
+// entry is one difference of a pair, classified.
+type entry struct {
+	ptr  int32  // in names: the pointer, relative to the arguments
+	unit uint64 // hash of the pointer of its leaf
+	step int32  // counters: later minus earlier
+	kind uint8
+	near bool // timestamps: within TimeGap; texts: similar
+}
+
+// Kinds, compactly.
+const (
+	kOther uint8 = iota
+	kTimestamp
+	kID
+	kCounter
+	kFloat
+	kReordered
+	kReworded
+)
+
+var kindNames = [...]string{KindOther, KindTimestamp, KindID, KindCounter, KindFloat, KindReordered, KindReworded}
+
+// pointer returns the pointer of a leaf of p, learning the pointers of
+// p's leaves when it is not known yet.
+func (s *shard) pointer(p *Prepared, ptr uint64) string {
+	if name, ok := s.ptrNames[ptr]; ok {
+		return name
+	}
+	if doc, err := canon.Parse(p.text, canon.JS); err == nil {
+		pointers(doc.Root(), rootPtr, "", s.ptrNames)
+	}
+	return s.ptrNames[ptr]
+}
+
+// detail classifies each leaf where two calls differ. It gives up (false)
+// as soon as a difference is of no volatile kind: such a pair is two
+// distinct calls.
+func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
+	var out []entry
+	i, j := 0, 0
+	tool := s.names.id(a.tool)
+	count := func(ptr int32, e entry) { // every integer difference, for the counter statistics
+		c := s.counters[[2]int32{tool, ptr}]
+		c[0]++
+		if e.step >= 1 && int(e.step) <= s.o.MaxStep {
+			c[1]++
+		}
+		s.counters[[2]int32{tool, ptr}] = c
+	}
+	add := func(ptr string, e entry) bool {
+		if s.o.ignored(ptr) {
+			return true
+		}
+		if e.kind == kCounter {
+			count(s.names.id(ptr), e)
+		}
+		if !e.possible(s.o) {
+			// Distinct calls. Their other integer differences still count
+			// for the statistics.
+			for ; i < len(a.leaves) && j < len(b.leaves); i, j = i+1, j+1 {
+				la, lb := a.leaves[i], b.leaves[j]
+				if la.ptr != lb.ptr {
+					break // the shapes differ: not a pair the statistics count
+				}
+				va, vb := a.text[la.off:la.end], b.text[lb.off:lb.end]
+				if la.val != lb.val && !la.array && isNumberStart(va[0]) && isNumberStart(vb[0]) {
+					if e := classifyValues(s.o, va, vb); e.kind == kCounter {
+						if p := s.pointer(a, la.ptr); !s.o.ignored(p) {
+							count(s.names.id(p), e)
+						}
+					}
+				}
+			}
+			return false
+		}
+		e.ptr = s.names.id(ptr)
+		for _, x := range out {
+			if x.ptr == e.ptr {
+				return true
+			}
+		}
+		out = append(out, e)
+		return len(out) <= s.o.MaxLeaves
+	}
+	// Scalars first, arrays (which may need the diff engine) after.
+	var arrays [][2]leaf
+	for i < len(a.leaves) || j < len(b.leaves) {
+		switch {
+		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
+			if !add(s.pointer(a, a.leaves[i].ptr), entry{kind: kOther}) { // only a has it
+				return nil, false
+			}
+			i++
+		case i == len(a.leaves) || b.leaves[j].ptr < a.leaves[i].ptr:
+			if !add(s.pointer(b, b.leaves[j].ptr), entry{kind: kOther}) {
+				return nil, false
+			}
+			j++
+		default:
+			la, lb := a.leaves[i], b.leaves[j]
+			i++
+			j++
+			if la.val == lb.val {
+				continue
+			}
+			if la.array && lb.array {
+				arrays = append(arrays, [2]leaf{la, lb})
+				continue
+			}
+			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
+			e.unit = la.ptr
+			if !add(s.pointer(a, la.ptr), e) {
+				return nil, false
+			}
+		}
+	}
+	for _, ab := range arrays {
+		la, lb := ab[0], ab[1]
+		ptr := s.pointer(a, la.ptr)
+		if la.ms == lb.ms {
+			if !add(ptr, entry{unit: la.ptr, kind: kReordered, near: true}) {
+				return nil, false
+			}
+			continue
+		}
+		// Changed inside: the diff engine says where and how.
+		for _, d := range s.inside(ptr, a.text[la.off:la.end], b.text[lb.off:lb.end]) {
+			d.e.unit = la.ptr
+			if !add(d.ptr, d.e) {
+				return nil, false
+			}
+		}
+	}
+	return out, len(out) > 0
+}
+
+// possible reports whether a difference can be part of a retry at all,
+// before the log's statistics say whether it is: a counter that steps up
+// by 1 to MaxStep, timestamps within TimeGap, a text reworded, and the
+// kinds that are volatile by themselves.
+func (e entry) possible(o *Options) bool {
+	switch e.kind {
+	case kOther:
+		return false
+	case kCounter:
+		return e.step >= 1 && int(e.step) <= o.MaxStep
+	case kTimestamp, kReworded:
+		return e.near
+	}
+	return true
+}
+
+// ptrEntry is a difference and its pointer.
+type ptrEntry struct {
+	ptr string
+	e   entry
+}
+
+// inside compares two arrays with the diff engine.
+func (s *shard) inside(at string, va, vb []byte) []ptrEntry {
+	da, err1 := canon.Parse(va, canon.JS)
+	db, err2 := canon.Parse(vb, canon.JS)
+	if err1 != nil || err2 != nil {
+		return []ptrEntry{{at, entry{kind: kOther}}}
+	}
+	sa := &diff.Side{Name: "a", Doc: da, Task: "t", Tool: "t", Args: da.Root()}
+	sb := &diff.Side{Name: "b", Doc: db, Task: "t", Tool: "t", Args: db.Root()}
+	res := diff.Compare(sa, sb, diff.Options{Scheme: canon.JS, Max: s.o.MaxLeaves + 1})
+	var out []ptrEntry
+	for _, en := range res.Diffs.Items {
+		ptr, _ := strings.CutPrefix(en.Pointer, "/args")
+		e := classify(s.o, en)
+		if e.kind == kReordered && en.Kind == diff.KindElemMoved {
+			ptr = parentPointer(ptr)
+		}
+		out = append(out, ptrEntry{at + ptr, e})
+	}
+	if res.Diffs.Omitted > 0 {
+		out = append(out, ptrEntry{at, entry{kind: kOther}})
+	}
+	return out
+}
+
+func parentPointer(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// trackKey records the call under its key, for collapses.
+func (s *shard) trackKey(p *Prepared) {
+	o := s.o
+	k64 := binary.LittleEndian.Uint64(p.key[:8])
+	idx, ok := s.keys[k64]
+	if !ok {
+		s.keys[k64] = int32(len(s.first))
+		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: s.ids.addString(p.callID), group: -1})
+		return
+	}
+	st := &s.first[idx]
+	g := s.multi[st.group]
+	if st.group < 0 {
+		g = &keyGroup{task: p.task, tool: p.tool, key: p.key, lines: []int{st.line}}
+		if st.callID.n > 0 {
+			g.callIDs = append(g.callIDs, s.ids.str(st.callID))
+		}
+		st.group = int32(len(s.multi))
+		s.multi[st.group] = g
+	}
+	g.lines = append(g.lines, p.line)
+	if p.callID != "" && !contains(g.callIDs, p.callID) {
+		g.callIDs = append(g.callIDs, p.callID)
+	}
+	switch {
+	case g.why != "":
+	case st.callID.n > 0 && p.callID != "" && string(s.ids.get(st.callID)) != p.callID:
+		g.why = "the calls carry different call ids"
+	case p.line-st.line > o.Window:
+		g.why = "the calls lie far apart in the log"
+	case st.time != 0 && p.time != 0 && absDur(p.time-st.time) > int64(o.WindowTime):
+		g.why = "the calls lie far apart in time"
+	}
+	st.line, st.time = p.line, p.time
+	if p.callID != "" && string(s.ids.get(st.callID)) != p.callID {
+		st.callID = s.ids.addString(p.callID)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func absDur(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// ignored reports whether a pointer lies outside what the caller's key
+// covers (under an --omit pointer, or outside every --only pointer).
+func (o *Options) ignored(p string) bool {
+	for _, q := range o.Omit {
+		if under(p, q) {
+			return true
+		}
+	}
+	if len(o.Only) == 0 {
+		return false
+	}
+	for _, q := range o.Only {
+		if under(p, q) || under(q, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// under reports whether pointer p is q or lies inside it.
+func under(p, q string) bool {
+	return p == q || strings.HasPrefix(p, q) && len(p) > len(q) && p[len(q)] == '/'
+}

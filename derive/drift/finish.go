@@ -1,0 +1,280 @@
+package drift
+
+import (
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/idemkey/idemkey/canon"
+)
+
+// Finish waits for the calls added so far and returns the report.
+func (a *Analyzer) Finish() *Report {
+	for _, s := range a.shards {
+		if len(s.pending) > 0 {
+			s.in <- s.pending
+			s.pending = nil
+		}
+		close(s.in)
+	}
+	a.wg.Wait()
+	o := &a.o
+
+	// Freshness: per tool and leaf, near-duplicate pairs having it on both
+	// sides and differing there.
+	stats := map[uint64][2]int32{}
+	for _, s := range a.shards {
+		for k, v := range s.stats {
+			t := stats[k]
+			t[0] += v[0]
+			t[1] += v[1]
+			stats[k] = t
+		}
+		s.stats = nil
+	}
+	fresh := func(tool string, unit uint64) bool {
+		t := stats[mix(hashString(tool)^unit)]
+		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
+	}
+	// Collapses first: then what they need can go.
+	var collapses []Finding
+	for _, s := range a.shards {
+		for _, g := range s.multi {
+			if g.why == "" {
+				continue
+			}
+			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
+				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
+		}
+		s.keys, s.first, s.multi, s.ring, s.cur, s.prev, s.recent, s.keptAt = nil, nil, nil, nil, nil, nil, nil, nil
+		s.ids = arena{}
+	}
+	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
+
+	// Counters: per tool and pointer, integer differences, and how many
+	// are steps of 1 to MaxStep.
+	type ck struct{ tool, ptr string }
+	counters := map[ck][2]int32{}
+	for _, s := range a.shards {
+		for k, v := range s.counters {
+			key := ck{s.names.strs[k[0]], s.names.strs[k[1]]}
+			c := counters[key]
+			c[0] += v[0]
+			c[1] += v[1]
+			counters[key] = c
+		}
+		s.counters = nil
+	}
+	retry := func(s *shard, p *pair) bool {
+		tool := s.names.strs[s.kept[p.a].tool]
+		for _, e := range s.pairEntries(p) {
+			var ok bool
+			switch e.kind {
+			case kReordered, kFloat:
+				ok = true
+			case kTimestamp:
+				ok = e.near && fresh(tool, e.unit)
+			case kID:
+				ok = fresh(tool, e.unit)
+			case kCounter:
+				c := counters[ck{tool, s.names.strs[e.ptr]}]
+				ok = e.step >= 1 && int(e.step) <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0])
+			case kReworded:
+				ok = e.near
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+
+	// Call ids: a log that keeps the model's tool call id across the
+	// attempts of a call (most retry pairs share it) tells distinct calls
+	// apart by it; a log that gives every attempt a new id does not.
+	same, other := 0, 0
+	for _, s := range a.shards {
+		for k := range s.pairs {
+			p := &s.pairs[k]
+			ia, ib := s.bytes.get(s.kept[p.a].callID), s.bytes.get(s.kept[p.b].callID)
+			if len(ia) > 0 && len(ib) > 0 && retry(s, p) {
+				if string(ia) == string(ib) {
+					same++
+				} else {
+					other++
+				}
+			}
+		}
+	}
+	idsTell := same > other
+
+	// Clusters: connected components of the retry pairs, per shard.
+	var clusters []*cluster
+	for si, s := range a.shards {
+		parent := make([]int32, len(s.kept))
+		for k := range parent {
+			parent[k] = int32(k)
+		}
+		find := func(x int32) int32 {
+			for parent[x] != x {
+				parent[x] = parent[parent[x]]
+				x = parent[x]
+			}
+			return x
+		}
+		accepted := s.pairs[:0]
+		for _, p := range s.pairs {
+			ia, ib := s.bytes.get(s.kept[p.a].callID), s.bytes.get(s.kept[p.b].callID)
+			if idsTell && len(ia) > 0 && len(ib) > 0 && string(ia) != string(ib) {
+				continue // two calls the model made, not one retried
+			}
+			if retry(s, &p) {
+				accepted = append(accepted, p)
+				ra, rb := find(p.a), find(p.b)
+				if ra != rb {
+					parent[max(ra, rb)] = min(ra, rb)
+				}
+			}
+		}
+		byRoot := map[int32]*cluster{}
+		for _, p := range accepted {
+			r := find(p.a)
+			c := byRoot[r]
+			if c == nil {
+				c = &cluster{shard: si, kinds: map[string]string{}}
+				byRoot[r] = c
+				clusters = append(clusters, c)
+			}
+			c.members = append(c.members, p.a, p.b)
+			for _, e := range s.pairEntries(&p) {
+				if ptr := s.names.strs[e.ptr]; c.kinds[ptr] == "" {
+					c.kinds[ptr] = kindNames[e.kind]
+				}
+			}
+		}
+		s.pairs, s.entries = nil, nil
+	}
+	rep := &Report{Calls: a.calls}
+	findings := make([]Finding, len(clusters))
+	var wg sync.WaitGroup
+	next := make(chan int, len(clusters))
+	for k := range clusters {
+		next <- k
+	}
+	close(next)
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				findings[k] = a.driftFinding(clusters[k])
+				clusters[k] = nil
+			}
+		}()
+	}
+	wg.Wait()
+	for _, s := range a.shards {
+		s.kept, s.bytes = nil, arena{}
+	}
+	for k := range findings {
+		if len(findings[k].Keys) > 1 {
+			rep.Findings = append(rep.Findings, findings[k])
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Lines[0] < rep.Findings[j].Lines[0] })
+	rep.Suggestions = suggestions(o, rep.Findings)
+	rep.Findings = append(rep.Findings, collapses...)
+	return rep
+}
+
+type cluster struct {
+	shard   int
+	members []int32           // indices into the shard's kept calls
+	kinds   map[string]string // varying pointer → kind
+}
+
+func (a *Analyzer) driftFinding(c *cluster) Finding {
+	s := a.shards[c.shard]
+	slices.Sort(c.members)
+	c.members = slices.Compact(c.members)
+	first := &s.kept[c.members[0]]
+	f := Finding{Kind: FindingDrift, Task: s.names.strs[first.task], Tool: s.names.strs[first.tool]}
+	for _, q := range c.members {
+		k := &s.kept[q]
+		f.Lines = append(f.Lines, k.line)
+		if !slices.Contains(f.Keys, k.key) {
+			f.Keys = append(f.Keys, k.key)
+		}
+	}
+	for p, kind := range c.kinds {
+		f.Variations = append(f.Variations, Variation{Pointer: p, Kind: kind})
+	}
+	slices.SortFunc(f.Variations, func(x, y Variation) int { return strings.Compare(x.Pointer, y.Pointer) })
+	for _, v := range f.Variations {
+		if v.Pointer == "" {
+			f.Omit = nil // the whole arguments vary: no --omit can help
+			return f
+		}
+		if len(f.Omit) > 0 && under(v.Pointer, f.Omit[len(f.Omit)-1]) {
+			continue
+		}
+		f.Omit = append(f.Omit, v.Pointer)
+	}
+	if a.o.Rekey != nil {
+		f.Verified = true
+		var key [32]byte
+		for n, q := range c.members {
+			k := &s.kept[q]
+			doc, err := canon.Parse(s.bytes.get(k.text), a.o.Scheme)
+			if err != nil {
+				f.Verified = false
+				break
+			}
+			got, err := a.o.Rekey(f.Task, f.Tool, doc.Root(), f.Omit)
+			if err != nil || n > 0 && got != key {
+				f.Verified = false
+				break
+			}
+			key = got
+		}
+	}
+	return f
+}
+
+// suggestions gives each tool the pointers that vary in at least Share of
+// its drift clusters.
+func suggestions(o *Options, fs []Finding) []Suggestion {
+	type tally struct {
+		clusters int
+		ptrs     map[string]int
+	}
+	tools := map[string]*tally{}
+	for _, f := range fs {
+		t := tools[f.Tool]
+		if t == nil {
+			t = &tally{ptrs: map[string]int{}}
+			tools[f.Tool] = t
+		}
+		t.clusters++
+		for _, p := range f.Omit {
+			t.ptrs[p]++
+		}
+	}
+	var out []Suggestion
+	for tool, t := range tools {
+		s := Suggestion{Tool: tool, Clusters: t.clusters}
+		for p, n := range t.ptrs {
+			if float64(n) >= o.Share*float64(t.clusters) {
+				s.Omit = append(s.Omit, p)
+			}
+		}
+		if len(s.Omit) > 0 {
+			slices.Sort(s.Omit)
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(x, y Suggestion) int { return strings.Compare(x.Tool, y.Tool) })
+	return out
+}

@@ -1,0 +1,95 @@
+// Package storeutil holds what the network stores share: hiding a URL's
+// secrets in messages, and telling whether a write whose connection broke
+// took effect.
+package storeutil
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+)
+
+// Redact returns the URL with its password (in the user info or a
+// password parameter) replaced by xxxxx. Text after the URL (from the
+// first space) is kept as it is.
+func Redact(raw string) string {
+	if i := strings.IndexByte(raw, ' '); i >= 0 {
+		return Redact(raw[:i]) + raw[i:]
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	if q, err := url.ParseQuery(u.RawQuery); err == nil && q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// Secrets lists the strings of raw that must never be printed: its
+// password, raw and escaped.
+func Secrets(raw string) []string {
+	var s []string
+	add := func(p string) {
+		if len(p) >= 3 {
+			s = append(s, p, url.QueryEscape(p), url.PathEscape(p))
+		}
+	}
+	if u, err := url.Parse(raw); err == nil {
+		if p, ok := u.User.Password(); ok {
+			add(p)
+		}
+		if q, err := url.ParseQuery(u.RawQuery); err == nil {
+			add(q.Get("password"))
+		}
+	}
+	return s
+}
+
+// RedactErr returns err with every secret in its message replaced by
+// xxxxx, on one line (drivers join the errors of several addresses with
+// newlines and tabs); errors.Is and errors.As still see the original.
+func RedactErr(err error, secrets []string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := msg
+	for _, p := range secrets {
+		clean = strings.ReplaceAll(clean, p, "xxxxx")
+	}
+	if strings.ContainsAny(clean, "\n\t") {
+		clean = strings.Join(strings.Fields(clean), " ")
+	}
+	if clean == msg {
+		return err
+	}
+	return &redacted{msg: clean, err: err}
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r *redacted) Error() string { return r.msg }
+func (r *redacted) Unwrap() error { return r.err }
+
+// Same reports whether stored is the record a write of rec left: after a
+// connection broke mid-write, a retry that matches nothing asks whether
+// the first try took effect. Holder (host and pid) and the times to the
+// millisecond make another writer's identical record practically
+// impossible.
+func Same(stored, rec *ledger.Record) bool {
+	return stored != nil && stored.Attempt == rec.Attempt && stored.State == rec.State &&
+		stored.Holder == rec.Holder && stored.Fingerprint == rec.Fingerprint &&
+		stored.ExitCode == rec.ExitCode && stored.Reason == rec.Reason &&
+		stored.StartedAt.Sub(rec.StartedAt).Abs() < time.Millisecond &&
+		stored.EndedAt.Sub(rec.EndedAt).Abs() < time.Millisecond
+}

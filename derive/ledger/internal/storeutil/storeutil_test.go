@@ -1,0 +1,67 @@
+package storeutil
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+)
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:p%40ss-word@h:5432/db?sslmode=require": "postgres://u:xxxxx@h:5432/db?sslmode=require",
+		"postgres://h/db?user=u&password=open-sesame":        "postgres://h/db?password=xxxxx&user=u",
+		"redis://:hunter2@127.0.0.1:6379/0":                  "redis://:xxxxx@127.0.0.1:6379/0",
+		"rediss://127.0.0.1:6380/1?prefix=a:":                "rediss://127.0.0.1:6380/1?prefix=a:",
+		"redis://:pw123@h/0 (schema version 1)":              "redis://:xxxxx@h/0 (schema version 1)",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRedactErr(t *testing.T) {
+	url := "postgres://u:p%40ss-word@h/db?password=second-secret"
+	base := errors.New("dial p@ss-word failed:\n\tfor p%40ss-word and second-secret")
+	err := RedactErr(base, Secrets(url))
+	if strings.Contains(err.Error(), "ss-word") || strings.Contains(err.Error(), "second-secret") {
+		t.Fatalf("secret left: %q", err)
+	}
+	if strings.ContainsAny(err.Error(), "\n\t") {
+		t.Fatalf("not one line: %q", err)
+	}
+	if !errors.Is(err, base) {
+		t.Fatal("the original error is lost")
+	}
+	if RedactErr(nil, nil) != nil {
+		t.Fatal("nil became an error")
+	}
+}
+
+func TestSame(t *testing.T) {
+	now := time.Now()
+	a := &ledger.Record{Key: "k", Attempt: 2, State: ledger.Succeeded, Holder: "h pid 1", StartedAt: now, EndedAt: now}
+	b := *a
+	b.StartedAt = now.Add(300 * time.Microsecond) // the store's precision
+	if !Same(&b, a) {
+		t.Fatal("a record stored with microsecond precision is not the same")
+	}
+	for _, change := range []func(r *ledger.Record){
+		func(r *ledger.Record) { r.Attempt = 3 },
+		func(r *ledger.Record) { r.State = ledger.Failed },
+		func(r *ledger.Record) { r.Holder = "h pid 2" },
+		func(r *ledger.Record) { r.EndedAt = now.Add(time.Second) },
+	} {
+		c := *a
+		change(&c)
+		if Same(&c, a) {
+			t.Errorf("%+v taken for %+v", c, *a)
+		}
+	}
+	if Same(nil, a) {
+		t.Error("no record taken for one")
+	}
+}

@@ -1,0 +1,694 @@
+// Package postgres is a ledger.Store on PostgreSQL, through pgx: one table,
+// each Store method one statement (INSERT … ON CONFLICT DO NOTHING, UPDATE
+// … WHERE key, attempt and state still match, DELETE … WHERE), leases on
+// the server's now(), and LISTEN/NOTIFY for ledger.Waiter.
+//
+// Nothing here needs a session: no advisory lock held across statements,
+// no statement prepared across transactions (the default query mode is
+// pgx's exec mode, one unnamed statement per call, and
+// default_query_exec_mode=simple_protocol works too), so the store works
+// behind a transaction-mode pooler such as PgBouncer. There, LISTEN does
+// not reach the server's session, and Wait degrades to polling.
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/internal/storeutil"
+)
+
+// DefaultTable is the ledger's table when neither the URL (?table=NAME)
+// nor Options name another.
+const DefaultTable = "idemkey_ledger"
+
+// Options tunes a Store; the zero value is the default.
+type Options struct {
+	// Table is the ledger's table, optionally schema-qualified
+	// ("ops.idemkey_ledger"). The URL's table parameter wins over it.
+	Table string
+	// NoCreate: do not create the table when it is missing (Open fails
+	// instead); for roles without CREATE on the schema.
+	NoCreate bool
+	// RetryFor is how long a call retries after the connection broke (the
+	// server restarted, a failover); default 10 s, negative: never.
+	RetryFor time.Duration
+	// MaxConns bounds the store's connections (default 8).
+	MaxConns int
+	// PollEvery bounds how long one Wait blocks without a notification
+	// (default 1 s), so that a missed notification costs one poll.
+	PollEvery time.Duration
+}
+
+// Store is a ledger on one PostgreSQL table.
+type Store struct {
+	cfg      *pgx.ConnConfig
+	table    string // quoted, maybe schema-qualified
+	channel  string // NOTIFY channel
+	display  string // the URL with its password redacted
+	secrets  []string
+	retryFor time.Duration
+	poll     time.Duration
+
+	sem  chan struct{}
+	idle chan *pgx.Conn
+
+	create bool // create the table when a statement finds it missing
+
+	lmu      sync.Mutex
+	listener *pgx.Conn
+
+	closeOnce sync.Once
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// parseTable splits and checks a possibly schema-qualified table name.
+func parseTable(name string) (pgx.Identifier, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("table %q: at most schema.table", name)
+	}
+	for _, p := range parts {
+		if !identRE.MatchString(p) {
+			return nil, fmt.Errorf("table %q: a name is letters, digits and underscores, at most 63, not starting with a digit", name)
+		}
+	}
+	return pgx.Identifier(parts), nil
+}
+
+// channelName is the NOTIFY channel of a table: "idemkey:" and its name,
+// or a hash of the name where that would pass PostgreSQL's 63-byte limit
+// on identifiers.
+func channelName(table string) string {
+	c := "idemkey:" + table
+	if len(c) > 63 {
+		sum := sha256.Sum256([]byte(table))
+		c = "idemkey:" + hex.EncodeToString(sum[:16])
+	}
+	return c
+}
+
+// Redact returns the URL with its password replaced by xxxxx, for
+// messages.
+func Redact(raw string) string { return storeutil.Redact(raw) }
+
+func (s *Store) redactErr(err error) error { return storeutil.RedactErr(err, s.secrets) }
+
+// Open connects to the PostgreSQL database at rawURL (postgres:// or
+// postgresql://, every libpq parameter pgx knows, sslmode honoured) and
+// makes sure the ledger's table exists. The URL may carry table=NAME.
+// Errors never contain the URL's password.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	s := &Store{display: Redact(rawURL), secrets: storeutil.Secrets(rawURL)}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("%s: not a postgres:// URL", s.display)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", s.display, err)
+	}
+	table := opts.Table
+	if q.Has("table") {
+		table = q.Get("table")
+		q.Del("table")
+	}
+	if table == "" {
+		table = DefaultTable
+	}
+	ident, err := parseTable(table)
+	if err != nil {
+		return nil, err
+	}
+	s.table = ident.Sanitize()
+	s.channel = channelName(strings.Join(ident, "."))
+	u.RawQuery = q.Encode()
+
+	cfg, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, s.redactErr(fmt.Errorf("%s: %w", s.display, err))
+	}
+	if !q.Has("default_query_exec_mode") {
+		// One unnamed statement per call: nothing prepared outlives its
+		// transaction, as a transaction-mode pooler requires.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	if !q.Has("connect_timeout") {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	s.cfg = cfg
+	s.retryFor = opts.RetryFor
+	if s.retryFor == 0 {
+		s.retryFor = 10 * time.Second
+	}
+	s.poll = opts.PollEvery
+	if s.poll <= 0 {
+		s.poll = time.Second
+	}
+	n := opts.MaxConns
+	if n <= 0 {
+		n = 8
+	}
+	s.sem = make(chan struct{}, n)
+	s.idle = make(chan *pgx.Conn, n)
+
+	s.create = !opts.NoCreate
+	// Connect now, so that an unreachable server fails Open. The table is
+	// looked for only when a statement finds it missing (one round trip
+	// fewer per process), except with NoCreate, where Open checks it.
+	s.sem <- struct{}{}
+	conn, err := s.connect(ctx)
+	if err != nil {
+		<-s.sem
+		return nil, err
+	}
+	if opts.NoCreate {
+		err = s.ensureTable(ctx, conn, false)
+	}
+	s.release(conn, err)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
+	}
+	return conn, nil
+}
+
+// Name is the store's URL with its password redacted.
+func (s *Store) Name() string { return s.display }
+
+// Table is the quoted name of the ledger's table.
+func (s *Store) Table() string { return s.table }
+
+// DDL is the SQL that creates the ledger's table (and its index) under
+// the given name: what a DBA runs instead of letting idemkey create it.
+func DDL(table string) (string, error) {
+	ident, err := parseTable(table)
+	if err != nil {
+		return "", err
+	}
+	return ddl(ident), nil
+}
+
+func ddl(ident pgx.Identifier) string {
+	t := ident.Sanitize()
+	idx := pgx.Identifier{ident[len(ident)-1] + "_task_tool"}.Sanitize()
+	return `CREATE TABLE IF NOT EXISTS ` + t + ` (
+    key              text        PRIMARY KEY,
+    task             text        NOT NULL,
+    tool             text        NOT NULL,
+    kind             text        NOT NULL,
+    fingerprint      text        NOT NULL,
+    request          bytea       NOT NULL,
+    state            text        NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+    attempt          bigint      NOT NULL CHECK (attempt > 0),
+    holder           text        NOT NULL,
+    exit_code        integer     NOT NULL,
+    reason           text        NOT NULL,
+    started_at       timestamptz NOT NULL,
+    ended_at         timestamptz,
+    lease_until      timestamptz,
+    stdout           bytea       NOT NULL,
+    stdout_length    bigint      NOT NULL,
+    stdout_sha256    text        NOT NULL,
+    stdout_truncated boolean     NOT NULL,
+    stderr           bytea       NOT NULL,
+    stderr_length    bigint      NOT NULL,
+    stderr_sha256    text        NOT NULL,
+    stderr_truncated boolean     NOT NULL,
+    meta             bytea       NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (task, tool);
+COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 1';
+`
+}
+
+// Init creates the ledger's table if it is missing (idemkey ledger init).
+func (s *Store) Init(ctx context.Context) error {
+	return s.do(ctx, func(conn *pgx.Conn) error { return s.ensureTable(ctx, conn, true) })
+}
+
+// ensureTable checks that the table exists and creates it if allowed. The
+// creation runs in one transaction under a transaction-level advisory
+// lock, so that many workers starting at once do not race on it.
+func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) error {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL`, s.table).Scan(&exists); err != nil {
+		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+	}
+	if exists {
+		return nil
+	}
+	if !create {
+		return fmt.Errorf("ledger at %s: table %s does not exist (create it with idemkey ledger init, or with the DDL in the README)", s.display, s.table)
+	}
+	ident, _ := parseTable(strings.ReplaceAll(strings.Trim(s.table, `"`), `"."`, "."))
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1::text))`, "idemkey ledger init "+s.table); err != nil {
+		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+	}
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL`, s.table).Scan(&exists); err != nil {
+		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+	}
+	if !exists {
+		for _, stmt := range strings.Split(strings.TrimSpace(ddl(ident)), ";\n") {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return s.redactErr(fmt.Errorf("ledger at %s: creating table %s: %w", s.display, s.table, err))
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+	}
+	return nil
+}
+
+// acquire returns an idle connection or a new one, within MaxConns.
+func (s *Store) acquire(ctx context.Context) (*pgx.Conn, error) {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case c := <-s.idle:
+		return c, nil
+	default:
+	}
+	c, err := s.connect(ctx)
+	if err != nil {
+		<-s.sem
+		return nil, err
+	}
+	return c, nil
+}
+
+// release returns conn to the idle set, or closes it if it is unusable.
+func (s *Store) release(conn *pgx.Conn, err error) {
+	if err != nil || conn.IsClosed() || conn.PgConn().IsBusy() || conn.PgConn().TxStatus() != 'I' {
+		// After an error the connection may be mid-protocol: start afresh.
+		conn.Close(context.Background())
+	} else {
+		select {
+		case s.idle <- conn:
+		default:
+			conn.Close(context.Background())
+		}
+	}
+	<-s.sem
+}
+
+// transient reports whether err (from a call on conn, nil if none was
+// made) is the connection failing rather than the statement: worth
+// retrying on a new connection.
+func transient(err error, conn *pgx.Conn) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// 57P01-57P05: admin shutdown, crash shutdown, cannot connect now…;
+		// 08: connection exceptions.
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	return conn != nil && conn.IsClosed()
+}
+
+// missingTable reports whether err is PostgreSQL's undefined_table.
+func missingTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+}
+
+// do runs f on a connection; when the connection broke, it retries on a
+// new one, with backoff, for up to RetryFor. f must be safe to run again
+// (a write checks, on its retry, whether its first try took effect).
+func (s *Store) do(ctx context.Context, f func(conn *pgx.Conn) error) error {
+	deadline := time.Now().Add(s.retryFor)
+	delay := 50 * time.Millisecond
+	for {
+		conn, err := s.acquire(ctx)
+		retry := transient(err, nil)
+		if err == nil {
+			err = f(conn)
+			retry = transient(err, conn)
+			if missingTable(err) && s.create {
+				// First use: create the table, then run f again.
+				conn.Close(context.Background())
+				conn, err = s.connect(ctx)
+				if err == nil {
+					if err = s.ensureTable(ctx, conn, true); err == nil {
+						err = f(conn)
+					}
+					retry = transient(err, conn)
+				}
+			}
+			if conn != nil {
+				s.release(conn, err)
+			} else {
+				<-s.sem
+			}
+		}
+		if !retry || s.retryFor < 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return s.redactErr(err)
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// cols are the record's columns in the order of scan.
+const cols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
+	started_at, ended_at, lease_until,
+	stdout, stdout_length, stdout_sha256, stdout_truncated,
+	stderr, stderr_length, stderr_sha256, stderr_truncated, meta`
+
+// listCols are cols without the outputs' data and meta.
+const listCols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
+	started_at, ended_at, lease_until,
+	''::bytea, stdout_length, stdout_sha256, stdout_truncated,
+	''::bytea, stderr_length, stderr_sha256, stderr_truncated, ''::bytea`
+
+func scanRecord(row pgx.Row, extra ...any) (*ledger.Record, error) {
+	r := &ledger.Record{}
+	var state string
+	var ended, lease *time.Time
+	dest := []any{&r.Key, &r.Task, &r.Tool, &r.Kind, &r.Fingerprint, &r.Request, &state, &r.Attempt,
+		&r.Holder, &r.ExitCode, &r.Reason, &r.StartedAt, &ended, &lease,
+		&r.Stdout.Data, &r.Stdout.Length, &r.Stdout.SHA256, &r.Stdout.Truncated,
+		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	r.State = ledger.State(state)
+	if ended != nil {
+		r.EndedAt = *ended
+	}
+	if lease != nil {
+		r.LeaseUntil = *lease
+	}
+	return r, nil
+}
+
+// values are rec's column values $1…$23 in the order of cols (lease_until
+// is computed by the server and stands in the list as $24, the lease in
+// microseconds).
+func values(rec *ledger.Record, lease time.Duration) []any {
+	var ended *time.Time
+	if !rec.EndedAt.IsZero() {
+		e := rec.EndedAt
+		ended = &e
+	}
+	return []any{rec.Key, rec.Task, rec.Tool, rec.Kind, rec.Fingerprint, nz(rec.Request), string(rec.State),
+		rec.Attempt, rec.Holder, int32(rec.ExitCode), rec.Reason, rec.StartedAt, ended,
+		nz(rec.Stdout.Data), rec.Stdout.Length, rec.Stdout.SHA256, rec.Stdout.Truncated,
+		nz(rec.Stderr.Data), rec.Stderr.Length, rec.Stderr.SHA256, rec.Stderr.Truncated, nz(rec.Meta),
+		lease.Microseconds()}
+}
+
+func nz(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// leaseExpr is lease_until for a record whose state is $7 and lease $23.
+const leaseExpr = `CASE WHEN $7::text = 'running' THEN now() + $23::bigint * interval '1 microsecond' END`
+
+// Get implements ledger.Store.
+func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, error) {
+	var rec *ledger.Record
+	var expired bool
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		row := conn.QueryRow(ctx, `SELECT `+cols+`,
+			state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
+			FROM `+s.table+` WHERE key = $1::text`, key)
+		var err error
+		rec, err = scanRecord(row, &expired)
+		if errors.Is(err, pgx.ErrNoRows) {
+			rec, expired, err = nil, false, nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return rec, expired, nil
+}
+
+// notified runs a data-changing statement wrapped as
+// WITH c AS (stmt RETURNING key) SELECT … pg_notify(channel, key), so that
+// the notification is part of the change's transaction, and returns how
+// many rows changed.
+func (s *Store) notified(ctx context.Context, conn *pgx.Conn, stmt string, args ...any) (int, error) {
+	args = append(args, s.channel)
+	sql := `WITH c AS (` + stmt + ` RETURNING key) SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` +
+		fmt.Sprint(len(args)) + `::text, c.key)) n`
+	var n int
+	err := conn.QueryRow(ctx, sql, args...).Scan(&n)
+	return n, err
+}
+
+// write runs a conditional write; if a try broke the connection after
+// sending, a later try that changes nothing checks whether the stored
+// record is rec (the first try took effect).
+func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args ...any) (bool, error) {
+	var ok, ambiguous bool
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		n, err := s.notified(ctx, conn, stmt, args...)
+		if err != nil {
+			if transient(err, conn) && !pgconn.SafeToRetry(err) {
+				ambiguous = true
+			}
+			return err
+		}
+		ok = n == 1
+		if !ok && ambiguous {
+			stored, err := scanRecord(conn.QueryRow(ctx, `SELECT `+cols+` FROM `+s.table+` WHERE key = $1::text`, rec.Key))
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			ok = storeutil.Same(stored, rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return ok, nil
+}
+
+// Insert implements ledger.Store: INSERT … ON CONFLICT DO NOTHING.
+func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
+	stmt := `INSERT INTO ` + s.table + ` (` + cols + `) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text,
+		$6::bytea, $7::text, $8::bigint, $9::text, $10::integer, $11::text, $12::timestamptz, $13::timestamptz,
+		` + leaseExpr + `, $14::bytea, $15::bigint, $16::text, $17::boolean, $18::bytea, $19::bigint, $20::text,
+		$21::boolean, $22::bytea) ON CONFLICT (key) DO NOTHING`
+	return s.write(ctx, rec, stmt, values(rec, lease)...)
+}
+
+// Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt AND
+// state still match (AND the lease ran out on now(), if needExpired).
+func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	args := append(values(rec, lease), from.Attempt, string(from.State))
+	cond := ``
+	if needExpired {
+		cond = ` AND lease_until IS NOT NULL AND lease_until <= now()`
+	}
+	stmt := `UPDATE ` + s.table + ` SET task = $2::text, tool = $3::text, kind = $4::text, fingerprint = $5::text,
+		request = $6::bytea, state = $7::text, attempt = $8::bigint, holder = $9::text, exit_code = $10::integer,
+		reason = $11::text, started_at = $12::timestamptz, ended_at = $13::timestamptz, lease_until = ` + leaseExpr + `,
+		stdout = $14::bytea, stdout_length = $15::bigint, stdout_sha256 = $16::text, stdout_truncated = $17::boolean,
+		stderr = $18::bytea, stderr_length = $19::bigint, stderr_sha256 = $20::text, stderr_truncated = $21::boolean,
+		meta = $22::bytea
+		WHERE key = $1::text AND attempt = $24::bigint AND state = $25::text` + cond
+	return s.write(ctx, rec, stmt, args...)
+}
+
+// Renew implements ledger.Store: the lease runs for lease from now().
+func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+	var ok bool
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_until = now() + $3::bigint * interval '1 microsecond'
+			WHERE key = $1::text AND attempt = $2::bigint AND state = 'running'`, key, attempt, lease.Microseconds())
+		ok = err == nil && tag.RowsAffected() == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return ok, nil
+}
+
+// List implements ledger.Store.
+func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, error) {
+	var out []*ledger.Record
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		out = out[:0]
+		rows, err := conn.Query(ctx, `SELECT `+listCols+` FROM `+s.table+`
+			WHERE ($1::text = '' OR task = $1::text) AND ($2::text = '' OR tool = $2::text)
+			AND ($3::text = '' OR state = $3::text) ORDER BY started_at, key`, f.Task, f.Tool, string(f.State))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRecord(rows)
+			if err != nil {
+				return err
+			}
+			r.Stdout.Data, r.Stderr.Data, r.Meta = nil, nil, nil
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return out, nil
+}
+
+// Delete implements ledger.Store.
+func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
+	var n int
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		var err error
+		if from == nil {
+			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
+		} else {
+			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text`,
+				key, from.Attempt, string(from.State))
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	return n == 1, nil
+}
+
+// Wait implements ledger.Waiter with LISTEN/NOTIFY on a connection of its
+// own. The first call only starts listening and returns, so that the
+// caller's next read sees every change after it; later calls return on a
+// notification for key, or after PollEvery without one (a pooler that
+// drops notifications makes Wait a poll, never a hang).
+func (s *Store) Wait(ctx context.Context, key string) error {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.listener == nil {
+		conn, err := s.connect(ctx)
+		if err != nil {
+			return s.pause(ctx)
+		}
+		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+			conn.Close(context.Background())
+			return s.pause(ctx)
+		}
+		s.listener = conn
+		return nil
+	}
+	deadline := time.Now().Add(s.poll)
+	for {
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		n, err := s.listener.WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if s.listener.IsClosed() {
+				s.listener = nil
+			}
+			return nil
+		}
+		if n.Payload == key {
+			return nil
+		}
+	}
+}
+
+func (s *Store) pause(ctx context.Context) error {
+	select {
+	case <-time.After(s.poll):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close implements ledger.Store.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		for {
+			select {
+			case c := <-s.idle:
+				c.Close(context.Background())
+				continue
+			default:
+			}
+			break
+		}
+		s.lmu.Lock()
+		if s.listener != nil {
+			s.listener.Close(context.Background())
+			s.listener = nil
+		}
+		s.lmu.Unlock()
+	})
+	return nil
+}
+
+var (
+	_ ledger.Store  = (*Store)(nil)
+	_ ledger.Waiter = (*Store)(nil)
+)
+
+// Schema returns the version of the ledger's table, from its comment
+// ('idemkey ledger, schema N'; a table without one is taken as 1).
+func (s *Store) Schema(ctx context.Context) (int, error) {
+	var comment *string
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT obj_description(to_regclass($1::text), 'pg_class')`, s.table).Scan(&comment)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ledger at %s: %w", s.display, err)
+	}
+	n := 1
+	if comment != nil {
+		fmt.Sscanf(strings.TrimPrefix(*comment, "idemkey ledger, schema "), "%d", &n)
+	}
+	return n, nil
+}

@@ -1,0 +1,229 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
+	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
+)
+
+func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
+
+func open(t *testing.T, url string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// The scenario table, in the default (exec) query mode and in the simple
+// protocol a transaction-mode pooler needs.
+func TestScenarios(t *testing.T) {
+	url := testserver.Postgres(t)
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+}
+
+func TestScenariosSimpleProtocol(t *testing.T) {
+	url := testserver.Postgres(t) + "&default_query_exec_mode=simple_protocol"
+	s := open(t, url)
+	if s.cfg.DefaultQueryExecMode != pgx.QueryExecModeSimpleProtocol {
+		t.Fatalf("query mode %v", s.cfg.DefaultQueryExecMode)
+	}
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true})
+}
+
+func TestPrimitives(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) ledger.Store { return open(t, testserver.Postgres(t)) })
+}
+
+// TestNothingPrepared: after a claim, renewal and completion, the
+// server's session has no prepared statement left (what a
+// transaction-mode pooler requires), in both query modes.
+func TestNothingPrepared(t *testing.T) {
+	for _, mode := range []string{"", "&default_query_exec_mode=simple_protocol"} {
+		s := open(t, testserver.Postgres(t)+mode)
+		ctx := context.Background()
+		r := &ledger.Record{Key: "k", Kind: "run", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
+		s.Insert(ctx, r, time.Minute)
+		s.Renew(ctx, "k", 1, time.Minute)
+		s.Get(ctx, "k")
+		var n int
+		err := s.do(ctx, func(conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements`).Scan(&n)
+		})
+		if err != nil || n != 0 {
+			t.Fatalf("mode %q: %d prepared statements (err %v)", mode, n, err)
+		}
+	}
+}
+
+// TestTableName: ?table= (schema-qualified) puts the ledger there; a bad
+// name is refused.
+func TestTableName(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "CREATE SCHEMA ops")
+	s := open(t, url+"&table=ops.steps")
+	s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM ops.steps`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ops.steps: %d rows, %v", n, err)
+	}
+	// The longest names: the NOTIFY channel stays within 63 bytes.
+	long := strings.Repeat("s", 63) + "." + strings.Repeat("t", 63)
+	conn.Exec(ctx, `CREATE SCHEMA `+strings.Repeat("s", 63))
+	ls := open(t, url+"&table="+long)
+	if ok, err := ls.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute); !ok || err != nil {
+		t.Fatalf("insert into %s: %v %v", long, ok, err)
+	}
+	if err := ls.Wait(ctx, "k"); err != nil || ls.listener == nil {
+		t.Fatalf("listen on %s: %v", ls.channel, err)
+	}
+	if _, err := Open(ctx, url+"&table=x;drop", Options{}); err == nil {
+		t.Fatal("a table name with ; accepted")
+	}
+	if _, err := Open(ctx, url+"&table=missing", Options{NoCreate: true}); err == nil || !strings.Contains(err.Error(), "ledger init") {
+		t.Fatalf("missing table with NoCreate: %v", err)
+	}
+}
+
+// TestDDLIsWhatOpenCreates: the README's DDL creates a table the store
+// works with, and Open does not try to create it again (a DBA's role may
+// lack CREATE).
+func TestDDLIsWhatOpenCreates(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	ddl, _ := DDL("dba_ledger")
+	if _, err := conn.Exec(ctx, ddl); err != nil {
+		t.Fatal(err)
+	}
+	conn.Exec(ctx, `CREATE ROLE worker LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON dba_ledger TO worker; REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
+	wurl := strings.Replace(url, "postgres@", "worker@", 1) + "&table=dba_ledger"
+	s := open(t, wurl)
+	if ok, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute); !ok || err != nil {
+		t.Fatalf("insert as worker: %v %v", ok, err)
+	}
+}
+
+// TestPasswordRedacted: a wrong password's error, and the store's name,
+// never show it.
+func TestPasswordRedacted(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, `CREATE ROLE secretive LOGIN SUPERUSER PASSWORD 'hunter2-sesame'`)
+	bad := strings.Replace(url, "postgres@", "secretive:hunter2-sesame@", 1)
+	// trust authentication accepts any password: the store opens, and its
+	// name hides the password.
+	s := open(t, bad)
+	if strings.Contains(s.Name(), "hunter2") || !strings.Contains(s.Name(), "xxxxx") {
+		t.Fatalf("name %q", s.Name())
+	}
+	// An unreachable server: the error names the URL without the password.
+	_, err = Open(ctx, "postgres://u:hunter2-sesame@127.0.0.1:1/db?connect_timeout=2", Options{})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "cannot reach") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = Open(ctx, "postgres://u:hunter2-sesame@127.0.0.1:1/db?sslmode=bogus", Options{})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// TestWaitNotified: Wait returns when another connection changes the key,
+// well before its poll interval.
+func TestWaitNotified(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	s, err := Open(ctx, url, Options{PollEvery: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other := open(t, url)
+	r := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}
+	other.Insert(ctx, r, time.Minute)
+	if err := s.Wait(ctx, "k"); err != nil { // starts listening
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		other.Insert(ctx, &ledger.Record{Key: "unrelated", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute)
+		time.Sleep(100 * time.Millisecond)
+		done := *r
+		done.State, done.EndedAt = ledger.Succeeded, time.Now()
+		other.Swap(ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &done, 0)
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	if err := s.Wait(wctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d < 250*time.Millisecond {
+		t.Fatalf("Wait returned after %v, before the key changed (on the unrelated key's notification?)", d)
+	}
+	got, _, _ := s.Get(ctx, "k")
+	if got.State != ledger.Succeeded {
+		t.Fatalf("after Wait: %s", got.State)
+	}
+}
+
+// TestRestartRetried: a server restarted between calls: the next write
+// retries on a new connection and takes effect once.
+func TestRestartRetried(t *testing.T) {
+	c := testserver.NewPostgres(t)
+	s := open(t, c.CreateDB(t))
+	ctx := context.Background()
+	r := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), Holder: "h"}
+	if ok, err := s.Insert(ctx, r, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	c.Stop(9) // SIGKILL: a crash of the server
+	restarted := make(chan struct{})
+	go func() { time.Sleep(500 * time.Millisecond); c.Start(t); close(restarted) }()
+	done := *r
+	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+	ok, err := s.Swap(ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &done, 0)
+	<-restarted
+	if !ok || err != nil {
+		t.Fatalf("complete across a restart: %v %v", ok, err)
+	}
+	got, _, err := s.Get(ctx, "k")
+	if err != nil || got.State != ledger.Succeeded {
+		t.Fatalf("after restart: %+v %v", got, err)
+	}
+	// RetryFor<0: no retry, the error says the ledger is unreachable.
+	s2, _ := Open(ctx, c.CreateDB(t), Options{RetryFor: -1})
+	defer s2.Close()
+	c.Stop(9)
+	_, _, err = s2.Get(ctx, "k")
+	if err == nil || !strings.Contains(err.Error(), "ledger at postgres://") {
+		t.Fatalf("Get on a stopped server: %v", err)
+	}
+}

@@ -1,0 +1,511 @@
+// Package redis is a ledger.Store on one Redis server (a single instance,
+// or the primary of a replicated pair; no Redlock), through go-redis.
+//
+// Each Store method is one Lua script (EVALSHA, falling back to EVAL when
+// the server lacks it), so each is atomic on the server. A key's record is
+// a hash; its lease is a separate key with a PX expiry, so leases run on
+// Redis's own clock: a running record whose lease key is gone has no live
+// holder. A sorted set per prefix indexes the records (by start time) for
+// List: no KEYS or SCAN on any path.
+//
+// Redis keeps the ledger only as well as its persistence is configured:
+// see the package's README section. The ledger is a cache in front of the
+// owner's dedupe, never a replacement for it.
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/internal/storeutil"
+)
+
+// DefaultPrefix starts every key the ledger writes, unless the URL
+// (?prefix=…) or Options name another.
+const DefaultPrefix = "idemkey:"
+
+// Options tunes a Store; the zero value is the default.
+type Options struct {
+	// Prefix starts every key of the ledger; the URL's prefix parameter
+	// wins over it.
+	Prefix string
+	// RecordTTL, if set, expires each record that long after its last
+	// write (Redis's own retention; ledger gc works either way). The URL's
+	// ttl parameter (a Go duration) wins over it.
+	RecordTTL time.Duration
+	// RetryFor is how long a call retries after the connection broke (a
+	// restart, a failover); default 10 s, negative: never.
+	RetryFor time.Duration
+	// Warn receives warnings about the server's configuration (an
+	// eviction policy that could drop records); nil drops them.
+	Warn func(msg string)
+}
+
+// Store is a ledger in one Redis database.
+type Store struct {
+	c        *redis.Client
+	prefix   string
+	ttl      time.Duration
+	display  string
+	secrets  []string
+	retryFor time.Duration
+}
+
+// quiet drops go-redis's own log lines (its pool prints dial failures on
+// the process's stderr): the store reports errors to its caller instead.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quiet{}) }
+
+// Redact returns the URL with its password replaced by xxxxx.
+func Redact(raw string) string { return storeutil.Redact(raw) }
+
+// Open connects to the Redis server at rawURL (redis:// or rediss:// for
+// TLS; user, password and database number as go-redis reads them; prefix=
+// and ttl= are the ledger's), checks that it answers, and reads its
+// maxmemory-policy: any policy but noeviction can evict records or leases
+// under memory pressure, and Warn says so. Errors never contain the URL's
+// password.
+func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	s := &Store{display: Redact(rawURL), secrets: storeutil.Secrets(rawURL), prefix: opts.Prefix, ttl: opts.RecordTTL}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+		return nil, fmt.Errorf("%s: not a redis:// or rediss:// URL", s.display)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", s.display, err)
+	}
+	if q.Has("prefix") {
+		s.prefix = q.Get("prefix")
+		q.Del("prefix")
+	}
+	if s.prefix == "" {
+		s.prefix = DefaultPrefix
+	}
+	if q.Has("ttl") {
+		if s.ttl, err = time.ParseDuration(q.Get("ttl")); err != nil || s.ttl < 0 {
+			return nil, fmt.Errorf("%s: ttl=%s: not a duration", s.display, q.Get("ttl"))
+		}
+		q.Del("ttl")
+	}
+	u.RawQuery = q.Encode()
+	o, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, s.redactErr(fmt.Errorf("%s: %w", s.display, err))
+	}
+	// The store retries itself, knowing which writes may have landed.
+	o.MaxRetries = -1
+	if !q.Has("dial_timeout") {
+		o.DialTimeout = 5 * time.Second
+	}
+	o.ContextTimeoutEnabled = true
+	s.retryFor = opts.RetryFor
+	if s.retryFor == 0 {
+		s.retryFor = 10 * time.Second
+	}
+	// One round trip fewer per process: no CLIENT SETINFO, and RESP2
+	// (no HELLO) unless the URL asks for a protocol.
+	o.DisableIdentity = true
+	if !q.Has("protocol") {
+		o.Protocol = 2
+	}
+	s.c = redis.NewClient(o)
+	// PING and CONFIG GET maxmemory-policy in one round trip.
+	pipe := s.c.Pipeline()
+	ping := pipe.Ping(ctx)
+	policy := pipe.ConfigGet(ctx, "maxmemory-policy")
+	_, execErr := pipe.Exec(ctx)
+	if err := ping.Err(); err != nil || ping.Val() != "PONG" {
+		if err == nil {
+			err = execErr // the connection failed before the commands ran
+		}
+		s.c.Close()
+		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
+	}
+	if w := s.evictionWarning(policy); w != "" && opts.Warn != nil {
+		opts.Warn(w)
+	}
+	return s, nil
+}
+
+// evictionWarning returns a warning when the server could evict records.
+func (s *Store) evictionWarning(cmd *redis.MapStringStringCmd) string {
+	m, err := cmd.Result()
+	if err != nil {
+		return fmt.Sprintf("ledger at %s: cannot read maxmemory-policy (%v): unless it is noeviction, Redis may evict ledger records or leases under memory pressure, and a step could run twice",
+			s.display, s.redactErr(err))
+	}
+	policy := m["maxmemory-policy"]
+	if policy == "" || policy == "noeviction" {
+		return ""
+	}
+	return fmt.Sprintf("ledger at %s: maxmemory-policy is %s: under memory pressure Redis may evict ledger records or leases, and a step could run twice; set maxmemory-policy noeviction",
+		s.display, policy)
+}
+
+func (s *Store) redactErr(err error) error { return storeutil.RedactErr(err, s.secrets) }
+
+// Name is the store's URL with its password redacted.
+func (s *Store) Name() string { return s.display }
+
+// Client is the store's Redis client (for tests and tools).
+func (s *Store) Client() *redis.Client { return s.c }
+
+func (s *Store) recKey(key string) string   { return s.prefix + "r:" + key }
+func (s *Store) leaseKey(key string) string { return s.prefix + "l:" + key }
+func (s *Store) indexKey() string           { return s.prefix + "index" }
+
+// The scripts. A record is a hash: state and attempt (compared by the
+// scripts), rec (the rest of the record as JSON), request, stdout, stderr
+// and meta (bytes). Its lease is a key with a PX expiry.
+
+// write sets the record's hash, lease and index entry from ARGV[o+1…]:
+// key, state, attempt, rec, request, stdout, stderr, meta, lease ms,
+// index score, ttl ms.
+const writeLua = `
+local function write(o)
+  redis.call('HSET', KEYS[1], 'state', ARGV[o+2], 'attempt', ARGV[o+3], 'rec', ARGV[o+4],
+    'request', ARGV[o+5], 'stdout', ARGV[o+6], 'stderr', ARGV[o+7], 'meta', ARGV[o+8])
+  if ARGV[o+2] == 'running' then
+    redis.call('SET', KEYS[2], ARGV[o+3], 'PX', ARGV[o+9])
+  else
+    redis.call('DEL', KEYS[2])
+  end
+  redis.call('ZADD', KEYS[3], ARGV[o+10], ARGV[o+1])
+  if tonumber(ARGV[o+11]) > 0 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[o+11])
+  else
+    redis.call('PERSIST', KEYS[1])
+  end
+end
+`
+
+var (
+	getScript = redis.NewScript(`
+local h = redis.call('HGETALL', KEYS[1])
+if #h == 0 then return false end
+local t = redis.call('TIME')
+return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
+`)
+	insertScript = redis.NewScript(writeLua + `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+write(0)
+return 1
+`)
+	// ARGV: from attempt, from state, need expired ('1'), then write's.
+	swapScript = redis.NewScript(writeLua + `
+local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then return 0 end
+if ARGV[3] == '1' and (ARGV[2] ~= 'running' or redis.call('EXISTS', KEYS[2]) == 1) then return 0 end
+write(3)
+return 1
+`)
+	renewScript = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
+if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+	// ARGV: key, check ('1'), attempt, state.
+	deleteScript = redis.NewScript(`
+if ARGV[2] == '1' then
+  local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
+  if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
+end
+local n = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return n
+`)
+)
+
+func (s *Store) keys(key string) []string {
+	return []string{s.recKey(key), s.leaseKey(key), s.indexKey()}
+}
+
+// writeArgs are write's arguments for rec.
+func (s *Store) writeArgs(rec *ledger.Record, lease time.Duration) ([]any, error) {
+	meta, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	ms := max(lease.Milliseconds(), 1)
+	return []any{rec.Key, string(rec.State), strconv.FormatInt(rec.Attempt, 10), meta,
+		rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta, ms, rec.StartedAt.UnixMilli(), s.ttl.Milliseconds()}, nil
+}
+
+// transient reports whether err is the connection failing (worth a retry
+// on a new one), and whether the command may have reached the server.
+func transient(err error) (retry, maybeSent bool) {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false, false
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN") {
+		return true, false // the server refused before running anything
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true, false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") || errors.Is(err, redis.ErrClosed) {
+		return !errors.Is(err, redis.ErrClosed), true
+	}
+	return false, false
+}
+
+// do runs f, retrying for up to RetryFor while the connection fails. It
+// reports whether a failed try may have reached the server.
+func (s *Store) do(ctx context.Context, f func() error) (maybeApplied bool, err error) {
+	deadline := time.Now().Add(s.retryFor)
+	delay := 50 * time.Millisecond
+	for {
+		err = f()
+		retry, sent := transient(err)
+		maybeApplied = maybeApplied || sent
+		if !retry || s.retryFor < 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			if err != nil {
+				err = s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+			}
+			return maybeApplied, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return maybeApplied, ctx.Err()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// Get implements ledger.Store.
+func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, error) {
+	var res any
+	_, err := s.do(ctx, func() error {
+		var err error
+		res, err = getScript.Run(ctx, s.c, s.keys(key)[:2]).Result()
+		return err
+	})
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return s.decodeGet(res)
+}
+
+func (s *Store) decodeGet(res any) (*ledger.Record, bool, error) {
+	a, ok := res.([]any)
+	if !ok || len(a) != 4 {
+		return nil, false, fmt.Errorf("ledger at %s: unexpected reply %T", s.display, res)
+	}
+	fields := map[string]string{}
+	switch h := a[0].(type) {
+	case []any:
+		for i := 0; i+1 < len(h); i += 2 {
+			k, _ := h[i].(string)
+			v, _ := h[i+1].(string)
+			fields[k] = v
+		}
+	case map[any]any:
+		for k, v := range h {
+			ks, _ := k.(string)
+			vs, _ := v.(string)
+			fields[ks] = vs
+		}
+	}
+	rec, err := s.decode(fields)
+	if err != nil {
+		return nil, false, err
+	}
+	pttl, _ := a[1].(int64)
+	sec, _ := strconv.ParseInt(fmt.Sprint(a[2]), 10, 64)
+	usec, _ := strconv.ParseInt(fmt.Sprint(a[3]), 10, 64)
+	now := time.Unix(sec, usec*1000)
+	expired := false
+	if rec.State == ledger.Running {
+		if pttl >= 0 {
+			rec.LeaseUntil = now.Add(time.Duration(pttl) * time.Millisecond)
+		} else {
+			expired = true // -2: the lease key is gone
+		}
+	}
+	return rec, expired, nil
+}
+
+// decode builds a record from its hash fields.
+func (s *Store) decode(f map[string]string) (*ledger.Record, error) {
+	rec := &ledger.Record{}
+	if err := json.Unmarshal([]byte(f["rec"]), rec); err != nil {
+		return nil, fmt.Errorf("ledger at %s: a record that is not idemkey's: %v", s.display, err)
+	}
+	rec.State = ledger.State(f["state"])
+	rec.Attempt, _ = strconv.ParseInt(f["attempt"], 10, 64)
+	rec.LeaseUntil = time.Time{}
+	rec.Request = []byte(f["request"])
+	rec.Stdout.Data = []byte(f["stdout"])
+	rec.Stderr.Data = []byte(f["stderr"])
+	rec.Meta = []byte(f["meta"])
+	return rec, nil
+}
+
+// write runs a conditional write script; when a broken connection may
+// have let a try land, a later try that matches nothing checks whether
+// the stored record is rec.
+func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record, args []any) (bool, error) {
+	var n int64
+	maybe, err := s.do(ctx, func() error {
+		var err error
+		n, err = sc.Run(ctx, s.c, s.keys(rec.Key), args...).Int64()
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	if n == 0 && maybe {
+		stored, _, err := s.Get(ctx, rec.Key)
+		if err != nil {
+			return false, err
+		}
+		return storeutil.Same(stored, rec), nil
+	}
+	return n == 1, nil
+}
+
+// Insert implements ledger.Store.
+func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
+	args, err := s.writeArgs(rec, lease)
+	if err != nil {
+		return false, err
+	}
+	return s.write(ctx, insertScript, rec, args)
+}
+
+// Swap implements ledger.Store.
+func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	args, err := s.writeArgs(rec, lease)
+	if err != nil {
+		return false, err
+	}
+	need := "0"
+	if needExpired {
+		need = "1"
+	}
+	return s.write(ctx, swapScript, rec, append([]any{strconv.FormatInt(from.Attempt, 10), string(from.State), need}, args...))
+}
+
+// Renew implements ledger.Store: the lease key's expiry is set to lease
+// from now, on Redis's clock.
+func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+	var n int64
+	_, err := s.do(ctx, func() error {
+		var err error
+		n, err = renewScript.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1)).Int64()
+		return err
+	})
+	return n == 1, err
+}
+
+// Delete implements ledger.Store.
+func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
+	args := []any{key, "0", "", ""}
+	if from != nil {
+		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State)}
+	}
+	var n int64
+	maybe, err := s.do(ctx, func() error {
+		var err error
+		n, err = deleteScript.Run(ctx, s.c, s.keys(key), args...).Int64()
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	if n == 0 && maybe {
+		// A try may have deleted it: it is gone either way.
+		rec, _, err := s.Get(ctx, key)
+		return rec == nil && err == nil, err
+	}
+	return n == 1, nil
+}
+
+// List implements ledger.Store: the index in pages, each page's records
+// read in one pipeline (without their outputs); index entries whose
+// record expired (ttl) are dropped from the index.
+func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, error) {
+	var out []*ledger.Record
+	const page = 500
+	for start := int64(0); ; start += page {
+		var keys []string
+		_, err := s.do(ctx, func() error {
+			var err error
+			keys, err = s.c.ZRange(ctx, s.indexKey(), start, start+page-1).Result()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(keys) == 0 {
+			return out, nil
+		}
+		var cmds []*redis.SliceCmd
+		_, err = s.do(ctx, func() error {
+			pipe := s.c.Pipeline()
+			cmds = cmds[:0]
+			for _, k := range keys {
+				cmds = append(cmds, pipe.HMGet(ctx, s.recKey(k), "state", "attempt", "rec"))
+			}
+			_, err := pipe.Exec(ctx)
+			return err
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		var gone []any
+		for i, c := range cmds {
+			v := c.Val()
+			if len(v) != 3 || v[0] == nil {
+				gone = append(gone, keys[i])
+				continue
+			}
+			fields := map[string]string{"state": fmt.Sprint(v[0]), "attempt": fmt.Sprint(v[1]), "rec": fmt.Sprint(v[2])}
+			rec, err := s.decode(fields)
+			if err != nil {
+				return nil, err
+			}
+			rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta = nil, nil, nil, nil
+			if (f.Task == "" || rec.Task == f.Task) && (f.Tool == "" || rec.Tool == f.Tool) && (f.State == "" || rec.State == f.State) {
+				out = append(out, rec)
+			}
+		}
+		if len(gone) > 0 {
+			s.c.ZRem(ctx, s.indexKey(), gone...)
+			start -= int64(len(gone))
+		}
+		if len(keys) < page {
+			return out, nil
+		}
+	}
+}
+
+// Close implements ledger.Store.
+func (s *Store) Close() error { return s.c.Close() }
+
+var _ ledger.Store = (*Store)(nil)

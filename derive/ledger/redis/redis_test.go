@@ -1,0 +1,182 @@
+package redis
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
+	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
+)
+
+func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
+
+func open(t *testing.T, url string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestScenarios(t *testing.T) {
+	r := testserver.NewRedis(t)
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+}
+
+func TestPrimitives(t *testing.T) {
+	r := testserver.NewRedis(t)
+	n := 0
+	storetest.Run(t, func(t *testing.T) ledger.Store {
+		n++
+		return open(t, r.URL()+"?prefix=p"+string(rune('a'+n))+":", Options{})
+	})
+}
+
+// TestScriptsLoadedOnce: the scripts run by EVALSHA; after SCRIPT FLUSH
+// (a restarted server) they are sent again with EVAL and work.
+func TestScriptsReloaded(t *testing.T) {
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL(), Options{})
+	ctx := context.Background()
+	rec := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
+	if ok, err := s.Insert(ctx, rec, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := s.Client().ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Renew(ctx, "k", 1, time.Minute); !ok || err != nil {
+		t.Fatalf("renew after SCRIPT FLUSH: %v %v", ok, err)
+	}
+	info, _ := s.Client().Info(ctx, "commandstats").Result()
+	if !strings.Contains(info, "cmdstat_evalsha") || !strings.Contains(info, "cmdstat_eval:") {
+		t.Fatalf("want both EVALSHA and EVAL in commandstats:\n%s", info)
+	}
+}
+
+// TestEvictionWarning: an eviction policy is warned about, noeviction is
+// not, and a server whose CONFIG command is disabled is tolerated with a
+// warning.
+func TestEvictionWarning(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--maxmemory-policy", "allkeys-lru", "--maxmemory", "64mb"}, "maxmemory-policy is allkeys-lru"},
+		{[]string{"--maxmemory-policy", "volatile-ttl"}, "maxmemory-policy is volatile-ttl"},
+		{[]string{"--rename-command", "CONFIG", ""}, "cannot read maxmemory-policy"},
+	} {
+		r := testserver.NewRedis(t, tc.args...)
+		var mu sync.Mutex
+		var warned []string
+		s := open(t, r.URL(), Options{Warn: func(m string) { mu.Lock(); warned = append(warned, m); mu.Unlock() }})
+		if tc.want == "" {
+			if len(warned) != 0 {
+				t.Errorf("%v: warned %q", tc.args, warned)
+			}
+		} else if len(warned) != 1 || !strings.Contains(warned[0], tc.want) || !strings.Contains(warned[0], "noeviction") {
+			t.Errorf("%v: warned %q, want %q", tc.args, warned, tc.want)
+		}
+		// The store works regardless.
+		if ok, err := s.Insert(context.Background(), &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); !ok || err != nil {
+			t.Errorf("%v: insert %v %v", tc.args, ok, err)
+		}
+	}
+}
+
+// TestPasswordRedacted: a server that requires a password: a wrong one's
+// error and the store's name never show it; the right one works.
+func TestPasswordRedacted(t *testing.T) {
+	r := testserver.NewRedis(t, "--requirepass", "open-sesame-42")
+	ctx := context.Background()
+	bad := strings.Replace(r.URL(), "redis://", "redis://:wrong-secret-77@", 1)
+	_, err := Open(ctx, bad, Options{})
+	if err == nil || strings.Contains(err.Error(), "wrong-secret-77") || !strings.Contains(err.Error(), "xxxxx") {
+		t.Fatalf("wrong password: %v", err)
+	}
+	good := strings.Replace(r.URL(), "redis://", "redis://:open-sesame-42@", 1)
+	s := open(t, good, Options{})
+	if strings.Contains(s.Name(), "open-sesame") {
+		t.Fatalf("name %q", s.Name())
+	}
+	_, err = Open(ctx, "redis://:open-sesame-42@127.0.0.1:1/0", Options{})
+	if err == nil || strings.Contains(err.Error(), "open-sesame") || !strings.Contains(err.Error(), "cannot reach") {
+		t.Fatalf("unreachable: %v", err)
+	}
+}
+
+// TestPrefixesIsolate: two prefixes on one server are two ledgers.
+func TestPrefixesIsolate(t *testing.T) {
+	r := testserver.NewRedis(t)
+	a := open(t, r.URL()+"?prefix=a:", Options{})
+	b := open(t, r.URL()+"?prefix=b:", Options{})
+	ctx := context.Background()
+	a.Insert(ctx, &ledger.Record{Key: "k", Task: "t", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0)
+	if rec, _, _ := b.Get(ctx, "k"); rec != nil {
+		t.Fatal("prefix b sees a's record")
+	}
+	la, _ := a.List(ctx, ledger.Filter{})
+	lb, _ := b.List(ctx, ledger.Filter{})
+	if len(la) != 1 || len(lb) != 0 {
+		t.Fatalf("lists: a %d, b %d", len(la), len(lb))
+	}
+}
+
+// TestRecordTTL: with ttl= a finished record expires on Redis's clock,
+// and List drops it from the index.
+func TestRecordTTL(t *testing.T) {
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL()+"?ttl=300ms", Options{})
+	ctx := context.Background()
+	s.Insert(ctx, &ledger.Record{Key: "k", Task: "t", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0)
+	if l, _ := s.List(ctx, ledger.Filter{}); len(l) != 1 {
+		t.Fatalf("list before ttl: %d", len(l))
+	}
+	time.Sleep(600 * time.Millisecond)
+	if rec, _, _ := s.Get(ctx, "k"); rec != nil {
+		t.Fatal("record outlived its ttl")
+	}
+	if l, _ := s.List(ctx, ledger.Filter{}); len(l) != 0 {
+		t.Fatalf("list after ttl: %d", len(l))
+	}
+	if n, _ := s.Client().ZCard(ctx, s.indexKey()).Result(); n != 0 {
+		t.Fatalf("index keeps %d expired entries", n)
+	}
+}
+
+// TestRestartWithAOF: a server with appendfsync always crashed (SIGKILL)
+// and restarted: a record written before is there, and a completion sent
+// while it was down is retried and lands.
+func TestRestartWithAOF(t *testing.T) {
+	r := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+	s := open(t, r.URL(), Options{})
+	ctx := context.Background()
+	rec := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), Holder: "h", ExitCode: ledger.NoExit}
+	if ok, err := s.Insert(ctx, rec, time.Minute); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	r.Stop(syscall.SIGKILL)
+	restarted := make(chan struct{})
+	go func() { time.Sleep(500 * time.Millisecond); r.Start(t); close(restarted) }()
+	done := *rec
+	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+	ok, err := s.Swap(ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &done, 0)
+	<-restarted
+	if !ok || err != nil {
+		t.Fatalf("complete across a restart: %v %v", ok, err)
+	}
+	got, _, err := s.Get(ctx, "k")
+	if err != nil || got == nil || got.State != ledger.Succeeded {
+		t.Fatalf("after restart: %+v %v", got, err)
+	}
+}

@@ -1,0 +1,132 @@
+package ledger_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
+)
+
+// memStore is the simplest Store that keeps the contract: a map under a
+// mutex, with leases on its own clock. It checks the rules and the
+// scenario table themselves (the lease scenarios included); the real
+// stores run the same table against real files and servers.
+type memStore struct {
+	mu   sync.Mutex
+	recs map[string]*ledger.Record
+}
+
+func (m *memStore) copyOut(r *ledger.Record) *ledger.Record {
+	c := *r
+	return &c
+}
+
+func (m *memStore) Get(_ context.Context, key string) (*ledger.Record, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[key]
+	if r == nil {
+		return nil, false, nil
+	}
+	return m.copyOut(r), r.State == ledger.Running && time.Now().After(r.LeaseUntil), nil
+}
+
+func (m *memStore) put(rec *ledger.Record, lease time.Duration) {
+	c := *rec
+	c.LeaseUntil = time.Time{}
+	if c.State == ledger.Running {
+		c.LeaseUntil = time.Now().Add(lease)
+	}
+	m.recs[rec.Key] = &c
+}
+
+func (m *memStore) Insert(_ context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs[rec.Key] != nil {
+		return false, nil
+	}
+	m.put(rec, lease)
+	return true, nil
+}
+
+func (m *memStore) Swap(_ context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[rec.Key]
+	if r == nil || r.Attempt != from.Attempt || r.State != from.State {
+		return false, nil
+	}
+	if needExpired && !(r.State == ledger.Running && time.Now().After(r.LeaseUntil)) {
+		return false, nil
+	}
+	m.put(rec, lease)
+	return true, nil
+}
+
+func (m *memStore) Renew(_ context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[key]
+	if r == nil || r.Attempt != attempt || r.State != ledger.Running {
+		return false, nil
+	}
+	r.LeaseUntil = time.Now().Add(lease)
+	return true, nil
+}
+
+func (m *memStore) List(_ context.Context, f ledger.Filter) ([]*ledger.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*ledger.Record
+	for _, r := range m.recs {
+		if (f.Task != "" && r.Task != f.Task) || (f.Tool != "" && r.Tool != f.Tool) || (f.State != "" && r.State != f.State) {
+			continue
+		}
+		c := m.copyOut(r)
+		c.Stdout.Data, c.Stderr.Data, c.Meta = nil, nil, nil
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (m *memStore) Delete(_ context.Context, key string, from *ledger.Version) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.recs[key]
+	if r == nil || (from != nil && (r.Attempt != from.Attempt || r.State != from.State)) {
+		return false, nil
+	}
+	delete(m.recs, key)
+	return true, nil
+}
+
+func (m *memStore) Close() error { return nil }
+
+func TestRulesWithLeases(t *testing.T) {
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return &memStore{recs: map[string]*ledger.Record{}} },
+		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond})
+}
+
+func TestRulesWithoutLeases(t *testing.T) {
+	// Leases never run out: liveness is the caller's lock.
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return &noLease{&memStore{recs: map[string]*ledger.Record{}}} },
+		ledgertest.Caps{})
+}
+
+type noLease struct{ *memStore }
+
+func (n *noLease) Get(ctx context.Context, key string) (*ledger.Record, bool, error) {
+	r, _, err := n.memStore.Get(ctx, key)
+	return r, false, err
+}
+
+func (n *noLease) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	if needExpired {
+		return false, nil
+	}
+	return n.memStore.Swap(ctx, from, false, rec, lease)
+}

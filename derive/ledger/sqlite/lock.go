@@ -1,0 +1,109 @@
+package sqlite
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RemoteFSError: the ledger's directory is on a network or FUSE file
+// system.
+type RemoteFSError struct {
+	Dir   string
+	FS    string
+	Magic int64
+}
+
+func (e *RemoteFSError) Error() string {
+	return fmt.Sprintf("ledger directory %s is on a %s file system (statfs type %#x): SQLite's locking is not reliable there", e.Dir, e.FS, e.Magic)
+}
+
+// Hint implements the command line's hinter.
+func (e *RemoteFSError) Hint() string {
+	return "put the ledger on a local disk (--ledger PATH or IDEMKEY_LEDGER), or use a shared store (postgres://, redis://)"
+}
+
+// ErrLocked: another process holds the key's lock.
+var ErrLocked = errors.New("the key is locked by another process")
+
+// LockDir is the directory of the per-key lock files: the database's path
+// with ".locks" appended.
+func (s *Store) LockDir() string { return s.path + ".locks" }
+
+// LockPath is the lock file of key.
+func (s *Store) LockPath(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return filepath.Join(s.LockDir(), hex.EncodeToString(h[:16])+".lock")
+}
+
+// LockKey takes the key's exclusive kernel lock (flock) without waiting,
+// or returns ErrLocked. The lock belongs to the open file description: a
+// child process that inherits the returned file keeps the key locked
+// until it exits too, whatever happens to this process. A lock file may
+// have been removed (by gc) and created again between open and lock, so
+// the lock counts only if the path still names the locked file.
+func (s *Store) LockKey(key string) (*os.File, error) {
+	if err := os.MkdirAll(s.LockDir(), 0o700); err != nil {
+		return nil, err
+	}
+	path := s.LockPath(key)
+	for range 100 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // close-on-exec, as os opens every file
+		if err != nil {
+			return nil, err
+		}
+		if err := lockNB(f); err != nil {
+			f.Close()
+			if errors.Is(err, ErrLocked) {
+				return nil, ErrLocked
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		same, err := samePath(f, path)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if same {
+			return f, nil
+		}
+		f.Close() // removed meanwhile: lock the new file
+	}
+	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
+}
+
+// RemoveLock removes the key's lock file if no one holds it: it is locked
+// first, then unlinked while locked, so that a process that opened the
+// old file finds, after locking it, that the path names another file.
+func (s *Store) RemoveLock(key string) error {
+	f, err := s.LockKey(key)
+	if err != nil {
+		if errors.Is(err, ErrLocked) {
+			return nil
+		}
+		return err
+	}
+	defer f.Close()
+	if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func samePath(f *os.File, path string) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	pi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fi, pi), nil
+}

@@ -1,0 +1,374 @@
+// Package sqlite is the embedded ledger store: one SQLite file through
+// modernc.org/sqlite (pure Go, so static builds keep working), in WAL mode
+// with synchronous=FULL, every write in a BEGIN IMMEDIATE transaction, and
+// no transaction open while a step runs.
+//
+// It has no leases: on one machine, the liveness of a running attempt is
+// a kernel lock (flock) on a per-key lock file in a directory beside the
+// database (see LockKey), never a lock on the SQLite file itself, whose
+// POSIX locks SQLite owns and releases whenever any descriptor of the file
+// is closed.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	_ "modernc.org/sqlite" // the driver
+)
+
+// SchemaVersion is the version of the schema this package writes. A
+// ledger at an older version is migrated when opened; one at a newer
+// version (written by a newer idemkey) is refused.
+const SchemaVersion = 2
+
+// migrations[i] takes a ledger from version i to i+1.
+var migrations = []string{
+	// 0 → 1: the records table.
+	`CREATE TABLE records (
+		key              TEXT PRIMARY KEY,
+		task             TEXT NOT NULL,
+		tool             TEXT NOT NULL,
+		kind             TEXT NOT NULL,
+		fingerprint      TEXT NOT NULL,
+		request          BLOB,
+		state            TEXT NOT NULL,
+		attempt          INTEGER NOT NULL,
+		holder           TEXT NOT NULL DEFAULT '',
+		exit_code        INTEGER NOT NULL DEFAULT -1,
+		reason           TEXT NOT NULL DEFAULT '',
+		started_at       INTEGER NOT NULL,
+		ended_at         INTEGER NOT NULL DEFAULT 0,
+		stdout           BLOB,
+		stdout_length    INTEGER NOT NULL DEFAULT 0,
+		stdout_sha256    TEXT NOT NULL DEFAULT '',
+		stdout_truncated INTEGER NOT NULL DEFAULT 0,
+		stderr           BLOB,
+		stderr_length    INTEGER NOT NULL DEFAULT 0,
+		stderr_sha256    TEXT NOT NULL DEFAULT '',
+		stderr_truncated INTEGER NOT NULL DEFAULT 0,
+		meta             BLOB
+	);`,
+	// 1 → 2: `ledger ls --task/--tool/--state` and gc without a full scan.
+	`CREATE INDEX records_task_tool ON records (task, tool, state);
+	 CREATE INDEX records_ended ON records (ended_at);`,
+}
+
+// Options tunes Open.
+type Options struct {
+	// BusyTimeout is how long a write waits for another writer (default
+	// 10 s).
+	BusyTimeout time.Duration
+	// FSType, if set, replaces the statfs file-system type of the
+	// ledger's directory (a test hook: a network file system cannot be
+	// mounted in a test).
+	FSType func(real int64) int64
+	// Version, if set, creates or migrates the schema only up to this
+	// version (a test hook: a ledger as an older idemkey wrote it).
+	Version int
+}
+
+// Store is a ledger in one SQLite file.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// ErrNewerSchema: the file was written by a newer idemkey.
+var ErrNewerSchema = errors.New("ledger schema is newer than this idemkey")
+
+// Open opens (creating if needed) the ledger at path: its directory with
+// mode 0700, the file with 0600. A directory on a network or FUSE file
+// system is refused: SQLite's locking is not reliable there.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("no ledger path")
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := checkFS(dir, opts.FSType); err != nil {
+		return nil, err
+	}
+	// Create the file with mode 0600 before SQLite does (SQLite gives its
+	// -wal and -shm files the database file's mode).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	dsn := "file:" + uriEscape(path) + "?_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	// One connection: SQLite has one writer anyway, and the file
+	// controls below belong to a connection.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	s := &Store{db: db, path: path}
+	if err := s.persistWAL(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	want := SchemaVersion
+	if opts.Version > 0 {
+		want = opts.Version
+	}
+	if err := s.migrate(ctx, want); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// persistWAL keeps the -wal and -shm files when the last connection
+// closes, so that the next process neither creates them again nor syncs
+// the directory for them.
+func (s *Store) persistWAL(ctx context.Context) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		if fc, ok := dc.(interface {
+			FileControlPersistWAL(string, int) (int, error)
+		}); ok {
+			_, err := fc.FileControlPersistWAL("main", 1)
+			return err
+		}
+		return nil
+	})
+}
+
+// Path is the database file's path.
+func (s *Store) Path() string { return s.path }
+
+func uriEscape(p string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return r.Replace(p)
+}
+
+// version reads the schema version (0: a new file).
+func version(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT version FROM idemkey_schema`).Scan(&v)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return 0, nil
+		}
+		return 0, err
+	}
+	return v, nil
+}
+
+func (s *Store) migrate(ctx context.Context, want int) error {
+	v, err := version(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if v == want {
+		return nil
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, this idemkey reads up to %d", ErrNewerSchema, s.path, v, SchemaVersion)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Another process may have migrated meanwhile: read again under the
+	// write lock.
+	if v, err = version(ctx, tx); err != nil {
+		return err
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, this idemkey reads up to %d", ErrNewerSchema, s.path, v, SchemaVersion)
+	}
+	if v == 0 {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS idemkey_schema (version INTEGER NOT NULL); INSERT INTO idemkey_schema VALUES (0)`); err != nil {
+			return err
+		}
+	}
+	for ; v < want; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrating the ledger schema from version %d: %w", v, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE idemkey_schema SET version = ?`, v); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Schema returns the file's schema version.
+func (s *Store) Schema(ctx context.Context) (int, error) { return version(ctx, s.db) }
+
+const columns = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
+	started_at, ended_at, stdout, stdout_length, stdout_sha256, stdout_truncated,
+	stderr, stderr_length, stderr_sha256, stderr_truncated, meta`
+
+const listColumns = `key, task, tool, kind, fingerprint, NULL, state, attempt, holder, exit_code, reason,
+	started_at, ended_at, NULL, stdout_length, stdout_sha256, stdout_truncated,
+	NULL, stderr_length, stderr_sha256, stderr_truncated, NULL`
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+func values(r *ledger.Record) []any {
+	return []any{r.Key, r.Task, r.Tool, r.Kind, r.Fingerprint, r.Request, string(r.State), r.Attempt, r.Holder,
+		r.ExitCode, r.Reason, nanos(r.StartedAt), nanos(r.EndedAt),
+		r.Stdout.Data, r.Stdout.Length, r.Stdout.SHA256, r.Stdout.Truncated,
+		r.Stderr.Data, r.Stderr.Length, r.Stderr.SHA256, r.Stderr.Truncated, r.Meta}
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scan(sc scanner) (*ledger.Record, error) {
+	var r ledger.Record
+	var state string
+	var started, ended int64
+	err := sc.Scan(&r.Key, &r.Task, &r.Tool, &r.Kind, &r.Fingerprint, &r.Request, &state, &r.Attempt, &r.Holder,
+		&r.ExitCode, &r.Reason, &started, &ended,
+		&r.Stdout.Data, &r.Stdout.Length, &r.Stdout.SHA256, &r.Stdout.Truncated,
+		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta)
+	if err != nil {
+		return nil, err
+	}
+	r.State = ledger.State(state)
+	r.StartedAt, r.EndedAt = fromNanos(started), fromNanos(ended)
+	return &r, nil
+}
+
+// Get implements ledger.Store; a SQLite record's lease never expires.
+func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, error) {
+	r, err := scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM records WHERE key = ?`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return r, false, nil
+}
+
+// write runs one statement in a BEGIN IMMEDIATE transaction and reports
+// whether it changed a row.
+func (s *Store) write(ctx context.Context, query string, args ...any) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n > 0, tx.Commit()
+}
+
+// Insert implements ledger.Store.
+func (s *Store) Insert(ctx context.Context, rec *ledger.Record, _ time.Duration) (bool, error) {
+	return s.write(ctx, `INSERT INTO records (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (key) DO NOTHING`, values(rec)...)
+}
+
+// Swap implements ledger.Store. Without leases, needExpired never holds.
+func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, _ time.Duration) (bool, error) {
+	if needExpired {
+		return false, nil
+	}
+	args := append(values(rec)[1:], rec.Key, from.Attempt, string(from.State))
+	return s.write(ctx, `UPDATE records SET task = ?, tool = ?, kind = ?, fingerprint = ?, request = ?, state = ?,
+		attempt = ?, holder = ?, exit_code = ?, reason = ?, started_at = ?, ended_at = ?,
+		stdout = ?, stdout_length = ?, stdout_sha256 = ?, stdout_truncated = ?,
+		stderr = ?, stderr_length = ?, stderr_sha256 = ?, stderr_truncated = ?, meta = ?
+		WHERE key = ? AND attempt = ? AND state = ?`, args...)
+}
+
+// Renew implements ledger.Store: without leases, it only reports whether
+// the record is still running at attempt.
+func (s *Store) Renew(ctx context.Context, key string, attempt int64, _ time.Duration) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE key = ? AND attempt = ? AND state = 'running'`,
+		key, attempt).Scan(&n)
+	return n > 0, err
+}
+
+// List implements ledger.Store, in order of start.
+func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, error) {
+	q := `SELECT ` + listColumns + ` FROM records WHERE 1`
+	var args []any
+	if f.Task != "" {
+		q += ` AND task = ?`
+		args = append(args, f.Task)
+	}
+	if f.Tool != "" {
+		q += ` AND tool = ?`
+		args = append(args, f.Tool)
+	}
+	if f.State != "" {
+		q += ` AND state = ?`
+		args = append(args, string(f.State))
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY started_at, key`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*ledger.Record
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Delete implements ledger.Store.
+func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
+	if from == nil {
+		return s.write(ctx, `DELETE FROM records WHERE key = ?`, key)
+	}
+	return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ?`, key, from.Attempt, string(from.State))
+}
+
+// Close implements ledger.Store.
+func (s *Store) Close() error { return s.db.Close() }

@@ -1,0 +1,219 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
+)
+
+func open(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestScenarios(t *testing.T) {
+	ledgertest.Run(t, func(t *testing.T) ledger.Store {
+		return open(t, filepath.Join(t.TempDir(), "state", "ledger.db"), Options{})
+	}, ledgertest.Caps{})
+}
+
+func TestScenariosSharedFile(t *testing.T) {
+	// Every scenario on one file, through separate handles: the records of
+	// one scenario must not disturb another's.
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, path, Options{}) }, ledgertest.Caps{Concurrency: 16})
+}
+
+func TestFileModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "idemkey")
+	path := filepath.Join(dir, "ledger.db")
+	s := open(t, path, Options{})
+	d := ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}
+	if _, err := s.Insert(context.Background(), &d, 0); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := s.LockKey("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	for p, want := range map[string]os.FileMode{
+		dir: 0o700 | os.ModeDir, path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600,
+		s.LockDir(): 0o700 | os.ModeDir, s.LockPath("k"): 0o600,
+	} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode(), want)
+		}
+	}
+}
+
+func TestRemoteFSRefused(t *testing.T) {
+	for magic, name := range map[int64]string{0x6969: "NFS", 0x65735546: "FUSE", 0xff534d42: "CIFS", 0x517b: "SMB"} {
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		_, err := Open(context.Background(), path, Options{FSType: func(int64) int64 { return magic }})
+		var re *RemoteFSError
+		if !errors.As(err, &re) || re.FS != name || !strings.Contains(err.Error(), "not reliable") {
+			t.Errorf("%s: %v, want a RemoteFSError", name, err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the ledger file was created on a refused file system", name)
+		}
+	}
+	// The real type of a local directory passes.
+	open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{FSType: func(real int64) int64 { return real }})
+}
+
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	old, err := Open(ctx, path, Options{Version: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := old.Schema(ctx); v != 1 {
+		t.Fatalf("schema %d, want 1", v)
+	}
+	d, err := ledger.Claim(ctx, old, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := *d.Record
+	r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
+	r.Stdout = ledger.Output{Data: []byte("out\n"), Length: 4, SHA256: "x"}
+	if err := ledger.Complete(ctx, old, &r); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	var indexes int
+	s := open(t, path, Options{})
+	if v, _ := s.Schema(ctx); v != SchemaVersion {
+		t.Fatalf("schema %d after reopening, want %d", v, SchemaVersion)
+	}
+	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%'`).Scan(&indexes); err != nil || indexes != 2 {
+		t.Fatalf("indexes after migration: %d %v", indexes, err)
+	}
+	dd, err := ledger.Claim(ctx, s, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dd.Action != ledger.ActReplay || string(dd.Record.Stdout.Data) != "out\n" {
+		t.Fatalf("record written at version 1: %v %+v", dd.Action, dd.Record)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE idemkey_schema SET version = ?`, SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(ctx, path, Options{})
+	if !errors.Is(err, ErrNewerSchema) {
+		t.Fatalf("open of a newer schema: %v, want ErrNewerSchema", err)
+	}
+}
+
+func TestLockKey(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	f, err := s.LockKey("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LockKey("k"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock: %v, want ErrLocked", err)
+	}
+	other, err := s.LockKey("other")
+	if err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	other.Close()
+	// RemoveLock leaves a held lock file alone.
+	if err := s.RemoveLock("k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.LockPath("k")); err != nil {
+		t.Fatalf("held lock file removed: %v", err)
+	}
+	// A child that inherits the descriptor keeps the key locked after
+	// this process lets go of its copy.
+	cmd := exec.Command("sh", "-c", "read x")
+	cmd.ExtraFiles = []*os.File{f}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := s.LockKey("k"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("lock while the child holds it: %v, want ErrLocked", err)
+	}
+	w.Close()
+	cmd.Wait()
+	g, err := s.LockKey("k")
+	if err != nil {
+		t.Fatalf("lock after the child exited: %v", err)
+	}
+	g.Close()
+	// Unheld: removed, and a new lock works on a new file.
+	if err := s.RemoveLock("k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.LockPath("k")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("free lock file kept: %v", err)
+	}
+}
+
+func TestLockReplacedFile(t *testing.T) {
+	// A process that opened a lock file which was then removed and
+	// recreated must not count its lock on the removed file.
+	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	f, err := s.LockKey("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	stale, err := os.OpenFile(s.LockPath("k"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stale.Close()
+	if err := s.RemoveLock("k"); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.LockKey("k") // the new file
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := lockNB(stale); err != nil { // the old file can be locked…
+		t.Fatal(err)
+	}
+	same, err := samePath(stale, s.LockPath("k"))
+	if err != nil || same {
+		t.Fatalf("the removed file still counts as the lock file: %v %v", same, err)
+	}
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# bench_fleet.sh — idemkey run on shared ledgers (PostgreSQL and Redis) on
+# loopback, against the bare command. Run by scripts/bench.sh (its fleet
+# section), or alone:
+#
+#   bash scripts/bench_fleet.sh
+#
+# Starts its own servers on free 127.0.0.1 ports in a temporary directory
+# (PostgreSQL with its default durability: fsync on, synchronous_commit on;
+# redis-server with appendonly yes, appendfsync always, as the README asks
+# of a ledger) and stops them on exit. Then, for each store:
+#   - per step: `idemkey run --task t-N --tool x -- true` on a fresh key
+#     against `true` alone, with `idemkey key` on a small call as the
+#     process's own start-up cost
+#     (a claim, the command, the completion: three round trips and two
+#     durable writes) vs `true` alone; the median over STEPS runs, and the
+#     median of a replay (one read);
+#   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys;
+#   (and the same on a second Redis with appendfsync everysec, to show what
+#   the fsync per write costs);
+#   - contention: 64 workers started at once on one key whose command
+#     sleeps 0.5 s: the wall time until all have exited, how many ran
+#     the command (must be 1) and how the others ended.
+# Environment: STEPS (default 200), DISTINCT (default 1000), KEEP=1 keeps
+# the directory. Needs postgresql and redis-server (scripts/services.sh).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STEPS=${STEPS:-200}
+DISTINCT=${DISTINCT:-1000}
+say() { echo "bench_fleet: $*" >&2; }
+
+bash "$root/scripts/services.sh" >/dev/null 2>&1 || {
+	say "postgresql or redis-server missing: run bash scripts/services.sh"
+	exit 1
+}
+pgbin=
+for d in "${IDEMKEY_PG_BINDIR:-}" /usr/lib/postgresql/*/bin; do
+	[[ -n $d && -x $d/initdb ]] && { pgbin=$d; break; }
+done
+[[ -n $pgbin ]] || pgbin=$(dirname "$(readlink -f "$(command -v initdb)")")
+redis=$(command -v redis-server || echo /usr/bin/redis-server)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/idemkey-bench-fleet.XXXXXX")
+chmod 755 "$tmp"
+pg_pid= redis_pid= redis2_pid=
+cleanup() {
+	# The postmaster's own pid (runuser in between does not pass signals).
+	local pm
+	pm=$(head -1 "$tmp/pg/data/postmaster.pid" 2>/dev/null || true)
+	[[ -n $pm ]] && kill -INT "$pm" 2>/dev/null || true
+	[[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null || true
+	[[ -n $redis2_pid ]] && kill "$redis2_pid" 2>/dev/null || true
+	wait 2>/dev/null || true
+	if [[ ${KEEP:-} == 1 ]]; then say "keeping $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+free_port() {
+	local p
+	for ((p = 20000 + RANDOM % 20000; ; p++)); do
+		(echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+	done
+}
+
+# as_pg CMD…: run as the postgres user when root (initdb refuses root).
+as_pg() {
+	if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+mkdir -p "$tmp/pg"
+[[ $(id -u) -eq 0 ]] && chown postgres "$tmp/pg"
+as_pg "$pgbin/initdb" -D "$tmp/pg/data" -U postgres --auth=trust -E UTF8 --no-locale >"$tmp/initdb.log" 2>&1
+pg_port=$(free_port)
+as_pg "$pgbin/postgres" -D "$tmp/pg/data" -p "$pg_port" -k "$tmp/pg" -c listen_addresses=127.0.0.1 \
+	-c max_connections=200 >"$tmp/pg/log" 2>&1 &
+pg_pid=$!
+redis_port=$(free_port)
+mkdir -p "$tmp/redis"
+"$redis" --port "$redis_port" --bind 127.0.0.1 --dir "$tmp/redis" --save "" --appendonly yes \
+	--appendfsync always --daemonize no >"$tmp/redis/log" 2>&1 &
+redis_pid=$!
+# A second Redis with appendfsync everysec: the cost without an fsync per
+# write (a crash can lose about a second of the ledger's writes).
+redis2_port=$(free_port)
+mkdir -p "$tmp/redis2"
+"$redis" --port "$redis2_port" --bind 127.0.0.1 --dir "$tmp/redis2" --save "" --appendonly yes \
+	--appendfsync everysec --daemonize no >"$tmp/redis2/log" 2>&1 &
+redis2_pid=$!
+for _ in $(seq 100); do
+	"$pgbin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && (echo >/dev/tcp/127.0.0.1/$redis_port) 2>/dev/null && break
+	sleep 0.1
+done
+"$pgbin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" || { cat "$tmp/pg/log" >&2; exit 1; }
+
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$tmp/idemkey" .)
+IK=$tmp/idemkey
+export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state NO_COLOR=1
+mkdir -p "$HOME"
+
+# calc EXPR: floating-point arithmetic.
+calc() { awk "BEGIN { print $* }"; }
+
+# median of numbers on stdin
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# per_step LEDGER PREFIX: median ms of a fresh-key step and of a replay.
+per_step() {
+	local ledger=$1 p=$2 i t0 t1
+	"$IK" run --ledger "$ledger" --task "warm-$p" --tool x -- "$true_bin" # the table, the scripts
+	for ((i = 0; i < STEPS; i++)); do
+		t0=$EPOCHREALTIME
+		"$IK" run --ledger "$ledger" --task "$p-$i" --tool x -- "$true_bin"
+		t1=$EPOCHREALTIME
+		calc "($t1 - $t0) * 1000"
+	done | median >"$tmp/step"
+	for ((i = 0; i < STEPS; i++)); do
+		t0=$EPOCHREALTIME
+		"$IK" run -q --ledger "$ledger" --task "$p-$((i % 10))" --tool x -- "$true_bin"
+		t1=$EPOCHREALTIME
+		calc "($t1 - $t0) * 1000"
+	done | median >"$tmp/replay"
+	echo "$(cat "$tmp/step") $(cat "$tmp/replay")"
+}
+
+true_bin=$(type -P true) # the program, not the shell's builtin
+bare=$(for ((i = 0; i < STEPS; i++)); do
+	t0=$EPOCHREALTIME
+	"$true_bin"
+	t1=$EPOCHREALTIME
+	calc "($t1 - $t0) * 1000"
+done | median)
+
+# The process alone, without a ledger: idemkey key on a small call.
+printf '{"amount":100}' >"$tmp/call.json"
+nokey=$(for ((i = 0; i < STEPS; i++)); do
+	t0=$EPOCHREALTIME
+	"$IK" key --task t --tool x "$tmp/call.json" >/dev/null
+	t1=$EPOCHREALTIME
+	calc "($t1 - $t0) * 1000"
+done | median)
+
+# throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys.
+throughput() {
+	local ledger=$1 p=$2 t0 t1
+	t0=$EPOCHREALTIME
+	seq "$DISTINCT" | xargs -P16 -I{} "$IK" run --ledger "$ledger" --task "$p-{}" --tool x -- "$true_bin"
+	t1=$EPOCHREALTIME
+	calc "$DISTINCT / ($t1 - $t0)"
+}
+
+# race64 LEDGER PREFIX: wall s for 64 workers on one key; executions; exits.
+race64() {
+	local ledger=$1 p=$2 t0 t1 i
+	rm -f "$tmp/ran" "$tmp/exits"
+	printf '#!/bin/sh\necho x >> %s\nsleep 0.5\n' "$tmp/ran" >"$tmp/step.sh"
+	chmod +x "$tmp/step.sh"
+	t0=$EPOCHREALTIME
+	for ((i = 0; i < 64; i++)); do
+		(
+			rc=0
+			"$IK" run -q --ledger "$ledger" --task "$p-race" --tool x -- "$tmp/step.sh" 2>/dev/null || rc=$?
+			echo $rc >>"$tmp/exits"
+		) &
+	done
+	wait
+	t1=$EPOCHREALTIME
+	local ran
+	ran=$(wc -l <"$tmp/ran")
+	echo "$(calc "$t1 - $t0") $ran $(sort "$tmp/exits" | uniq -c | awk '{ printf "%s×%s ", $1, $2 }')"
+}
+
+pg_url="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
+redis_url="redis://127.0.0.1:$redis_port/0"
+rows=()
+for store in postgres redis "redis, everysec"; do
+	case $store in
+	postgres) url=$pg_url ;;
+	redis) url=$redis_url ;;
+	*) url="redis://127.0.0.1:$redis2_port/0" ;;
+	esac
+	say "$store: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
+	p=${store//[^a-z]/}
+	read -r step replay < <(per_step "$url" "s$p")
+	tp=$(throughput "$url" "d$p")
+	read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
+	rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.0f steps/s | %.2f s, %s ran; exits %s|' \
+		"$store" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
+	if [[ $race_ran != 1 ]]; then
+		say "FAILED: $store: the raced step ran $race_ran times"
+		exit 1
+	fi
+done
+
+echo
+echo "Fleet ledgers on loopback ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always, and everysec)"
+echo
+echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | 16 workers, distinct keys | 64 workers, one key |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+printf '%s\n' "${rows[@]}"

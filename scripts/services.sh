@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# services.sh — find or install the servers the ledger's store tests run
+# against: PostgreSQL (Debian package postgresql) and redis-server (Debian
+# package redis-server).
+#
+#   bash scripts/services.sh
+#
+# It starts no long-lived server: the tests start their own, on free
+# loopback ports in temporary directories, and stop them afterwards. When a
+# server is missing and this runs as root, it installs it with apt-get
+# (running apt-get update first); otherwise it says what to install and
+# exits non-zero. It prints one line per server naming the binaries found.
+set -euo pipefail
+
+say() { echo "services: $*" >&2; }
+
+pg_bindir() {
+	local d
+	for d in "${IDEMKEY_PG_BINDIR:-}" /usr/lib/postgresql/*/bin /usr/local/pgsql/bin /usr/local/bin /usr/bin; do
+		[[ -n $d && -x $d/initdb && -x $d/postgres ]] && { echo "$d"; return 0; }
+	done
+	if command -v initdb >/dev/null 2>&1 && command -v postgres >/dev/null 2>&1; then
+		dirname "$(command -v initdb)"
+		return 0
+	fi
+	return 1
+}
+
+redis_bin() {
+	local p
+	for p in "${IDEMKEY_REDIS_SERVER:-}" "$(command -v redis-server 2>/dev/null || true)" /usr/bin/redis-server /usr/local/bin/redis-server; do
+		[[ -n $p && -x $p ]] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+missing=()
+pg_bindir >/dev/null || missing+=(postgresql)
+redis_bin >/dev/null || missing+=(redis-server)
+
+if ((${#missing[@]})); then
+	if [[ $(id -u) -ne 0 ]]; then
+		say "missing: ${missing[*]}; install them (apt-get install -y ${missing[*]}) or run this as root"
+		exit 1
+	fi
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/idemkey-services-apt.log 2>&1; then
+		apt-get update >>/tmp/idemkey-services-apt.log 2>&1 || true
+		if ! apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/idemkey-services-apt.log 2>&1; then
+			tail -20 /tmp/idemkey-services-apt.log >&2
+			say "apt-get install ${missing[*]} failed (log: /tmp/idemkey-services-apt.log)"
+			exit 1
+		fi
+	fi
+	# The Debian packages start system-wide servers; the tests do not use
+	# them (they start their own on free ports), so leave them as they are.
+fi
+
+bindir=$(pg_bindir) || { say "postgresql still not found"; exit 1; }
+redis=$(redis_bin) || { say "redis-server still not found"; exit 1; }
+
+# initdb refuses to run as root: the tests run the cluster as the postgres
+# user (created by the Debian package) when they are root.
+if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
+	say "running as root but there is no postgres user (the postgresql package creates it)"
+	exit 1
+fi
+
+say "postgresql: $("$bindir/postgres" --version) ($bindir)"
+say "redis: $("$redis" --version | awk '{print $1, $2, $3}') ($redis)"
