@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -351,7 +352,10 @@ func onceOnly(fl *pflag.Flag) {
 	fl.Value = &onceValue{Value: fl.Value}
 }
 
-var repeatedRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first "(.*)"\)$`)
+// repeatedRE is compiled on first use: most runs have no error to match.
+var repeatedRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument "(.*)" for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first "(.*)"\)$`)
+})
 
 // repeatedFlag rewrites pflag's message for a repeated flag, keeping the
 // exit code err had, or returns nil for another error.
@@ -359,7 +363,7 @@ func repeatedFlag(err error) error {
 	if err == nil {
 		return nil
 	}
-	m := repeatedRE.FindStringSubmatch(err.Error())
+	m := repeatedRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return nil
 	}
