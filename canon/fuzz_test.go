@@ -243,6 +243,40 @@ func onePass(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr e
 	if aerr != nil || string(app) != "x"+string(want) {
 		t.Fatalf("%s: %q: AppendCanonical = %q, %v; want x%q", s, src, app, aerr, want)
 	}
+	passAgrees(t, src, s, d, perr)
+}
+
+// passPool is one canon.Pass that every check reuses, as a batch does,
+// so that what one text leaves in it meets the next.
+var passPool canon.Pass
+
+// passAgrees checks canon.Pass against Parse: Append gives the canonical
+// text or fails as Parse does, and Members gives the members of a root
+// object in Node.Members's order with their canonical texts.
+func passAgrees(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr error) {
+	t.Helper()
+	p := &passPool
+	out, ok := p.Append([]byte("x"), src, s)
+	if ok != (perr == nil) || (perr == nil && string(out) != "x"+string(d.Append(nil))) || (perr != nil && string(out) != "x") {
+		t.Fatalf("%s: %q: Pass.Append = %q, %v; Parse: %v", s, src, out, ok, perr)
+	}
+	mems, ok := p.Members(src, s)
+	isObj := perr == nil && d.Root().Kind() == canon.Object
+	if ok != isObj {
+		t.Fatalf("%s: %q: Pass.Members ok = %v; Parse: %v", s, src, ok, perr)
+	}
+	if !ok {
+		return
+	}
+	want := d.Root().Members()
+	if len(mems) != len(want) {
+		t.Fatalf("%s: %q: Pass.Members gives %d members, Node.Members %d", s, src, len(mems), len(want))
+	}
+	for k, m := range want {
+		if string(mems[k].Name) != m.Name || string(mems[k].Value) != string(m.Value.Append(nil)) {
+			t.Fatalf("%s: %q: Pass.Members[%d] = %q: %q; want %q: %q", s, src, k, mems[k].Name, mems[k].Value, m.Name, m.Value.Append(nil))
+		}
+	}
 }
 
 // walk checks that every node's canonical form is what its parent writes

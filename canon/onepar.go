@@ -34,6 +34,17 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 	if src[last] != ']' || skipWS(src, root+1) == last {
 		return 0, nil, false, false // not an array, or an empty one
 	}
+	bw := &countWriter{w: w}
+	valid = writeRuns(bw, src, s, runSize, root, last, 0)
+	return bw.n, bw.err, valid, true
+}
+
+// writeRuns writes the canonical form of the array that opens at
+// src[root] and closes at src[last], which holds at least one element, to
+// bw in runs on every core, as writeRunsParallel describes, and reports
+// whether it is valid. outer is the number of containers around the
+// array, which count towards MaxDepth.
+func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer int) (valid bool) {
 	lines := guessSplit(src, root, root+1) >= 0
 
 	type run struct {
@@ -66,7 +77,7 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 			if from+2*size < last {
 				if lines {
 					stop = guessSplit(src, root, from+size)
-				} else {
+				} else if stop = guessComma(src, from+size, last); stop < 0 {
 					stop = findSplit(src, from, from+size)
 				}
 				if stop >= last {
@@ -102,6 +113,7 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 					out = make([]byte, 0, runSize+runSize/4)
 				}
 				c.init(src, s, out, nil) // also after a run that failed midway
+				c.maxDepth -= outer
 				func() {
 					defer catchFault(&r.fault)
 					r.ok = c.elements(r.from, r.stop, last)
@@ -112,7 +124,6 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		}()
 	}
 
-	bw := &countWriter{w: w}
 	bw.Write([]byte{'['})
 	valid = true
 	first, redone := true, false
@@ -136,6 +147,7 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 			redone = true
 			var c onepass
 			c.init(src, s, make([]byte, 0, flushAt+4096), bw)
+			c.maxDepth -= outer
 			if !first {
 				c.out = append(c.out, ',')
 			}
@@ -164,10 +176,10 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 		panic(fault) // on the caller's goroutine, for it to recover
 	}
 	if !valid {
-		return bw.n, bw.err, false, true
+		return false
 	}
 	bw.Write([]byte{']'})
-	return bw.n, bw.err, true, true
+	return true
 }
 
 // elements canonicalizes the root array's elements from src[from] on,

@@ -187,3 +187,29 @@ func TestWriteCanonicalLargeShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsGuessedCommas feeds minified arrays of objects to the runs,
+// whose boundaries guessComma proposes from "},{": nested arrays of
+// objects longer than its scan ahead, and "},{" inside strings, mislead
+// it; the runs must notice and give Parse's text.
+func TestRunsGuessedCommas(t *testing.T) {
+	nested := "[" + strings.Repeat(`{"x":1},`, 2000) + `{"x":2}]`
+	for _, src := range []string{
+		"[" + strings.Repeat(`{"b":1,"a":2},`, 3000) + `{"c":3}]`,
+		"[" + strings.Repeat(`{"n":`+nested+`},`, 8) + `{"c":3}]`,
+		"[" + strings.Repeat(`{"s":"},{\"},{"},`, 3000) + `{"c":3}]`,
+		"[" + strings.Repeat(`{"n":[{"x":1},{"y":[{}]}]},`, 2000) + `{"c":3}]`,
+		"[" + strings.Repeat(`{"n":`+nested+`},`, 8) + `{"c":3},]`, // invalid at the end
+	} {
+		for _, s := range []Scheme{JS, JCS} {
+			for _, size := range []int{100, 1000, 5000} {
+				if !runsCheck(t, []byte(src), s, size) {
+					t.Fatalf("%.40q: declined", src)
+				}
+			}
+		}
+	}
+	if c := guessComma([]byte(`[{"a":[{"x":1},{"y":2}]},{"b":1}]`), 2, 32); c != 24 {
+		t.Errorf("guessComma = %d, want 24 (past the nested array)", c)
+	}
+}

@@ -34,6 +34,7 @@ type onepass struct {
 	names    []byte     // decoded names (those with escapes) of the objects still open
 	rank     [16]uint8  // scratch for rankSort
 	tmp      []opMember // scratch for rankSort
+	at       int        // where object left a member's value in vals
 	w        io.Writer  // where out goes when no object is open, or nil
 	n        int64      // bytes written to w
 	err      error      // w's first error
@@ -111,7 +112,7 @@ func (c *onepass) root() bool {
 func (c *onepass) value(i, depth int) (int, bool) {
 	switch c.src[i] {
 	case '{':
-		return c.object(i, depth+1)
+		return c.object(i, depth+1, false)
 	case '[':
 		return c.array(i, depth+1)
 	}
@@ -203,19 +204,60 @@ func (c *onepass) array(i, depth int) (int, bool) {
 	}
 }
 
-func (c *onepass) object(i, depth int) (int, bool) {
+// object appends the canonical form of the object at src[i] to *c.cur and
+// returns the offset just past it. As a member's value (member), it is
+// assembled after its own members' values in c.vals and left there: c.at
+// is where it starts, and the values before it are dead until the
+// outermost object closes (an object in an array is moved down over them,
+// for the array's text to be contiguous).
+func (c *onepass) object(i, depth int, member bool) (int, bool) {
 	if depth > c.maxDepth {
 		return 0, false
 	}
 	src := c.src
 	j := skipWS(src, i+1)
 	if j < len(src) && src[j] == '}' {
+		c.at = len(*c.cur)
 		*c.cur = append(*c.cur, '{', '}')
 		return j + 1, true
 	}
 	parent := c.cur
 	c.cur = &c.vals
 	vstart, mbase, nbase := len(c.vals), len(c.mems), len(c.names)
+	j, ok := c.members(j, depth)
+	if !ok {
+		return 0, false
+	}
+	seg := c.mems[mbase:]
+	if !c.order(seg) {
+		return 0, false
+	}
+	c.cur = parent
+	if member {
+		c.at = len(c.vals)
+		c.vals = c.assemble(c.vals, seg)
+	} else if parent == &c.vals {
+		// An element of an array in an object: assemble after the values,
+		// then move down over them to where the array goes on.
+		asm := len(c.vals)
+		c.vals = c.assemble(c.vals, seg)
+		n := copy(c.vals[vstart:], c.vals[asm:])
+		c.vals = c.vals[:vstart+n]
+	} else {
+		*parent = c.assemble(*parent, seg)
+		c.vals = c.vals[:vstart]
+	}
+	c.mems = c.mems[:mbase]
+	c.names = c.names[:nbase]
+	return j, true
+}
+
+// members reads the members of an object from src[j], its first member's
+// name, to its closing brace, and returns the offset just past that: each
+// member goes to c.mems, and its value, if it is not left in src, to
+// c.vals (c.cur must be &c.vals).
+func (c *onepass) members(j, depth int) (int, bool) {
+	src := c.src
 	for {
 		if j >= len(src) || src[j] != '"' {
 			return 0, false
@@ -260,9 +302,14 @@ func (c *onepass) object(i, depth int) (int, bool) {
 				m.v1 = len(c.vals)
 			}
 			j = end
-		case ch == '{' || ch == '[':
+		case ch == '{':
+			if j, ok = c.object(j, depth+1, true); !ok {
+				return 0, false
+			}
+			m.v0, m.v1 = c.at, len(c.vals)
+		case ch == '[':
 			m.v0 = len(c.vals)
-			if j, ok = c.value(j, depth); !ok {
+			if j, ok = c.array(j, depth+1); !ok {
 				return 0, false
 			}
 			m.v1 = len(c.vals)
@@ -280,30 +327,10 @@ func (c *onepass) object(i, depth int) (int, bool) {
 			continue
 		}
 		if j < len(src) && src[j] == '}' {
-			j++
-			break
+			return j + 1, true
 		}
 		return 0, false
 	}
-	seg := c.mems[mbase:]
-	if !c.order(seg) {
-		return 0, false
-	}
-	c.cur = parent
-	if parent == &c.vals {
-		// A member's value: assemble after the values, then move down over
-		// them to where the parent expects this value.
-		asm := len(c.vals)
-		c.vals = c.assemble(c.vals, seg)
-		n := copy(c.vals[vstart:], c.vals[asm:])
-		c.vals = c.vals[:vstart+n]
-	} else {
-		*parent = c.assemble(*parent, seg)
-		c.vals = c.vals[:vstart]
-	}
-	c.mems = c.mems[:mbase]
-	c.names = c.names[:nbase]
-	return j, true
 }
 
 // assemble appends the object of the sorted members seg to dst. It grows
@@ -521,7 +548,15 @@ func WriteCanonical(w io.Writer, src []byte, s Scheme) (int64, error) {
 			}
 			return n, werr
 		}
-		// Not an array: one pass on this core.
+		if rw, ok := w.(Rewinder); ok {
+			if n, werr, valid, done := writeObjectRuns(rw, src, s, pieceSize); done {
+				if !valid {
+					return n, parseError(src, s)
+				}
+				return n, werr
+			}
+		}
+		// Not an array, nor an object around one: one pass on this core.
 	}
 	c := passPool.Get().(*onepass)
 	c.init(src, s, c.out[:0], w)

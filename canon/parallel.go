@@ -225,6 +225,14 @@ func indentAt(src []byte, i int) int {
 // for a comma between two children at or after mid, tracking strings and
 // nesting only; it returns -1 if there is none.
 func findSplit(src []byte, from, mid int) int {
+	i, _ := splitScan(src, from, mid)
+	return i
+}
+
+// splitScan is findSplit, and when it finds no comma it also says whether
+// the container closed (a closing bracket below the starting depth)
+// before the end of src.
+func splitScan(src []byte, from, mid int) (comma int, closed bool) {
 	depth := 0
 	i := from
 	for i < len(src) {
@@ -260,14 +268,37 @@ func findSplit(src []byte, from, mid int) int {
 		case ']', '}':
 			depth--
 			if depth < 0 {
-				return -1
+				return -1, true
 			}
 		case ',':
 			if depth == 0 && i >= mid {
-				return i
+				return i, false
 			}
 		}
 		i++
+	}
+	return -1, false
+}
+
+// guessComma proposes a run boundary in an array written without line
+// ends, without scanning up to it: the comma of the first "},{" at or after
+// mid (an array of objects) from which a short scan ahead does not leave
+// the array, which rules out those between the objects of a nested array
+// that ends within the scan. It returns -1 if there is none near mid. As
+// with guessSplit, the run that must arrive exactly at the comma proves it.
+func guessComma(src []byte, mid, last int) int {
+	const scan = 8 << 10
+	pos := mid
+	for tries := 0; tries < 64 && pos < last; tries++ {
+		k := bytes.Index(src[pos:last], []byte("},{"))
+		if k < 0 {
+			return -1
+		}
+		c := pos + k + 1
+		if _, closed := splitScan(src[:min(last, c+scan)], c+1, last); !closed {
+			return c
+		}
+		pos = c + 1
 	}
 	return -1
 }

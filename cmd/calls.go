@@ -39,6 +39,7 @@ type callSpec struct {
 	// Parsers reused across the lines of a batch: a loaded call is valid
 	// until the next call to load.
 	outer, inner canon.Parser
+	pass         canon.Pass // for quickKey
 
 	// warn, if set, is given the warnings about each call load returns
 	// (see loadedCall.warnings); a batch leaves it nil and sums them up.

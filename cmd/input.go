@@ -208,17 +208,18 @@ func (f *Factory) readMapped(name string) (data []byte, display string, release 
 	return data, display, nil, err
 }
 
-// onePassFits says whether the one pass suits a file of size bytes: it
+// onePassFits says whether the one pass may suit a file of size bytes: it
 // holds the canonical text of the root's largest child about twice, which
 // for a large file is reasonable only when the root is an array (of
-// records, typically).
+// records, typically), or an object whose bulk is one array (which
+// runKey checks with canon.InRuns, once the file is mapped).
 func onePassFits(f *os.File, size int64) bool {
 	if size < canon.ParallelMin {
 		return true
 	}
 	var head [4096]byte
 	n, _ := f.ReadAt(head[:], 0)
-	return rootIsArray(head[:n])
+	return rootIsArray(head[:n]) || firstByte(head[:n]) == '{'
 }
 
 // rootIsArray reports whether a JSON text starts with '[' after white

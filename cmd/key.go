@@ -99,6 +99,23 @@ func (opts *keyOptions) key(dst []byte, lc loadedCall) []byte {
 	return opts.Format.append(dst, lc.Call.Key())
 }
 
+// envelopeLook returns the text to look at, for the envelope warning, of
+// input that the one pass keyed: nil unless its root is an object; for a
+// large object (whose bulk is one array, see canon.InRuns), its outline
+// with that array emptied, which envelopeShape reads as it reads the
+// whole unless the array holds the calls or blocks it looks into.
+func envelopeLook(data []byte) []byte {
+	if firstByte(data) != '{' {
+		return nil
+	}
+	if len(data) >= canon.ParallelMin {
+		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" {
+			return outline
+		}
+	}
+	return data
+}
+
 // inputErr attaches the input's name (and line) to an error from load.
 func inputErr(name string, line int, err error) error {
 	var ue *UsageError
@@ -134,13 +151,12 @@ func runKey(opts *keyOptions) error {
 			}
 		}
 		err = guardFaults(name, func() error {
-			if len(data) >= canon.ParallelMin && !rootIsArray(data) {
-				// Standard input, or a file that is not mapped: the one pass
-				// holds the canonical text of the root's largest child about
-				// twice, and for a large object the indexed path needs less
-				// memory (see onePassFits). A mapped file may get here too,
-				// if another process rewrote its first bytes after
-				// onePassFits looked at them.
+			if len(data) >= canon.ParallelMin && !rootIsArray(data) && !canon.InRuns(data) {
+				// A large object that the one pass would write on one core,
+				// holding the canonical text of the root's largest child
+				// about twice: the indexed path needs less memory (see
+				// onePassFits). An object whose bulk is one array is written
+				// in runs on every core, as an array is.
 				keep()
 				return nil
 			}
@@ -154,10 +170,9 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-				if !spec.FromSet && firstByte(data) == '{' && mayBeEnvelope(data) {
-					// Shaped like an envelope? (An object this path takes
-					// is below canon.ParallelMin: parsing it costs little.)
-					if doc, err := spec.outer.Parse(data, spec.Scheme); err == nil {
+				if look := envelopeLook(data); !spec.FromSet && look != nil && mayBeEnvelope(look) {
+					// Shaped like an envelope?
+					if doc, err := spec.outer.Parse(look, spec.Scheme); err == nil {
 						shape, shapeWhat = envelopeShape(doc.Root())
 					}
 				}
@@ -254,6 +269,9 @@ func runKeyBatch(opts *keyOptions) error {
 	// The chunks read and not yet written hold at most this many MiB
 	// (or one chunk, if it is larger), whatever the lengths of the lines.
 	mem := make(chan struct{}, 4*workers+2*batchLineLimit>>20)
+	// Chunks written out come back to the reader, so that their buffers
+	// are reused while they are warm in the cache.
+	free := make(chan *batchChunk, cap(mem)+1)
 	var readErr error
 	// tooLong is the line past batchLineLimit, where reading stopped.
 	tooLong := 0
@@ -263,7 +281,14 @@ func runKeyBatch(opts *keyOptions) error {
 		r := bufio.NewReaderSize(in, 1<<20)
 		lineNo := 0
 		for {
-			c := &batchChunk{first: lineNo + 1, done: make(chan struct{}), data: make([]byte, 0, 1<<20+64<<10)}
+			var c *batchChunk
+			select {
+			case c = <-free: // written out: its buffers are free
+				*c = batchChunk{data: c.data[:0], lines: c.lines[:0], out: c.out[:0]}
+			default:
+				c = &batchChunk{data: make([]byte, 0, 1<<20+64<<10)}
+			}
+			c.first, c.done = lineNo+1, make(chan struct{})
 			eof := false
 			for len(c.lines) < 2048 && len(c.data) < 1<<20 {
 				line, err := readLine(r, c.data, batchLineLimit)
@@ -317,12 +342,10 @@ func runKeyBatch(opts *keyOptions) error {
 		}
 	}()
 	for i := 0; i < workers; i++ {
-		spec := *opts.Spec
-		spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
-		spec.warn = nil // summed up below
+		bw := opts.newBatchWorker()
 		go func() {
 			for c := range todo {
-				opts.deriveChunk(&spec, c, name)
+				opts.deriveChunk(bw, c, name)
 				close(c.done)
 			}
 		}()
@@ -354,6 +377,12 @@ func runKeyBatch(opts *keyOptions) error {
 		}
 		for range c.mib {
 			<-mem
+		}
+		if cap(c.data) <= 2<<20 {
+			select {
+			case free <- c:
+			default:
+			}
 		}
 		if opts.FailFast && len(c.errs) > 0 {
 			w.Flush()
@@ -535,7 +564,84 @@ func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 	}
 }
 
-func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) {
+// batchWorker is what one goroutine of a batch reuses from line to line.
+type batchWorker struct {
+	spec       callSpec
+	keyer      *derive.Keyer
+	quick      bool   // lines may take quickKey
+	task, tool []byte // --task and --tool quoted, for --from args
+}
+
+func (opts *keyOptions) newBatchWorker() *batchWorker {
+	w := &batchWorker{spec: *opts.Spec, keyer: derive.NewKeyer(opts.Secret)}
+	s := &w.spec
+	s.outer, s.inner, s.pass = canon.Parser{}, canon.Parser{}, canon.Pass{}
+	s.warn = nil // summed up by runKeyBatch
+	w.quick = !opts.JSON && len(s.Only) == 0 && len(s.Omit) == 0
+	switch s.From {
+	case fromCall:
+	case fromArgs:
+		t := derive.Text{Task: s.Task, Tool: s.Tool, Scheme: s.Scheme}
+		_, perTool := s.tools[s.Tool]
+		w.quick = w.quick && !perTool && t.Validate() == nil
+		w.task, w.tool = canon.AppendQuoted(nil, s.Task), canon.AppendQuoted(nil, s.Tool)
+	default:
+		w.quick = false
+	}
+	return w
+}
+
+// quickKey derives the key of a line as load and key would, in one pass
+// over it (canon.Pass) without a parsed document, for the common lines: a
+// call record whose task and tool are plain strings (no escapes) that
+// agree with --task and --tool, or bare arguments that are not shaped like
+// an envelope. ok is false for any other line, and for an invalid one:
+// load then reads it and says what is wrong, or what to warn about.
+func (w *batchWorker) quickKey(body []byte) (key [32]byte, ok bool) {
+	s := &w.spec
+	if s.From == fromArgs {
+		if !s.FromSet && mayBeEnvelope(body) {
+			return key, false
+		}
+		return w.keyer.KeyText(w.task, w.tool, &s.pass, body, s.Scheme)
+	}
+	mems, ok := s.pass.Members(body, s.Scheme)
+	if !ok {
+		return key, false
+	}
+	var task, tool, args []byte
+	for _, m := range mems {
+		switch string(m.Name) {
+		case "task":
+			task = m.Value
+		case "tool":
+			tool = m.Value
+		case "args":
+			args = m.Value
+		}
+	}
+	if args == nil || !plainString(task, s.Task) || !plainString(tool, s.Tool) {
+		return key, false
+	}
+	if _, perTool := s.tools[string(tool[1:len(tool)-1])]; perTool {
+		return key, false // the tool's own --only and --omit apply: load does it
+	}
+	return w.keyer.Key(task, tool, args), true
+}
+
+// plainString reports whether v, a canonical JSON value, is a non-empty
+// string written without escapes, equal to want unless want is empty. Its
+// text is then valid UTF-8 without lone surrogates (canon escapes those),
+// which derive.Call.Validate accepts.
+func plainString(v []byte, want string) bool {
+	if len(v) < 3 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return false
+	}
+	return want == "" || string(v[1:len(v)-1]) == want
+}
+
+func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) {
+	spec := &w.spec
 	for i, ln := range c.lines {
 		lineNo := c.first + i
 		c.n++
@@ -543,6 +649,13 @@ func (opts *keyOptions) deriveChunk(spec *callSpec, c *batchChunk, name string) 
 		if blankLine(body) {
 			c.out = append(c.out, '\n')
 			continue
+		}
+		if w.quick {
+			if k, ok := w.quickKey(body); ok {
+				c.warns.loaded++
+				c.out = append(opts.Format.append(c.out, k), '\n')
+				continue
+			}
 		}
 		lc, err := spec.load(body)
 		if err == nil {

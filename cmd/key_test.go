@@ -222,7 +222,8 @@ func TestLargeFileReadInParts(t *testing.T) {
 		t.Fatalf("file %q (exit %d), stdin %q (exit %d), --json %.100q (exit %d)", fromFile, code, fromStdin, code2, asJSON, code3)
 	}
 
-	// A large object takes the indexed path, from a file read, not mapped.
+	// A large object around one array, from a mapped file and from a
+	// stream: the object runs (see TestLargeObjects).
 	obj := filepath.Join(t.TempDir(), "obj.json")
 	if err := os.WriteFile(obj, []byte("{\"items\": "+b.String()+"}"), 0o644); err != nil {
 		t.Fatal(err)
@@ -241,5 +242,118 @@ func TestLargeFileReadInParts(t *testing.T) {
 	_, errStdin, code2 := run(t, bad, "key", "--task", "t", "--tool", "x")
 	if code != 2 || code2 != 2 || out != "" || errFile != strings.Replace(errStdin, "<stdin>", path, 1) || !strings.Contains(errFile, "trailing comma") {
 		t.Fatalf("file: exit %d, %q %q; stdin: exit %d, %q", code, out, errFile, code2, errStdin)
+	}
+}
+
+// TestBatchQuickPathEdges checks key --batch, which derives plain lines in
+// one pass without parsing them (batchWorker.quickKey), against separate
+// key invocations, which parse, on the lines that pass must hand over or
+// get exactly right: escaped and repeated member names, escaped and
+// invalid task ids, contradictions with --task and --tool, non-objects,
+// envelope-shaped bare arguments; with each --from, scheme and a secret.
+func TestBatchQuickPathEdges(t *testing.T) {
+	lines := []string{
+		`{"task":"t","tool":"x","args":{"b":1,"a":2}}`,
+		`{"t\u0061sk":"t","tool":"x","args":1}`,
+		`{"task":"t","task":"u","tool":"x","args":1}`,
+		`{"task":"t\u00e9","tool":"x","args":[]}`,
+		`{"task":"t\ud800","tool":"x","args":[]}`,
+		`{"task":"t\"q","tool":"x","args":[]}`,
+		`{"task":"","tool":"x","args":1}`,
+		`{"task":1,"tool":"x","args":1}`,
+		`{"task":"t","tool":"x"}`,
+		`{"task":"t","tool":"y","args":{}}`,
+		`{"tool":"x","args":{},"task":"t"}`,
+		`{"task":"t","tool":"x","args":{"a":1,"a":[2,{"d":1,"c":0}]},"extra":[1e400]}`,
+		` {"task":"t","tool":"x","args":null} `,
+		`{"task":"t","tool":"x","args":{}}` + "\r",
+		`[1,2]`,
+		`"str"`,
+		`{}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`,
+		`{"task":"t","tool":"x","args":{"a":1,}}`,
+	}
+	env := func(k string) string {
+		if k == "K" {
+			return "s3cret"
+		}
+		return ""
+	}
+	runEnv := func(stdin string, args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		ios := &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: env}
+		code := Main(args, ios)
+		return out.String(), errb.String(), code
+	}
+	for _, flags := range [][]string{
+		{"--from", "call"},
+		{"--from", "call", "--task", "t"},
+		{"--from", "call", "--tool", "x"},
+		{"--from", "call", "--scheme", "jcs"},
+		{"--from", "call", "--secret-env", "K", "--format", "base64url"},
+		{"--task", "T", "--tool", "X"},
+		{"--from", "args", "--task", "T", "--tool", "X", "--scheme", "jcs"},
+		{"--task", "T\xed\xa0\x80", "--tool", "X", "--scheme", "jcs"},
+	} {
+		out, stderr, bcode := runEnv(strings.Join(lines, "\n")+"\n", append([]string{"key", "--batch"}, flags...)...)
+		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(got) != len(lines) {
+			t.Fatalf("%q: batch wrote %d lines, want %d:\n%s%s", flags, len(got), len(lines), out, stderr)
+		}
+		for i, line := range lines {
+			want, werr, code := runEnv(line, append([]string{"key"}, flags...)...)
+			if code != 0 {
+				want = ""
+				if bcode == 0 {
+					t.Errorf("%q, line %d: the single run fails (%s) but the batch succeeds", flags, i+1, strings.TrimSpace(werr))
+				}
+			}
+			if got[i]+"\n" != want && !(code != 0 && got[i] == "") {
+				t.Errorf("%q, line %d %q: batch %q, single %q (exit %d, %s)", flags, i+1, line, got[i], want, code, strings.TrimSpace(werr))
+			}
+			if code == 0 && strings.Contains(werr, "looks like") && !strings.Contains(stderr, fmt.Sprintf("<stdin>:%d: the line looks like", i+1)) {
+				t.Errorf("%q, line %d: the single run warns (%s), the batch does not:\n%s", flags, i+1, strings.TrimSpace(werr), stderr)
+			}
+		}
+	}
+}
+
+// TestLargeObjects keys large documents whose root is an object, mapped
+// from files: those whose bulk is one array go to canon's object runs,
+// others to the indexed path; the keys must be key --json's (which
+// parses), and the envelope warning must be given as for a small input,
+// also when the large array is the one it looks into (tool_calls).
+func TestLargeObjects(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := 0; b.Len() < 9<<20; i++ {
+		fmt.Fprintf(&b, "{\"n\": %d, \"s\": \"é%d\", \"b\": [1.50, true]},\n", i, i)
+	}
+	b.WriteString("{}\n]")
+	arr := b.String()
+	openai := `{"id":"c1","type":"function","function":{"name":"x","arguments":"{}"}}`
+	dir := t.TempDir()
+	for i, c := range []struct {
+		doc, warn string
+	}{
+		{`{"items":` + arr + `}`, ""},
+		{`{"next":"n","items":` + arr + `,"count":3,"a":[1]}`, ""},
+		{`{"a":` + arr + `,"b":` + arr + `}`, ""}, // two large arrays: the indexed path
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}},"pad":` + arr + `}`, "an MCP tools/call request"},
+		{`{"role":"assistant","tool_calls":` + strings.Replace(arr, "{}\n]", openai+"\n]", 1) + `}`, "an OpenAI assistant message with tool_calls"},
+		{`{"role":"assistant","content":` + arr + `}`, ""},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("obj%d.json", i))
+		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		key, stderr, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+		asJSON, _, code2 := run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
+		if code != 0 || code2 != 0 || len(key) != 65 || !strings.Contains(asJSON, `"key":"`+strings.TrimSpace(key)+`"`) {
+			t.Fatalf("case %d: key %q (exit %d, %s); --json %.100q (exit %d)", i, key, code, stderr, asJSON, code2)
+		}
+		if c.warn == "" && stderr != "" || c.warn != "" && !strings.Contains(stderr, "the input looks like "+c.warn) {
+			t.Errorf("case %d: stderr %q, want a warning about %q", i, stderr, c.warn)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -30,7 +31,11 @@ func Main(args []string, ios *IOStreams) int {
 	out := watchWrites(ios.Out)
 	ios.Out = out
 	f := &Factory{IO: ios, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError), getenv: ios.Getenv}}
-	root := NewRootCmd(f)
+	only := ""
+	if len(args) > 0 && !wholeTree {
+		only = args[0] // a command's name, if it is one (see newTree)
+	}
+	root := newTree(f, only)
 	root.SetArgs(hoistCommand(root, args))
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -106,6 +111,8 @@ func diagLine(s string) string { return escapeControls(oneLine(s)) }
 type Factory struct {
 	IO     *IOStreams
 	Config *Settings
+
+	partial bool // the command tree holds only the command that runs (see newTree)
 }
 
 func (f *Factory) colorMode() string {
@@ -121,8 +128,47 @@ func init() {
 	cobra.EnableTraverseRunHooks = true
 }
 
+// commands builds idemkey's commands, in the order help lists them.
+var commands = []struct {
+	name  string
+	build func(*Factory) *cobra.Command
+}{
+	{"key", newKeyCmd},
+	{"canon", newCanonCmd},
+	{"check", newCheckCmd},
+	{"version", newVersionCmd},
+	{"diff", newDiffCmd},
+	{"drift", newDriftCmd},
+	{"post", newPostCmd},
+	{"vectors", newVectorsCmd},
+	{"conform", newConformCmd},
+	{"run", newRunCmd},
+	{"ledger", newLedgerCmd},
+}
+
+// wholeTree makes Main build every command whatever it runs (tests
+// compare the two).
+var wholeTree = false
+
 // NewRootCmd builds the command tree.
-func NewRootCmd(f *Factory) *cobra.Command {
+func NewRootCmd(f *Factory) *cobra.Command { return newTree(f, "") }
+
+// newTree builds the root and, when only names one of idemkey's commands,
+// that command alone, and otherwise all of them. A run that starts with
+// its command's name (idemkey key …) needs no other: building them all
+// took about a tenth of a millisecond of every small call. Help,
+// completion, suggestions for a mistyped command and flags before the
+// command get the whole tree; so does the vetting of a config file, which
+// knows every command's settings (see Factory.settingNames).
+func newTree(f *Factory, only string) *cobra.Command {
+	known := false
+	for _, c := range commands {
+		known = known || c.name == only
+	}
+	if !known {
+		only = ""
+	}
+	f.partial = only != ""
 	root := &cobra.Command{
 		Use:   "idemkey",
 		Short: "Derive idempotency keys for AI-agent tool calls",
@@ -160,21 +206,22 @@ failures.`,
 	pf.String("config", "", "config file (default $XDG_CONFIG_HOME/idemkey/config.{yaml,toml,json}; IDEMKEY_CONFIG)")
 	root.Flags().Bool("version", false, "print idemkey's version")
 
-	root.AddCommand(
-		newKeyCmd(f),
-		newCanonCmd(f),
-		newCheckCmd(f),
-		newVersionCmd(f),
-		newDiffCmd(f),
-		newDriftCmd(f),
-		newPostCmd(f),
-		newVectorsCmd(f),
-		newConformCmd(f),
-		newRunCmd(f),
-		newLedgerCmd(f),
-	)
+	for _, c := range commands {
+		if only == "" || c.name == only {
+			root.AddCommand(c.build(f))
+		}
+	}
 	finishTree(root)
 	return root
+}
+
+// settingNames is settingNames of the whole tree, also when the running
+// one holds only the command that runs.
+func (f *Factory) settingNames(root *cobra.Command) map[string]bool {
+	if f.partial {
+		root = NewRootCmd(&Factory{IO: f.IO, Config: f.Config})
+	}
+	return settingNames(root)
 }
 
 // loadConfig resolves the running command's settings (see Settings): the
@@ -207,7 +254,7 @@ func (f *Factory) loadConfig(cmd *cobra.Command) error {
 		return err
 	}
 	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", diagLine(msg)) }
-	if err := file.vet(settingNames(cmd.Root()), warn); err != nil {
+	if err := file.vet(f.settingNames(cmd.Root()), warn); err != nil {
 		return err
 	}
 	s.file = file
@@ -363,7 +410,10 @@ func onceOnly(fl *pflag.Flag) {
 	fl.Value = &onceValue{Value: fl.Value}
 }
 
-var repeatedRE = regexp.MustCompile(`^invalid argument ("(?:[^"\\]|\\.)*") for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first ("(?:[^"\\]|\\.)*")\)$`)
+// repeatedRE is compiled on first use: most runs have no error to match.
+var repeatedRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid argument ("(?:[^"\\]|\\.)*") for "(?:-., )?(--[^"]+)" flag: ` + repeatedText + ` \(first ("(?:[^"\\]|\\.)*")\)$`)
+})
 
 // repeatedFlag rewrites pflag's message for a repeated flag, keeping the
 // exit code err had, or returns nil for another error.
@@ -371,7 +421,7 @@ func repeatedFlag(err error) error {
 	if err == nil {
 		return nil
 	}
-	m := repeatedRE.FindStringSubmatch(err.Error())
+	m := repeatedRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return nil
 	}

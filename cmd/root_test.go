@@ -2,6 +2,10 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,4 +90,62 @@ func TestOutClosed(t *testing.T) {
 	if (&IOStreams{Out: watchWrites(&bytes.Buffer{})}).OutClosed() {
 		t.Error("a buffer is taken for a closed stdout")
 	}
+}
+
+// TestOneCommandTree checks that a run that names its command, which
+// builds that command alone (newTree), behaves as with the whole tree:
+// help, flag errors, missing arguments and a plain key, for every
+// command; and that a config file is still vetted against every
+// command's settings (post's retry is no unknown setting under key).
+func TestOneCommandTree(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "idemkey"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "idemkey", "config.yaml"), []byte("retry: 2\nscheme: js\nnot-a-setting: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return dir
+		}
+		return ""
+	}
+	run := func(whole bool, args []string) string {
+		defer func(w bool) { wholeTree = w }(wholeTree)
+		wholeTree = whole
+		var out, errb bytes.Buffer
+		code := Main(args, &IOStreams{In: strings.NewReader(`{"b":1,"a":2}`), Out: &out, Err: &errb, Getenv: env})
+		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	root := NewRootCmd(&Factory{IO: &IOStreams{Getenv: env}, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError)}})
+	var built []string
+	for _, c := range root.Commands() {
+		if c.Name() != "help" && c.Name() != "completion" {
+			built = append(built, c.Name())
+		}
+	}
+	var listed []string
+	for _, c := range commands {
+		listed = append(listed, c.name)
+	}
+	slices.Sort(built)
+	if strings.Join(built, " ") != strings.Join(slices.Sorted(slices.Values(listed)), " ") {
+		t.Fatalf("commands lists %q, the tree has %q", listed, built)
+	}
+	compared := 0
+	for _, name := range listed {
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {name, "--no-such-flag"}, {name}, {name, "--task", "t", "--tool", "x"}} {
+			one, whole := run(false, args), run(true, args)
+			if one != whole {
+				t.Errorf("%q: with the one command:\n%s\nwith the whole tree:\n%s", args, one, whole)
+			}
+			compared++
+		}
+	}
+	got := run(false, []string{"key", "--task", "t", "--tool", "x"})
+	if strings.Contains(got, `"retry"`) || !strings.Contains(got, "not-a-setting") {
+		t.Errorf("the config file was vetted against the wrong names:\n%s", got)
+	}
+	t.Logf("%d runs compared", compared)
 }

@@ -161,10 +161,11 @@ const (
 // pipe is an io.Writer that hands what is written to a hash running in
 // another goroutine, through a few reused buffers.
 type pipe struct {
-	h    hash.Hash
-	full chan []byte
-	free chan []byte
-	done chan struct{}
+	h      hash.Hash
+	full   chan []byte
+	free   chan []byte
+	done   chan struct{}
+	prefix []byte // what h was given before the pipe: Rewind gives it again
 }
 
 // pipeBufs is the number of buffers a pipe copies small writes into.
@@ -204,6 +205,21 @@ func (p *pipe) Write(b []byte) (int, error) {
 	buf := <-p.free
 	p.full <- append(buf[:0], b...)
 	return len(b), nil
+}
+
+// Rewind makes the pipe a canon.Rewinder: once the hashing goroutine is
+// idle, the hash is reset and given the prefix again.
+func (p *pipe) Rewind() error {
+	var bufs [pipeBufs][]byte
+	for i := range bufs {
+		bufs[i] = <-p.free
+	}
+	p.h.Reset()
+	p.h.Write(p.prefix)
+	for _, buf := range bufs {
+		p.free <- buf
+	}
+	return nil
 }
 
 func (p *pipe) close() {
@@ -267,12 +283,14 @@ func (c Text) write(h hash.Hash) error {
 		return err
 	}
 	var pre [256]byte
-	h.Write(appendPrefix(pre[:0], c.Task, c.Tool))
+	prefix := appendPrefix(pre[:0], c.Task, c.Tool)
+	h.Write(prefix)
 	var err error
 	if len(c.Args) >= pipelineMin {
 		err = func() error {
 			p := newPipe(h)
-			defer p.close() // also if reading a mapped file faults (see canon.IsFault)
+			p.prefix = prefix // for Rewind
+			defer p.close()   // also if reading a mapped file faults (see canon.IsFault)
 			_, err := canon.WriteCanonical(p, c.Args, c.Scheme)
 			return err
 		}()
@@ -281,4 +299,70 @@ func (c Text) write(h hash.Hash) error {
 	}
 	h.Write([]byte{']'})
 	return err
+}
+
+// A Keyer derives the keys of many calls one after another from their
+// parts already in canonical form (as canon.Pass gives them), reusing its
+// memory: the quick way through a batch. A Keyer is not safe for
+// concurrent use.
+type Keyer struct {
+	mac hash.Hash // HMAC-SHA-256 under the secret, or nil for SHA-256
+	buf []byte
+}
+
+// NewKeyer returns a Keyer whose keys are Call.Key's, or with a secret
+// Call.HMAC's under it.
+func NewKeyer(secret []byte) *Keyer {
+	k := &Keyer{}
+	if secret != nil {
+		k.mac = hmac.New(sha256.New, secret)
+	}
+	return k
+}
+
+// Key returns the key of the call whose task and tool are the JSON strings
+// task and tool in canonical form (quoted, as canon.AppendQuoted writes
+// them) and whose arguments have the canonical text args: the key
+// Call.Key (or Call.HMAC) returns for that call. The caller checks the
+// task and tool as Validate does.
+func (k *Keyer) Key(task, tool, args []byte) [32]byte {
+	b := append(k.buf[:0], '[')
+	b = append(b, task...)
+	b = append(b, ',')
+	b = append(b, tool...)
+	b = append(b, ',')
+	b = append(b, args...)
+	b = append(b, ']')
+	k.buf = b
+	return k.sum(b)
+}
+
+// KeyText is Key for a call whose arguments are still the JSON text src:
+// it validates and canonicalizes them with p under scheme s, straight
+// into the text it hashes. ok is false when src is invalid (canon.Parse
+// gives the error).
+func (k *Keyer) KeyText(task, tool []byte, p *canon.Pass, src []byte, s canon.Scheme) (key [32]byte, ok bool) {
+	b := append(k.buf[:0], '[')
+	b = append(b, task...)
+	b = append(b, ',')
+	b = append(b, tool...)
+	b = append(b, ',')
+	if b, ok = p.Append(b, src, s); !ok {
+		return key, false
+	}
+	b = append(b, ']')
+	k.buf = b
+	return k.sum(b), true
+}
+
+// sum hashes the canonical text of a call.
+func (k *Keyer) sum(text []byte) [32]byte {
+	if k.mac == nil {
+		return sha256.Sum256(text)
+	}
+	var sum [32]byte
+	k.mac.Reset()
+	k.mac.Write(text)
+	k.mac.Sum(sum[:0])
+	return sum
 }

@@ -360,6 +360,12 @@ func TestTextMatchesCall(t *testing.T) {
 		// mislead the guessed run ends
 		{Task: "t", Tool: "bulk", Text: strings.Replace(string(largeDoc(canon.ParallelMin+1000)), ",\n{", ",\n\n{", 1000)},
 		{Task: "t", Tool: "bulk", Text: strings.ReplaceAll(string(largeDoc(canon.ParallelMin+1000)), `"a":[1e21,`, "\"a\":[\n1e21,\n")},
+		// objects around a large array (canon's object runs), one of them
+		// with a later array too long for the backward scan (a rewind)
+		{Task: "t", Tool: "bulk", Text: `{"items":` + string(largeDoc(canon.ParallelMin+1000)) + "}\n"},
+		{Task: "t", Tool: "bulk", Text: `{"z":1,"items":` + string(largeDoc(canon.ParallelMin+1000)) + `,"count":2,"a":{"b":[3]}}`},
+		{Task: "t", Tool: "bulk", Text: `{"items":` + string(largeDoc(canon.ParallelMin+1000)) + `,"a":[` + strings.Repeat("1,", 70<<10) + `1]}`},
+		{Task: "t", Tool: "bulk", Text: `{"items":` + strings.Replace(string(largeDoc(canon.ParallelMin+1000)), "true", "ture", 1) + `}`},
 	}
 	cases = append(cases, big...)
 	secret := []byte("k")
@@ -390,4 +396,42 @@ func TestTextMatchesCall(t *testing.T) {
 		}
 	}
 	t.Logf("%d documents, %d comparisons", len(cases), compared)
+}
+
+// TestKeyerMatchesCall checks that a Keyer, reused from call to call as a
+// batch reuses it, gives Call's key and HMAC for every valid document of
+// the differential corpus under both schemes: KeyText from the arguments'
+// JSON text, Key from their canonical text, and both fail where Parse
+// does.
+func TestKeyerMatchesCall(t *testing.T) {
+	secret := []byte("k")
+	keyer, macer := NewKeyer(nil), NewKeyer(secret)
+	var pass canon.Pass
+	compared := 0
+	for i, c := range diffCorpus(defaultDiffSeed, defaultDiffN) {
+		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
+			task, tool := canon.AppendQuoted(nil, c.Task), canon.AppendQuoted(nil, c.Tool)
+			doc, err := canon.Parse([]byte(c.Text), s)
+			_, ok := keyer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			if ok != (err == nil) {
+				t.Fatalf("case %d, %s: Parse says %v, KeyText ok %v\n%.200q", i, s, err, ok, c.Text)
+			}
+			if err != nil {
+				continue
+			}
+			call := Call{Task: c.Task, Tool: c.Tool, Args: doc.Root()}
+			want, wantMAC := call.Key(), call.HMAC(secret)
+			args := doc.Root().Append(nil)
+			got, _ := keyer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			gotMAC, _ := macer.KeyText(task, tool, &pass, []byte(c.Text), s)
+			if got != want || gotMAC != wantMAC || keyer.Key(task, tool, args) != want || macer.Key(task, tool, args) != wantMAC {
+				t.Fatalf("case %d, %s: Keyer's keys differ from Call's %x\n%.200q", i, s, want, c.Text)
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no valid documents compared")
+	}
+	t.Logf("%d comparisons", compared)
 }

@@ -4,15 +4,20 @@
 #
 #   bash scripts/bench.sh
 #
-# Builds idemkey (statically, CGO_ENABLED=0, as the README does), generates deterministic inputs with scripts/gendoc (a
-# 64 MiB mixed document, a 400-byte tool call, 100,000 JSON Lines calls),
-# checks that idemkey and the harness agree on their keys, then times:
-#   - idemkey key --task T --tool X big.json
+# Builds idemkey (statically, CGO_ENABLED=0, as the README does) and
+# scripts/minsha the same way, generates deterministic inputs with
+# scripts/gendoc (a 64 MiB mixed document, the same document minified and
+# wrapped as {"items":[…]}, a 400-byte tool call, 100,000 JSON Lines
+# calls), checks that idemkey and the harness agree on their keys, then
+# times:
+#   - idemkey key --task T --tool X big.json  (and min.json, obj.json)
 #   - openssl dgst -sha256 big.json  (the ceiling: read and hash only)
 #   - node scripts/refharness.js key T X big.json
 #   - jq -cS . big.json | sha256sum   (a speed yardstick only: jq -S sorts
 #     by code point and formats numbers its own way, not the canonical form)
-#   - idemkey, node and jq on the 400-byte call (whole-process time)
+#   - idemkey, node and jq on the 400-byte call (whole-process time), and
+#     scripts/minsha, a minimal static Go program that reads the file and
+#     prints its SHA-256: the floor for a Go program's start-up
 #   - idemkey key --batch --from call calls.jsonl  vs
 #     node scripts/refharness.js batch < calls.jsonl
 # and prints a Markdown table. Wall times are medians (hyperfine when
@@ -24,6 +29,7 @@
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
 # call, default 100), SIZE (default 64MiB), CALLS (default 100000),
+# SHAPES=0 skips the minified and object-rooted documents,
 # KEEP=1 keeps the temporary directory, NO_HYPERFINE=1 times with the
 # /usr/bin/time loop even when hyperfine is installed.
 #
@@ -155,7 +161,11 @@ fi
 say "building idemkey and gendoc"
 # idemkey is built as the README builds it, statically (CGO_ENABLED=0);
 # the default build, linked against libc, is timed on the small call too.
-(cd "$root" && CGO_ENABLED=0 go build -o "$tmp/idemkey" . && go build -o "$tmp/idemkey-cgo" . &&
+# minsha is built exactly as idemkey is.
+build_flags=(-trimpath -ldflags=-s\ -w)
+(cd "$root" && CGO_ENABLED=0 go build "${build_flags[@]}" -o "$tmp/idemkey" . &&
+	CGO_ENABLED=0 go build "${build_flags[@]}" -o "$tmp/minsha" ./scripts/minsha &&
+	go build "${build_flags[@]}" -o "$tmp/idemkey-cgo" . &&
 	go build -o "$tmp/gendoc" ./scripts/gendoc)
 IK=$tmp/idemkey
 if [[ ${1:-} == --ledger-only ]]; then
@@ -167,6 +177,14 @@ say "generating inputs in $tmp"
 "$tmp/gendoc" -kind mixed -size "$SIZE" -o "$tmp/big.json"
 "$tmp/gendoc" -kind call -o "$tmp/call.json"
 "$tmp/gendoc" -kind calls -n "$CALLS" -o "$tmp/calls.jsonl"
+# The same document minified (JSON strings never hold a raw newline, so
+# deleting them leaves the same value, with no line structure to guess
+# run boundaries from) and as the one member of a root object.
+shapes=${SHAPES:-1}
+if ((shapes)); then
+	tr -d '\n' <"$tmp/big.json" >"$tmp/min.json"
+	{ printf '{"items":'; cat "$tmp/big.json"; printf '}\n'; } >"$tmp/obj.json"
+fi
 big_bytes=$(wc -c <"$tmp/big.json")
 call_bytes=$(wc -c <"$tmp/call.json")
 calls_bytes=$(wc -c <"$tmp/calls.jsonl")
@@ -186,6 +204,10 @@ agree() { # agree NAME FILE
 	fi
 }
 agree big.json "$tmp/big.json"
+if ((shapes)); then
+	agree min.json "$tmp/min.json"
+	agree obj.json "$tmp/obj.json"
+fi
 agree call.json "$tmp/call.json"
 
 batch=1
@@ -280,26 +302,38 @@ busy() { # warn, before timing, when other work would skew the figures (after it
 	fi
 }
 busy
-measure "$size_label document" "idemkey key" "$RUNS" 1 "$big_bytes" 1 \
-	"$(q "$IK") key --task T --tool X $(q "$big")"
-# The ceiling: read the file and hash it, nothing else. OpenSSL uses the
-# CPU's SHA extensions as Go does; coreutils' sha256sum may not.
-if have openssl; then
-	measure "$size_label document" "openssl dgst -sha256 (ceiling)" "$RUNS" 1 "$big_bytes" 1 \
-		"openssl dgst -sha256 $(q "$big")"
-else
-	measure "$size_label document" "sha256sum (ceiling)" "$RUNS" 1 "$big_bytes" 1 \
-		"sha256sum $(q "$big")"
+document() { # document CASE FILE BYTES: idemkey, the ceiling, node and jq on one document
+	measure "$1" "idemkey key" "$RUNS" 1 "$3" 1 \
+		"$(q "$IK") key --task T --tool X $(q "$2")"
+	# The ceiling: read the file and hash it, nothing else. OpenSSL uses the
+	# CPU's SHA extensions as Go does; coreutils' sha256sum may not.
+	if have openssl; then
+		measure "$1" "openssl dgst -sha256 (ceiling)" "$RUNS" 1 "$3" 1 \
+			"openssl dgst -sha256 $(q "$2")"
+	else
+		measure "$1" "sha256sum (ceiling)" "$RUNS" 1 "$3" 1 \
+			"sha256sum $(q "$2")"
+	fi
+	((use_node)) && measure "$1" "node refharness.js key" "$SLOW_RUNS" 0 "$3" 1 \
+		"node $(q "$ref") key T X $(q "$2")"
+	((use_jq)) && measure "$1" "jq -cS . | sha256sum" "$SLOW_RUNS" 0 "$3" 1 \
+		"jq -cS . $(q "$2") | sha256sum"
+	return 0
+}
+document "$size_label document" "$big" "$big_bytes"
+if ((shapes)); then
+	document "$size_label document, minified" "$tmp/min.json" "$(wc -c <"$tmp/min.json")"
+	document "$size_label document as {\"items\":[…]}" "$tmp/obj.json" "$(wc -c <"$tmp/obj.json")"
 fi
-((use_node)) && measure "$size_label document" "node refharness.js key" "$SLOW_RUNS" 0 "$big_bytes" 1 \
-	"node $(q "$ref") key T X $(q "$big")"
-((use_jq)) && measure "$size_label document" "jq -cS . | sha256sum" "$SLOW_RUNS" 0 "$big_bytes" 1 \
-	"jq -cS . $(q "$big") | sha256sum"
 
 measure "400-byte call" "idemkey key (default go build: dynamically linked)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$tmp/idemkey-cgo") key --task T --tool X $(q "$call")"
 measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$IK") key --task T --tool X $(q "$call")"
+# The floor: a static Go program that reads the file and prints its
+# SHA-256, built as idemkey is; the issue's target is idemkey within 1.5x.
+measure "400-byte call" "minsha: read + SHA-256, minimal static Go (floor)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
+	"$(q "$tmp/minsha") $(q "$call")"
 ((use_node)) && measure "400-byte call" "node refharness.js key" $((SMALL_RUNS / 5 + 1)) 2 "$call_bytes" 0 \
 	"node $(q "$ref") key T X $(q "$call")"
 ((use_jq)) && measure "400-byte call" "jq -cS . | sha256sum" $((SMALL_RUNS / 2 + 1)) 2 "$call_bytes" 0 \
@@ -341,7 +375,7 @@ bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
 	echo
 	echo "Machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU);" \
 		"$(go version | awk '{ print $3 }'), node $( ((use_node)) && node --version || echo -), $( ((use_jq)) && jq --version || echo jq -)"
-	echo "Inputs: $big_bytes-byte mixed document, $call_bytes-byte call, $CALLS calls in $calls_bytes bytes (scripts/gendoc, seed 1)"
+	echo "Inputs: $big_bytes-byte mixed document (also minified, and as {\"items\":[…]}), $call_bytes-byte call, $CALLS calls in $calls_bytes bytes (scripts/gendoc, seed 1)"
 	echo
 	echo "| input | command | median wall | CPU (user+sys) | throughput | peak RSS | RSS / input | idemkey vs this |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -353,7 +387,7 @@ bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
 			gsub(/\|/, "\\|", cmd)
 			tp = $7 > 1 ? sprintf("%.0f keys/s", $7 / $3) : $7 == 1 ? sprintf("%.1f MB/s", $5 / $3 / 1e6) : "—"
 			ratio = $5 >= 1048576 ? sprintf("%.1f×", $6 * 1024 / $5) : "—"
-			rel = $2 ~ /^idemkey/ ? "—" : $2 ~ /ceiling/ ? sprintf("at %.0f%% of it", 100 * $3 / base[$1]) : sprintf("%.1f× faster", $3 / base[$1])
+			rel = $2 ~ /^idemkey/ ? "—" : $2 ~ /ceiling/ ? sprintf("at %.0f%% of it", 100 * $3 / base[$1]) : $2 ~ /floor/ ? sprintf("takes %.2f× as long", base[$1] / $3) : sprintf("%.1f× faster", $3 / base[$1])
 			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }

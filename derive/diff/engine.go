@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -1144,7 +1145,7 @@ func mixesScripts(rs []rune) bool {
 
 // scriptOf names the Unicode script of r ("Latin", "Cyrillic", "Common").
 func scriptOf(r rune) string {
-	for _, name := range scriptNames {
+	for _, name := range scriptNames() {
 		if unicode.Is(unicode.Scripts[name], r) {
 			return name
 		}
@@ -1153,8 +1154,8 @@ func scriptOf(r rune) string {
 }
 
 // scriptNames lists the scripts, the common ones first (they are tried in
-// order).
-var scriptNames = func() []string {
+// order). It is built on first use, not in every process's start-up.
+var scriptNames = sync.OnceValue(func() []string {
 	first := []string{"Latin", "Common", "Cyrillic", "Greek", "Inherited", "Armenian", "Han", "Arabic", "Hebrew"}
 	names := slices.Clone(first)
 	for n := range unicode.Scripts {
@@ -1164,7 +1165,7 @@ var scriptNames = func() []string {
 	}
 	slices.Sort(names[len(first):])
 	return names
-}()
+})
 
 // cpScript names a code point with its script: "U+0406 CYRILLIC CAPITAL
 // LETTER BYELORUSSIAN-UKRAINIAN I (Cyrillic)".

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,7 +69,9 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
-func init() { redis.SetLogger(quiet{}) }
+// quietLog installs quiet as go-redis's logger, once, before the first
+// client is made (not at start-up: most idemkey processes never open one).
+var quietLog = sync.OnceFunc(func() { redis.SetLogger(quiet{}) })
 
 // Redact returns the URL with its password replaced by xxxxx.
 func Redact(raw string) string { return storeutil.Redact(raw) }
@@ -123,6 +126,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if !q.Has("protocol") {
 		o.Protocol = 2
 	}
+	quietLog()
 	s.c = redis.NewClient(o)
 	// CONFIG GET maxmemory-policy is also the check that the server
 	// answers: one round trip (after the HELLO go-redis sends on every
@@ -209,20 +213,25 @@ local function write(o)
 end
 `
 
-var (
-	getScript = redis.NewScript(`
+// luaScripts are the store's scripts. They are made on first use, not
+// in the start-up of every idemkey process (each hashes its source).
+type luaScripts struct{ get, insert, insertOrGet, swap, renew, delete *redis.Script }
+
+var scripts = sync.OnceValue(func() *luaScripts {
+	return &luaScripts{
+		get: redis.NewScript(`
 local h = redis.call('HGETALL', KEYS[1])
 if #h == 0 then return false end
 local t = redis.call('TIME')
 return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
-`)
-	insertScript = redis.NewScript(writeLua + `
+`),
+		insert: redis.NewScript(writeLua + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 write(0)
 return 1
-`)
-	// insert, or the stored record as getScript returns it.
-	insertOrGetScript = redis.NewScript(writeLua + `
+`),
+		// insert, or the stored record as get returns it.
+		insertOrGet: redis.NewScript(writeLua + `
 local h = redis.call('HGETALL', KEYS[1])
 if #h == 0 then
   write(0)
@@ -230,23 +239,23 @@ if #h == 0 then
 end
 local t = redis.call('TIME')
 return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
-`)
-	// ARGV: from attempt, from state, need expired ('1'), then write's.
-	swapScript = redis.NewScript(writeLua + `
+`),
+		// ARGV: from attempt, from state, need expired ('1'), then write's.
+		swap: redis.NewScript(writeLua + `
 local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
 if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then return 0 end
 if ARGV[3] == '1' and (ARGV[2] ~= 'running' or redis.call('EXISTS', KEYS[2]) == 1) then return 0 end
 write(3)
 return 1
-`)
-	renewScript = redis.NewScript(`
+`),
+		renew: redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
 if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1
-`)
-	// ARGV: key, check ('1'), attempt, state.
-	deleteScript = redis.NewScript(`
+`),
+		// ARGV: key, check ('1'), attempt, state.
+		delete: redis.NewScript(`
 if ARGV[2] == '1' then
   local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
   if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
@@ -255,8 +264,9 @@ local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return n
-`)
-)
+`),
+	}
+})
 
 func (s *Store) keys(key string) []string {
 	return []string{s.recKey(key), s.leaseKey(key), s.indexKey()}
@@ -324,7 +334,7 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 	var res any
 	_, err := s.do(ctx, func() error {
 		var err error
-		res, err = getScript.Run(ctx, s.c, s.keys(key)[:2]).Result()
+		res, err = scripts().get.Run(ctx, s.c, s.keys(key)[:2]).Result()
 		return err
 	})
 	if errors.Is(err, redis.Nil) {
@@ -420,7 +430,7 @@ func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Durat
 	if err != nil {
 		return false, err
 	}
-	return s.write(ctx, insertScript, rec, args)
+	return s.write(ctx, scripts().insert, rec, args)
 }
 
 // InsertOrGet implements ledger.InsertGetter: one script inserts rec, or
@@ -433,7 +443,7 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 	var res any
 	maybe, err := s.do(ctx, func() error {
 		var err error
-		res, err = insertOrGetScript.Run(ctx, s.c, s.keys(rec.Key), args...).Result()
+		res, err = scripts().insertOrGet.Run(ctx, s.c, s.keys(rec.Key), args...).Result()
 		return err
 	})
 	if err != nil {
@@ -462,7 +472,7 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 	if needExpired {
 		need = "1"
 	}
-	return s.write(ctx, swapScript, rec, append([]any{strconv.FormatInt(from.Attempt, 10), string(from.State), need}, args...))
+	return s.write(ctx, scripts().swap, rec, append([]any{strconv.FormatInt(from.Attempt, 10), string(from.State), need}, args...))
 }
 
 // Renew implements ledger.Store: the lease key's expiry is set to lease
@@ -471,7 +481,7 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 	var n int64
 	_, err := s.do(ctx, func() error {
 		var err error
-		n, err = renewScript.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1)).Int64()
+		n, err = scripts().renew.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1)).Int64()
 		return err
 	})
 	return n == 1, err
@@ -486,7 +496,7 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 	var n int64
 	maybe, err := s.do(ctx, func() error {
 		var err error
-		n, err = deleteScript.Run(ctx, s.c, s.keys(key), args...).Int64()
+		n, err = scripts().delete.Run(ctx, s.c, s.keys(key), args...).Int64()
 		return err
 	})
 	if err != nil {
