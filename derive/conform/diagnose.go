@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/idemkey/idemkey/canon"
 )
@@ -823,7 +824,7 @@ func NotAKey(line string, want Expect) string {
 		}
 		return ""
 	}
-	if rejectionWord.MatchString(line) {
+	if rejectionWord().MatchString(line) {
 		what := "a rejection is answered with an empty line"
 		if want.Rejected {
 			what += " (and the scheme rejects this case)"
@@ -840,7 +841,7 @@ func NotAKey(line string, want Expect) string {
 			return "it is a SHA-256 digest in base64, where a key is the digest in 64 lower-case hex digits" + right(d)
 		}
 	}
-	if m := hexRun.FindString(line); m != "" && len(m) == 64 {
+	if m := hexRun().FindString(line); m != "" && len(m) == 64 {
 		d, _ := hex.DecodeString(m)
 		return fmt.Sprintf("it is the 64 hex digits of a key with more around them (%q)", strings.Replace(line, m, "…", 1)) + right(d)
 	}
@@ -869,9 +870,13 @@ var otherHashes = []struct {
 	{"SHA-512", sha512.Size, func(b []byte) []byte { s := sha512.Sum512(b); return s[:] }},
 }
 
+// The patterns are compiled on first use, not in the start-up of every
+// idemkey process (key never uses them).
 var (
-	hexRun        = regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`)
-	rejectionWord = regexp.MustCompile(`(?i)^\s*(null|none|nil|undefined|false|-|reject(ed)?|invalid|err(or)?\b.*|exception\b.*)\s*$`)
+	hexRun        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9a-fA-F]{64}\b`) })
+	rejectionWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*(null|none|nil|undefined|false|-|reject(ed)?|invalid|err(or)?\b.*|exception\b.*)\s*$`)
+	})
 )
 
 // ExtraLines says why an implementation printed more lines than there
