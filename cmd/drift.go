@@ -606,6 +606,8 @@ func intsJSON(ns []int) []byte {
 	return append(b, ']')
 }
 
+// stringsJSON is ss as a JSON array of strings, each written as canon
+// writes it (run's default arguments: the command line).
 func stringsJSON(ss []string) []byte {
 	b := []byte{'['}
 	for k, s := range ss {

@@ -223,18 +223,6 @@ func (opts *runOptions) logf(format string, args ...any) {
 	}
 }
 
-// commandArgs is the command line as a JSON array of strings.
-func commandArgs(argv []string) []byte {
-	b := []byte{'['}
-	for i, a := range argv {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = canon.AppendQuoted(b, a)
-	}
-	return append(b, ']')
-}
-
 func runRun(opts *runOptions) error {
 	f := opts.f
 	ctx := context.Background()
@@ -252,7 +240,7 @@ func runRun(opts *runOptions) error {
 		if opts.Spec.From != fromArgs {
 			return &UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
 		}
-		data = commandArgs(opts.Command)
+		data = stringsJSON(opts.Command)
 	}
 	lc, err := opts.Spec.load(data)
 	if err != nil {
@@ -266,7 +254,7 @@ func runRun(opts *runOptions) error {
 	req := []byte(`{"args":`)
 	req = lc.Call.Args.Append(req)
 	req = append(req, `,"command":`...)
-	req = append(req, commandArgs(opts.Command)...)
+	req = append(req, stringsJSON(opts.Command)...)
 	st.request = append(req, '}')
 	sum := sha256.Sum256(st.request)
 	st.fingerprint = hex.EncodeToString(sum[:])

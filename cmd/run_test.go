@@ -211,7 +211,7 @@ func (r *rig) key(args ...string) string {
 func (r *rig) cmdKey(task, tool string, argv ...string) string {
 	r.t.Helper()
 	c := r.cmd("key", "--task", task, "--tool", tool)
-	c.Stdin = bytes.NewReader(commandArgs(argv))
+	c.Stdin = bytes.NewReader(stringsJSON(argv))
 	res := r.run(c)
 	if res.code != 0 {
 		r.t.Fatalf("key: %s", res.stderr)

@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,6 +130,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	dsn := "file:" + uriEscape(path) + "?_pragma=busy_timeout(" + strconv.FormatInt(busy.Milliseconds(), 10) + ")" +
 		"&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutoCheckpoint) + ")&_txlock=immediate"
+	want := SchemaVersion
+	if opts.Version > 0 {
+		want = opts.Version
+	}
+	// Opening can meet SQLITE_BUSY without SQLite's busy handler being
+	// asked: many processes opening a new file at once race to switch it
+	// to WAL mode (and to create the schema). Those attempts are tried
+	// again, with a short jittered pause, within the busy timeout.
+	deadline := time.Now().Add(busy)
+	for pause := 2 * time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		s, err := openOnce(ctx, path, dsn, want)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause + time.Duration(rand.Int64N(int64(pause)))):
+		}
+	}
+}
+
+// openOnce makes one attempt at opening the store.
+func openOnce(ctx context.Context, path, dsn string, want int) (*Store, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -144,15 +169,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	want := SchemaVersion
-	if opts.Version > 0 {
-		want = opts.Version
-	}
 	if err := s.migrate(ctx, want); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (or an extended
+// code of it).
+func isBusy(err error) bool {
+	var se *sqlitedrv.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // tuneConn sets the connection's file controls (see persistWAL and
