@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
-	"github.com/idemkey/idemkey/derive/ledger/postgres"
-	"github.com/idemkey/idemkey/derive/ledger/redis"
-	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/spf13/pflag"
 )
 
@@ -86,14 +83,14 @@ func (f *Factory) ledgerSpec() (string, error) {
 func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
 	switch {
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		s, err := postgres.Open(ctx, spec, postgres.Options{})
+		s, err := openPostgres(ctx, spec)
 		if err != nil {
 			return nil, &ledgerUnavailable{spec: spec, err: err}
 		}
 		return s, nil
 	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
 		warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
-		s, err := redis.Open(ctx, spec, redis.Options{Warn: warn})
+		s, err := openRedis(ctx, spec, warn)
 		if err != nil {
 			return nil, &ledgerUnavailable{spec: spec, err: err}
 		}
@@ -114,7 +111,7 @@ func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, er
 			Err:  fmt.Errorf("unsupported ledger URL scheme %q", scheme),
 			hint: "give a SQLite file path, or a postgres://, postgresql://, redis:// or rediss:// URL"}}
 	}
-	s, err := sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
+	s, err := openSQLite(ctx, spec)
 	if err != nil {
 		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
@@ -152,9 +149,9 @@ func urlScheme(spec string) (string, bool) {
 func redactStoreURL(s string) string {
 	switch {
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		return postgres.Redact(s)
+		return redactPostgres(s)
 	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
-		return redis.Redact(s)
+		return redactRedis(s)
 	}
 	i := strings.Index(s, "://")
 	if i < 0 {

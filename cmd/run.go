@@ -21,7 +21,6 @@ import (
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
-	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/spf13/cobra"
 )
 
@@ -388,8 +387,6 @@ func closeFile(f *os.File) {
 		f.Close()
 	}
 }
-
-func isLocked(err error) bool { return errors.Is(err, sqlite.ErrLocked) }
 
 // lookCommand checks that the command can be found and executed: 127 or
 // 126 otherwise, as a shell reports them.

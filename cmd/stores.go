@@ -1,0 +1,34 @@
+//go:build !noledger
+
+package cmd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/postgres"
+	"github.com/idemkey/idemkey/derive/ledger/redis"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+)
+
+// The stores' drivers. A build with the tag noledger leaves them out
+// (stores_noledger.go): scripts/bench.sh builds one to measure what the
+// drivers cost idemkey key's start-up, side by side.
+
+func openPostgres(ctx context.Context, spec string) (ledger.Store, error) {
+	return postgres.Open(ctx, spec, postgres.Options{})
+}
+
+func openRedis(ctx context.Context, spec string, warn func(string)) (ledger.Store, error) {
+	return redis.Open(ctx, spec, redis.Options{Warn: warn})
+}
+
+func openSQLite(ctx context.Context, spec string) (ledger.Store, error) {
+	return sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
+}
+
+func redactPostgres(s string) string { return postgres.Redact(s) }
+func redactRedis(s string) string    { return redis.Redact(s) }
+
+func isLocked(err error) bool { return errors.Is(err, sqlite.ErrLocked) }
