@@ -149,6 +149,24 @@ type InsertGetter interface {
 	InsertOrGet(ctx context.Context, rec *Record, lease time.Duration) (inserted bool, stored *Record, expired bool, err error)
 }
 
+// Completer is implemented by stores that can record an attempt's own
+// outcome more cheaply than Swap by not waiting for the write to reach
+// stable storage (SQLite's synchronous=NORMAL for one commit, PostgreSQL's
+// synchronous_commit off). Complete uses it instead of Swap, with the same
+// compare-and-set: from is the running attempt.
+//
+// That is safe for a completion, and only for it. A completion lost in a
+// crash of the machine (or of the store's server) leaves the record
+// running at its attempt, with a dead holder: its lock is free, or its
+// lease runs out. The next claim then reads it as unknown, which is what
+// the crash made it, and follows its recovery policy; it is never
+// replayed as a success it did not have, and never run again silently. A
+// claim and a takeover must be durable before the command runs, and a
+// person's resolve is kept as written: they use Insert and Swap.
+type Completer interface {
+	Complete(ctx context.Context, from Version, rec *Record) (bool, error)
+}
+
 // Waiter is implemented by stores that can say when a key's record may
 // have changed (PostgreSQL's LISTEN/NOTIFY). Wait blocks until then, or
 // until ctx ends; a spurious return is allowed. Callers of stores without

@@ -308,7 +308,14 @@ func Complete(ctx context.Context, s Store, rec *Record) error {
 	}
 	r := *rec
 	r.LeaseUntil = time.Time{}
-	ok, err := s.Swap(ctx, Version{Attempt: rec.Attempt, State: Running}, false, &r, 0)
+	from := Version{Attempt: rec.Attempt, State: Running}
+	var ok bool
+	var err error
+	if c, lazy := s.(Completer); lazy {
+		ok, err = c.Complete(ctx, from, &r)
+	} else {
+		ok, err = s.Swap(ctx, from, false, &r, 0)
+	}
 	if err != nil {
 		return err
 	}

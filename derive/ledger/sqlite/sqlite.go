@@ -13,6 +13,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -98,6 +99,10 @@ type Options struct {
 type Store struct {
 	db   *sql.DB
 	path string
+	busy time.Duration
+
+	queueDir sync.Once // the lock directory, made for the writer queue
+	queueErr error
 }
 
 // ErrNewerSchema: the file was written by a newer idemkey.
@@ -140,7 +145,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// again, with a short jittered pause, within the busy timeout.
 	deadline := time.Now().Add(busy)
 	for pause := 2 * time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
-		s, err := openOnce(ctx, path, dsn, want)
+		s, err := openOnce(ctx, path, dsn, want, busy)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return s, err
 		}
@@ -153,7 +158,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // openOnce makes one attempt at opening the store.
-func openOnce(ctx context.Context, path, dsn string, want int) (*Store, error) {
+func openOnce(ctx context.Context, path, dsn string, want int, busy time.Duration) (*Store, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, err
@@ -164,7 +169,7 @@ func openOnce(ctx context.Context, path, dsn string, want int) (*Store, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, busy: busy}
 	if err := s.tuneConn(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -395,10 +400,47 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 	return r, false, nil
 }
 
-// write runs one statement in a BEGIN IMMEDIATE transaction and reports
-// whether it changed a row.
+// write runs one statement in a BEGIN IMMEDIATE transaction, committed
+// with synchronous=FULL, and reports whether it changed a row.
 func (s *Store) write(ctx context.Context, query string, args ...any) (bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return s.writeSync(ctx, true, query, args...)
+}
+
+// writeSync is write; with durable false the commit does not wait for the
+// WAL to reach the disk (synchronous=NORMAL for this one commit; see
+// Complete).
+//
+// Writers of one ledger take turns on a kernel lock first (the queue
+// file in the lock directory), held for the transaction and released when
+// it ends. SQLite alone would make a writer that finds the database locked
+// sleep 1, 2, 5, 10… ms before trying again (its busy handler has no way
+// to be woken), and under many concurrent steps most of the time went to
+// those sleeps; the kernel wakes the next writer the moment the lock is
+// free. SQLite's own locking still decides: the queue only orders
+// idemkey's writers, and a writer that cannot take it within the busy
+// timeout goes on to SQLite's lock as before.
+func (s *Store) writeSync(ctx context.Context, durable bool, query string, args ...any) (bool, error) {
+	if q := s.queue(); q != nil {
+		defer q.Close()
+	}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	if !durable {
+		if _, err := c.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
+			return false, err
+		}
+		defer func() {
+			if _, err := c.ExecContext(context.Background(), `PRAGMA synchronous = FULL`); err != nil {
+				// Never leave a connection that commits lazily: drop it
+				// (the next one is opened with synchronous=FULL).
+				_ = c.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+	}
+	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -414,6 +456,28 @@ func (s *Store) write(ctx context.Context, query string, args ...any) (bool, err
 	return n > 0, tx.Commit()
 }
 
+// queue takes this ledger's writer lock, waiting up to the busy timeout,
+// and returns the file that holds it (closing it releases the lock), or
+// nil when it cannot be had (no flock on this system, or the wait ran
+// out): the writer then relies on SQLite's locking alone.
+func (s *Store) queue() *os.File {
+	s.queueDir.Do(func() { s.queueErr = os.MkdirAll(s.LockDir(), 0o700) })
+	if s.queueErr != nil {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(s.LockDir(), "writer"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil
+	}
+	if ok, err := lockWait(f, time.Now().Add(s.busy)); !ok || err != nil {
+		if err != nil {
+			f.Close()
+		} // else: abandoned, the waiting goroutine owns f
+		return nil
+	}
+	return f
+}
+
 // Insert implements ledger.Store.
 func (s *Store) Insert(ctx context.Context, rec *ledger.Record, _ time.Duration) (bool, error) {
 	return s.write(ctx, `INSERT INTO records (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
@@ -425,12 +489,28 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 	if needExpired {
 		return false, nil
 	}
-	args := append(values(rec)[1:], rec.Key, from.Attempt, string(from.State))
-	return s.write(ctx, `UPDATE records SET task = ?, tool = ?, kind = ?, fingerprint = ?, request = ?, state = ?,
+	return s.write(ctx, swapSQL, swapArgs(from, rec)...)
+}
+
+// Complete implements ledger.Completer: Swap, committed without waiting
+// for the disk. A crash of the machine before the WAL reaches it loses
+// only this commit (later ones, and every fdatasync of the WAL, carry it
+// to the disk; WAL frames after the last synced commit are discarded
+// whole by recovery): the record is then running with a free lock, which
+// the next claim reads as unknown. The claim before it was durable. This
+// saves the step one fdatasync, and the other writers its wait.
+func (s *Store) Complete(ctx context.Context, from ledger.Version, rec *ledger.Record) (bool, error) {
+	return s.writeSync(ctx, false, swapSQL, swapArgs(from, rec)...)
+}
+
+const swapSQL = `UPDATE records SET task = ?, tool = ?, kind = ?, fingerprint = ?, request = ?, state = ?,
 		attempt = ?, holder = ?, exit_code = ?, reason = ?, started_at = ?, ended_at = ?,
 		stdout = ?, stdout_length = ?, stdout_sha256 = ?, stdout_truncated = ?,
 		stderr = ?, stderr_length = ?, stderr_sha256 = ?, stderr_truncated = ?, meta = ?
-		WHERE key = ? AND attempt = ? AND state = ?`, args...)
+		WHERE key = ? AND attempt = ? AND state = ?`
+
+func swapArgs(from ledger.Version, rec *ledger.Record) []any {
+	return append(values(rec)[1:], rec.Key, from.Attempt, string(from.State))
 }
 
 // Renew implements ledger.Store: without leases, it only reports whether

@@ -52,7 +52,7 @@ func TestFileModes(t *testing.T) {
 	lf.Close()
 	for p, want := range map[string]os.FileMode{
 		dir: 0o700 | os.ModeDir, path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600,
-		s.LockDir(): 0o700 | os.ModeDir, s.LockPath("k"): 0o600,
+		s.LockDir(): 0o700 | os.ModeDir, s.LockPath("k"): 0o600, filepath.Join(s.LockDir(), "writer"): 0o600,
 	} {
 		fi, err := os.Stat(p)
 		if err != nil {
