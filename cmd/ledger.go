@@ -79,6 +79,10 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 			}
 			out, _ := cmd.Flags().GetBool("stdout")
 			errs, _ := cmd.Flags().GetBool("stderr")
+			if out && errs {
+				return &UsageError{Err: errors.New("--stdout and --stderr cannot be used together"),
+					hint: "print one stream at a time: its bytes as recorded, to standard output"}
+			}
 			return opts.show(args[0], out, errs)
 		},
 	}

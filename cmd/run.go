@@ -172,6 +172,10 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.MaxOutput, err = parseSize(v.GetString("max-output")); err != nil {
 		return usageErrorf("invalid --max-output: %v", err)
 	}
+	if opts.MaxOutput > maxRecordedOutput {
+		return &UsageError{Err: fmt.Errorf("invalid --max-output %q: at most 256MiB a stream", v.GetString("max-output")),
+			hint: "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"}
+	}
 	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
 		return usageErrorf("invalid --retain: %v", err)
 	}
@@ -221,6 +225,11 @@ func (opts *runOptions) logf(format string, args ...any) {
 		fmt.Fprintf(opts.f.IO.Err, "idemkey: "+format+"\n", args...)
 	}
 }
+
+// maxRecordedOutput bounds --max-output: both streams are held in memory
+// while the step runs and written as one record, and the stores limit a
+// value (SQLite and PostgreSQL to 1 GB, Redis to 512 MB).
+const maxRecordedOutput = 256 << 20
 
 func runRun(opts *runOptions) error {
 	f := opts.f
