@@ -60,73 +60,92 @@ q() { printf '%q' "$1"; }
 # bench_ledger IDEMKEY DIR: prints a Markdown table, medians side by side:
 #   - true                                  (the bare command)
 #   - idemkey run --task t --tool x -- true (a fresh step: claim, run, record;
-#     the record is forgotten before each run, outside the timing)
+#     every timed step has a key of its own)
 #   - the same, replayed                    (the succeeded record's replay)
 #   - 16 processes at once on distinct keys, LEDGER_STEPS steps each (steps/s)
 #   - fsyncs per fresh step (strace -c over 20 steps: fsync + fdatasync),
 #     which do not depend on the machine's load
-# The ledger is a fresh file in DIR (a local disk: WAL, synchronous=FULL).
-# LEDGER_BASE=PATH also measures another idemkey binary (an older build) in
-# the same run, in rows marked "(base)", each on its own fresh ledger.
+# Each binary has a fresh ledger file in DIR (a local disk: WAL,
+# synchronous=FULL). LEDGER_BASE=PATH also measures another idemkey binary
+# (an older build) in rows marked "(base)". The binaries and `true` take
+# turns, round by round (LEDGER_RUNS rounds, default 100; the 16-process
+# runs LEDGER_ROUNDS times, default 3, the median kept): a shared machine's
+# load drifts within a run, and measuring one binary after the other reads
+# that drift as a difference.
 bench_ledger() {
-	local ik=$1 dir=$2 label=${3:-}
-	if [[ -z $label && -n ${LEDGER_BASE:-} ]]; then
-		bench_ledger "$ik" "$dir/new" " " || return
-		bench_ledger "$(readlink -f "$LEDGER_BASE")" "$dir/base" " (base)" | tail -n +4
-		return
+	local dir=$1 runs=${LEDGER_RUNS:-100} steps=${LEDGER_STEPS:-40} rounds=${LEDGER_ROUNDS:-3}
+	shift
+	local -a bins=("$@") labels=("")
+	if [[ -n ${LEDGER_BASE:-} ]]; then
+		bins+=("$(readlink -f "$LEDGER_BASE")")
+		labels+=(" (base)")
 	fi
-	mkdir -p "$dir"
-	local runs=${LEDGER_RUNS:-200} steps=${LEDGER_STEPS:-40}
-	local led=$dir/ledger.db key t0 t1 w syncs=-
-	export IDEMKEY_LEDGER=$led
-	"$ik" ledger init 2>/dev/null
-	key=$("$ik" key --task t --tool x <<<'["true"]')
-	lmedian() { # lmedian PREPARE CMD: median wall seconds of CMD over $runs runs
-		if ((use_hyperfine)); then
-			hyperfine --style none -N --warmup 5 --runs "$runs" ${1:+--prepare "$1"} \
-				--export-csv "$dir/hf.csv" "$2" >/dev/null 2>"$dir/hf.err" || { cat "$dir/hf.err" >&2; return 1; }
-			awk -F, 'NR == 2 { print $(NF - 4) }' "$dir/hf.csv"
-			return
-		fi
-		local i
-		for ((i = 0; i < runs; i++)); do
-			[[ -n $1 ]] && eval "$1" >/dev/null 2>&1
-			t0=$EPOCHREALTIME
-			eval "$2" >/dev/null 2>&1
-			t1=$EPOCHREALTIME
-			echo "$t0 $t1"
-		done | awk '{ printf "%.6f\n", $2 - $1 }' | sort -g | awk '{ w[NR] = $1 } END { print (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2 }'
-	}
-	say "ledger: timing true, run, replay ($runs runs each)"
-	local bare run replay
-	bare=$(lmedian "" "true")
-	"$ik" run --task t --tool x -- true # each prepare forgets the record the last run left
-	run=$(lmedian "$(q "$ik") ledger forget $key" "$(q "$ik") run --task t --tool x -- true")
-	"$ik" run --task t --tool x -- true
-	replay=$(lmedian "" "$(q "$ik") run -q --task t --tool x -- true")
-	say "ledger: 16 concurrent processes, $steps steps each, distinct keys"
-	t0=$EPOCHREALTIME
-	for ((w = 0; w < 16; w++)); do
-		(for ((j = 0; j < steps; j++)); do "$ik" run --task "w$w-$j" --tool x -- true || exit 1; done) &
+	local i j r w t0 t1 ik led
+	for ((i = 0; i < ${#bins[@]}; i++)); do
+		mkdir -p "$dir/$i"
+		IDEMKEY_LEDGER=$dir/$i/ledger.db "${bins[i]}" ledger init 2>/dev/null
+		IDEMKEY_LEDGER=$dir/$i/ledger.db "${bins[i]}" run --task t --tool x -- true
 	done
-	wait
-	t1=$EPOCHREALTIME
-	if have strace; then
-		strace -f -c -e trace=fsync,fdatasync -o "$dir/syncs" \
-			bash -c 'for i in $(seq 20); do "$1" run --task "s$i" --tool x -- true || exit 1; done' - "$ik" >/dev/null 2>&1
-		syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 } END { printf "%.1f", n / 20 }' "$dir/syncs")
-	fi
+	say "ledger: true, fresh steps and replays, ${#bins[@]} binaries in turn ($runs rounds)"
+	for ((r = 0; r < runs; r++)); do
+		t0=$EPOCHREALTIME
+		/usr/bin/true
+		t1=$EPOCHREALTIME
+		echo "true $t0 $t1"
+		for ((i = 0; i < ${#bins[@]}; i++)); do
+			led=$dir/$i/ledger.db
+			t0=$EPOCHREALTIME
+			IDEMKEY_LEDGER=$led "${bins[i]}" run --task "f$r" --tool x -- /usr/bin/true
+			t1=$EPOCHREALTIME
+			echo "fresh$i $t0 $t1"
+			t0=$EPOCHREALTIME
+			IDEMKEY_LEDGER=$led "${bins[i]}" run -q --task t --tool x -- true
+			t1=$EPOCHREALTIME
+			echo "replay$i $t0 $t1"
+		done
+	done >"$dir/times" 2>/dev/null
+	say "ledger: 16 concurrent processes, $steps steps each, distinct keys ($rounds rounds)"
+	for ((r = 0; r < rounds; r++)); do
+		for ((i = 0; i < ${#bins[@]}; i++)); do
+			ik=${bins[i]} led=$dir/$i/conc$r.db
+			IDEMKEY_LEDGER=$led "$ik" ledger init 2>/dev/null
+			t0=$EPOCHREALTIME
+			for ((w = 0; w < 16; w++)); do
+				(for ((j = 0; j < steps; j++)); do IDEMKEY_LEDGER=$led "$ik" run --task "w$w-$j" --tool x -- true || exit 1; done) &
+			done
+			wait
+			t1=$EPOCHREALTIME
+			echo "conc$i $t0 $t1"
+		done
+	done >>"$dir/times"
+	local -a syncs=()
+	for ((i = 0; i < ${#bins[@]}; i++)); do
+		syncs[i]=-
+		if have strace; then
+			strace -f -c -e trace=fsync,fdatasync -o "$dir/syncs$i" \
+				bash -c 'for i in $(seq 20); do IDEMKEY_LEDGER=$2 "$1" run --task "s$i" --tool x -- true || exit 1; done' - "${bins[i]}" "$dir/$i/ledger.db" >/dev/null 2>&1
+			syncs[i]=$(awk '$NF == "fsync" || $NF == "fdatasync" { n += $4 } END { printf "%.1f", n / 20 }' "$dir/syncs$i")
+		fi
+	done
+	med() { # med NAME: median seconds of the rows named NAME
+		awk -v n="$1" '$1 == n { printf "%.6f\n", $3 - $2 }' "$dir/times" | sort -g |
+			awk '{ w[NR] = $1 } END { print (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2 }'
+	}
+	local bare
+	bare=$(med true)
 	echo
 	echo "| ledger (SQLite, $(df -T "$dir" | awk 'NR == 2 { print $2 }'), load average $(cut -d' ' -f1-3 /proc/loadavg)) | median wall | overhead vs true |"
 	echo "| --- | ---: | ---: |"
-	awk -v b="$bare" -v r="$run" -v p="$replay" -v t0="$t0" -v t1="$t1" -v n=$((16 * steps)) -v l="$label" -v s="$syncs" 'BEGIN {
-		printf "| `true`%s | %.2f ms | — |\n", l, b * 1000
-		printf "| `idemkey run --task t --tool x -- true` (fresh step)%s | %.2f ms | +%.2f ms |\n", l, r * 1000, (r - b) * 1000
-		printf "| the same, replayed%s | %.2f ms | +%.2f ms |\n", l, p * 1000, (p - b) * 1000
-		printf "| 16 processes at once, distinct keys%s | %.0f steps/s | %d steps in %.2f s |\n", l, n / (t1 - t0), n, t1 - t0
-		printf "| fsyncs per fresh step (strace)%s | %s | — |\n", l, s
-	}'
-	unset IDEMKEY_LEDGER
+	awk -v b="$bare" 'BEGIN { printf "| `true` | %.2f ms | — |\n", b * 1000 }'
+	for ((i = 0; i < ${#bins[@]}; i++)); do
+		awk -v b="$bare" -v r="$(med "fresh$i")" -v p="$(med "replay$i")" -v c="$(med "conc$i")" \
+			-v n=$((16 * steps)) -v l="${labels[i]}" -v s="${syncs[i]}" 'BEGIN {
+			printf "| `idemkey run --task t --tool x -- true` (fresh step)%s | %.2f ms | +%.2f ms |\n", l, r * 1000, (r - b) * 1000
+			printf "| the same, replayed%s | %.2f ms | +%.2f ms |\n", l, p * 1000, (p - b) * 1000
+			printf "| 16 processes at once, distinct keys%s | %.0f steps/s | %d steps in %.2f s |\n", l, n / c, n, c
+			printf "| fsyncs per fresh step (strace)%s | %s | — |\n", l, s
+		}'
+	done
 }
 
 apt_install() { # apt_install PACKAGE: best effort, only as root
@@ -170,7 +189,7 @@ build_flags=(-trimpath -ldflags=-s\ -w)
 IK=$tmp/idemkey
 if [[ ${1:-} == --ledger-only ]]; then
 	mkdir -p "$tmp/ledger"
-	bench_ledger "$IK" "$tmp/ledger"
+	bench_ledger "$tmp/ledger" "$IK"
 	exit 0
 fi
 say "generating inputs in $tmp"
@@ -370,7 +389,7 @@ bench_drift() {
 
 # ---- report ----
 mkdir -p "$tmp/ledger"
-bench_ledger "$IK" "$tmp/ledger" >"$tmp/ledger.md"
+bench_ledger "$tmp/ledger" "$IK" >"$tmp/ledger.md"
 {
 	echo
 	echo "Machine: $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU);" \
