@@ -127,8 +127,11 @@ type Store interface {
 	List(ctx context.Context, f Filter) ([]*Record, error)
 	// Delete removes the key's record and reports whether it did. With
 	// from set, only if the stored record still has that version (so that
-	// gc and forget never remove a record that changed since it was read);
-	// with from nil, whatever it holds.
+	// gc and forget never remove a record that changed since it was read)
+	// and, on a store with leases, when that version is running, only if
+	// its lease has run out on the store's clock, checked in the same
+	// atomic step: a holder that renewed after the caller saw its lease
+	// expired keeps its record. With from nil, whatever it holds.
 	Delete(ctx context.Context, key string, from *Version) (bool, error)
 	// Close releases the store's resources.
 	Close() error

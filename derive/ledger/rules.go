@@ -422,8 +422,10 @@ type GCRequest struct {
 	OlderThan time.Duration
 	Now       func() time.Time
 	// RunningRemovable is asked about an old running record; it is
-	// removed only if this reports true (its holder is known dead). Nil:
-	// running records are kept.
+	// removed only if this reports true (its holder is known dead) and,
+	// on a store with leases, only if its lease has still run out when
+	// the store removes it (Delete checks it atomically). Nil: running
+	// records are kept.
 	RunningRemovable func(ctx context.Context, rec *Record) bool
 }
 

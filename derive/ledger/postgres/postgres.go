@@ -650,7 +650,9 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 	return out, nil
 }
 
-// Delete implements ledger.Store.
+// Delete implements ledger.Store: with from, DELETE … WHERE key, attempt
+// and state still match and, for a running version, its lease ran out on
+// now() (a holder that renewed since keeps its record).
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	var n int
 	err := s.do(ctx, func(conn *pgx.Conn) error {
@@ -658,7 +660,8 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 		if from == nil {
 			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
 		} else {
-			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text`,
+			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
+				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
 				key, from.Attempt, string(from.State))
 		}
 		return err
