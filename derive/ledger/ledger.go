@@ -152,10 +152,29 @@ type InsertGetter interface {
 	InsertOrGet(ctx context.Context, rec *Record, lease time.Duration) (inserted bool, stored *Record, expired bool, err error)
 }
 
+// LazySwapper is implemented by stores that can make a Swap visible at
+// once and durable a little later (PostgreSQL: its transaction commits
+// with synchronous_commit off, so it does not wait for the WAL flush).
+// Complete, and nothing else, uses it. That is safe because the claim
+// before it was durable: a completion lost in a crash of the store leaves
+// the attempt's record running with its lease, which runs out into
+// unknown, as if the holder had died. The step is never repeated silently
+// and never reported as succeeded when it was not; at worst a person
+// settles it (resolve). The next durable write to the store makes every
+// earlier one durable too. Claims, takeovers, renewals, resolutions and
+// removals stay durable.
+type LazySwapper interface {
+	// SwapLazy is Swap(ctx, from, false, rec, 0) whose durability may lag
+	// its visibility.
+	SwapLazy(ctx context.Context, from Version, rec *Record) (bool, error)
+}
+
 // Waiter is implemented by stores that can say when a key's record may
 // have changed (PostgreSQL's LISTEN/NOTIFY). Wait blocks until then, or
 // until ctx ends; a spurious return is allowed. Callers of stores without
-// it poll with backoff.
+// it poll with backoff. Only changes of a stored record need to wake it
+// (Swap, Delete): callers wait on a record they saw running, never on a
+// missing one, so an Insert need not.
 type Waiter interface {
 	Wait(ctx context.Context, key string) error
 }

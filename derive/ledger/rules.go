@@ -299,7 +299,9 @@ func Renew(ctx context.Context, s Store, key string, attempt int64, lease time.D
 
 // Complete records the outcome of rec's attempt (rec.State succeeded,
 // failed or unknown), only if the stored record is still running at
-// rec.Attempt: ErrLeaseLost otherwise, and the newer record stays.
+// rec.Attempt: ErrLeaseLost otherwise, and the newer record stays. On a
+// LazySwapper the outcome may become durable shortly after it is
+// recorded (see LazySwapper for why that is safe).
 func Complete(ctx context.Context, s Store, rec *Record) error {
 	switch rec.State {
 	case Succeeded, Failed, Unknown:
@@ -308,7 +310,14 @@ func Complete(ctx context.Context, s Store, rec *Record) error {
 	}
 	r := *rec
 	r.LeaseUntil = time.Time{}
-	ok, err := s.Swap(ctx, Version{Attempt: rec.Attempt, State: Running}, false, &r, 0)
+	from := Version{Attempt: rec.Attempt, State: Running}
+	var ok bool
+	var err error
+	if ls, lazy := s.(LazySwapper); lazy {
+		ok, err = ls.SwapLazy(ctx, from, &r)
+	} else {
+		ok, err = s.Swap(ctx, from, false, &r, 0)
+	}
 	if err != nil {
 		return err
 	}
