@@ -137,12 +137,12 @@ type Store interface {
 	Close() error
 }
 
-// InsertGetter is implemented by stores that can, in one round trip,
-// insert a record or read the one that is there (PostgreSQL's INSERT …
-// ON CONFLICT DO NOTHING RETURNING with a read of the row in the same
-// statement, a Redis script). Claim then starts with it instead of a Get
-// followed by an Insert: a fresh key costs one round trip instead of two,
-// a stored one still one.
+// InsertGetter is implemented by stores that can insert a record in one
+// round trip and, only when the key has one already, read it on the spot
+// (PostgreSQL: INSERT … ON CONFLICT DO NOTHING, then the read on the same
+// connection; Redis: one script that does both). Claim then starts with
+// it instead of a Get followed by an Insert: a fresh key costs one round
+// trip instead of two.
 type InsertGetter interface {
 	// InsertOrGet stores rec if the key has no record, as Insert does,
 	// and reports inserted. Otherwise it returns the stored record and

@@ -483,20 +483,27 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 	var rec *ledger.Record
 	var expired bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		row := conn.QueryRow(ctx, `SELECT `+cols+`,
-			state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
-			FROM `+s.table+` WHERE key = $1::text`, key)
 		var err error
-		rec, err = scanRecord(row, &expired)
-		if errors.Is(err, pgx.ErrNoRows) {
-			rec, expired, err = nil, false, nil
-		}
+		rec, expired, err = s.get(ctx, conn, key)
 		return err
 	})
 	if err != nil {
 		return nil, false, s.wrap(err)
 	}
 	return rec, expired, nil
+}
+
+// get reads the key's record on conn: nil without one.
+func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Record, bool, error) {
+	var expired bool
+	row := conn.QueryRow(ctx, `SELECT `+cols+`,
+		state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
+		FROM `+s.table+` WHERE key = $1::text`, key)
+	rec, err := scanRecord(row, &expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	return rec, expired, err
 }
 
 // How a data-changing statement is wrapped.
@@ -582,39 +589,32 @@ func insertStmt(table string) string {
 		$21::boolean, $22::bytea) ON CONFLICT (key) DO NOTHING`
 }
 
-// InsertOrGet implements ledger.InsertGetter in one statement: the
-// INSERT … ON CONFLICT DO NOTHING of Insert (without a notification, as
-// Insert), and, when it inserted nothing, the stored row as Get reads it.
-// The read sees the statement's snapshot: a row that a concurrent
-// transaction committed after it began conflicts but is not returned
-// (stored nil, and the rules read again).
+// InsertOrGet implements ledger.InsertGetter: the INSERT … ON CONFLICT DO
+// NOTHING of Insert and, only when it inserted nothing, Get's SELECT, on
+// the same connection. A fresh key (the step to run) costs one statement
+// that the server plans without a scan; a stored one (a replay) two. One
+// statement doing both (a CTE and a UNION) cost a fresh claim the planning
+// of the SELECT too, on the cold catalog caches of a new backend.
 func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
-	args := values(rec, lease)
-	sql := `WITH ins AS (` + insertStmt(s.table) + ` RETURNING ` + cols + `)
-		SELECT ins.*, false, true FROM ins
-		UNION ALL
-		SELECT ` + cols + `, state = 'running' AND lease_until IS NOT NULL AND lease_until <= now(), false
-		FROM ` + s.table + ` WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`
 	var inserted, expired, ambiguous bool
 	var stored *ledger.Record
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		var err error
-		stored, err = scanRecord(conn.QueryRow(ctx, sql, args...), &expired, &inserted)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			stored, expired, inserted, err = nil, false, false, nil
-		case err != nil:
+		tag, err := conn.Exec(ctx, insertStmt(s.table), values(rec, lease)...)
+		if err != nil {
 			if transient(err, conn) && !pgconn.SafeToRetry(err) {
 				ambiguous = true
 			}
 			return err
 		}
-		if !inserted && ambiguous && storeutil.Same(stored, rec) {
+		if inserted = tag.RowsAffected() == 1; inserted {
+			return nil
+		}
+		if stored, expired, err = s.get(ctx, conn, rec.Key); err != nil {
+			return err
+		}
+		if ambiguous && storeutil.Same(stored, rec) {
 			// An earlier try inserted it before the connection broke.
 			stored, expired, inserted = nil, false, true
-		}
-		if inserted {
-			stored = nil
 		}
 		return nil
 	})
