@@ -10,11 +10,11 @@
 # redis-server with appendonly yes, appendfsync always, as the README asks
 # of a ledger) and stops them on exit. Then, for each store:
 #   - per step: `idemkey run --task t-N --tool x -- true` on a fresh key
-#     against `true` alone, with `idemkey key` on a small call as the
-#     process's own start-up cost
-#     (a claim, the command, the completion: three round trips and two
-#     durable writes) vs `true` alone; the median over STEPS runs, and the
-#     median of a replay (one read);
+#     (connecting, the claim, the command, the completion) against `true`
+#     alone, with `idemkey key` on a small call as the process's own
+#     start-up cost; the median over STEPS runs, and the median of a
+#     replay. With BASE, the runs of both binaries and of `true` alone are
+#     interleaved, so that a drifting load weighs on each alike;
 #   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys;
 #   (and the same on a second Redis with appendfsync everysec, to show what
 #   the fsync per write costs);
@@ -26,7 +26,7 @@
 #     process then waits for: connecting included), which do not depend
 #     on the machine's load.
 #   - WAL flushes per fresh step on PostgreSQL (pg_stat_wal's wal_sync
-#     over the STEPS fresh steps, the WAL writer's own included): the
+#     over 40 fresh steps, the WAL writer's own included): the
 #     claim waits for one, the completion for none (it commits with
 #     synchronous_commit off).
 #   - with pgbouncer installed (Debian's pgbouncer; optional), PostgreSQL
@@ -153,41 +153,60 @@ calc() { awk "BEGIN { print $* }"; }
 # median of numbers on stdin
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-# per_step LEDGER PREFIX: median ms of a fresh-key step and of a replay,
-# and the WAL flushes per fresh step ("-" when not PostgreSQL direct).
+# per_step LEDGER PREFIX: the median ms of `true` alone, then, for each
+# binary in bins (this build, and BASE's), of a fresh-key step and of a
+# replay. The runs are interleaved (true, each binary's fresh step, then
+# each binary's replay of an earlier key, round after round), so that the
+# load of a shared machine, which drifts over minutes, weighs on every
+# column alike.
 per_step() {
-	local ledger=$1 p=$2 i t0 t1 w0 w1
-	"$IK" run --ledger "$ledger" --task "warm-$p" --tool x -- "$true_bin" # the table, the scripts
-	w0=-
-	[[ $ledger == "$pg_url" ]] && w0=$(wal_syncs)
+	local ledger=$1 p=$2 i t0 t1 j n=${#bins[@]}
+	for ((j = 0; j < n; j++)); do # the table, the scripts
+		"${bins[j]}" run --ledger "$ledger" --task "warm-$p" --tool x -- "$true_bin"
+	done
+	rm -f "$tmp"/ps.*
 	for ((i = 0; i < STEPS; i++)); do
 		t0=$EPOCHREALTIME
+		"$true_bin"
+		t1=$EPOCHREALTIME
+		calc "($t1 - $t0) * 1000" >>"$tmp/ps.bare"
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			"${bins[j]}" run --ledger "$ledger" --task "$p$j-$i" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			calc "($t1 - $t0) * 1000" >>"$tmp/ps.step$j"
+		done
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			"${bins[j]}" run -q --ledger "$ledger" --task "$p$j-$((i / 2))" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			calc "($t1 - $t0) * 1000" >>"$tmp/ps.replay$j"
+		done
+	done
+	local out
+	out=$(median <"$tmp/ps.bare")
+	for ((j = 0; j < n; j++)); do
+		out+=" $(median <"$tmp/ps.step$j") $(median <"$tmp/ps.replay$j")"
+	done
+	echo "$out"
+}
+
+# wal_per_step LEDGER PREFIX: WAL flushes per fresh step of $IK
+# (pg_stat_wal's wal_sync over 40 steps, the WAL writer's own included;
+# a count, so not interleaved), "-" unless LEDGER is PostgreSQL direct.
+wal_per_step() {
+	local ledger=$1 p=$2 i w0 w1
+	[[ $ledger == "$pg_url" ]] || { echo -; return; }
+	w0=$(wal_syncs)
+	for ((i = 0; i < 40; i++)); do
 		"$IK" run --ledger "$ledger" --task "$p-$i" --tool x -- "$true_bin"
-		t1=$EPOCHREALTIME
-		calc "($t1 - $t0) * 1000"
-	done | median >"$tmp/step"
-	w1=-
-	if [[ $w0 != - ]]; then
-		sleep 0.5 # the WAL writer's flush of the last completion
-		w1=$(wal_syncs)
-		[[ $w1 != - ]] && w1=$(calc "($w1 - $w0) / $STEPS")
-	fi
-	for ((i = 0; i < STEPS; i++)); do
-		t0=$EPOCHREALTIME
-		"$IK" run -q --ledger "$ledger" --task "$p-$((i % 10))" --tool x -- "$true_bin"
-		t1=$EPOCHREALTIME
-		calc "($t1 - $t0) * 1000"
-	done | median >"$tmp/replay"
-	echo "$(cat "$tmp/step") $(cat "$tmp/replay") $w1"
+	done
+	sleep 0.5 # the WAL writer's flush of the last completion
+	w1=$(wal_syncs)
+	if [[ $w0 == - || $w1 == - ]]; then echo -; else calc "($w1 - $w0) / 40"; fi
 }
 
 true_bin=$(type -P true) # the program, not the shell's builtin
-bare=$(for ((i = 0; i < STEPS; i++)); do
-	t0=$EPOCHREALTIME
-	"$true_bin"
-	t1=$EPOCHREALTIME
-	calc "($t1 - $t0) * 1000"
-done | median)
 
 # The process alone, without a ledger: idemkey key on a small call.
 printf '{"amount":100}' >"$tmp/call.json"
@@ -257,11 +276,17 @@ for store in "${stores[@]}"; do
 	redis) url=$redis_url ;;
 	*) url="redis://127.0.0.1:$redis2_port/0" ;;
 	esac
-	for IK in "${bins[@]}"; do
+	p=${store//[^a-z]/}
+	say "$store: $STEPS steps and $STEPS replays of each binary, interleaved"
+	read -r -a vals < <(per_step "$url" "s$p")
+	bare=${vals[0]}
+	for j in "${!bins[@]}"; do
+		IK=${bins[j]}
+		step=${vals[2 * j + 1]} replay=${vals[2 * j + 2]}
 		label=$store p=${store//[^a-z]/}
 		[[ $IK != "$new_ik" ]] && label="$store (base)" p=b$p
-		say "$label: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
-		read -r step replay walf < <(per_step "$url" "s$p")
+		say "$label: $DISTINCT steps by 16 workers, 64 workers on one key"
+		walf=$(wal_per_step "$url" "w$p")
 		tp=$(throughput "$url" "d$p")
 		read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
 		read -r trips_fresh trips_replay < <(trips "$url" "t$p")
