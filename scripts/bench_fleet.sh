@@ -15,7 +15,8 @@
 #     start-up cost; the median over STEPS runs, and the median of a
 #     replay. With BASE, the runs of both binaries and of `true` alone are
 #     interleaved, so that a drifting load weighs on each alike;
-#   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys;
+#   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys
+#     (with BASE, in 4 batches per binary, in turns);
 #   (and the same on a second Redis with appendfsync everysec, to show what
 #   the fsync per write costs);
 #   - contention: 64 workers started at once on one key whose command
@@ -217,13 +218,24 @@ nokey=$(for ((i = 0; i < STEPS; i++)); do
 	calc "($t1 - $t0) * 1000"
 done | median)
 
-# throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys.
+# throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys, for
+# each binary in bins, in 4 batches per binary taken in turn (as per_step,
+# so that a drifting load weighs on each alike).
 throughput() {
-	local ledger=$1 p=$2 t0 t1
-	t0=$EPOCHREALTIME
-	seq "$DISTINCT" | xargs -P16 -I{} "$IK" run --ledger "$ledger" --task "$p-{}" --tool x -- "$true_bin"
-	t1=$EPOCHREALTIME
-	calc "$DISTINCT / ($t1 - $t0)"
+	local ledger=$1 p=$2 t0 t1 b j n=${#bins[@]} per=$((DISTINCT / 4))
+	local -a spent
+	for ((b = 0; b < 4; b++)); do
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			seq $((b * per + 1)) $(((b + 1) * per)) |
+				xargs -P16 -I{} "${bins[j]}" run --ledger "$ledger" --task "$p$j-{}" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			spent[j]=$(calc "${spent[j]:-0} + $t1 - $t0")
+		done
+	done
+	local out=
+	for ((j = 0; j < n; j++)); do out+="$(calc "4 * $per / ${spent[j]}") "; done
+	echo "$out"
 }
 
 # trips LEDGER PREFIX: the writes on TCP sockets of a fresh step and of its
@@ -280,14 +292,16 @@ for store in "${stores[@]}"; do
 	say "$store: $STEPS steps and $STEPS replays of each binary, interleaved"
 	read -r -a vals < <(per_step "$url" "s$p")
 	bare=${vals[0]}
+	say "$store: $DISTINCT steps by 16 workers, of each binary, in turns"
+	read -r -a tps < <(throughput "$url" "d$p")
 	for j in "${!bins[@]}"; do
 		IK=${bins[j]}
 		step=${vals[2 * j + 1]} replay=${vals[2 * j + 2]}
 		label=$store p=${store//[^a-z]/}
 		[[ $IK != "$new_ik" ]] && label="$store (base)" p=b$p
-		say "$label: $DISTINCT steps by 16 workers, 64 workers on one key"
+		say "$label: 64 workers on one key"
 		walf=$(wal_per_step "$url" "w$p")
-		tp=$(throughput "$url" "d$p")
+		tp=${tps[j]}
 		read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
 		read -r trips_fresh trips_replay < <(trips "$url" "t$p")
 		rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s / %s | %s | %.0f steps/s | %.2f s, %s ran; exits %s|' \
