@@ -255,7 +255,7 @@ func walSyncs(t *testing.T, s *Store) int64 {
 // TestCompletionLazyClaimDurable: a claim (Insert, and InsertOrGet) waits
 // for its WAL flush; a completion (ledger.Complete, through SwapLazy)
 // does not, and leaves the session's synchronous_commit as it was: 40
-// claims cost at least 40 flushes, 40 completions far fewer (the WAL
+// claims cost at least 40 flushes, 40 completions at most 20 (the WAL
 // writer's own, every 200 ms). Without SwapLazy the completions cost 40.
 func TestCompletionLazyClaimDurable(t *testing.T) {
 	s := open(t, testserver.NewPostgres(t).CreateDB(t))
@@ -290,7 +290,7 @@ func TestCompletionLazyClaimDurable(t *testing.T) {
 	if claims < n {
 		t.Fatalf("%d claims flushed the WAL %d times: a claim must be durable when it returns", n, claims)
 	}
-	if completions > n/4 {
+	if completions > n/2 { // the WAL writer flushes every 200 ms: a few, however slow the machine
 		t.Fatalf("%d completions flushed the WAL %d times: they should not wait for it", n, completions)
 	}
 	for _, r := range recs {
