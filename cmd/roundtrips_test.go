@@ -111,16 +111,19 @@ func (tc *turnCounter) via(t *testing.T, raw string) string {
 
 // TestFleetRoundTrips: the round trips of one idemkey run on a shared
 // store, counted by a proxy (they do not depend on the machine's load): a
-// fresh step connects, claims in one round trip (insert or read, no read
-// before it) and completes in one; a replay connects and reads. PostgreSQL
-// also sends its Terminate message when the store closes.
+// fresh step connects, claims in one round trip (an insert, no read before
+// it) and completes in one; a replay connects and reads (PostgreSQL: the
+// insert that conflicts, then the read; Redis: one script). PostgreSQL also
+// sends its Terminate message when the store closes.
 func TestFleetRoundTrips(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		store         func(t *testing.T) *fleetStore
 		fresh, replay int
 	}{
-		{"postgres", pgStore, 4, 3}, // startup, claim, completion, terminate
+		// startup, claim, completion, terminate; a replay: startup, the
+		// insert that conflicts, the read, terminate
+		{"postgres", pgStore, 4, 4},
 		// HELLO (go-redis sends it on every connection), CONFIG GET
 		// maxmemory-policy, claim, completion
 		{"redis", func(t *testing.T) *fleetStore { return redisStore(t) }, 4, 3},

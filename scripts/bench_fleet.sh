@@ -10,12 +10,13 @@
 # redis-server with appendonly yes, appendfsync always, as the README asks
 # of a ledger) and stops them on exit. Then, for each store:
 #   - per step: `idemkey run --task t-N --tool x -- true` on a fresh key
-#     against `true` alone, with `idemkey key` on a small call as the
-#     process's own start-up cost
-#     (a claim, the command, the completion: three round trips and two
-#     durable writes) vs `true` alone; the median over STEPS runs, and the
-#     median of a replay (one read);
-#   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys;
+#     (connecting, the claim, the command, the completion) against `true`
+#     alone, with `idemkey key` on a small call as the process's own
+#     start-up cost; the median over STEPS runs, and the median of a
+#     replay. With BASE, the runs of both binaries and of `true` alone are
+#     interleaved, so that a drifting load weighs on each alike;
+#   - throughput: 16 workers (xargs -P16), DISTINCT steps on distinct keys
+#     (with BASE, in 4 batches per binary, in turns);
 #   (and the same on a second Redis with appendfsync everysec, to show what
 #   the fsync per write costs);
 #   - contention: 64 workers started at once on one key whose command
@@ -25,6 +26,13 @@
 #     for a fresh step and for a replay (each write is one request the
 #     process then waits for: connecting included), which do not depend
 #     on the machine's load.
+#   - WAL flushes per fresh step on PostgreSQL (pg_stat_wal's wal_sync
+#     over 40 fresh steps, the WAL writer's own included): the
+#     claim waits for one, the completion for none (it commits with
+#     synchronous_commit off).
+#   - with pgbouncer installed (Debian's pgbouncer; optional), PostgreSQL
+#     also through PgBouncer in transaction mode: no backend fork per
+#     idemkey process, and warm catalog caches.
 # Environment: STEPS (default 200), DISTINCT (default 1000), KEEP=1 keeps
 # the directory, BASE=PATH also measures another idemkey binary (an older
 # build) on the same servers, side by side, in rows marked "(base)".
@@ -51,8 +59,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/idemkey-bench-fleet.XXXXXX")
 chmod 755 "$tmp"
 pg_pid= redis_pid= redis2_pid=
 cleanup() {
-	# The postmaster's own pid (runuser in between does not pass signals).
+	# The postmaster's and pgbouncer's own pids (runuser in between does
+	# not pass signals).
 	local pm
+	pm=$(head -1 "$tmp/pg/pgbouncer.pid" 2>/dev/null || true)
+	[[ -n $pm ]] && kill -INT "$pm" 2>/dev/null || true
 	pm=$(head -1 "$tmp/pg/data/postmaster.pid" 2>/dev/null || true)
 	[[ -n $pm ]] && kill -INT "$pm" 2>/dev/null || true
 	[[ -n $redis_pid ]] && kill "$redis_pid" 2>/dev/null || true
@@ -99,6 +110,39 @@ for _ in $(seq 100); do
 done
 "$pgbin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" || { cat "$tmp/pg/log" >&2; exit 1; }
 
+# PgBouncer in transaction mode in front of it, when installed.
+pgb_port=
+if pgb=$(command -v pgbouncer || ls /usr/sbin/pgbouncer 2>/dev/null); then
+	pgb_port=$(free_port)
+	cat >"$tmp/pg/pgbouncer.ini" <<EOF
+[databases]
+postgres = host=127.0.0.1 port=$pg_port dbname=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $pgb_port
+unix_socket_dir =
+auth_type = trust
+auth_file = $tmp/pg/pgbouncer.users
+pool_mode = transaction
+max_client_conn = 400
+default_pool_size = 20
+pidfile = $tmp/pg/pgbouncer.pid
+logfile = $tmp/pg/pgbouncer.log
+EOF
+	echo '"postgres" ""' >"$tmp/pg/pgbouncer.users"
+	[[ $(id -u) -eq 0 ]] && chown postgres "$tmp/pg/pgbouncer.ini" "$tmp/pg/pgbouncer.users"
+	as_pg "$pgb" -d "$tmp/pg/pgbouncer.ini" >/dev/null 2>&1 || pgb_port=
+	for _ in $(seq 50); do
+		[[ -z $pgb_port ]] || (echo >/dev/tcp/127.0.0.1/$pgb_port) 2>/dev/null && break
+		sleep 0.1
+	done
+fi
+
+# wal_syncs: the cluster's WAL flushes so far (pg_stat_wal, PostgreSQL 14+).
+wal_syncs() {
+	"$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -XAtq -d postgres -c 'SELECT wal_sync FROM pg_stat_wal' 2>/dev/null || echo -
+}
+
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$tmp/idemkey" .)
 IK=$tmp/idemkey
 export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state NO_COLOR=1
@@ -110,32 +154,60 @@ calc() { awk "BEGIN { print $* }"; }
 # median of numbers on stdin
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-# per_step LEDGER PREFIX: median ms of a fresh-key step and of a replay.
+# per_step LEDGER PREFIX: the median ms of `true` alone, then, for each
+# binary in bins (this build, and BASE's), of a fresh-key step and of a
+# replay. The runs are interleaved (true, each binary's fresh step, then
+# each binary's replay of an earlier key, round after round), so that the
+# load of a shared machine, which drifts over minutes, weighs on every
+# column alike.
 per_step() {
-	local ledger=$1 p=$2 i t0 t1
-	"$IK" run --ledger "$ledger" --task "warm-$p" --tool x -- "$true_bin" # the table, the scripts
+	local ledger=$1 p=$2 i t0 t1 j n=${#bins[@]}
+	for ((j = 0; j < n; j++)); do # the table, the scripts
+		"${bins[j]}" run --ledger "$ledger" --task "warm-$p" --tool x -- "$true_bin"
+	done
+	rm -f "$tmp"/ps.*
 	for ((i = 0; i < STEPS; i++)); do
 		t0=$EPOCHREALTIME
+		"$true_bin"
+		t1=$EPOCHREALTIME
+		calc "($t1 - $t0) * 1000" >>"$tmp/ps.bare"
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			"${bins[j]}" run --ledger "$ledger" --task "$p$j-$i" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			calc "($t1 - $t0) * 1000" >>"$tmp/ps.step$j"
+		done
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			"${bins[j]}" run -q --ledger "$ledger" --task "$p$j-$((i / 2))" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			calc "($t1 - $t0) * 1000" >>"$tmp/ps.replay$j"
+		done
+	done
+	local out
+	out=$(median <"$tmp/ps.bare")
+	for ((j = 0; j < n; j++)); do
+		out+=" $(median <"$tmp/ps.step$j") $(median <"$tmp/ps.replay$j")"
+	done
+	echo "$out"
+}
+
+# wal_per_step LEDGER PREFIX: WAL flushes per fresh step of $IK
+# (pg_stat_wal's wal_sync over 40 steps, the WAL writer's own included;
+# a count, so not interleaved), "-" unless LEDGER is PostgreSQL direct.
+wal_per_step() {
+	local ledger=$1 p=$2 i w0 w1
+	[[ $ledger == "$pg_url" ]] || { echo -; return; }
+	w0=$(wal_syncs)
+	for ((i = 0; i < 40; i++)); do
 		"$IK" run --ledger "$ledger" --task "$p-$i" --tool x -- "$true_bin"
-		t1=$EPOCHREALTIME
-		calc "($t1 - $t0) * 1000"
-	done | median >"$tmp/step"
-	for ((i = 0; i < STEPS; i++)); do
-		t0=$EPOCHREALTIME
-		"$IK" run -q --ledger "$ledger" --task "$p-$((i % 10))" --tool x -- "$true_bin"
-		t1=$EPOCHREALTIME
-		calc "($t1 - $t0) * 1000"
-	done | median >"$tmp/replay"
-	echo "$(cat "$tmp/step") $(cat "$tmp/replay")"
+	done
+	sleep 0.5 # the WAL writer's flush of the last completion
+	w1=$(wal_syncs)
+	if [[ $w0 == - || $w1 == - ]]; then echo -; else calc "($w1 - $w0) / 40"; fi
 }
 
 true_bin=$(type -P true) # the program, not the shell's builtin
-bare=$(for ((i = 0; i < STEPS; i++)); do
-	t0=$EPOCHREALTIME
-	"$true_bin"
-	t1=$EPOCHREALTIME
-	calc "($t1 - $t0) * 1000"
-done | median)
 
 # The process alone, without a ledger: idemkey key on a small call.
 printf '{"amount":100}' >"$tmp/call.json"
@@ -146,13 +218,24 @@ nokey=$(for ((i = 0; i < STEPS; i++)); do
 	calc "($t1 - $t0) * 1000"
 done | median)
 
-# throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys.
+# throughput LEDGER PREFIX: steps/s of 16 workers on DISTINCT keys, for
+# each binary in bins, in 4 batches per binary taken in turn (as per_step,
+# so that a drifting load weighs on each alike).
 throughput() {
-	local ledger=$1 p=$2 t0 t1
-	t0=$EPOCHREALTIME
-	seq "$DISTINCT" | xargs -P16 -I{} "$IK" run --ledger "$ledger" --task "$p-{}" --tool x -- "$true_bin"
-	t1=$EPOCHREALTIME
-	calc "$DISTINCT / ($t1 - $t0)"
+	local ledger=$1 p=$2 t0 t1 b j n=${#bins[@]} per=$((DISTINCT / 4))
+	local -a spent
+	for ((b = 0; b < 4; b++)); do
+		for ((j = 0; j < n; j++)); do
+			t0=$EPOCHREALTIME
+			seq $((b * per + 1)) $(((b + 1) * per)) |
+				xargs -P16 -I{} "${bins[j]}" run --ledger "$ledger" --task "$p$j-{}" --tool x -- "$true_bin"
+			t1=$EPOCHREALTIME
+			spent[j]=$(calc "${spent[j]:-0} + $t1 - $t0")
+		done
+	done
+	local out=
+	for ((j = 0; j < n; j++)); do out+="$(calc "4 * $per / ${spent[j]}") "; done
+	echo "$out"
 }
 
 # trips LEDGER PREFIX: the writes on TCP sockets of a fresh step and of its
@@ -195,22 +278,34 @@ rows=()
 bins=("$IK")
 [[ -n ${BASE:-} ]] && bins+=("$(readlink -f "$BASE")")
 new_ik=$IK
-for store in postgres redis "redis, everysec"; do
+stores=(postgres)
+[[ -n $pgb_port ]] && stores+=("postgres via pgbouncer")
+stores+=(redis "redis, everysec")
+for store in "${stores[@]}"; do
 	case $store in
 	postgres) url=$pg_url ;;
+	"postgres via pgbouncer") url="postgres://postgres@127.0.0.1:$pgb_port/postgres?sslmode=disable" ;;
 	redis) url=$redis_url ;;
 	*) url="redis://127.0.0.1:$redis2_port/0" ;;
 	esac
-	for IK in "${bins[@]}"; do
+	p=${store//[^a-z]/}
+	say "$store: $STEPS steps and $STEPS replays of each binary, interleaved"
+	read -r -a vals < <(per_step "$url" "s$p")
+	bare=${vals[0]}
+	say "$store: $DISTINCT steps by 16 workers, of each binary, in turns"
+	read -r -a tps < <(throughput "$url" "d$p")
+	for j in "${!bins[@]}"; do
+		IK=${bins[j]}
+		step=${vals[2 * j + 1]} replay=${vals[2 * j + 2]}
 		label=$store p=${store//[^a-z]/}
 		[[ $IK != "$new_ik" ]] && label="$store (base)" p=b$p
-		say "$label: $STEPS steps, $STEPS replays, $DISTINCT steps by 16 workers, 64 workers on one key"
-		read -r step replay < <(per_step "$url" "s$p")
-		tp=$(throughput "$url" "d$p")
+		say "$label: 64 workers on one key"
+		walf=$(wal_per_step "$url" "w$p")
+		tp=${tps[j]}
 		read -r race_wall race_ran race_exits < <(race64 "$url" "r$p")
 		read -r trips_fresh trips_replay < <(trips "$url" "t$p")
-		rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s / %s | %.0f steps/s | %.2f s, %s ran; exits %s|' \
-			"$label" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$trips_fresh" "$trips_replay" "$tp" "$race_wall" "$race_ran" "$race_exits")")
+		rows+=("$(printf '| %s | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %s / %s | %s | %.0f steps/s | %.2f s, %s ran; exits %s|' \
+			"$label" "$bare" "$nokey" "$step" "$(calc "$step - $bare")" "$replay" "$trips_fresh" "$trips_replay" "$walf" "$tp" "$race_wall" "$race_ran" "$race_exits")")
 		if [[ $race_ran != 1 ]]; then
 			say "FAILED: $label: the raced step ran $race_ran times"
 			exit 1
@@ -220,8 +315,8 @@ done
 IK=$new_ik
 
 echo
-echo "Fleet ledgers on loopback ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always, and everysec)"
+echo "Fleet ledgers on loopback ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); PostgreSQL $("$pgbin/postgres" --version | awk '{ print $3 }') defaults, fsync on; Redis $("$redis" --version | awk '{ print $3 }' | tr -d v=) appendfsync always, and everysec$([[ -n $pgb_port ]] && echo "; $("$pgb" --version | head -1) in transaction mode, pool of 20"))"
 echo
-echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | round trips, fresh / replay | 16 workers, distinct keys | 64 workers, one key |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+echo "| store | bare \`/bin/true\` | \`idemkey key\` (the process, no ledger) | \`idemkey run -- true\`, fresh key | overhead per step | replay | round trips, fresh / replay | WAL flushes per fresh step | 16 workers, distinct keys | 64 workers, one key |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 printf '%s\n' "${rows[@]}"

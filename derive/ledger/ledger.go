@@ -127,19 +127,22 @@ type Store interface {
 	List(ctx context.Context, f Filter) ([]*Record, error)
 	// Delete removes the key's record and reports whether it did. With
 	// from set, only if the stored record still has that version (so that
-	// gc and forget never remove a record that changed since it was read);
-	// with from nil, whatever it holds.
+	// gc and forget never remove a record that changed since it was read)
+	// and, on a store with leases, when that version is running, only if
+	// its lease has run out on the store's clock, checked in the same
+	// atomic step: a holder that renewed after the caller saw its lease
+	// expired keeps its record. With from nil, whatever it holds.
 	Delete(ctx context.Context, key string, from *Version) (bool, error)
 	// Close releases the store's resources.
 	Close() error
 }
 
-// InsertGetter is implemented by stores that can, in one round trip,
-// insert a record or read the one that is there (PostgreSQL's INSERT …
-// ON CONFLICT DO NOTHING RETURNING with a read of the row in the same
-// statement, a Redis script). Claim then starts with it instead of a Get
-// followed by an Insert: a fresh key costs one round trip instead of two,
-// a stored one still one.
+// InsertGetter is implemented by stores that can insert a record in one
+// round trip and, only when the key has one already, read it on the spot
+// (PostgreSQL: INSERT … ON CONFLICT DO NOTHING, then the read on the same
+// connection; Redis: one script that does both). Claim then starts with
+// it instead of a Get followed by an Insert: a fresh key costs one round
+// trip instead of two.
 type InsertGetter interface {
 	// InsertOrGet stores rec if the key has no record, as Insert does,
 	// and reports inserted. Otherwise it returns the stored record and
@@ -149,28 +152,33 @@ type InsertGetter interface {
 	InsertOrGet(ctx context.Context, rec *Record, lease time.Duration) (inserted bool, stored *Record, expired bool, err error)
 }
 
-// Completer is implemented by stores that can record an attempt's own
-// outcome more cheaply than Swap by not waiting for the write to reach
-// stable storage (SQLite's synchronous=NORMAL for one commit, PostgreSQL's
-// synchronous_commit off). Complete uses it instead of Swap, with the same
-// compare-and-set: from is the running attempt.
+// LazySwapper is implemented by stores that can make a Swap visible at
+// once and durable a little later: SQLite commits that one transaction
+// with synchronous=NORMAL (no fdatasync of the WAL), PostgreSQL with
+// synchronous_commit off (no wait for the WAL flush). Complete, and
+// nothing else, uses it.
 //
-// That is safe for a completion, and only for it. A completion lost in a
-// crash of the machine (or of the store's server) leaves the record
-// running at its attempt, with a dead holder: its lock is free, or its
-// lease runs out. The next claim then reads it as unknown, which is what
-// the crash made it, and follows its recovery policy; it is never
-// replayed as a success it did not have, and never run again silently. A
-// claim and a takeover must be durable before the command runs, and a
-// person's resolve is kept as written: they use Insert and Swap.
-type Completer interface {
-	Complete(ctx context.Context, from Version, rec *Record) (bool, error)
+// That is safe for a completion, and only for it, because the claim before
+// it was durable. A completion lost in a crash of the machine (or of the
+// store's server) leaves the attempt's record running with a dead holder:
+// its kernel lock is free, or its lease runs out. The next claim reads it
+// as unknown, which is what the crash made it, and follows its recovery
+// policy: the step is never repeated silently and never reported as
+// succeeded when it was not; at worst a person settles it (resolve). The
+// next durable write to the store makes every earlier one durable too.
+// Claims, takeovers, renewals, resolutions and removals stay durable.
+type LazySwapper interface {
+	// SwapLazy is Swap(ctx, from, false, rec, 0) whose durability may lag
+	// its visibility.
+	SwapLazy(ctx context.Context, from Version, rec *Record) (bool, error)
 }
 
 // Waiter is implemented by stores that can say when a key's record may
 // have changed (PostgreSQL's LISTEN/NOTIFY). Wait blocks until then, or
 // until ctx ends; a spurious return is allowed. Callers of stores without
-// it poll with backoff.
+// it poll with backoff. Only changes of a stored record need to wake it
+// (Swap, Delete): callers wait on a record they saw running, never on a
+// missing one, so an Insert need not.
 type Waiter interface {
 	Wait(ctx context.Context, key string) error
 }

@@ -299,7 +299,9 @@ func Renew(ctx context.Context, s Store, key string, attempt int64, lease time.D
 
 // Complete records the outcome of rec's attempt (rec.State succeeded,
 // failed or unknown), only if the stored record is still running at
-// rec.Attempt: ErrLeaseLost otherwise, and the newer record stays.
+// rec.Attempt: ErrLeaseLost otherwise, and the newer record stays. On a
+// LazySwapper the outcome may become durable shortly after it is
+// recorded (see LazySwapper for why that is safe).
 func Complete(ctx context.Context, s Store, rec *Record) error {
 	switch rec.State {
 	case Succeeded, Failed, Unknown:
@@ -311,8 +313,8 @@ func Complete(ctx context.Context, s Store, rec *Record) error {
 	from := Version{Attempt: rec.Attempt, State: Running}
 	var ok bool
 	var err error
-	if c, lazy := s.(Completer); lazy {
-		ok, err = c.Complete(ctx, from, &r)
+	if ls, lazy := s.(LazySwapper); lazy {
+		ok, err = ls.SwapLazy(ctx, from, &r)
 	} else {
 		ok, err = s.Swap(ctx, from, false, &r, 0)
 	}
@@ -429,8 +431,10 @@ type GCRequest struct {
 	OlderThan time.Duration
 	Now       func() time.Time
 	// RunningRemovable is asked about an old running record; it is
-	// removed only if this reports true (its holder is known dead). Nil:
-	// running records are kept.
+	// removed only if this reports true (its holder is known dead) and,
+	// on a store with leases, only if its lease has still run out when
+	// the store removes it (Delete checks it atomically). Nil: running
+	// records are kept.
 	RunningRemovable func(ctx context.Context, rec *Record) bool
 }
 

@@ -613,10 +613,15 @@ func forget(e *env) {
 	if rec, _, err := e.s.Get(e.ctx, k); err != nil || rec != nil {
 		e.t.Fatalf("after forget: %v %v", rec, err)
 	}
-	if d := e.claim(e.req(k), ledger.ActRun); d.Record.Attempt != 1 {
+	req := e.req(k)
+	req.Lease = e.deadLease()
+	if d := e.claim(req, ledger.ActRun); d.Record.Attempt != 1 {
 		e.t.Fatalf("after forget: attempt %d, want 1", d.Record.Attempt)
 	}
-	if ok, err := ledger.Forget(e.ctx, e.s, k, true); err != nil || !ok {
+	if e.caps.Leases {
+		e.waitExpired(k)
+	}
+	if ok, err := ledger.Forget(e.ctx, e.s, k, !e.caps.Leases); err != nil || !ok {
 		e.t.Fatalf("forget of a dead running step: %v %v", ok, err)
 	}
 }
@@ -710,7 +715,9 @@ func gc(e *env) {
 	d := e.claim(e.req(old), ledger.ActRun)
 	e.complete(d.Record, ledger.Failed, 1)
 	running := e.key()
-	e.claim(e.req(running), ledger.ActRun)
+	rreq := e.req(running)
+	rreq.Lease = e.deadLease()
+	e.claim(rreq, ledger.ActRun)
 	later := time.Now().Add(48 * time.Hour)
 	recent := e.key()
 	req := e.req(recent)
@@ -735,7 +742,12 @@ func gc(e *env) {
 	}
 	e.wantState(running, ledger.Running, 1)
 	e.wantState(recent, ledger.Succeeded, 1)
-	// A running record is removed only when the caller says its holder is dead.
+	if e.caps.Leases {
+		e.gcSparesLiveLeases(later)
+		e.waitExpired(running)
+	}
+	// A running record is removed only when the caller says its holder is
+	// dead (and, on lease stores, its lease has run out).
 	asked := false
 	_, err = ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: 24 * time.Hour, Now: func() time.Time { return later.Add(time.Hour) },
 		RunningRemovable: func(_ context.Context, rec *ledger.Record) bool {
@@ -755,6 +767,46 @@ func gc(e *env) {
 		e.t.Fatalf("dead running record kept: %+v", rec)
 	}
 	e.wantState(recent, ledger.Succeeded, 1)
+}
+
+// gcSparesLiveLeases: on a lease store, gc never removes a running record
+// whose lease is live when the store deletes it, whatever the caller
+// believed: neither one whose lease never ran out, nor one whose holder
+// renewed between gc's look at its lease and the delete (a holder revived
+// from SIGSTOP).
+func (e *env) gcSparesLiveLeases(later time.Time) {
+	live := e.key()
+	e.claim(e.req(live), ledger.ActRun)
+	revived := e.key()
+	req := e.req(revived)
+	req.Lease = e.caps.ShortLease
+	e.claim(req, ledger.ActRun)
+	e.waitExpired(revived)
+	_, err := ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: 24 * time.Hour, Now: func() time.Time { return later.Add(time.Hour) },
+		RunningRemovable: func(ctx context.Context, rec *ledger.Record) bool {
+			switch rec.Key {
+			case live:
+				return true // wrongly: its lease is live
+			case revived:
+				// Seen expired, then its holder renews before the delete.
+				if _, expired, err := e.s.Get(ctx, revived); err != nil || !expired {
+					e.t.Errorf("revived: expired %v, err %v", expired, err)
+				}
+				if err := ledger.Renew(ctx, e.s, revived, 1, time.Minute); err != nil {
+					e.t.Errorf("renew of the revived holder: %v", err)
+				}
+				return true
+			}
+			return false
+		}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.wantState(live, ledger.Running, 1)
+	e.wantState(revived, ledger.Running, 1)
+	if _, expired, _ := e.s.Get(e.ctx, revived); expired {
+		e.t.Fatal("the revived holder's renewed lease reads as expired")
+	}
 }
 
 func raceOneKey(e *env) {

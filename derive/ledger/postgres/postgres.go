@@ -3,6 +3,14 @@
 // … WHERE key, attempt and state still match, DELETE … WHERE), leases on
 // the server's now(), and LISTEN/NOTIFY for ledger.Waiter.
 //
+// Durability: every write commits as the server is configured
+// (synchronous_commit on by default: flushed to the WAL before it
+// returns), except a completion (ledger.LazySwapper), whose transaction
+// sets synchronous_commit off for itself: a completion lost in a crash of
+// the server leaves the attempt running with its lease, which runs out
+// into unknown, never a repeat and never a false success. A fresh step
+// thus waits for one WAL flush (the claim), not two.
+//
 // Nothing here needs a session: no advisory lock held across statements,
 // no statement prepared across transactions (the default query mode is
 // pgx's exec mode, one unnamed statement per call, and
@@ -475,14 +483,8 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 	var rec *ledger.Record
 	var expired bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		row := conn.QueryRow(ctx, `SELECT `+cols+`,
-			state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
-			FROM `+s.table+` WHERE key = $1::text`, key)
 		var err error
-		rec, err = scanRecord(row, &expired)
-		if errors.Is(err, pgx.ErrNoRows) {
-			rec, expired, err = nil, false, nil
-		}
+		rec, expired, err = s.get(ctx, conn, key)
 		return err
 	})
 	if err != nil {
@@ -491,14 +493,51 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 	return rec, expired, nil
 }
 
-// notified runs a data-changing statement wrapped as
-// WITH c AS (stmt RETURNING key) SELECT … pg_notify(channel, key), so that
-// the notification is part of the change's transaction, and returns how
-// many rows changed.
-func (s *Store) notified(ctx context.Context, conn *pgx.Conn, stmt string, args ...any) (int, error) {
+// get reads the key's record on conn: nil without one.
+func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Record, bool, error) {
+	var expired bool
+	row := conn.QueryRow(ctx, `SELECT `+cols+`,
+		state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
+		FROM `+s.table+` WHERE key = $1::text`, key)
+	rec, err := scanRecord(row, &expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	return rec, expired, err
+}
+
+// How a data-changing statement is wrapped.
+type effect int
+
+const (
+	// plain: the statement alone; its row count.
+	plain effect = iota
+	// notify: WITH c AS (stmt RETURNING key) SELECT … pg_notify(channel,
+	// key), so that the notification is part of the change's transaction
+	// (a waiter wakes when a record it saw changes).
+	notify
+	// notifyLazy: notify, and the transaction commits with
+	// synchronous_commit off (set_config(…, true) lasts until the end of
+	// the statement's own transaction: no session state, nothing a
+	// transaction-mode pooler breaks). See ledger.LazySwapper.
+	notifyLazy
+)
+
+// changed runs a data-changing statement as eff says and returns how many
+// rows changed.
+func (s *Store) changed(ctx context.Context, conn *pgx.Conn, eff effect, stmt string, args ...any) (int, error) {
+	if eff == plain {
+		tag, err := conn.Exec(ctx, stmt, args...)
+		return int(tag.RowsAffected()), err
+	}
 	args = append(args, s.channel)
-	sql := `WITH c AS (` + stmt + ` RETURNING key) SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` +
-		fmt.Sprint(len(args)) + `::text, c.key)) n`
+	ch := fmt.Sprint(len(args))
+	lazy := ""
+	if eff == notifyLazy {
+		lazy = `, set_config('synchronous_commit', 'off', true)`
+	}
+	sql := `WITH c AS (` + stmt + ` RETURNING key) SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` + ch +
+		`::text, c.key)` + lazy + `) n`
 	var n int
 	err := conn.QueryRow(ctx, sql, args...).Scan(&n)
 	return n, err
@@ -507,10 +546,10 @@ func (s *Store) notified(ctx context.Context, conn *pgx.Conn, stmt string, args 
 // write runs a conditional write; if a try broke the connection after
 // sending, a later try that changes nothing checks whether the stored
 // record is rec (the first try took effect).
-func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args ...any) (bool, error) {
+func (s *Store) write(ctx context.Context, rec *ledger.Record, eff effect, stmt string, args ...any) (bool, error) {
 	var ok, ambiguous bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		n, err := s.notified(ctx, conn, stmt, args...)
+		n, err := s.changed(ctx, conn, eff, stmt, args...)
 		if err != nil {
 			if transient(err, conn) && !pgconn.SafeToRetry(err) {
 				ambiguous = true
@@ -533,9 +572,12 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, stmt string, args
 	return ok, nil
 }
 
-// Insert implements ledger.Store: INSERT … ON CONFLICT DO NOTHING.
+// Insert implements ledger.Store: INSERT … ON CONFLICT DO NOTHING, with no
+// notification (no one waits on a missing record; and a NOTIFY takes a
+// cluster-wide lock until its transaction's commit is flushed, which
+// would queue every worker's claim behind the others' fsyncs).
 func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
-	return s.write(ctx, rec, insertStmt(s.table), values(rec, lease)...)
+	return s.write(ctx, rec, plain, insertStmt(s.table), values(rec, lease)...)
 }
 
 // insertStmt is the INSERT … ON CONFLICT DO NOTHING of rec's values
@@ -547,39 +589,32 @@ func insertStmt(table string) string {
 		$21::boolean, $22::bytea) ON CONFLICT (key) DO NOTHING`
 }
 
-// InsertOrGet implements ledger.InsertGetter in one statement: the
-// INSERT … ON CONFLICT DO NOTHING of Insert (with its notification), and,
-// when it inserted nothing, the stored row as Get reads it. The read sees
-// the statement's snapshot: a row that a concurrent transaction committed
-// after it began conflicts but is not returned (stored nil, and the rules
-// read again).
+// InsertOrGet implements ledger.InsertGetter: the INSERT … ON CONFLICT DO
+// NOTHING of Insert and, only when it inserted nothing, Get's SELECT, on
+// the same connection. A fresh key (the step to run) costs one statement
+// that the server plans without a scan; a stored one (a replay) two. One
+// statement doing both (a CTE and a UNION) cost a fresh claim the planning
+// of the SELECT too, on the cold catalog caches of a new backend.
 func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
-	args := append(values(rec, lease), s.channel)
-	sql := `WITH ins AS (` + insertStmt(s.table) + ` RETURNING ` + cols + `)
-		SELECT ins.*, false, true FROM ins, LATERAL (SELECT pg_notify($24::text, ins.key)) n
-		UNION ALL
-		SELECT ` + cols + `, state = 'running' AND lease_until IS NOT NULL AND lease_until <= now(), false
-		FROM ` + s.table + ` WHERE key = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`
 	var inserted, expired, ambiguous bool
 	var stored *ledger.Record
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		var err error
-		stored, err = scanRecord(conn.QueryRow(ctx, sql, args...), &expired, &inserted)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			stored, expired, inserted, err = nil, false, false, nil
-		case err != nil:
+		tag, err := conn.Exec(ctx, insertStmt(s.table), values(rec, lease)...)
+		if err != nil {
 			if transient(err, conn) && !pgconn.SafeToRetry(err) {
 				ambiguous = true
 			}
 			return err
 		}
-		if !inserted && ambiguous && storeutil.Same(stored, rec) {
+		if inserted = tag.RowsAffected() == 1; inserted {
+			return nil
+		}
+		if stored, expired, err = s.get(ctx, conn, rec.Key); err != nil {
+			return err
+		}
+		if ambiguous && storeutil.Same(stored, rec) {
 			// An earlier try inserted it before the connection broke.
 			stored, expired, inserted = nil, false, true
-		}
-		if inserted {
-			stored = nil
 		}
 		return nil
 	})
@@ -592,6 +627,20 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 // Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt AND
 // state still match (AND the lease ran out on now(), if needExpired).
 func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	return s.swap(ctx, from, needExpired, rec, lease, notify)
+}
+
+// SwapLazy implements ledger.LazySwapper: Swap's UPDATE, committed with
+// synchronous_commit off. The claim was flushed to the WAL before the
+// command ran; this completion is visible at once and reaches the disk
+// with the WAL writer's next flush (wal_writer_delay, 200 ms by default)
+// or with any later durable commit. Lost in a crash of the server, it
+// leaves the attempt running with its lease, which runs out into unknown.
+func (s *Store) SwapLazy(ctx context.Context, from ledger.Version, rec *ledger.Record) (bool, error) {
+	return s.swap(ctx, from, false, rec, 0, notifyLazy)
+}
+
+func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration, eff effect) (bool, error) {
 	args := append(values(rec, lease), from.Attempt, string(from.State))
 	cond := ``
 	if needExpired {
@@ -604,7 +653,7 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 		stderr = $18::bytea, stderr_length = $19::bigint, stderr_sha256 = $20::text, stderr_truncated = $21::boolean,
 		meta = $22::bytea
 		WHERE key = $1::text AND attempt = $24::bigint AND state = $25::text` + cond
-	return s.write(ctx, rec, stmt, args...)
+	return s.write(ctx, rec, eff, stmt, args...)
 }
 
 // Renew implements ledger.Store: the lease runs for lease from now().
@@ -650,15 +699,18 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 	return out, nil
 }
 
-// Delete implements ledger.Store.
+// Delete implements ledger.Store: with from, DELETE … WHERE key, attempt
+// and state still match and, for a running version, its lease ran out on
+// now() (a holder that renewed since keeps its record).
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	var n int
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		var err error
 		if from == nil {
-			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
+			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
 		} else {
-			n, err = s.notified(ctx, conn, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text`,
+			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
+				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
 				key, from.Attempt, string(from.State))
 		}
 		return err
@@ -744,6 +796,7 @@ var (
 	_ ledger.Store        = (*Store)(nil)
 	_ ledger.Waiter       = (*Store)(nil)
 	_ ledger.InsertGetter = (*Store)(nil)
+	_ ledger.LazySwapper  = (*Store)(nil)
 )
 
 // Schema returns the version of the ledger's table, from its comment

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -168,12 +169,16 @@ func TestWaitNotified(t *testing.T) {
 	other := open(t, url)
 	r := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}
 	other.Insert(ctx, r, time.Minute)
+	u := &ledger.Record{Key: "unrelated", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}
+	other.Insert(ctx, u, time.Minute)
 	if err := s.Wait(ctx, "k"); err != nil { // starts listening
 		t.Fatal(err)
 	}
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		other.Insert(ctx, &ledger.Record{Key: "unrelated", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute)
+		ud := *u
+		ud.State, ud.EndedAt = ledger.Succeeded, time.Now()
+		other.Swap(ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &ud, 0)
 		time.Sleep(100 * time.Millisecond)
 		done := *r
 		done.State, done.EndedAt = ledger.Succeeded, time.Now()
@@ -225,5 +230,80 @@ func TestRestartRetried(t *testing.T) {
 	_, _, err = s2.Get(ctx, "k")
 	if err == nil || !strings.Contains(err.Error(), "ledger at postgres://") {
 		t.Fatalf("Get on a stopped server: %v", err)
+	}
+}
+
+// walSyncs is the cluster's count of WAL flushes so far (pg_stat_wal),
+// with this session's own counts flushed into it first (the store's calls
+// run one at a time, on one connection).
+func walSyncs(t *testing.T, s *Store) int64 {
+	t.Helper()
+	var n int64
+	ctx := context.Background()
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		if _, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			return err
+		}
+		return conn.QueryRow(ctx, `SELECT wal_sync FROM pg_stat_wal`).Scan(&n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestCompletionLazyClaimDurable: a claim (Insert, and InsertOrGet) waits
+// for its WAL flush; a completion (ledger.Complete, through SwapLazy)
+// does not, and leaves the session's synchronous_commit as it was: 40
+// claims cost at least 40 flushes, 40 completions at most 20 (the WAL
+// writer's own, every 200 ms). Without SwapLazy the completions cost 40.
+func TestCompletionLazyClaimDurable(t *testing.T) {
+	s := open(t, testserver.NewPostgres(t).CreateDB(t))
+	ctx := context.Background()
+	const n = 40
+	recs := make([]*ledger.Record, n)
+	before := walSyncs(t, s)
+	for i := range recs {
+		recs[i] = &ledger.Record{Key: fmt.Sprintf("k%d", i), Kind: "run", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
+		var ok bool
+		var err error
+		if i%2 == 0 {
+			ok, err = s.Insert(ctx, recs[i], time.Minute)
+		} else {
+			ok, _, _, err = s.InsertOrGet(ctx, recs[i], time.Minute)
+		}
+		if !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	claims := walSyncs(t, s) - before
+	before = walSyncs(t, s)
+	for _, r := range recs {
+		done := *r
+		done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+		if err := ledger.Complete(ctx, s, &done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	completions := walSyncs(t, s) - before
+	t.Logf("WAL flushes: %d claims %d, %d completions %d", n, claims, n, completions)
+	if claims < n {
+		t.Fatalf("%d claims flushed the WAL %d times: a claim must be durable when it returns", n, claims)
+	}
+	if completions > n/2 { // the WAL writer flushes every 200 ms: a few, however slow the machine
+		t.Fatalf("%d completions flushed the WAL %d times: they should not wait for it", n, completions)
+	}
+	for _, r := range recs {
+		if got, _, _ := s.Get(ctx, r.Key); got == nil || got.State != ledger.Succeeded {
+			t.Fatalf("%s after completion: %+v", r.Key, got)
+		}
+	}
+	// The setting ended with each completion's transaction.
+	var sc string
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&sc)
+	})
+	if err != nil || sc != "on" {
+		t.Fatalf("synchronous_commit on the session after completions: %q %v, want on", sc, err)
 	}
 }

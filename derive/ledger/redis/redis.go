@@ -254,11 +254,13 @@ if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1
 `),
-		// ARGV: key, check ('1'), attempt, state.
+		// ARGV: key, check ('1'), attempt, state. A checked running
+		// record goes only when its lease key is gone.
 		delete: redis.NewScript(`
 if ARGV[2] == '1' then
   local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
   if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
+  if cur[2] == 'running' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 end
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2])

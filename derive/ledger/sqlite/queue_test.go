@@ -119,7 +119,7 @@ func TestCompleteLazyThenFull(t *testing.T) {
 	if _, err := s.Insert(ctx, running("k"), 0); err != nil {
 		t.Fatal(err)
 	}
-	var _ ledger.Completer = s
+	var _ ledger.LazySwapper = s
 	done := *running("k")
 	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
 	if err := ledger.Complete(ctx, s, &done); err != nil {

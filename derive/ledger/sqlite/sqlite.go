@@ -408,7 +408,7 @@ func (s *Store) write(ctx context.Context, query string, args ...any) (bool, err
 
 // writeSync is write; with durable false the commit does not wait for the
 // WAL to reach the disk (synchronous=NORMAL for this one commit; see
-// Complete).
+// SwapLazy).
 //
 // Writers of one ledger take turns on a kernel lock first (the queue
 // file in the lock directory), held for the transaction and released when
@@ -492,14 +492,14 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 	return s.write(ctx, swapSQL, swapArgs(from, rec)...)
 }
 
-// Complete implements ledger.Completer: Swap, committed without waiting
+// SwapLazy implements ledger.LazySwapper: Swap, committed without waiting
 // for the disk. A crash of the machine before the WAL reaches it loses
 // only this commit (later ones, and every fdatasync of the WAL, carry it
 // to the disk; WAL frames after the last synced commit are discarded
 // whole by recovery): the record is then running with a free lock, which
 // the next claim reads as unknown. The claim before it was durable. This
 // saves the step one fdatasync, and the other writers its wait.
-func (s *Store) Complete(ctx context.Context, from ledger.Version, rec *ledger.Record) (bool, error) {
+func (s *Store) SwapLazy(ctx context.Context, from ledger.Version, rec *ledger.Record) (bool, error) {
 	return s.writeSync(ctx, false, swapSQL, swapArgs(from, rec)...)
 }
 

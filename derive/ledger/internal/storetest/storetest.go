@@ -2,7 +2,8 @@
 // rules that package ledgertest exercises: an Insert raced by 64
 // goroutines behind a barrier stores one record, a Swap or Renew from a
 // stale version matches nothing, and a lease runs out on the store's
-// clock (only durations cross the wire).
+// clock (only durations cross the wire), and a versioned Delete of a
+// running record waits for its lease to run out.
 package storetest
 
 import (
@@ -23,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) ledger.Store) {
 	t.Run("SwapRace64", func(t *testing.T) { swapRace(t, open(t)) })
 	t.Run("StaleVersionFenced", func(t *testing.T) { fenced(t, open(t)) })
 	t.Run("LeaseOnStoreClock", func(t *testing.T) { lease(t, open(t)) })
+	t.Run("DeleteNeedsExpiredLease", func(t *testing.T) { deleteNeedsExpiredLease(t, open(t)) })
 }
 
 func rec(key, holder string, attempt int64, state ledger.State) *ledger.Record {
@@ -215,5 +217,52 @@ func lease(t *testing.T, s ledger.Store) {
 	got, expired, _ = s.Get(ctx, "k-lease")
 	if expired || !got.LeaseUntil.IsZero() || got.State != ledger.Succeeded {
 		t.Fatalf("finished record: %+v expired=%v", got, expired)
+	}
+}
+
+// deleteNeedsExpiredLease: a Delete from a running version removes the
+// record only once its lease ran out on the store's clock, and not after
+// its holder renewed it (gc and forget saw it expired, then the holder
+// woke up).
+func deleteNeedsExpiredLease(t *testing.T, s ledger.Store) {
+	ctx := context.Background()
+	const l = 300 * time.Millisecond
+	from := &ledger.Version{Attempt: 1, State: ledger.Running}
+	s.Insert(ctx, rec("k-del", "a1", 1, ledger.Running), l)
+	if ok, err := s.Delete(ctx, "k-del", from); ok || err != nil {
+		t.Fatalf("deleted a live lease's record: %v %v", ok, err)
+	}
+	waitExpired := func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, expired, err := s.Get(ctx, "k-del")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if expired {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the lease never ran out")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitExpired()
+	if ok, err := s.Renew(ctx, "k-del", 1, time.Minute); !ok || err != nil {
+		t.Fatalf("renew after expiry, before any takeover: %v %v", ok, err)
+	}
+	if ok, err := s.Delete(ctx, "k-del", from); ok || err != nil {
+		t.Fatalf("deleted a renewed lease's record: %v %v", ok, err)
+	}
+	if ok, err := s.Renew(ctx, "k-del", 1, l); !ok || err != nil {
+		t.Fatalf("renew: %v %v", ok, err)
+	}
+	waitExpired()
+	if ok, err := s.Delete(ctx, "k-del", from); !ok || err != nil {
+		t.Fatalf("delete of an expired lease's record: %v %v", ok, err)
+	}
+	if got, _, _ := s.Get(ctx, "k-del"); got != nil {
+		t.Fatalf("still there: %+v", got)
 	}
 }
