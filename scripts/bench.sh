@@ -18,6 +18,8 @@
 #   - idemkey, node and jq on the 400-byte call (whole-process time), and
 #     scripts/minsha, a minimal static Go program that reads the file and
 #     prints its SHA-256: the floor for a Go program's start-up
+#   - the small call again, minsha, idemkey built -tags noledger (without
+#     the ledger's drivers) and idemkey in turns, round by round
 #   - idemkey key --batch --from call calls.jsonl  vs
 #     node scripts/refharness.js batch < calls.jsonl
 # and prints a Markdown table. Wall times are medians (hyperfine when
@@ -185,6 +187,7 @@ build_flags=(-trimpath -ldflags=-s\ -w)
 (cd "$root" && CGO_ENABLED=0 go build "${build_flags[@]}" -o "$tmp/idemkey" . &&
 	CGO_ENABLED=0 go build "${build_flags[@]}" -o "$tmp/minsha" ./scripts/minsha &&
 	go build "${build_flags[@]}" -o "$tmp/idemkey-cgo" . &&
+	CGO_ENABLED=0 go build "${build_flags[@]}" -tags noledger -o "$tmp/idemkey-noledger" . &&
 	go build -o "$tmp/gendoc" ./scripts/gendoc)
 IK=$tmp/idemkey
 if [[ ${1:-} == --ledger-only ]]; then
@@ -353,6 +356,35 @@ measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 # SHA-256, built as idemkey is; the issue's target is idemkey within 1.5x.
 measure "400-byte call" "minsha: read + SHA-256, minimal static Go (floor)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$tmp/minsha") $(q "$call")"
+# The same three in turns, round by round (SMALL_RUNS rounds), with a build
+# without the ledger's drivers (-tags noledger): medians of each, and their
+# ratios, free of the load's drift between hyperfine runs.
+small_turns() {
+	local r b t0 t1
+	for ((r = 0; r < SMALL_RUNS; r++)); do
+		for b in minsha idemkey-noledger idemkey; do
+			if [[ $b == minsha ]]; then
+				t0=$EPOCHREALTIME
+				"$tmp/minsha" "$call" >/dev/null
+				t1=$EPOCHREALTIME
+			else
+				t0=$EPOCHREALTIME
+				"$tmp/$b" key --task T --tool X "$call" >/dev/null
+				t1=$EPOCHREALTIME
+			fi
+			echo "$b $t0 $t1"
+		done
+	done >"$tmp/small"
+	smed() { awk -v n="$1" '$1 == n { printf "%.6f\n", $3 - $2 }' "$tmp/small" | sort -g |
+		awk '{ w[NR] = $1 } END { print (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2 }'; }
+	awk -v m="$(smed minsha)" -v n="$(smed idemkey-noledger)" -v k="$(smed idemkey)" -v runs="$SMALL_RUNS" 'BEGIN {
+		printf "\n| 400-byte call, in turns (%d rounds) | median wall | vs minsha |\n| --- | ---: | ---: |\n", runs
+		printf "| minsha | %.2f ms | 1.00× |\n", m * 1000
+		printf "| idemkey key, built without the ledger (-tags noledger) | %.2f ms | %.2f× |\n", n * 1000, n / m
+		printf "| idemkey key | %.2f ms | %.2f× (%+.0f%% over noledger) |\n", k * 1000, k / m, (k / n - 1) * 100
+	}' >"$tmp/small.md"
+}
+small_turns
 ((use_node)) && measure "400-byte call" "node refharness.js key" $((SMALL_RUNS / 5 + 1)) 2 "$call_bytes" 0 \
 	"node $(q "$ref") key T X $(q "$call")"
 ((use_jq)) && measure "400-byte call" "jq -cS . | sha256sum" $((SMALL_RUNS / 2 + 1)) 2 "$call_bytes" 0 \
@@ -410,7 +442,7 @@ bench_ledger "$tmp/ledger" "$IK" >"$tmp/ledger.md"
 			printf "| %s | `%s` | %s | %s | %s | %.1f MiB | %s | %s |\n", $1, cmd, dur($3), dur($4), tp, $6 / 1024, ratio, rel
 		}'
 }
-cat "$tmp/ledger.md"
+cat "$tmp/small.md" "$tmp/ledger.md"
 # ---- fleet: shared ledgers on PostgreSQL and Redis ----
 # scripts/bench_fleet.sh starts its own servers on loopback and prints its
 # own table: idemkey run's overhead per step against the bare command, a
