@@ -321,7 +321,11 @@ func (c *onepass) members(j, depth int) (int, bool) {
 			}
 			m.v1 = len(c.vals)
 		}
-		c.mems = append(c.mems, m)
+		// Stored field by field: a copy of m in 16-byte moves would load
+		// what was just stored in smaller pieces, which stalls the load.
+		c.mems = append(c.mems, opMember{})
+		p := &c.mems[len(c.mems)-1]
+		p.key, p.name, p.nlen, p.v0, p.v1, p.raw = m.key, m.name, m.nlen, m.v0, m.v1, m.raw
 		j = skipWS(src, j)
 		if j < len(src) && src[j] == ',' {
 			j = skipWS(src, j+1)
