@@ -4,6 +4,7 @@ package canon
 // (RFC 8259 §2, §6, §7, §8.1).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
@@ -277,9 +278,9 @@ func appendDecoded(dst, body []byte) []byte {
 func appendRequoted(dst, body []byte) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(body); {
-		j := i
-		for j < len(body) && body[j] != '\\' {
-			j++
+		j := i + bytes.IndexByte(body[i:], '\\')
+		if j < i {
+			j = len(body)
 		}
 		dst = append(dst, body[i:j]...)
 		if j == len(body) {
