@@ -70,9 +70,7 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 		case c >= utf8.RuneSelf:
 			n := utf8Seq(src, i)
 			if n == 0 {
-				e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
-				e.hint = utf8Hint
-				return 0, 0, e
+				return 0, 0, utf8Err(i, c)
 			}
 			i += n
 		case c == '\\':
@@ -86,16 +84,29 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 			}
 			i = n
 		case c < 0x20:
-			e := errAt(i, "invalid control character U+%04X in string", c)
-			e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
-			if c == '\n' {
-				e.hint = "a string cannot span lines; write \\n for a line break"
-			}
-			return 0, 0, e
+			return 0, 0, controlErr(i, c)
 		default:
 			i++
 		}
 	}
+}
+
+// controlErr is the error for the control character c at src[i] in a
+// string.
+func controlErr(i int, c byte) *perr {
+	e := errAt(i, "invalid control character U+%04X in string", c)
+	e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
+	if c == '\n' {
+		e.hint = "a string cannot span lines; write \\n for a line break"
+	}
+	return e
+}
+
+// utf8Err is the error for the invalid UTF-8 byte c at src[i] in a string.
+func utf8Err(i int, c byte) *perr {
+	e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
+	e.hint = utf8Hint
+	return e
 }
 
 // utf8Seq returns the length of the valid UTF-8 sequence of two to four

@@ -157,20 +157,13 @@ func scanStringSimple(src []byte, i int) (int, strInfo, *perr) {
 			}
 			i = n
 		case c < 0x20:
-			e := errAt(i, "invalid control character U+%04X in string", c)
-			e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
-			if c == '\n' {
-				e.hint = "a string cannot span lines; write \\n for a line break"
-			}
-			return 0, 0, e
+			return 0, 0, controlErr(i, c)
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRune(src[i:])
 			if r == utf8.RuneError && size <= 1 {
-				e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
-				e.hint = utf8Hint
-				return 0, 0, e
+				return 0, 0, utf8Err(i, c)
 			}
 			i += size
 		}
