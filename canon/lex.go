@@ -4,6 +4,7 @@ package canon
 // (RFC 8259 §2, §6, §7, §8.1).
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
@@ -41,27 +42,22 @@ const (
 
 // scanString validates the string token that starts with the quote at
 // src[i] and returns the offset just past its closing quote. It looks at
-// eight bytes at a time for the bytes that end a run of plain text ('"',
-// '\\', control characters) and validates the UTF-8 of each run that had a
-// non-ASCII byte in one go.
+// eight bytes at a time for the bytes that end a run of plain ASCII ('"',
+// '\\', control characters, non-ASCII bytes) and validates each UTF-8
+// sequence where it stands, so that a string is read once.
 func scanString(src []byte, i int) (int, strInfo, *perr) {
 	start := i
 	i++
 	var info strInfo
-	var high uint64 // the high bits of the current run: non-zero if non-ASCII
-	run := i
 	for {
 		for i+8 <= len(src) {
 			x := binary.LittleEndian.Uint64(src[i:])
-			if m := runEnds(x); m != 0 {
+			if m := runEnds(x) | x&msb; m != 0 {
 				// The lowest flagged byte is exact (a false positive can
 				// only follow a true one): jump to it.
-				k := bits.TrailingZeros64(m) >> 3
-				high |= x & (1<<(8*k) - 1)
-				i += k
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
-			high |= x
 			i += 8
 		}
 		if i >= len(src) {
@@ -70,18 +66,14 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 		c := src[i]
 		switch {
 		case c == '"':
-			if high&msb != 0 {
-				if err := checkUTF8(src, run, i); err != nil {
-					return 0, 0, err
-				}
-			}
 			return i + 1, info, nil
-		case c == '\\':
-			if high&msb != 0 {
-				if err := checkUTF8(src, run, i); err != nil {
-					return 0, 0, err
-				}
+		case c >= utf8.RuneSelf:
+			n := utf8Seq(src, i)
+			if n == 0 {
+				return 0, 0, utf8Err(i, c)
 			}
+			i += n
+		case c == '\\':
 			info |= strEscaped
 			n, lone, err := scanEscape(src, i)
 			if err != nil {
@@ -90,19 +82,70 @@ func scanString(src []byte, i int) (int, strInfo, *perr) {
 			if lone {
 				info |= strLone
 			}
-			i, run, high = n, n, 0
+			i = n
 		case c < 0x20:
-			e := errAt(i, "invalid control character U+%04X in string", c)
-			e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
-			if c == '\n' {
-				e.hint = "a string cannot span lines; write \\n for a line break"
-			}
-			return 0, 0, e
+			return 0, 0, controlErr(i, c)
 		default:
-			high |= uint64(c)
 			i++
 		}
 	}
+}
+
+// controlErr is the error for the control character c at src[i] in a
+// string.
+func controlErr(i int, c byte) *perr {
+	e := errAt(i, "invalid control character U+%04X in string", c)
+	e.hint = "control characters must be escaped, e.g. \\n or \\u0001"
+	if c == '\n' {
+		e.hint = "a string cannot span lines; write \\n for a line break"
+	}
+	return e
+}
+
+// utf8Err is the error for the invalid UTF-8 byte c at src[i] in a string.
+func utf8Err(i int, c byte) *perr {
+	e := errAt(i, "invalid UTF-8 byte 0x%02x in string", c)
+	e.hint = utf8Hint
+	return e
+}
+
+// utf8Seq returns the length of the valid UTF-8 sequence of two to four
+// bytes (RFC 3629 §4: no overlong forms, no surrogates, nothing above
+// U+10FFFF) that starts at src[i], a byte of 0x80 or above, or 0 if there
+// is none.
+func utf8Seq(src []byte, i int) int {
+	c := src[i]
+	var n int
+	lo, hi := byte(0x80), byte(0xBF)
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		n = 2
+	case c >= 0xE0 && c <= 0xEF:
+		n = 3
+		if c == 0xE0 {
+			lo = 0xA0
+		} else if c == 0xED {
+			hi = 0x9F
+		}
+	case c >= 0xF0 && c <= 0xF4:
+		n = 4
+		if c == 0xF0 {
+			lo = 0x90
+		} else if c == 0xF4 {
+			hi = 0x8F
+		}
+	default:
+		return 0
+	}
+	if i+n > len(src) || src[i+1] < lo || src[i+1] > hi {
+		return 0
+	}
+	for k := 2; k < n; k++ {
+		if src[i+k]&0xC0 != 0x80 {
+			return 0
+		}
+	}
+	return n
 }
 
 // runEnds flags, in the high bit of each byte, the bytes of x that are
@@ -112,81 +155,6 @@ func runEnds(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	b := x ^ (lsb * '\\')
 	return ((x-lsb*0x20)&^x | (q-lsb)&^q | (b-lsb)&^b) & msb
-}
-
-// checkUTF8 validates src[from:to], a run of string text, and reports the
-// first invalid byte.
-func checkUTF8(src []byte, from, to int) *perr {
-	if validUTF8(src[from:to]) {
-		return nil
-	}
-	for i := from; i < to; {
-		r, size := utf8.DecodeRune(src[i:to])
-		if r == utf8.RuneError && size <= 1 {
-			e := errAt(i, "invalid UTF-8 byte 0x%02x in string", src[i])
-			e.hint = utf8Hint
-			return e
-		}
-		i += size
-	}
-	return nil
-}
-
-// validUTF8 is utf8.Valid for text that is mostly ASCII with some other
-// characters: after each multi-byte sequence it goes back to looking at
-// eight bytes at a time, where utf8.Valid goes on byte by byte.
-func validUTF8(p []byte) bool {
-	i := 0
-	for {
-		for i+8 <= len(p) {
-			x := binary.LittleEndian.Uint64(p[i:]) & msb
-			if x != 0 {
-				i += bits.TrailingZeros64(x) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < len(p) && p[i] < utf8.RuneSelf {
-			i++
-		}
-		if i == len(p) {
-			return true
-		}
-		// A sequence of two to four bytes (RFC 3629 §4): the lead byte
-		// and the ranges its second byte may take.
-		c := p[i]
-		var n int
-		lo, hi := byte(0x80), byte(0xBF)
-		switch {
-		case c >= 0xC2 && c <= 0xDF:
-			n = 2
-		case c >= 0xE0 && c <= 0xEF:
-			n = 3
-			if c == 0xE0 {
-				lo = 0xA0 // no overlong forms
-			} else if c == 0xED {
-				hi = 0x9F // no surrogates
-			}
-		case c >= 0xF0 && c <= 0xF4:
-			n = 4
-			if c == 0xF0 {
-				lo = 0x90
-			} else if c == 0xF4 {
-				hi = 0x8F // nothing above U+10FFFF
-			}
-		default:
-			return false
-		}
-		if i+n > len(p) || p[i+1] < lo || p[i+1] > hi {
-			return false
-		}
-		for k := 2; k < n; k++ {
-			if p[i+k]&0xC0 != 0x80 {
-				return false
-			}
-		}
-		i += n
-	}
 }
 
 // utf8Hint accompanies every invalid UTF-8 error.
@@ -321,9 +289,9 @@ func appendDecoded(dst, body []byte) []byte {
 func appendRequoted(dst, body []byte) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(body); {
-		j := i
-		for j < len(body) && body[j] != '\\' {
-			j++
+		j := i + bytes.IndexByte(body[i:], '\\')
+		if j < i {
+			j = len(body)
 		}
 		dst = append(dst, body[i:j]...)
 		if j == len(body) {

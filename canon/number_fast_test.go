@@ -136,32 +136,98 @@ func TestNumberTokenSyntax(t *testing.T) {
 	}
 }
 
-// TestValidUTF8 checks validUTF8 against utf8.Valid on random mixes of
-// ASCII, every kind of multi-byte sequence, and broken ones.
-func TestValidUTF8(t *testing.T) {
+// scanStringSimple is scanString byte by byte, with utf8.DecodeRune: the
+// reference its eight-bytes-at-a-time loop is checked against.
+func scanStringSimple(src []byte, i int) (int, strInfo, *perr) {
+	start := i
+	var info strInfo
+	for i++; i < len(src); {
+		c := src[i]
+		switch {
+		case c == '"':
+			return i + 1, info, nil
+		case c == '\\':
+			n, lone, err := scanEscape(src, i)
+			if err != nil {
+				return 0, 0, err
+			}
+			info |= strEscaped
+			if lone {
+				info |= strLone
+			}
+			i = n
+		case c < 0x20:
+			return 0, 0, controlErr(i, c)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return 0, 0, utf8Err(i, c)
+			}
+			i += size
+		}
+	}
+	return 0, 0, &perr{off: start, msg: "unterminated string", hint: "a string must end with '\"' before the end of input"}
+}
+
+// checkScanString compares scanString with scanStringSimple on the token
+// that starts at src[i].
+func checkScanString(t *testing.T, src []byte, i int) {
+	t.Helper()
+	end, info, err := scanString(src, i)
+	wend, winfo, werr := scanStringSimple(src, i)
+	if end != wend || info != winfo || (err == nil) != (werr == nil) ||
+		err != nil && (err.off != werr.off || err.msg != werr.msg || err.hint != werr.hint) {
+		t.Fatalf("%q at %d: scanString %d %d %v, want %d %d %v", src, i, end, info, err, wend, winfo, werr)
+	}
+}
+
+// TestScanStringMatchesSimple checks scanString, which validates UTF-8 as
+// it meets it eight bytes at a time, against the byte-by-byte reference on
+// random mixes of ASCII, every kind of multi-byte sequence, broken ones,
+// escapes (valid, lone surrogates, broken), control characters and quotes,
+// at every alignment and near the end of the input.
+func TestScanStringMatchesSimple(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{
 		"a", "abcdefghijk", "é", "€", "😀", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000", "\U0010ffff",
 		"\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf", "\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x8f\xbf\xbf",
 		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80", "\xc3", "\xe2\x82", "\xf0\x9f\x98",
+		`\n`, `\"`, `\\`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00x`, `\u12`, `\x`, "\x01", "\n", "\x7f", `"`, "plain text ",
 	}
-	valid := 0
-	for n := 0; n < 200000; n++ {
-		var b []byte
-		for k := r.IntN(8); k >= 0; k-- {
+	ok := 0
+	for n := 0; n < 300000; n++ {
+		b := []byte(strings.Repeat(" ", r.IntN(9)) + `"`)
+		for k := r.IntN(10); k >= 0; k-- {
 			b = append(b, pieces[r.IntN(len(pieces))]...)
 		}
-		want := utf8.Valid(b)
-		if got := validUTF8(b); got != want {
-			t.Fatalf("%q: validUTF8 %v, utf8.Valid %v", b, got, want)
+		if r.IntN(4) > 0 {
+			b = append(b, '"')
 		}
-		if want {
-			valid++
+		b = append(b, strings.Repeat("x", r.IntN(10))...)
+		i := strings.IndexByte(string(b), '"')
+		checkScanString(t, b, i)
+		if _, _, err := scanString(b, i); err == nil {
+			ok++
 		}
 	}
-	if valid < 20000 {
-		t.Fatalf("only %d valid inputs", valid)
+	if ok < 30000 {
+		t.Fatalf("only %d valid strings", ok)
 	}
+}
+
+// FuzzScanString checks scanString against scanStringSimple on any input.
+func FuzzScanString(f *testing.F) {
+	for _, s := range []string{`"abc"`, "\"caf\xc3\xa9 \xff\"", `"\ud83d\ude00"`, "\"\xe2\x82\"", "\"abcdefgh\x01\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			b = append([]byte{'"'}, b...)
+		}
+		checkScanString(t, b, 0)
+	})
 }
 
 // TestRequoted checks appendRequoted, which rewrites a string's escapes in

@@ -27,17 +27,18 @@ type onepass struct {
 	src      []byte
 	s        Scheme
 	maxDepth int
-	out      []byte     // the output
-	vals     []byte     // the canonical text of the member values of the objects still open that are not in src as they are
-	cur      *[]byte    // where values are written: &out, or &vals inside an object
-	mems     []opMember // members of the objects still open
-	names    []byte     // decoded names (those with escapes) of the objects still open
-	rank     [16]uint8  // scratch for rankSort
-	tmp      []opMember // scratch for rankSort
-	at       int        // where object left a member's value in vals
-	w        io.Writer  // where out goes when no object is open, or nil
-	n        int64      // bytes written to w
-	err      error      // w's first error
+	out      []byte      // the output
+	vals     []byte      // the canonical text of the member values of the objects still open that are not in src as they are
+	cur      *[]byte     // where values are written: &out, or &vals inside an object
+	mems     []opMember  // members of the objects still open
+	names    []byte      // decoded names (those with escapes) of the objects still open
+	rank     [16]uint8   // scratch for rankSort
+	tmp      []opMember  // scratch for rankSort
+	memo     [8]sortMemo // orders rankSort found, kept from text to text
+	at       int         // where object left a member's value in vals
+	w        io.Writer   // where out goes when no object is open, or nil
+	n        int64       // bytes written to w
+	err      error       // w's first error
 }
 
 // opMember is a member of an open object: its sort key (as sortKey.key),
@@ -320,7 +321,11 @@ func (c *onepass) members(j, depth int) (int, bool) {
 			}
 			m.v1 = len(c.vals)
 		}
-		c.mems = append(c.mems, m)
+		// Stored field by field: a copy of m in 16-byte moves would load
+		// what was just stored in smaller pieces, which stalls the load.
+		c.mems = append(c.mems, opMember{})
+		p := &c.mems[len(c.mems)-1]
+		p.key, p.name, p.nlen, p.v0, p.v1, p.raw = m.key, m.name, m.nlen, m.v0, m.v1, m.raw
 		j = skipWS(src, j)
 		if j < len(src) && src[j] == ',' {
 			j = skipWS(src, j+1)
@@ -405,7 +410,7 @@ func (c *onepass) order(seg []opMember) bool {
 	if k == len(seg) {
 		return true // already in order, the common case for canonical input
 	}
-	if len(seg) <= len(c.rank) && c.rankSort(seg) {
+	if len(seg) <= len(c.rank) && (c.memoSort(seg) || c.rankSort(seg)) {
 		return true
 	}
 	if len(seg) <= 24 {
@@ -472,12 +477,56 @@ func (c *onepass) rankSort(seg []opMember) bool {
 	if ties != 0 || or&keySlow != 0 {
 		return false
 	}
+	m := &c.memo[memoSlot(seg)]
+	m.n = len(seg)
+	for i := range seg {
+		m.keys[i] = seg[i].key
+	}
+	m.rank = c.rank
+	c.permute(seg, rank)
+	return true
+}
+
+// A sortMemo is an order rankSort found: the keys of n members, in source
+// order, and each one's rank. Objects from one producer come with their
+// members in one order, object after object and text after text; for them
+// comparing the keys with the memo's is cheaper than ranking them again.
+// The order depends on nothing but the keys, so a memo whose keys are the
+// members' keys, in the same order, gives rankSort's order.
+type sortMemo struct {
+	n    int
+	keys [16]uint64
+	rank [16]uint8
+}
+
+// memoSlot is the memo that may hold the order of seg (2 to 16 members).
+func memoSlot(seg []opMember) int {
+	return int((seg[0].key>>40^seg[1].key>>43)+uint64(len(seg))) & 7
+}
+
+// memoSort sorts seg as rankSort would, if a memo holds its keys' order;
+// it reports false, having changed nothing, if none does.
+func (c *onepass) memoSort(seg []opMember) bool {
+	m := &c.memo[memoSlot(seg)]
+	if m.n != len(seg) {
+		return false
+	}
+	for i := range seg {
+		if m.keys[i] != seg[i].key {
+			return false
+		}
+	}
+	c.permute(seg, m.rank[:len(seg)])
+	return true
+}
+
+// permute moves each member of seg to the place rank gives it.
+func (c *onepass) permute(seg []opMember, rank []uint8) {
 	tmp := append(c.tmp[:0], seg...)
 	c.tmp = tmp
 	for i := range tmp {
 		seg[rank[i]] = tmp[i]
 	}
-	return true
 }
 
 func b2i(b bool) int {

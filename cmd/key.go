@@ -278,45 +278,25 @@ func runKeyBatch(opts *keyOptions) error {
 	go func() { // reader: split the input into chunks of whole lines
 		defer close(todo)
 		defer close(order)
-		r := bufio.NewReaderSize(in, 1<<20)
-		lineNo := 0
+		r := &chunkReader{in: in, limit: batchLineLimit}
 		for {
 			var c *batchChunk
 			select {
 			case c = <-free: // written out: its buffers are free
 				*c = batchChunk{data: c.data[:0], lines: c.lines[:0], out: c.out[:0]}
 			default:
-				c = &batchChunk{data: make([]byte, 0, 1<<20+64<<10)}
+				c = &batchChunk{data: make([]byte, 0, batchChunkSize+64<<10)}
 			}
-			c.first, c.done = lineNo+1, make(chan struct{})
-			eof := false
-			for len(c.lines) < 2048 && len(c.data) < 1<<20 {
-				line, err := readLine(r, c.data, batchLineLimit)
-				if err == errLineTooLong {
-					tooLong = lineNo + 1
-					readErr = &InputError{Name: name, Line: tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
-					eof = true
-					break
-				}
-				if err != nil && err != io.EOF {
-					readErr = &InputError{Name: name, Err: err}
-					eof = true
-					break
-				}
-				if err == io.EOF && len(line) == len(c.data) {
-					eof = true
-					break
-				}
-				c.read += int64(len(line) - len(c.data))
-				c.lines = append(c.lines, [2]int{len(c.data), len(trimEOL(line[len(c.data):]))})
-				c.data = line
-				lineNo++
-				if err == io.EOF {
-					eof = true
-					break
-				}
+			c.first, c.done = r.lineNo+1, make(chan struct{})
+			c.data = r.next(c.data)
+			c.read = int64(len(c.data))
+			if r.tooLong > 0 {
+				tooLong = r.tooLong
+				readErr = &InputError{Name: name, Line: tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
+			} else if r.err != nil {
+				readErr = &InputError{Name: name, Err: r.err}
 			}
-			if len(c.lines) > 0 {
+			if len(c.data) > 0 {
 				c.mib = min(1+cap(c.data)>>20, cap(mem))
 				for range c.mib {
 					select {
@@ -336,7 +316,7 @@ func runKeyBatch(opts *keyOptions) error {
 					return
 				}
 			}
-			if eof {
+			if r.done {
 				return
 			}
 		}
@@ -345,6 +325,7 @@ func runKeyBatch(opts *keyOptions) error {
 		bw := opts.newBatchWorker()
 		go func() {
 			for c := range todo {
+				c.split()
 				opts.deriveChunk(bw, c, name)
 				close(c.done)
 			}
@@ -430,6 +411,18 @@ type batchChunk struct {
 	n     int     // lines processed (fewer than len(lines) after --fail-fast)
 	mib   int     // MiB of the batch's memory budget it holds
 	warns batchWarnings
+}
+
+// split finds the lines of c.data.
+func (c *batchChunk) split() {
+	for i := 0; i < len(c.data); {
+		j := bytes.IndexByte(c.data[i:], '\n') + 1
+		if j == 0 {
+			j = len(c.data) - i
+		}
+		c.lines = append(c.lines, [2]int{i, len(trimEOL(c.data[i : i+j]))})
+		i += j
+	}
 }
 
 // batchWarnings sums up, over the lines of a batch, what single inputs
@@ -538,30 +531,102 @@ func (b *batchWarnings) print(f *Factory, name string) {
 // line ends (/dev/zero) is not read on. Tests lower it.
 var batchLineLimit = 64 << 20
 
-var errLineTooLong = errors.New("line too long")
+// batchChunkSize is about how many bytes of input a chunk of a batch
+// holds: whole lines, read in one go and split into lines by the worker
+// that derives their keys, so that reading copies nothing line by line.
+const batchChunkSize = 256 << 10
 
-// readLine appends the next line of r, with its line end, to buf; a line
-// longer than limit is errLineTooLong, read no further than about limit
-// bytes.
-func readLine(r *bufio.Reader, buf []byte, limit int) ([]byte, error) {
-	start := len(buf)
+// chunkReader reads JSON Lines input in chunks of whole lines.
+type chunkReader struct {
+	in      io.Reader
+	limit   int    // batchLineLimit
+	carry   []byte // the start of the line the last chunk stopped before
+	lineNo  int    // lines in the chunks returned
+	tooLong int    // the line longer than limit, where reading stopped
+	err     error  // a read error, where reading stopped
+	eof     bool
+	done    bool // nothing more to read
+}
+
+// next appends to buf (empty, reused) the next chunk of whole lines: about
+// batchChunkSize bytes or more, to the end of its last line (line end
+// included), or of the input. Lines longer than limit stop the reading:
+// the chunk ends before the first, and tooLong is its line number; a read
+// error stops it after the last whole line read. done is set with the
+// last chunk, which may be empty.
+func (r *chunkReader) next(buf []byte) []byte {
+	buf = append(buf[:0], r.carry...) // buf may be the array carry is in: copy moves it down
+	r.carry = nil
+	want := batchChunkSize
 	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > cap(buf) {
-			// Grow by doubling, not by append's quarters, and never past
-			// the limit: a long line then costs about twice its length.
-			nb := make([]byte, len(buf), min(max(2*cap(buf), len(buf)+len(chunk)), start+limit+3+len(chunk)))
-			copy(nb, buf)
-			buf = nb
+		for len(buf) < want && !r.eof && r.err == nil {
+			if cap(buf)-len(buf) < 64<<10 {
+				// Grow by doubling, never past the limit: a long line then
+				// costs about twice its length.
+				nb := make([]byte, len(buf), max(min(2*cap(buf), r.limit+3+64<<10), len(buf)+64<<10))
+				copy(nb, buf)
+				buf = nb
+			}
+			n, err := r.in.Read(buf[len(buf):min(cap(buf), len(buf)+max(want-len(buf), 64<<10))])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				r.eof = true
+			} else if err != nil {
+				r.err = err
+			}
 		}
-		buf = append(buf, chunk...)
-		if n := len(buf) - start; n > limit+2 || (err != bufio.ErrBufferFull && len(trimEOL(buf[start:])) > limit) {
-			return buf[:start], errLineTooLong
+		end := len(buf)
+		if !r.eof {
+			end = bytes.LastIndexByte(buf, '\n') + 1
 		}
-		if err != bufio.ErrBufferFull {
-			return buf, err
+		if r.err != nil {
+			// Reading stops after the last whole line: the one the error
+			// cut short is dropped (once its length is checked).
+			r.carry = buf[end:]
+			buf = buf[:end]
+			r.done = true
+			break
+		}
+		if end > 0 || r.eof {
+			r.carry = buf[end:]
+			buf = buf[:end]
+			break
+		}
+		if len(buf) > r.limit+2 {
+			break // one line, longer than the limit: checked below
+		}
+		want = min(2*len(buf), r.limit+3) // one line, still open: read on
+	}
+	if len(buf) > r.limit || len(r.carry) > r.limit+2 {
+		// A line may be longer than the limit: look at each.
+		for i := 0; i < len(buf); {
+			j := bytes.IndexByte(buf[i:], '\n') + 1
+			if j == 0 {
+				j = len(buf) - i
+			}
+			if len(trimEOL(buf[i:i+j])) > r.limit {
+				r.tooLong = r.lineNo + 1
+				r.done = true
+				return buf[:i]
+			}
+			r.lineNo++
+			i += j
+		}
+		if len(r.carry) > r.limit+2 {
+			r.tooLong = r.lineNo + 1
+			r.done = true
+		}
+	} else {
+		r.lineNo += bytes.Count(buf, []byte{'\n'})
+		if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+			r.lineNo++ // the last line has no line end
 		}
 	}
+	if r.err != nil {
+		r.carry = nil
+	}
+	r.done = r.done || r.eof && len(r.carry) == 0
+	return buf
 }
 
 // batchWorker is what one goroutine of a batch reuses from line to line.
