@@ -126,6 +126,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if !q.Has("protocol") {
 		o.Protocol = 2
 	}
+	if o.TLSConfig != nil {
+		d := &tlsDialer{o: o}
+		o.Dialer = d.dial
+	}
 	quietLog()
 	s.c = redis.NewClient(o)
 	// CONFIG GET maxmemory-policy is also the check that the server
@@ -138,6 +142,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	policy := s.c.ConfigGet(ctx, "maxmemory-policy")
 	if err := policy.Err(); err != nil && !configHidden(err) {
 		s.c.Close()
+		err = plainToTLS(ctx, o, err)
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
 	if w := s.evictionWarning(policy); w != "" && opts.Warn != nil {
