@@ -99,6 +99,25 @@ func TestWriterQueueTimesOut(t *testing.T) {
 	}
 }
 
+// A writer lock held by a stopped process outside any transaction (before
+// BEGIN, after COMMIT) costs a write queuePatience, not the busy timeout:
+// with the default 10 s, every write of every other process waited 10 s
+// (an idemkey run step, two writes: 20 s) for as long as the holder stayed
+// stopped, though SQLite's own lock was free. A wait that runs out still
+// leaves SQLite's busy timeout to a holder inside its transaction.
+func TestWriterQueueStoppedHolder(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{BusyTimeout: 10 * time.Second})
+	release := holdWriter(t, s)
+	defer release()
+	start := time.Now()
+	if ok, err := s.Insert(context.Background(), running("k"), 0); err != nil || !ok {
+		t.Fatalf("insert past a held writer lock: %v, %v", ok, err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the write waited %v behind a stopped writer-lock holder, want about 1 s (queuePatience), not the busy timeout", waited)
+	}
+}
+
 // The completion commits with synchronous=NORMAL, and the connection is
 // back at FULL for every write after it (a claim must be durable).
 func TestCompleteLazyThenFull(t *testing.T) {

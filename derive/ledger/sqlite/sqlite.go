@@ -417,8 +417,8 @@ func (s *Store) write(ctx context.Context, query string, args ...any) (bool, err
 // to be woken), and under many concurrent steps most of the time went to
 // those sleeps; the kernel wakes the next writer the moment the lock is
 // free. SQLite's own locking still decides: the queue only orders
-// idemkey's writers, and a writer that cannot take it within the busy
-// timeout goes on to SQLite's lock as before.
+// idemkey's writers, and a writer that cannot take it within
+// queuePatience goes on to SQLite's lock as before.
 func (s *Store) writeSync(ctx context.Context, durable bool, query string, args ...any) (bool, error) {
 	if q := s.queue(); q != nil {
 		defer q.Close()
@@ -456,10 +456,19 @@ func (s *Store) writeSync(ctx context.Context, durable bool, query string, args 
 	return n > 0, tx.Commit()
 }
 
-// queue takes this ledger's writer lock, waiting up to the busy timeout,
-// and returns the file that holds it (closing it releases the lock), or
-// nil when it cannot be had (no flock on this system, or the wait ran
-// out): the writer then relies on SQLite's locking alone.
+// queuePatience bounds a writer's wait for the writer lock. A holder
+// keeps it for one short transaction (milliseconds, a few hundred at most
+// behind a long queue): a wait that lasts longer means a holder that is
+// stopped (SIGSTOP, a debugger) or hung, which the busy timeout alone would
+// make every other write on the ledger wait out in full, even when SQLite's
+// own lock is free (the holder stopped before BEGIN or after COMMIT).
+const queuePatience = time.Second
+
+// queue takes this ledger's writer lock, waiting up to queuePatience (or
+// the busy timeout, if shorter), and returns the file that holds it
+// (closing it releases the lock), or nil when it cannot be had (no flock on
+// this system, or the wait ran out): the writer then relies on SQLite's
+// locking alone, which waits up to the busy timeout.
 func (s *Store) queue() *os.File {
 	s.queueDir.Do(func() { s.queueErr = os.MkdirAll(s.LockDir(), 0o700) })
 	if s.queueErr != nil {
@@ -469,7 +478,7 @@ func (s *Store) queue() *os.File {
 	if err != nil {
 		return nil
 	}
-	if ok, err := lockWait(f, time.Now().Add(s.busy)); !ok || err != nil {
+	if ok, err := lockWait(f, time.Now().Add(min(s.busy, queuePatience))); !ok || err != nil {
 		if err != nil {
 			f.Close()
 		} // else: abandoned, the waiting goroutine owns f
