@@ -723,6 +723,10 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
+		if ledgerTestHooks.crashAfterComplete {
+			_ = signalPid(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
 	}
 	if code != 0 {
 		return &ExitError{Code: code}
