@@ -725,9 +725,16 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 		if from == nil {
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
 		} else {
+			// started, when pinned, to the millisecond: this attempt,
+			// not a later claim at the same attempt number.
+			var started any
+			if !from.StartedAt.IsZero() {
+				started = from.StartedAt.UnixMilli()
+			}
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
-				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
-				key, from.Attempt, string(from.State))
+				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())
+				AND ($4::bigint IS NULL OR floor(extract(epoch FROM started_at) * 1000)::bigint = $4::bigint)`,
+				key, from.Attempt, string(from.State), started)
 		}
 		return err
 	})

@@ -259,13 +259,19 @@ if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1
 `),
-		// ARGV: key, check ('1'), attempt, state. A checked running
-		// record goes only when its lease key is gone.
+		// ARGV: key, check ('1'), attempt, state, start in ms (or '').
+		// A checked running record goes only when its lease key is
+		// gone; with a start, only the attempt that started then (its
+		// index score), not a later claim at the same attempt number.
 		delete: redis.NewScript(`
 if ARGV[2] == '1' then
   local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
   if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
   if cur[2] == 'running' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+  if ARGV[5] ~= '' then
+    local started = redis.call('ZSCORE', KEYS[3], ARGV[1])
+    if started and tonumber(started) ~= tonumber(ARGV[5]) then return 0 end
+  end
 end
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2])
@@ -496,9 +502,13 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 
 // Delete implements ledger.Store.
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
-	args := []any{key, "0", "", ""}
+	args := []any{key, "0", "", "", ""}
 	if from != nil {
-		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State)}
+		started := ""
+		if !from.StartedAt.IsZero() {
+			started = strconv.FormatInt(from.StartedAt.UnixMilli(), 10)
+		}
+		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State), started}
 	}
 	var n int64
 	maybe, err := s.do(ctx, func() error {

@@ -568,6 +568,10 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 	if from == nil {
 		return s.write(ctx, `DELETE FROM records WHERE key = ?`, key)
 	}
+	if !from.StartedAt.IsZero() {
+		return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ? AND started_at / 1000000 = ?`,
+			key, from.Attempt, string(from.State), from.StartedAt.UnixMilli())
+	}
 	return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ?`, key, from.Attempt, string(from.State))
 }
 
