@@ -49,7 +49,8 @@ func (d *tlsDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 			return nil, *err
 		}
 	}
-	nd := &net.Dialer{Timeout: d.o.DialTimeout, KeepAlive: 30 * time.Second}
+	// go-redis's own dialer's keep-alive policy.
+	nd := &net.Dialer{Timeout: d.o.DialTimeout, KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 30 * time.Second, Interval: 5 * time.Second, Count: 3}}
 	raw, err := nd.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
