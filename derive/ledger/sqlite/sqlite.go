@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
@@ -103,6 +104,11 @@ type Store struct {
 
 	queueDir sync.Once // the lock directory, made for the writer queue
 	queueErr error
+	// queueStuck: a wait for the writer lock ran out. Until the lock is
+	// seen free again, this store's writes only try it without waiting
+	// (a gc of many records behind a stopped holder would otherwise
+	// wait queuePatience for each).
+	queueStuck atomic.Bool
 }
 
 // ErrNewerSchema: the file was written by a newer idemkey.
@@ -478,10 +484,20 @@ func (s *Store) queue() *os.File {
 	if err != nil {
 		return nil
 	}
+	if s.queueStuck.Load() {
+		if lockNB(f) != nil {
+			f.Close()
+			return nil
+		}
+		s.queueStuck.Store(false)
+		return f
+	}
 	if ok, err := lockWait(f, time.Now().Add(min(s.busy, queuePatience))); !ok || err != nil {
 		if err != nil {
 			f.Close()
-		} // else: abandoned, the waiting goroutine owns f
+		} else {
+			s.queueStuck.Store(true) // abandoned: the waiting goroutine owns f
+		}
 		return nil
 	}
 	return f
