@@ -25,11 +25,16 @@ import (
 
 // handshakeTimeout bounds the TLS handshake of a connection whose TCP
 // connect succeeded, until one handshake has succeeded: a TLS server
-// answers a ClientHello in one round trip, a plain Redis never does.
+// answers a ClientHello in one round trip, a plain Redis never does (and
+// answers a plain PING at once: see plainProbeAfter).
 const handshakeTimeout = 3 * time.Second
 
-// probeTimeout bounds the look, after a failure, at what the server speaks.
+// probeTimeout bounds a look at what the server speaks.
 const probeTimeout = time.Second
+
+// plainProbeAfter is how long a handshake waits for an answer before a
+// look at whether the server speaks plain Redis.
+const plainProbeAfter = 300 * time.Millisecond
 
 var errTLSMismatch = errors.New("TLS mismatch")
 
@@ -56,10 +61,22 @@ func (d *tlsDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 		return nil, err
 	}
 	hctx := ctx
+	var plain atomic.Bool
 	if !d.ok.Load() {
 		var cancel context.CancelFunc
 		hctx, cancel = context.WithTimeout(ctx, handshakeTimeout)
 		defer cancel()
+		// A handshake still unanswered after a moment: ask the server in
+		// plain Redis, on a second connection. A plain Redis answers at
+		// once (and will never answer the handshake); a TLS server does
+		// not answer that, and its handshake goes on.
+		probe := time.AfterFunc(plainProbeAfter, func() {
+			if speaksPlain(hctx, network, addr) {
+				plain.Store(true)
+				cancel()
+			}
+		})
+		defer probe.Stop()
 	}
 	c := tls.Client(raw, d.o.TLSConfig)
 	err = c.HandshakeContext(hctx)
@@ -72,15 +89,17 @@ func (d *tlsDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 	switch {
 	case d.ok.Load(), ctx.Err() != nil:
 		return nil, err
+	case plain.Load():
+		err = fmt.Errorf("the server at %s did not answer the TLS handshake, and it answers plain Redis commands", addr)
 	case errors.As(err, &rh):
 		err = fmt.Errorf("the server at %s answered the TLS handshake with something that is not TLS (%q)", addr, rh.RecordHeader[:])
+		if speaksPlain(ctx, network, addr) {
+			err = fmt.Errorf("%w; it answers plain Redis commands", err)
+		}
 	case hctx.Err() != nil:
 		err = fmt.Errorf("the server at %s accepted the connection but did not answer the TLS handshake within %v", addr, handshakeTimeout)
 	default:
 		return nil, err
-	}
-	if speaksPlain(ctx, network, addr) {
-		err = fmt.Errorf("%w; it answers plain Redis commands", err)
 	}
 	err = storeutil.Hinted(fmt.Errorf("%w: %w", errTLSMismatch, err),
 		"rediss:// is for a server with TLS (tls-port): use redis:// for a plain server")
