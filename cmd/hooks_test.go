@@ -17,4 +17,7 @@ func init() {
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_EXIT") != "" {
 		ledgerTestHooks.crashAfterExit = func() bool { return true }
 	}
+	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_COMPLETE") != "" {
+		ledgerTestHooks.crashAfterComplete = true
+	}
 }

@@ -83,6 +83,12 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 				return &UsageError{Err: errors.New("--stdout and --stderr cannot be used together"),
 					hint: "print one stream at a time: its bytes as recorded, to standard output"}
 			}
+			if (out || errs) && opts.JSON {
+				// The saved bytes are not JSON: printing them for --json
+				// would hand a script something else than it asked for.
+				return &UsageError{Err: errors.New("--json cannot be used with --stdout or --stderr"),
+					hint: "--json shows the record (with its outputs' lengths and sha256); --stdout and --stderr print a stream's bytes as recorded"}
+			}
 			return opts.show(args[0], out, errs)
 		},
 	}

@@ -23,6 +23,9 @@ var ledgerTestHooks struct {
 	// crashAfterExit kills idemkey between the command's exit and the
 	// record of its outcome.
 	crashAfterExit func() bool
+	// crashAfterComplete, if set, kills idemkey right after the outcome's
+	// lazy commit (no close of the store, no checkpoint).
+	crashAfterComplete bool
 }
 
 // keyLocker is a store whose liveness is a kernel lock per key (SQLite on

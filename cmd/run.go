@@ -173,7 +173,7 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 		return usageErrorf("invalid --max-output: %v", err)
 	}
 	if opts.MaxOutput > maxRecordedOutput {
-		return &UsageError{Err: fmt.Errorf("invalid --max-output %q: at most 256MiB a stream", v.GetString("max-output")),
+		return &UsageError{Err: fmt.Errorf("invalid --max-output %q: at most 128MiB a stream", v.GetString("max-output")),
 			hint: "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"}
 	}
 	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
@@ -228,8 +228,13 @@ func (opts *runOptions) logf(format string, args ...any) {
 
 // maxRecordedOutput bounds --max-output: both streams are held in memory
 // while the step runs and written as one record, and the stores limit a
-// value (SQLite and PostgreSQL to 1 GB, Redis to 512 MB).
-const maxRecordedOutput = 256 << 20
+// record: pgx sends a statement's parameters as text, a bytea as hex (two
+// bytes a byte), in one message of at most 1 GiB, and PostgreSQL returns a
+// row in one such message too. At 256MiB a stream, a completion with both
+// streams full failed on PostgreSQL ("message body too large"): the
+// command ran, and its outcome was lost to unknown. 128MiB a stream leaves
+// half the message to the arguments.
+const maxRecordedOutput = 128 << 20
 
 func runRun(opts *runOptions) error {
 	f := opts.f
@@ -718,6 +723,10 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
+		if ledgerTestHooks.crashAfterComplete {
+			_ = signalPid(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
 	}
 	if code != 0 {
 		return &ExitError{Code: code}

@@ -91,6 +91,11 @@ type Output struct {
 type Version struct {
 	Attempt int64
 	State   State
+	// StartedAt, if set, also pins the attempt's start, to the
+	// millisecond (Delete only): a claim of an expired record starts over
+	// at attempt 1, so once it completes the new record can have the
+	// version of the one gc listed; gc must not remove it for the old one.
+	StartedAt time.Time
 }
 
 // Filter selects records for List; zero fields match everything.

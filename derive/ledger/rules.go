@@ -455,6 +455,7 @@ func GC(ctx context.Context, s Store, req GCRequest) (int, error) {
 			continue
 		}
 		v := VersionOf(rec)
+		v.StartedAt = rec.StartedAt // this record, not a later claim at its attempt
 		ok, err := s.Delete(ctx, rec.Key, &v)
 		if err != nil {
 			return n, err

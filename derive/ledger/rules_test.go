@@ -101,6 +101,9 @@ func (m *memStore) Delete(_ context.Context, key string, from *ledger.Version) (
 	if r == nil || (from != nil && (r.Attempt != from.Attempt || r.State != from.State)) {
 		return false, nil
 	}
+	if from != nil && !from.StartedAt.IsZero() && r.StartedAt.UnixMilli() != from.StartedAt.UnixMilli() {
+		return false, nil // another attempt at the same number
+	}
 	if from != nil && from.State == ledger.Running && !m.noLeases && !time.Now().After(r.LeaseUntil) {
 		return false, nil // a live lease: its holder keeps the record
 	}

@@ -83,6 +83,7 @@ var scenarios = []scenario{
 	{"ListFilters", false, listFilters},
 	{"Retention", false, retention},
 	{"GC", false, gc},
+	{"GCSparesReclaimed", false, gcSparesReclaimed},
 	{"RaceOneKey", false, raceOneKey},
 	{"RaceDistinctKeys", false, raceDistinctKeys},
 	{"LeaseExpiresUnknown", true, leaseExpiresUnknown},
@@ -767,6 +768,56 @@ func gc(e *env) {
 		e.t.Fatalf("dead running record kept: %+v", rec)
 	}
 	e.wantState(recent, ledger.Succeeded, 1)
+}
+
+// deleteHook is a store whose Delete runs before first.
+type deleteHook struct {
+	ledger.Store
+	before func(key string)
+}
+
+func (d *deleteHook) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
+	if d.before != nil {
+		d.before(key)
+	}
+	return d.Store.Delete(ctx, key, from)
+}
+
+// gcSparesReclaimed: gc lists an expired record (attempt 1, succeeded);
+// before it deletes it, the step runs again (a claim of an expired record
+// starts over at attempt 1) and succeeds. The new record has the version
+// the listed one had, but it is not the record gc listed: it must stay,
+// or the next run of the step would run it once more.
+func gcSparesReclaimed(e *env) {
+	k := e.key()
+	d := e.claim(e.req(k), ledger.ActRun)
+	e.complete(d.Record, ledger.Succeeded, 0)
+	later := time.Now().Add(8 * 24 * time.Hour)
+	hook := &deleteHook{Store: e.s}
+	hook.before = func(key string) {
+		if key != k {
+			return
+		}
+		hook.before = nil
+		req := e.req(k)
+		req.Now = func() time.Time { return later }
+		again := e.claim(req, ledger.ActRun)
+		r := *again.Record
+		r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, later
+		if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if _, err := ledger.GC(e.ctx, hook, ledger.GCRequest{OlderThan: 7 * 24 * time.Hour, Now: func() time.Time { return later }}); err != nil {
+		e.t.Fatal(err)
+	}
+	if hook.before != nil {
+		e.t.Fatal("gc did not try to remove the expired record")
+	}
+	rec := e.wantState(k, ledger.Succeeded, 1)
+	if !sameTime(rec.StartedAt, later) {
+		e.t.Fatalf("record started at %v, want the new attempt's %v", rec.StartedAt, later)
+	}
 }
 
 // gcSparesLiveLeases: on a lease store, gc never removes a running record

@@ -216,10 +216,26 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// tlsMismatch explains a connection that failed because its sslmode does
+// not match the server: TLS required of a server without it, or a server
+// that accepts only TLS reached without (pg_hba.conf's hostssl).
+func tlsMismatch(cfg *pgx.ConnConfig, err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case cfg.TLSConfig != nil && strings.Contains(err.Error(), "server refused TLS connection"):
+		return storeutil.Hinted(fmt.Errorf("the server does not accept TLS: %w", err),
+			"use sslmode=disable for a server without TLS (or prefer, which uses TLS where the server offers it), or turn ssl on at the server")
+	case cfg.TLSConfig == nil && errors.As(err, &pgErr) && pgErr.Code == "28000" && strings.Contains(pgErr.Message, "no encryption"):
+		return storeutil.Hinted(fmt.Errorf("the server accepts only TLS connections from here: %w", err),
+			"use sslmode=require (or verify-full with sslrootcert=the CA's file) for a server that requires TLS")
+	}
+	return err
+}
+
 func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
-		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
+		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, tlsMismatch(s.cfg, err)))
 	}
 	return conn, nil
 }
@@ -709,9 +725,16 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 		if from == nil {
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
 		} else {
+			// started, when pinned, to the millisecond: this attempt,
+			// not a later claim at the same attempt number.
+			var started any
+			if !from.StartedAt.IsZero() {
+				started = from.StartedAt.UnixMilli()
+			}
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
-				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
-				key, from.Attempt, string(from.State))
+				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())
+				AND ($4::bigint IS NULL OR floor(extract(epoch FROM started_at) * 1000)::bigint = $4::bigint)`,
+				key, from.Attempt, string(from.State), started)
 		}
 		return err
 	})

@@ -126,6 +126,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if !q.Has("protocol") {
 		o.Protocol = 2
 	}
+	if o.TLSConfig != nil {
+		d := &tlsDialer{o: o}
+		o.Dialer = d.dial
+	}
 	quietLog()
 	s.c = redis.NewClient(o)
 	// CONFIG GET maxmemory-policy is also the check that the server
@@ -138,6 +142,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	policy := s.c.ConfigGet(ctx, "maxmemory-policy")
 	if err := policy.Err(); err != nil && !configHidden(err) {
 		s.c.Close()
+		err = plainToTLS(ctx, o, err)
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
 	if w := s.evictionWarning(policy); w != "" && opts.Warn != nil {
@@ -254,13 +259,19 @@ if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return 1
 `),
-		// ARGV: key, check ('1'), attempt, state. A checked running
-		// record goes only when its lease key is gone.
+		// ARGV: key, check ('1'), attempt, state, start in ms (or '').
+		// A checked running record goes only when its lease key is
+		// gone; with a start, only the attempt that started then (its
+		// index score), not a later claim at the same attempt number.
 		delete: redis.NewScript(`
 if ARGV[2] == '1' then
   local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
   if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
   if cur[2] == 'running' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+  if ARGV[5] ~= '' then
+    local started = redis.call('ZSCORE', KEYS[3], ARGV[1])
+    if started and tonumber(started) ~= tonumber(ARGV[5]) then return 0 end
+  end
 end
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2])
@@ -491,9 +502,13 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 
 // Delete implements ledger.Store.
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
-	args := []any{key, "0", "", ""}
+	args := []any{key, "0", "", "", ""}
 	if from != nil {
-		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State)}
+		started := ""
+		if !from.StartedAt.IsZero() {
+			started = strconv.FormatInt(from.StartedAt.UnixMilli(), 10)
+		}
+		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State), started}
 	}
 	var n int64
 	maybe, err := s.do(ctx, func() error {

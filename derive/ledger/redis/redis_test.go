@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -178,5 +179,29 @@ func TestRestartWithAOF(t *testing.T) {
 	got, _, err := s.Get(ctx, "k")
 	if err != nil || got == nil || got.State != ledger.Succeeded {
 		t.Fatalf("after restart: %+v %v", got, err)
+	}
+}
+
+// TestTLSMismatch: a URL whose TLS does not match the server fails Open
+// with errTLSMismatch and a hint, in either direction; a matching one
+// opens (the handshake is the store's own dialer's).
+func TestTLSMismatch(t *testing.T) {
+	plain := testserver.NewRedis(t)
+	tlsr, _ := testserver.NewRedisTLS(t)
+	for _, tc := range []struct {
+		url, hint string
+	}{
+		{strings.Replace(plain.URL(), "redis://", "rediss://", 1), "use redis://"},
+		{strings.Replace(tlsr.URL(), "rediss://", "redis://", 1), "use rediss://"},
+	} {
+		_, err := Open(context.Background(), tc.url, Options{})
+		var h interface{ Hint() string }
+		if !errors.Is(err, errTLSMismatch) || !errors.As(err, &h) || !strings.Contains(h.Hint(), tc.hint) {
+			t.Errorf("%s: %v (want a TLS mismatch, hinting %q)", tc.url, err, tc.hint)
+		}
+	}
+	s := open(t, tlsr.URL()+"?skip_verify=true", Options{})
+	if _, _, err := s.Get(context.Background(), "k"); err != nil {
+		t.Fatalf("TLS store: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -96,6 +97,58 @@ func TestWriterQueueTimesOut(t *testing.T) {
 			t.Fatal("the abandoned wait kept the writer lock")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A writer lock held by a stopped process outside any transaction (before
+// BEGIN, after COMMIT) costs a write queuePatience, not the busy timeout:
+// with the default 10 s, every write of every other process waited 10 s
+// (an idemkey run step, two writes: 20 s) for as long as the holder stayed
+// stopped, though SQLite's own lock was free. A wait that runs out still
+// leaves SQLite's busy timeout to a holder inside its transaction.
+func TestWriterQueueStoppedHolder(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{BusyTimeout: 10 * time.Second})
+	release := holdWriter(t, s)
+	defer release()
+	start := time.Now()
+	if ok, err := s.Insert(context.Background(), running("k"), 0); err != nil || !ok {
+		t.Fatalf("insert past a held writer lock: %v, %v", ok, err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the write waited %v behind a stopped writer-lock holder, want about 1 s (queuePatience), not the busy timeout", waited)
+	}
+	// The store's later writes do not wait for the stuck lock again (a gc
+	// of many records would wait for each): 20 of them take less than 20
+	// waits would.
+	start = time.Now()
+	for i := range 20 {
+		if ok, err := s.Insert(context.Background(), running(fmt.Sprint("k", i)), 0); err != nil || !ok {
+			t.Fatalf("insert %d past a held writer lock: %v, %v", i, ok, err)
+		}
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("20 writes took %v behind a stuck writer lock: each waited for it again", waited)
+	}
+	// Once it is free again, writes take turns on it again.
+	release()
+	// (The abandoned wait takes the freed lock for a moment, then lets go.)
+	for i := 0; i < 100 && (i == 0 || s.queueStuck.Load()); i++ {
+		if ok, err := s.Insert(context.Background(), running(fmt.Sprint("after", i)), 0); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.queueStuck.Load() {
+		t.Error("the writer lock is free, and the store still skips it")
+	}
+	release = holdWriter(t, s)
+	defer release()
+	start = time.Now()
+	if ok, err := s.Insert(context.Background(), running("queued"), 0); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Errorf("the write waited %v for a held writer lock: it no longer takes turns", waited)
 	}
 }
 

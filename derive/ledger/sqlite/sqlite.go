@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
@@ -103,6 +104,11 @@ type Store struct {
 
 	queueDir sync.Once // the lock directory, made for the writer queue
 	queueErr error
+	// queueStuck: a wait for the writer lock ran out. Until the lock is
+	// seen free again, this store's writes only try it without waiting
+	// (a gc of many records behind a stopped holder would otherwise
+	// wait queuePatience for each).
+	queueStuck atomic.Bool
 }
 
 // ErrNewerSchema: the file was written by a newer idemkey.
@@ -417,8 +423,8 @@ func (s *Store) write(ctx context.Context, query string, args ...any) (bool, err
 // to be woken), and under many concurrent steps most of the time went to
 // those sleeps; the kernel wakes the next writer the moment the lock is
 // free. SQLite's own locking still decides: the queue only orders
-// idemkey's writers, and a writer that cannot take it within the busy
-// timeout goes on to SQLite's lock as before.
+// idemkey's writers, and a writer that cannot take it within
+// queuePatience goes on to SQLite's lock as before.
 func (s *Store) writeSync(ctx context.Context, durable bool, query string, args ...any) (bool, error) {
 	if q := s.queue(); q != nil {
 		defer q.Close()
@@ -456,10 +462,19 @@ func (s *Store) writeSync(ctx context.Context, durable bool, query string, args 
 	return n > 0, tx.Commit()
 }
 
-// queue takes this ledger's writer lock, waiting up to the busy timeout,
-// and returns the file that holds it (closing it releases the lock), or
-// nil when it cannot be had (no flock on this system, or the wait ran
-// out): the writer then relies on SQLite's locking alone.
+// queuePatience bounds a writer's wait for the writer lock. A holder
+// keeps it for one short transaction (milliseconds, a few hundred at most
+// behind a long queue): a wait that lasts longer means a holder that is
+// stopped (SIGSTOP, a debugger) or hung, which the busy timeout alone would
+// make every other write on the ledger wait out in full, even when SQLite's
+// own lock is free (the holder stopped before BEGIN or after COMMIT).
+const queuePatience = time.Second
+
+// queue takes this ledger's writer lock, waiting up to queuePatience (or
+// the busy timeout, if shorter), and returns the file that holds it
+// (closing it releases the lock), or nil when it cannot be had (no flock on
+// this system, or the wait ran out): the writer then relies on SQLite's
+// locking alone, which waits up to the busy timeout.
 func (s *Store) queue() *os.File {
 	s.queueDir.Do(func() { s.queueErr = os.MkdirAll(s.LockDir(), 0o700) })
 	if s.queueErr != nil {
@@ -469,10 +484,20 @@ func (s *Store) queue() *os.File {
 	if err != nil {
 		return nil
 	}
-	if ok, err := lockWait(f, time.Now().Add(s.busy)); !ok || err != nil {
+	if s.queueStuck.Load() {
+		if lockNB(f) != nil {
+			f.Close()
+			return nil
+		}
+		s.queueStuck.Store(false)
+		return f
+	}
+	if ok, err := lockWait(f, time.Now().Add(min(s.busy, queuePatience))); !ok || err != nil {
 		if err != nil {
 			f.Close()
-		} // else: abandoned, the waiting goroutine owns f
+		} else {
+			s.queueStuck.Store(true) // abandoned: the waiting goroutine owns f
+		}
 		return nil
 	}
 	return f
@@ -558,6 +583,10 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	if from == nil {
 		return s.write(ctx, `DELETE FROM records WHERE key = ?`, key)
+	}
+	if !from.StartedAt.IsZero() {
+		return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ? AND started_at / 1000000 = ?`,
+			key, from.Attempt, string(from.State), from.StartedAt.UnixMilli())
 	}
 	return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ?`, key, from.Attempt, string(from.State))
 }
