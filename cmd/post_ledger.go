@@ -217,7 +217,8 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 	r.EndedAt = time.Now()
 	var data []byte
 	var readErr error
-	if res.err == nil && savedStatus(res.resp.StatusCode) {
+	tooLarge := res.err == nil && savedStatus(res.resp.StatusCode) && res.body.size() > maxRecordedOutput
+	if res.err == nil && savedStatus(res.resp.StatusCode) && !tooLarge {
 		data, readErr = io.ReadAll(res.body.reader())
 	}
 	switch {
@@ -225,6 +226,15 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 		r.State, r.ExitCode, r.Reason = ledger.Failed, res.err.Code, "not saved: "+res.err.Error()
 	case !savedStatus(res.resp.StatusCode):
 		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: HTTP "+res.resp.Status
+	case tooLarge:
+		// A replay must give the whole body, and a record is one row
+		// held in memory: a response past the cap is not saved, and the
+		// next invocation sends the request again, with the same key.
+		r.State, r.ExitCode = ledger.Failed, 1
+		r.Reason = fmt.Sprintf("not saved: the response body (%d bytes) is larger than the ledger keeps (%d)", res.body.size(), maxRecordedOutput)
+		if !o.Silent || o.ShowError {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", r.Reason)
+		}
 	case readErr != nil:
 		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: reading the body: "+readErr.Error()
 	default:

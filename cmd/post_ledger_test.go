@@ -223,3 +223,49 @@ func TestPostLedgerDeadRunningRetriedWithSameKey(t *testing.T) {
 		t.Fatalf("replay: exit %d, %d requests", res.code, o.total())
 	}
 }
+
+// A response body past what the ledger keeps is not saved (a replay must
+// give the whole body): the next invocation sends the request again, with
+// the same key, and the owner dedupes it.
+func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 128 MiB twice")
+	}
+	keys := map[string]int{}
+	var mu sync.Mutex
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+		for range maxRecordedOutput >> 20 {
+			w.Write(chunk)
+		}
+		w.Write([]byte("!")) // one byte past the cap
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", srv.URL + "/export", "--task", "t1", "--tool", "export", "-d", `{"all":true}`, "--ledger", "-o", os.DevNull}
+	for i := 1; i <= 2; i++ {
+		code, out, errs := postMain(t, env, args...)
+		if code != 0 || out != "" {
+			t.Fatalf("invocation %d: exit %d, stdout %q", i, code, out)
+		}
+		want := fmt.Sprintf("idemkey: warning: not saved: the response body (%d bytes) is larger than the ledger keeps (%d); the next invocation sends the request again, with the same key\n", maxRecordedOutput+1, maxRecordedOutput)
+		if errs != want {
+			t.Fatalf("invocation %d: stderr %q, want %q", i, errs, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(keys) != 1 {
+		t.Fatalf("requests by key: %v, want two requests with one key", keys)
+	}
+	for _, n := range keys {
+		if n != 2 {
+			t.Fatalf("requests by key: %v, want two requests with one key", keys)
+		}
+	}
+}
