@@ -122,7 +122,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*
 	cr := ledger.ClaimRequest{
 		Record: ledger.Record{
 			Key: key, Task: o.Spec.Task, Tool: o.Spec.Tool, Kind: "post",
-			Fingerprint: hex.EncodeToString(sum[:]), Request: request, Holder: holderName(),
+			Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
 		},
 		Lease:   30 * time.Second,
 		Recover: ledger.RecoverRetry,

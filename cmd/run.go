@@ -287,7 +287,7 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 	return ledger.ClaimRequest{
 		Record: ledger.Record{
 			Key: st.key, Task: st.task, Tool: st.tool, Kind: "run",
-			Fingerprint: st.fingerprint, Request: st.request, Holder: holderName(),
+			Fingerprint: st.fingerprint, Request: keptRequest(st.request), Holder: holderName(),
 		},
 		Lease:        st.opts.Lease,
 		Recover:      st.opts.Recover,
@@ -769,7 +769,23 @@ outer:
 // describeDifference says where a recorded request and a new one differ,
 // as diff would: the first difference that changes the key, with its
 // kind's reason, and how many more there are.
+// maxKeptRequest bounds the request a record keeps to show what differs
+// on a mismatch. The fingerprint is always of the whole request, so a
+// match stays exact; a larger one is not kept (every write of the record
+// carries it, the completion's too, after the command ran).
+const maxKeptRequest = 1 << 20
+
+func keptRequest(req []byte) []byte {
+	if len(req) > maxKeptRequest {
+		return []byte{} // not NULL: PostgreSQL's column is NOT NULL
+	}
+	return req
+}
+
 func describeDifference(recorded, now []byte) string {
+	if len(recorded) == 0 {
+		return fmt.Sprintf("the fingerprints differ (a request past %d bytes is not kept to compare)", maxKeptRequest)
+	}
 	a, err1 := canon.Parse(recorded, canon.JS)
 	b, err2 := canon.Parse(now, canon.JS)
 	if err1 != nil || err2 != nil {
