@@ -209,7 +209,7 @@ func parseSize(s string) (int64, error) {
 		suffix string
 		m      int64
 	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"k", 1 << 10}, {"B", 1}} {
+		{"kB", 1000}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"k", 1 << 10}, {"B", 1}} {
 		if n, ok := strings.CutSuffix(t, u.suffix); ok {
 			t, mult = n, u.m
 			break

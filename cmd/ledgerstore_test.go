@@ -17,7 +17,7 @@ func TestParseDaysAndSize(t *testing.T) {
 			t.Errorf("parseDays(%q) accepted", bad)
 		}
 	}
-	for in, want := range map[string]int64{"1MiB": 1 << 20, "64KiB": 64 << 10, "65536": 65536, "1M": 1 << 20, "2G": 2 << 30, "10B": 10, "1MB": 1e6, "0": 0} {
+	for in, want := range map[string]int64{"1MiB": 1 << 20, "64KiB": 64 << 10, "65536": 65536, "1M": 1 << 20, "2G": 2 << 30, "10B": 10, "1MB": 1e6, "0": 0, "64kB": 64000, "64KB": 64000, "64k": 64 << 10} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %v, %v; want %v", in, got, err, want)
 		}
