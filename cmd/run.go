@@ -158,51 +158,31 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	}
 	opts.ReplayFailed = v.GetBool("replay-failed")
 	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
-		return invalidSetting(v, "wait", err)
+		return v.Unparsable("wait", err)
 	}
 	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
-		return invalidSetting(v, "lease", err)
+		return v.Unparsable("lease", err)
 	} else if opts.Lease < 3*time.Millisecond {
-		return outOfRange(v, "lease", "a lease is at least 3ms (renewed every third of it)")
+		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
 	}
 	opts.OnLeaseLost = v.GetString("on-lease-lost")
 	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
 		return v.Invalid("on-lease-lost", "want kill or continue")
 	}
 	if opts.MaxOutput, err = parseSize(v.GetString("max-output")); err != nil {
-		return invalidSetting(v, "max-output", err)
+		return v.Unparsable("max-output", err)
 	}
 	if opts.MaxOutput > maxRecordedOutput {
-		e := outOfRange(v, "max-output", "at most 128MiB a stream")
+		e := v.OutOfRange("max-output", "at most 128MiB a stream")
 		e.hint = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
 		return e
 	}
 	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
-		return invalidSetting(v, "retain", err)
+		return v.Unparsable("retain", err)
 	}
 	opts.Quiet = v.GetBool("quiet")
 	opts.Verbose = v.GetBool("verbose")
 	return runRun(opts)
-}
-
-// invalidSetting is the usage error for a setting whose value does not
-// parse, naming where the value came from (--lease, IDEMKEY_LEASE, or
-// config.yaml:3: lease).
-func invalidSetting(v *Settings, name string, err error) *UsageError {
-	src := v.Source(name)
-	if v.file != nil && strings.HasPrefix(src, v.file.path+":") {
-		return &UsageError{Err: fmt.Errorf("%s: %v", src, err)}
-	}
-	return &UsageError{Err: fmt.Errorf("invalid %s: %v", src, err)}
-}
-
-// outOfRange is the usage error for a setting that parses but is not
-// allowed: `invalid --lease "0": why`, `config.yaml:3: lease: invalid
-// value "0": why`.
-func outOfRange(v *Settings, name, why string) *UsageError {
-	e := v.Invalid(name, "")
-	e.Err = fmt.Errorf("%v: %s", e.Err, why)
-	return e
 }
 
 func durationSetting(s string) (time.Duration, error) {

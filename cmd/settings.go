@@ -173,6 +173,26 @@ func (s *Settings) Invalid(name, want string) *UsageError {
 	return &UsageError{Err: errors.New(msg)}
 }
 
+// Unparsable is the usage error for a setting whose text a command parses
+// itself (a duration, a size) and that does not parse, naming where the
+// value came from: `invalid IDEMKEY_WAIT: …`, `config.yaml:3: wait: …`.
+func (s *Settings) Unparsable(name string, err error) *UsageError {
+	src := s.Source(name)
+	if s.file != nil && strings.HasPrefix(src, s.file.path+":") {
+		return &UsageError{Err: fmt.Errorf("%s: %v", src, err)}
+	}
+	return &UsageError{Err: fmt.Errorf("invalid %s: %v", src, err)}
+}
+
+// OutOfRange is Invalid with a reason in words instead of the values
+// wanted: `invalid --lease "0": why`, `config.yaml:3: lease: invalid value
+// "0": why`.
+func (s *Settings) OutOfRange(name, why string) *UsageError {
+	e := s.Invalid(name, "")
+	e.Err = fmt.Errorf("%v: %s", e.Err, why)
+	return e
+}
+
 // Int returns an integer setting of at least min.
 func (s *Settings) Int(name string, min int) (int, error) {
 	n := s.GetInt(name)
