@@ -193,6 +193,10 @@ func TestTLSMismatch(t *testing.T) {
 	}{
 		{strings.Replace(plain.URL(), "redis://", "rediss://", 1), "use redis://"},
 		{strings.Replace(tlsr.URL(), "rediss://", "redis://", 1), "use rediss://"},
+		// A dial timeout shorter than the look at what the server speaks
+		// (plainProbeAfter): the look comes sooner, or after the deadline.
+		{strings.Replace(plain.URL(), "redis://", "rediss://", 1) + "?dial_timeout=200ms", "use redis://"},
+		{strings.Replace(plain.URL(), "redis://", "rediss://", 1) + "?dial_timeout=30ms", "use redis://"},
 	} {
 		_, err := Open(context.Background(), tc.url, Options{})
 		var h interface{ Hint() string }

@@ -38,6 +38,17 @@ const plainProbeAfter = 300 * time.Millisecond
 
 var errTLSMismatch = errors.New("TLS mismatch")
 
+// probeAfter is when a handshake still unanswered looks at whether the
+// server speaks plain Redis: plainProbeAfter, or sooner when the dial
+// timeout is short (a third of it), so that the look ends before the
+// dial does.
+func probeAfter(dialTimeout time.Duration) time.Duration {
+	if t := dialTimeout / 3; t > 0 && t < plainProbeAfter {
+		return t
+	}
+	return plainProbeAfter
+}
+
 // tlsDialer dials TCP, then does the TLS handshake itself: until a first
 // handshake succeeded, one that times out or reads something that is not
 // TLS fails at once, and so does every later dial of the store (no
@@ -70,7 +81,7 @@ func (d *tlsDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 		// plain Redis, on a second connection. A plain Redis answers at
 		// once (and will never answer the handshake); a TLS server does
 		// not answer that, and its handshake goes on.
-		probe := time.AfterFunc(plainProbeAfter, func() {
+		probe := time.AfterFunc(probeAfter(d.o.DialTimeout), func() {
 			if speaksPlain(hctx, network, addr) {
 				plain.Store(true)
 				cancel()
@@ -86,11 +97,21 @@ func (d *tlsDialer) dial(ctx context.Context, network, addr string) (net.Conn, e
 	}
 	raw.Close()
 	var rh tls.RecordHeaderError
+	// The dial's own deadline (dial_timeout) passed first: the server may
+	// still be a plain Redis, which one more look tells (the deadline is
+	// past, so that look has a second of its own; a cancelled dial gets
+	// none).
+	if !d.ok.Load() && !plain.Load() && errors.Is(ctx.Err(), context.DeadlineExceeded) &&
+		speaksPlain(context.WithoutCancel(ctx), network, addr) {
+		plain.Store(true)
+	}
 	switch {
-	case d.ok.Load(), ctx.Err() != nil:
+	case d.ok.Load():
 		return nil, err
 	case plain.Load():
 		err = fmt.Errorf("the server at %s did not answer the TLS handshake, and it answers plain Redis commands", addr)
+	case ctx.Err() != nil:
+		return nil, err
 	case errors.As(err, &rh):
 		err = fmt.Errorf("the server at %s answered the TLS handshake with something that is not TLS (%q)", addr, rh.RecordHeader[:])
 		if speaksPlain(ctx, network, addr) {
