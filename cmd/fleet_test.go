@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -189,7 +190,9 @@ func (fl *fleet) start(name string, args ...string) *worker {
 	w := &worker{done: make(chan struct{})}
 	w.cmd = exec.Command(fl.bin, args...)
 	state := filepath.Join(fl.dir, "machine-"+name)
-	w.cmd.Env = append(fl.env, "XDG_STATE_HOME="+state, "HOME="+state)
+	// A copy: workers start concurrently, and an append to fl.env itself
+	// could write into one shared array.
+	w.cmd.Env = append(slices.Clip(fl.env), "XDG_STATE_HOME="+state, "HOME="+state)
 	w.cmd.Dir = fl.dir
 	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

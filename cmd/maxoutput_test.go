@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 		for i := range 2 {
 			c := exec.Command(fl.bin, "run", "--task", "t-cap", "--tool", "big", "--max-output", fmt.Sprint(n), "--",
 				"sh", "-c", fmt.Sprintf("echo ran >> ran; head -c %d /dev/zero; head -c %d /dev/zero >&2", n, n))
-			c.Dir, c.Env = fl.dir, append(fl.env, "XDG_STATE_HOME="+filepath.Join(fl.dir, "state"))
+			c.Dir, c.Env = fl.dir, append(slices.Clip(fl.env), "XDG_STATE_HOME="+filepath.Join(fl.dir, "state"))
 			var out, errs zeros
 			c.Stdout, c.Stderr = &out, &errs
 			err := c.Run()

@@ -154,6 +154,20 @@ func (r *rig) waitFile(name string) {
 	}
 }
 
+// waitLine waits (bounded) until a command has written a first whole
+// line to name: the shell creates a file it appends to before it writes,
+// so a file that exists may still be empty.
+func (r *rig) waitLine(name string) {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for r.lines(name) == 0 {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s never got a line", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // until runs idemkey until its exit code is not the one given (bounded:
 // processes that were killed take a moment to be gone).
 func (r *rig) until(not int, args ...string) result {
@@ -406,7 +420,7 @@ func (r *rig) startHolder(o *effectOwner, extra ...string) (*exec.Cmd, []string)
 	if err := c.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	r.waitFile("mark")
+	r.waitLine("mark")
 	return c, args
 }
 
