@@ -104,8 +104,8 @@ a large body is held in a temporary file until then, never whole in
 memory. Durations are in seconds and may be fractional (--max-time 2.5).
 
 --key-header, --key-quoted, --retry, --retry-delay, --retry-max-time,
---max-time, --connect-timeout, --cacert, --scheme, --task and --tool may
-also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
+--max-time, --connect-timeout, --cacert, --lease, --scheme, --task and --tool
+may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
 Proxies come from http_proxy (lower case only), https_proxy, all_proxy and
 no_proxy, as in curl.
 
@@ -304,6 +304,9 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 		}
 	}
 	if _, err := proxyFor(o.Transport.Getenv, o.URL); err != nil {
+		return err
+	}
+	if err := o.ledger.load(f.Config); err != nil {
 		return err
 	}
 	if w, _ := fl.GetString("write-out"); changed(fl, "write-out") {

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,7 +21,8 @@ import (
 // the ledger under the request's key and replayed by later invocations
 // without the network.
 type postLedger struct {
-	flag *pflag.Flag
+	flag  *pflag.Flag
+	lease time.Duration // --lease: of the running request on shared stores
 
 	store   ledger.Store
 	lock    *os.File
@@ -36,7 +37,20 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in the ledger and replay it later without the network (--ledger[=PATH]; bare: IDEMKEY_LEDGER or the default file)")
 	f := fl.Lookup("ledger")
 	f.NoOptDefVal = postLedgerDefault
+	fl.String("lease", "30s", "with --ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
 	return &postLedger{flag: f}
+}
+
+// load reads --lease (flag, IDEMKEY_LEASE or the config file, as run's).
+func (l *postLedger) load(v *Settings) error {
+	var err error
+	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
+		return v.Unparsable("lease", err)
+	}
+	if l.lease < 3*time.Millisecond {
+		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
+	}
+	return nil
 }
 
 // bare reports whether --ledger was given without a value.
@@ -91,9 +105,58 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 	if ex != nil || err != nil {
 		return ex, err
 	}
+	stop := o.ledgerRenew(key)
 	ex = o.exchange(client, req, body)
+	stop()
 	o.ledgerRecord(ex)
 	return ex, nil
+}
+
+// ledgerRenew renews the claimed attempt's lease on a shared store every
+// third of it until the returned function is called, so that a request
+// in flight longer than the lease (a slow server, retries and their
+// waits) keeps the key: otherwise another invocation would read the
+// record as abandoned and send the request again while this one is still
+// in flight. A lost lease is said once; the response is still written,
+// but not recorded (the newer attempt's record stays).
+func (o *postOptions) ledgerRenew(key string) (stop func()) {
+	pl := o.ledger
+	if pl.claimed == nil || pl.lock != nil {
+		return func() {} // a kernel lock holds the key on one machine
+	}
+	attempt, lease := pl.claimed.Attempt, pl.lease
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(lease / 3)
+		defer t.Stop()
+		lastOK := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+			err := ledger.Renew(ctx, pl.store, key, attempt, lease)
+			cancel()
+			switch {
+			case err == nil:
+				lastOK = time.Now()
+				continue
+			case !errors.Is(err, ledger.ErrLeaseLost) && time.Since(lastOK) < lease:
+				if o.Verbose {
+					fmt.Fprintf(o.f.IO.Err, "* ledger: renewing the lease: %v\n", err)
+				}
+				continue
+			}
+			if !o.Silent || o.ShowError {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, key, err)
+			}
+			return
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*exchange, error) {
@@ -124,7 +187,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*
 			Key: key, Task: o.Spec.Task, Tool: o.Spec.Tool, Kind: "post",
 			Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
 		},
-		Lease:   30 * time.Second,
+		Lease:   pl.lease,
 		Recover: ledger.RecoverRetry,
 		Retain:  defaultRetain,
 	}
