@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -64,7 +65,46 @@ type postSaved struct {
 	Status string      `json:"status"`
 	Code   int         `json:"code"`
 	Header http.Header `json:"header"`
-	Head   []byte      `json:"head,omitempty"` // the response head as received (-i, -D)
+	Head   []byte      `json:"head,omitempty"` // the final response head as received (records without Hops)
+	// Hops are the requests of the final attempt and the response heads
+	// each received (-L: the redirects, then the final one), so that -i,
+	// -D and -w write a replay as they wrote the response.
+	Hops []savedHop `json:"hops,omitempty"`
+}
+
+// savedHop is one request of a redirect chain: its method, its URL (a
+// password in it redacted), the response heads it received (1xx
+// included) and its status.
+type savedHop struct {
+	Method string   `json:"method"`
+	URL    string   `json:"url"`
+	Heads  [][]byte `json:"heads"`
+	Status int      `json:"status"`
+}
+
+func saveHops(hops []hop) []savedHop {
+	s := make([]savedHop, len(hops))
+	for i, h := range hops {
+		s[i] = savedHop{Method: h.method, URL: h.url.Redacted(), Heads: h.heads, Status: h.status}
+	}
+	return s
+}
+
+// replayHops returns the hops of a saved response; a record written
+// before hops were saved has the final head only.
+func (s *postSaved) replayHops(req *http.Request) []hop {
+	if len(s.Hops) == 0 {
+		return []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}}
+	}
+	hops := make([]hop, len(s.Hops))
+	for i, h := range s.Hops {
+		u, err := url.Parse(h.URL)
+		if err != nil {
+			u = req.URL
+		}
+		hops[i] = hop{method: h.Method, url: u, heads: h.Heads, status: h.Status}
+	}
+	return hops
 }
 
 // savedStatus reports whether a final response is saved: 2xx, and 4xx
@@ -256,7 +296,7 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 	data := rec.Stdout.Data
 	res := attemptResult{
 		resp: resp, body: &spool{mem: data, n: int64(len(data))},
-		hops:  []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}},
+		hops:  s.replayHops(req),
 		start: time.Now(),
 	}
 	return &exchange{final: res, start: res.start}, nil
@@ -301,7 +341,7 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 	case readErr != nil:
 		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: reading the body: "+readErr.Error()
 	default:
-		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head()})
+		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head(), Hops: saveHops(res.hops)})
 		if err != nil {
 			r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: "+err.Error()
 			break

@@ -1,7 +1,13 @@
 package cmd
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -39,4 +45,54 @@ func TestFleetPostLeaseRenewed(t *testing.T) {
 			t.Fatalf("after it: exit %d, stdout %q, %d requests:\n%s", c.code, c.stdout.String(), o.total(), c.stderr.String())
 		}
 	})
+}
+
+// TestPostLedgerReplayRedirectChain: a response reached through redirects
+// (-L) replays as it was written the first time: -i and -D show every
+// response head of the chain, and -w's url_effective, num_redirects,
+// method and size_header are the final request's, not the first's.
+func TestPostLedgerReplayRedirectChain(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/temporary":
+			w.Header().Set("Location", "/moved")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		case "/moved":
+			w.Header().Set("Location", "/done")
+			w.WriteHeader(http.StatusSeeOther)
+		default:
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, "%s %s\n", r.Method, r.URL.Path)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	dump := filepath.Join(dir, "headers")
+	args := []string{"post", srv.URL + "/temporary", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger",
+		"-L", "-i", "-D", dump, "-w", `%{http_code} %{url_effective} %{num_redirects} %{method} %{size_header} %{num_headers}\n`}
+	code, first, errs := postMain(t, env, args...)
+	if code != 0 || requests != 3 || !strings.HasSuffix(first, "201 "+srv.URL+"/done 2 GET "+fmt.Sprint(strings.Index(first, "GET /done"))+" 4\n") {
+		t.Fatalf("first: exit %d, %d requests, stdout %q, stderr %q", code, requests, first, errs)
+	}
+	firstDump, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dump)
+	code, replay, errs := postMain(t, env, args...)
+	if code != 0 || requests != 3 || !strings.Contains(errs, "replayed from the ledger") {
+		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, requests, errs)
+	}
+	if replay != first {
+		t.Fatalf("replay differs from the first response:\n%s\nwant:\n%s", replay, first)
+	}
+	if replayDump, err := os.ReadFile(dump); err != nil || string(replayDump) != string(firstDump) {
+		t.Fatalf("-D on the replay: %v\n%s\nwant:\n%s", err, replayDump, firstDump)
+	}
 }
