@@ -11,6 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
@@ -25,6 +28,7 @@ type postLedger struct {
 	flag  *pflag.Flag
 	lease time.Duration // --lease: of the running request on shared stores
 
+	mu      sync.Mutex // held while the claimed attempt is completed
 	store   ledger.Store
 	lock    *os.File
 	claimed *ledger.Record
@@ -145,11 +149,93 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 	if ex != nil || err != nil {
 		return ex, err
 	}
-	stop := o.ledgerRenew(key)
+	stopSignals := o.ledgerSignals(key)
+	stopRenew := o.ledgerRenew(key)
 	ex = o.exchange(client, req, body)
-	stop()
+	stopRenew()
+	stopSignals()
 	o.ledgerRecord(ex)
 	return ex, nil
+}
+
+// ledgerSignals: SIGINT, SIGTERM or SIGHUP while the claimed request is
+// in flight records the attempt as unknown (the request may have reached
+// the server) and then ends idemkey by that signal, as it would have
+// without a ledger. The next invocation then retries at once with the
+// same key, instead of finding the record running and exiting 75 until
+// its lease ran out. A signal ignored when idemkey started (a background
+// job's SIGINT) stays ignored.
+func (o *postOptions) ledgerSignals(key string) (stop func()) {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) == 0 {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case sig := <-ch:
+			o.ledgerInterrupted(key, sig)
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// ledgerInterrupted records the claimed attempt as unknown, if it is not
+// recorded yet, and ends the process by sig.
+func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
+	pl := o.ledger
+	pl.mu.Lock() // never released: the process ends here
+	n := 0
+	if s, ok := sig.(syscall.Signal); ok {
+		n = int(s)
+	}
+	if pl.claimed != nil {
+		r := *pl.claimed
+		r.State, r.ExitCode, r.EndedAt = ledger.Unknown, 128+n, time.Now()
+		r.Reason = fmt.Sprintf("interrupted by %s with the request in flight: it may have reached the server", sigName(sig))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := ledger.Complete(ctx, pl.store, &r)
+		cancel()
+		if !o.Silent || o.ShowError {
+			if err != nil {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %v\n", r.Attempt, key, err)
+			} else {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", r.Attempt, key)
+			}
+		}
+		closeFile(pl.lock)
+		pl.store.Close()
+		pl.claimed = nil
+	}
+	signal.Reset(sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
+		time.Sleep(5 * time.Second) // the signal's default action ends the process
+	}
+	os.Exit(128 + n)
+}
+
+// sigName is a signal's conventional name: SIGTERM, SIGINT, SIGHUP.
+func sigName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
 
 // ledgerRenew renews the claimed attempt's lease on a shared store every
@@ -307,7 +393,12 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 // with the same key).
 func (o *postOptions) ledgerRecord(ex *exchange) {
 	pl := o.ledger
-	if pl == nil || pl.claimed == nil {
+	if pl == nil {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.claimed == nil {
 		return
 	}
 	defer func() {

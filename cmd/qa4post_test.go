@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -95,4 +96,44 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 	if replayDump, err := os.ReadFile(dump); err != nil || string(replayDump) != string(firstDump) {
 		t.Fatalf("-D on the replay: %v\n%s\nwant:\n%s", err, replayDump, firstDump)
 	}
+}
+
+// TestFleetPostLedgerInterrupted: post --ledger stopped by SIGTERM or
+// SIGINT with its request in flight records the attempt as unknown and
+// dies by the signal, so the next invocation retries at once with the
+// same key: the record used to stay running until its lease ran out, and
+// for those 30 s every invocation exited 75, "in flight elsewhere", with
+// nothing in flight.
+func TestFleetPostLedgerInterrupted(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			o := newPlanOwner(t, 0) // the first request stalls
+			fl := newFleet(t, s, nil)
+			args := []string{"post", o.URL + "/pay", "--task", "t-" + sig.String(), "--tool", "pay", "-d", `{"amount":100}`, "--ledger=" + s.url}
+			a := fl.start("a", args...)
+			select {
+			case <-o.arrived:
+			case <-a.done:
+				t.Fatalf("the first post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first request never arrived")
+			}
+			a.cmd.Process.Signal(sig)
+			if code := a.wait(t, 30*time.Second); code != 128+int(sig) {
+				t.Fatalf("%v: exit %d, want %d:\n%s", sig, code, 128+int(sig), a.stderr.String())
+			}
+			b := fl.run("b", args...)
+			if b.code != 0 || b.stdout.String() != `{"request":2,"status":201}`+"\n" {
+				t.Fatalf("after %v: exit %d, stdout %q:\n%s", sig, b.code, b.stdout.String(), b.stderr.String())
+			}
+			if len(o.keys) != 1 {
+				t.Fatalf("after %v: requests by key %v, want two with one key", sig, o.keys)
+			}
+			for k := range o.keys {
+				if rec := fl.show(k); rec["state"] != "succeeded" || rec["attempt"] != 2.0 {
+					t.Fatalf("after %v: record %v", sig, rec)
+				}
+			}
+		}
+	})
 }
