@@ -409,6 +409,11 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	// The body is the whole arguments value (--only and --omit choose
 	// what the key is derived from, not what is sent), canonical unless
 	// --send-as-is keeps its bytes as written.
+	if o.ledger.flag.Changed {
+		// The ledger's fingerprint has the arguments as they enter the
+		// key (post_ledger.go), as run's has.
+		o.ledger.args = lc.Call.Args.Append(nil)
+	}
 	body := lc.Args.Raw()
 	if !o.SendAsIs {
 		if !o.Lossy {

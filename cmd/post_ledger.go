@@ -27,6 +27,7 @@ import (
 type postLedger struct {
 	flag  *pflag.Flag
 	lease time.Duration // --lease: of the running request on shared stores
+	args  []byte        // the canonical arguments as they enter the key
 
 	mu      sync.Mutex // held while the claimed attempt is completed
 	store   ledger.Store
@@ -145,7 +146,7 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 	if pl == nil || !pl.flag.Changed {
 		return o.exchange(client, req, body), nil
 	}
-	ex, err := o.ledgerClaim(key, req, body)
+	ex, err := o.ledgerClaim(key, req)
 	if ex != nil || err != nil {
 		return ex, err
 	}
@@ -285,7 +286,7 @@ func (o *postOptions) ledgerRenew(key string) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*exchange, error) {
+func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, error) {
 	pl := o.ledger
 	ctx := context.Background()
 	spec, err := o.ledgerSpec()
@@ -296,12 +297,10 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*
 	if err != nil {
 		return nil, err
 	}
-	request := []byte(`{"body":`)
-	if doc, err := canon.Parse(body, canon.JS); err == nil {
-		request = doc.Root().Append(request)
-	} else {
-		request = canon.AppendQuoted(request, string(body))
-	}
+	// The fingerprint: the arguments as they enter the key (a field
+	// --omit drops, or --only leaves out, may change between retries of
+	// the same call, as in run), the method and the URL.
+	request := append([]byte(`{"body":`), pl.args...)
 	request = append(request, `,"method":`...)
 	request = canon.AppendQuoted(request, req.Method)
 	request = append(request, `,"url":`...)

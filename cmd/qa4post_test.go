@@ -137,3 +137,42 @@ func TestFleetPostLedgerInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// TestPostLedgerFingerprintAsKeyed: the request's fingerprint has the
+// arguments as they enter the key, as run's does: a retry whose body
+// differs only where --omit or --only says the call does not (a
+// regenerated timestamp) is the same call, and replays the saved
+// response instead of being refused as another request.
+func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	for _, tc := range []struct {
+		sel, first, retry string
+	}{
+		{"--omit=/sent_at", `{"amount":100,"sent_at":1}`, `{"amount":100,"sent_at":2}`},
+		{"--only=/amount", `{"amount":200,"trace":"a"}`, `{"trace":"b","amount":200}`},
+	} {
+		args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", tc.sel, "-d"}
+		before := o.total()
+		code, first, errs := postMain(t, env, append(args, tc.first)...)
+		if code != 0 || o.total() != before+1 {
+			t.Fatalf("%s: first: exit %d, %q", tc.sel, code, errs)
+		}
+		code, retry, errs := postMain(t, env, append(args, tc.retry)...)
+		if code != 0 || retry != first || o.total() != before+1 || !strings.Contains(errs, "replayed from the ledger") {
+			t.Fatalf("%s: retry: exit %d, stdout %q (want %q), %d requests, stderr %q", tc.sel, code, retry, first, o.total(), errs)
+		}
+	}
+	// A difference in what enters the key is another key, and a
+	// difference in the URL or method the same key for another request:
+	// refused, nothing sent.
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	postMain(t, env, args...)
+	before := o.total()
+	args[1] = o.URL + "/refund"
+	code, out, errs := postMain(t, env, args...)
+	if code != exitUsage || out != "" || o.total() != before || !strings.Contains(errs, "recorded for another request") {
+		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.total()-before, errs)
+	}
+}
