@@ -111,7 +111,9 @@ no_proxy, as in curl.
 
 Exit codes (curl's):
    0  a response arrived (any status but 422, unless -f or --fail-with-body)
-   2  usage or input error (bad flag, invalid JSON, a lossy body)
+   2  usage or input error (bad flag, invalid JSON, a lossy body); with
+      --ledger, the ledger unavailable, or the key recorded for another
+      URL or method (nothing is sent)
    3  malformed URL
    6  could not resolve host
    7  failed to connect
@@ -128,6 +130,8 @@ Exit codes (curl's):
   58  --cert or --key unusable
   60  server certificate did not verify
   61  unknown Transfer-Encoding in the reply
+  75  with --ledger, the request with this key is in flight elsewhere
+      (nothing is sent; a saved response is replayed with its own code)
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
       -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f
