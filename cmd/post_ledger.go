@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -352,11 +353,35 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		return o.ledgerReplay(d.Record, key, req)
 	case ledger.ActMismatch:
 		return nil, &UsageError{
-			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, describeDifference(d.Record.Request, request)),
+			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(d.Record, request)),
 			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
 		}
 	}
 	return nil, o.ledgerBusy(key)
+}
+
+// postDifference says how the request recorded under a key differs from
+// this one. The arguments cannot differ (they make the key): the method
+// or the URL does, or the record is run's.
+func postDifference(rec *ledger.Record, now []byte) string {
+	if rec.Kind != "post" {
+		return fmt.Sprintf("it is a record of 'idemkey %s' (task %q, tool %q), not of a request", rec.Kind, rec.Task, rec.Tool)
+	}
+	type request struct{ Method, URL string }
+	var a, b request
+	if json.Unmarshal(rec.Request, &a) == nil && json.Unmarshal(now, &b) == nil {
+		var diffs []string
+		if a.Method != b.Method {
+			diffs = append(diffs, fmt.Sprintf("the method differs: recorded %s, now %s", a.Method, b.Method))
+		}
+		if a.URL != b.URL {
+			diffs = append(diffs, fmt.Sprintf("the URL differs: recorded %q, now %q", a.URL, b.URL))
+		}
+		if len(diffs) > 0 {
+			return strings.Join(diffs, "; ")
+		}
+	}
+	return describeDifference(rec.Request, now)
 }
 
 func (o *postOptions) ledgerBusy(key string) error {

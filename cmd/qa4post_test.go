@@ -176,3 +176,46 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.total()-before, errs)
 	}
 }
+
+// TestPostLedgerMismatchSaysWhat: a key recorded for another request
+// names what differs in a request's terms (the method, the URL), or that
+// the record is run's, instead of "arguments differ at /url" (the
+// arguments are the same: they make the key).
+func TestPostLedgerMismatchSaysWhat(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	if code, _, errs := postMain(t, env, args...); code != 0 {
+		t.Fatalf("first: exit %d, %s", code, errs)
+	}
+	for _, tc := range []struct {
+		change []string
+		want   string
+	}{
+		{[]string{"-X", "PUT"}, "the method differs: recorded POST, now PUT"},
+		{[]string{"-X", "PATCH", o.URL + "/refund"}, fmt.Sprintf("the method differs: recorded POST, now PATCH; the URL differs: recorded %q, now %q", o.URL+"/pay", o.URL+"/refund")},
+	} {
+		a := append([]string{}, args...)
+		a = append(a, tc.change[:2]...)
+		if len(tc.change) > 2 {
+			a[1] = tc.change[2]
+		}
+		code, out, errs := postMain(t, env, a...)
+		if code != exitUsage || out != "" || o.total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
+			t.Fatalf("%v: exit %d, stdout %q, %d requests, stderr %q", tc.change, code, out, o.total(), errs)
+		}
+	}
+	// The same key recorded by run (the same task, tool and arguments).
+	other := filepath.Join(dir, "args.json")
+	os.WriteFile(other, []byte(`{"amount":301}`), 0o600)
+	if code, _, errs := postMain(t, env, "run", "--ledger", ledgerPath, "--task", "t1", "--tool", "pay", "--args", other, "--", "true"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, errs)
+	}
+	args[len(args)-1] = `{"amount":301}`
+	code, _, errs := postMain(t, env, args...)
+	if code != exitUsage || o.total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
+		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+}
