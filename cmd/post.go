@@ -415,8 +415,10 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	// --send-as-is keeps its bytes as written.
 	if o.ledger.flag.Changed {
 		// The ledger's fingerprint has the arguments as they enter the
-		// key (post_ledger.go), as run's has.
+		// key (post_ledger.go), as run's has; the record, the call's task
+		// and tool wherever they came from (--from call, --from openai).
 		o.ledger.args = lc.Call.Args.Append(nil)
+		o.ledger.task, o.ledger.tool = lc.Call.Task, lc.Call.Tool
 	}
 	body := lc.Args.Raw()
 	if !o.SendAsIs {

@@ -29,6 +29,8 @@ type postLedger struct {
 	flag  *pflag.Flag
 	lease time.Duration // --lease: of the running request on shared stores
 	args  []byte        // the canonical arguments as they enter the key
+	task  string        // the call's task and tool, as the key has them
+	tool  string
 
 	mu      sync.Mutex // held while the claimed attempt is completed
 	store   ledger.Store
@@ -310,7 +312,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 	sum := sha256.Sum256(request)
 	cr := ledger.ClaimRequest{
 		Record: ledger.Record{
-			Key: key, Task: o.Spec.Task, Tool: o.Spec.Tool, Kind: "post",
+			Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
 			Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
 		},
 		Lease:   pl.lease,

@@ -219,3 +219,30 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.total(), errs)
 	}
 }
+
+// TestPostLedgerRecordNamesTheCall: the record has the task and tool the
+// key was derived with, wherever they came from (--from call takes both
+// from the input, --from openai the tool), so that ledger ls --task and
+// --tool find it: they were empty.
+func TestPostLedgerRecordNamesTheCall(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
+	for _, tc := range []struct {
+		args       []string
+		task, tool string
+	}{
+		{[]string{"--from", "call", "-d", `{"task":"t-call","tool":"refund","args":{"amount":1}}`}, "t-call", "refund"},
+		{[]string{"--task", "t-openai", "--from", "openai", "-d",
+			`{"id":"call_7Qx","type":"function","function":{"name":"charge","arguments":"{\"amount\":1999}"}}`}, "t-openai", "charge"},
+	} {
+		if code, _, errs := postMain(t, env, append([]string{"post", o.URL, "--ledger"}, tc.args...)...); code != 0 {
+			t.Fatalf("%v: exit %d, %s", tc.args, code, errs)
+		}
+		code, out, errs := postMain(t, env, "ledger", "ls", "--ledger", ledgerPath, "--json", "--task", tc.task, "--tool", tc.tool)
+		if code != 0 || strings.Count(out, `"key":`) != 1 || !strings.Contains(out, `"kind":"post"`) {
+			t.Fatalf("ledger ls --task %s --tool %s: exit %d, %s%s", tc.task, tc.tool, code, out, errs)
+		}
+	}
+}
