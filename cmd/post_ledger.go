@@ -396,6 +396,19 @@ func (o *postOptions) ledgerBusy(key string) error {
 // ledgerReplay makes the exchange of a saved response, as if it had just
 // arrived: finish and -w write it as they write a fresh one.
 func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*exchange, error) {
+	if len(rec.Meta) == 0 {
+		// Settled as succeeded by a person (ledger resolve) after its
+		// outcome was unknown: the effect happened, and no response was
+		// saved. As run replays such a record with no output, exit 0 and
+		// write nothing; sending the request again is what the person
+		// settled against.
+		if !o.Silent {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: no request sent: key %s is recorded as succeeded with no response saved to replay (attempt %d, ended at %s: %s)\n",
+				key, rec.Attempt, stamp(rec.EndedAt), diagLine(rec.Reason))
+			fmt.Fprintf(o.f.IO.Err, "hint: to get the server's response, 'idemkey ledger forget %s' and send it again: the server answers a repeated key with what it saved\n", key)
+		}
+		return nil, &ExitError{Code: exitOK}
+	}
 	var s postSaved
 	if err := json.Unmarshal(rec.Meta, &s); err != nil {
 		return nil, fmt.Errorf("the ledger's record of key %s has no saved response: %v", key, err)

@@ -246,3 +246,40 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 		}
 	}
 }
+
+// TestPostLedgerResolvedSucceeded: a request whose outcome was unknown
+// and that a person settled as succeeded (ledger resolve) has no saved
+// response: later invocations send nothing and exit 0, as run replays
+// such a record, saying so, instead of failing for ever with "has no
+// saved response: unexpected end of JSON input".
+func TestPostLedgerResolvedSucceeded(t *testing.T) {
+	r := newRig(t)
+	o := newPlanOwner(t, 0) // the first request stalls
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	c := r.cmd(args...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first request never arrived")
+	}
+	c.Process.Signal(syscall.SIGTERM)
+	c.Wait()
+	var key string
+	for k := range o.keys {
+		key = k
+	}
+	if s := r.show(key); s.State != "unknown" {
+		t.Fatalf("record after SIGTERM: %+v", s)
+	}
+	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded", "--reason", "the charge is in the dashboard"); res.code != 0 {
+		t.Fatalf("resolve: exit %d: %s", res.code, res.stderr)
+	}
+	res := r.idemkey(args...)
+	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
+	if res.code != 0 || len(res.stdout) != 0 || o.total() != 1 || !strings.HasPrefix(string(res.stderr), want) || !strings.Contains(string(res.stderr), "the charge is in the dashboard") {
+		t.Fatalf("after resolve: exit %d, stdout %q, %d requests, stderr %s", res.code, res.stdout, o.total(), res.stderr)
+	}
+}
