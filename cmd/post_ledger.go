@@ -415,7 +415,7 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 	}
 	if !o.Silent {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: replayed from the ledger, no request sent: HTTP %s saved at %s (attempt %d, key %s)\n",
-			s.Status, stamp(rec.EndedAt), rec.Attempt, key)
+			diagLine(s.Status), stamp(rec.EndedAt), rec.Attempt, key) // a server's reason phrase is not trusted
 	}
 	resp := &http.Response{Proto: s.Proto, Status: s.Status, StatusCode: s.Code, Header: s.Header}
 	data := rec.Stdout.Data

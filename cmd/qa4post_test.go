@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -281,5 +284,40 @@ func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
 	if res.code != 0 || len(res.stdout) != 0 || o.total() != 1 || !strings.HasPrefix(string(res.stderr), want) || !strings.Contains(string(res.stderr), "the charge is in the dashboard") {
 		t.Fatalf("after resolve: exit %d, stdout %q, %d requests, stderr %s", res.code, res.stdout, o.total(), res.stderr)
+	}
+}
+
+// TestPostLedgerReplayEscapesReason: the replay line shows the saved
+// status with the server's reason phrase escaped, as every diagnostic
+// does: a reason phrase with terminal escapes was written to standard
+// error raw on every replay.
+func TestPostLedgerReplayEscapesReason(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				http.ReadRequest(bufio.NewReader(c))
+				io.WriteString(c, "HTTP/1.1 201 Created \x1b]0;owned\x07\x1b[2J\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+			}()
+		}
+	}()
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", "http://" + l.Addr().String() + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	if code, out, errs := postMain(t, env, args...); code != 0 || out != "ok\n" {
+		t.Fatalf("first: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, errs := postMain(t, env, args...)
+	if code != 0 || out != "ok\n" || !strings.Contains(errs, "replayed from the ledger") || strings.ContainsAny(errs, "\x1b\x07") {
+		t.Fatalf("replay: exit %d, %q, stderr %q", code, out, errs)
 	}
 }
