@@ -484,6 +484,6 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 	if err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: %v\n", err)
 	} else if o.Verbose {
-		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", r.Reason)
+		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(r.Reason))
 	}
 }

@@ -316,6 +316,10 @@ func TestPostLedgerReplayEscapesReason(t *testing.T) {
 	if code, out, errs := postMain(t, env, args...); code != 0 || out != "ok\n" {
 		t.Fatalf("first: exit %d, %q, %q", code, out, errs)
 	}
+	// -v's line saying what was recorded, too.
+	if code, out, errs := postMain(t, env, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-v"); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
+		t.Fatalf("-v: exit %d, %q, stderr %q", code, out, errs)
+	}
 	code, out, errs := postMain(t, env, args...)
 	if code != 0 || out != "ok\n" || !strings.Contains(errs, "replayed from the ledger") || strings.ContainsAny(errs, "\x1b\x07") {
 		t.Fatalf("replay: exit %d, %q, stderr %q", code, out, errs)
