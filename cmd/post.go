@@ -104,8 +104,8 @@ a large body is held in a temporary file until then, never whole in
 memory. Durations are in seconds and may be fractional (--max-time 2.5).
 
 --key-header, --key-quoted, --retry, --retry-delay, --retry-max-time,
---max-time, --connect-timeout, --cacert, --lease, --scheme, --task and --tool
-may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
+--max-time, --connect-timeout, --cacert, --wait, --lease, --scheme, --task and
+--tool may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
 Proxies come from http_proxy (lower case only), https_proxy, all_proxy and
 no_proxy, as in curl.
 
@@ -131,7 +131,7 @@ Exit codes (curl's):
   60  server certificate did not verify
   61  unknown Transfer-Encoding in the reply
   75  with --ledger, the request with this key is in flight elsewhere
-      (nothing is sent; a saved response is replayed with its own code)
+      (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
       -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f

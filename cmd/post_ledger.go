@@ -28,6 +28,7 @@ import (
 type postLedger struct {
 	flag  *pflag.Flag
 	lease time.Duration // --lease: of the running request on shared stores
+	wait  time.Duration // --wait: for a request in flight elsewhere
 	args  []byte        // the canonical arguments as they enter the key
 	task  string        // the call's task and tool, as the key has them
 	tool  string
@@ -46,15 +47,20 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in the ledger and replay it later without the network (--ledger[=PATH]; bare: IDEMKEY_LEDGER or the default file)")
 	f := fl.Lookup("ledger")
 	f.NoOptDefVal = postLedgerDefault
+	fl.String("wait", "0", "with --ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
 	fl.String("lease", "30s", "with --ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
 	return &postLedger{flag: f}
 }
 
-// load reads --lease (flag, IDEMKEY_LEASE or the config file, as run's).
+// load reads --wait and --lease (flag, IDEMKEY_WAIT, IDEMKEY_LEASE or
+// the config file, as run's).
 func (l *postLedger) load(v *Settings) error {
 	var err error
 	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
 		return v.Unparsable("lease", err)
+	}
+	if l.wait, err = durationSetting(v.GetString("wait")); err != nil {
+		return v.Unparsable("wait", err)
 	}
 	if l.lease < 3*time.Millisecond {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
@@ -319,47 +325,78 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		Recover: ledger.RecoverRetry,
 		Retain:  defaultRetain,
 	}
-	var lock *os.File
-	if kl, ok := store.(keyLocker); ok {
-		lock, err = kl.LockKey(key)
-		if isLocked(err) {
-			defer store.Close()
-			if rec, _, gerr := store.Get(ctx, key); gerr == nil && rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint {
+	claimed := false
+	defer func() {
+		if !claimed {
+			store.Close()
+		}
+	}()
+	kl, locker := store.(keyLocker)
+	var deadline time.Time
+	if pl.wait > 0 {
+		deadline = time.Now().Add(pl.wait)
+	}
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		var busy *ledger.Record
+		var lock *os.File
+		if locker {
+			lock, err = kl.LockKey(key)
+			if err != nil && !isLocked(err) {
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+		}
+		if lock == nil && locker {
+			// In flight in another process on this machine; a saved
+			// response is replayed without its lock.
+			rec, _, err := store.Get(ctx, key)
+			if err != nil {
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+			if rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint && !ledger.Expired(rec, cr.Retain, time.Now()) {
 				return o.ledgerReplay(rec, key, req)
 			}
-			return nil, o.ledgerBusy(key)
+			busy = rec
+		} else {
+			cr.LocallyLocked = lock != nil
+			d, err := ledger.Claim(ctx, store, cr)
+			if err != nil {
+				closeFile(lock)
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+			if d.Action == ledger.ActRun {
+				claimed = true
+				pl.store, pl.lock, pl.claimed = store, lock, d.Record
+				if o.Verbose {
+					fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
+				}
+				return nil, nil
+			}
+			closeFile(lock)
+			switch d.Action {
+			case ledger.ActReplay:
+				return o.ledgerReplay(d.Record, key, req)
+			case ledger.ActMismatch:
+				return nil, &UsageError{
+					Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(d.Record, request)),
+					hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
+				}
+			}
+			busy = d.Record
 		}
-		if err != nil {
-			store.Close()
-			return nil, &ledgerUnavailable{spec: spec, err: err}
+		if deadline.IsZero() || time.Now().After(deadline) {
+			return nil, o.ledgerBusy(key, busy)
+		}
+		if pause == 5*time.Millisecond && o.Verbose {
+			fmt.Fprintf(o.f.IO.Err, "* ledger: the request with key %s is in flight elsewhere: waiting up to %s\n", key, pl.wait)
+		}
+		if w, ok := store.(ledger.Waiter); ok && !locker {
+			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
+			_ = w.Wait(wctx, key)
+			cancel()
+		} else {
+			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
 		}
 	}
-	cr.LocallyLocked = lock != nil
-	d, err := ledger.Claim(ctx, store, cr)
-	if err != nil {
-		closeFile(lock)
-		store.Close()
-		return nil, &ledgerUnavailable{spec: spec, err: err}
-	}
-	if d.Action == ledger.ActRun {
-		pl.store, pl.lock, pl.claimed = store, lock, d.Record
-		if o.Verbose {
-			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
-		}
-		return nil, nil
-	}
-	closeFile(lock)
-	defer store.Close()
-	switch d.Action {
-	case ledger.ActReplay:
-		return o.ledgerReplay(d.Record, key, req)
-	case ledger.ActMismatch:
-		return nil, &UsageError{
-			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(d.Record, request)),
-			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
-		}
-	}
-	return nil, o.ledgerBusy(key)
 }
 
 // postDifference says how the request recorded under a key differs from
@@ -386,9 +423,17 @@ func postDifference(rec *ledger.Record, now []byte) string {
 	return describeDifference(rec.Request, now)
 }
 
-func (o *postOptions) ledgerBusy(key string) error {
+func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
-		fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
+		if rec != nil && rec.State == ledger.Running {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere: attempt %d started at %s by %s\n",
+				key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+		} else {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
+		}
+		if o.ledger.wait == 0 {
+			fmt.Fprintf(o.f.IO.Err, "hint: --wait DURATION waits for it to end, then replays its saved response or sends the request again\n")
+		}
 	}
 	return &ExitError{Code: exitBusy}
 }

@@ -16,6 +16,18 @@ import (
 	"time"
 )
 
+// awaitArrival waits for the first request of o, sent by a.
+func awaitArrival(t *testing.T, o *planOwner, a *worker) {
+	t.Helper()
+	select {
+	case <-o.arrived:
+	case <-a.done:
+		t.Fatalf("the post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never arrived")
+	}
+}
+
 // TestFleetPostLeaseRenewed: post --ledger on a shared store holds the key
 // for as long as its request takes, past its lease: the lease is renewed,
 // so a second machine that starts the same request meanwhile exits 75 and
@@ -28,13 +40,7 @@ func TestFleetPostLeaseRenewed(t *testing.T) {
 		args := []string{"post", o.URL + "/pay", "--task", "t-lease", "--tool", "pay", "-d", `{"amount":100}`,
 			"--ledger=" + s.url, "--lease", "300ms"}
 		a := fl.start("a", args...)
-		select {
-		case <-o.arrived:
-		case <-a.done:
-			t.Fatalf("the first post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
-		case <-time.After(30 * time.Second):
-			t.Fatalf("the first request never arrived:\n%s", a.stderr.String())
-		}
+		awaitArrival(t, o, a)
 		time.Sleep(time.Second) // more than three leases
 		b := fl.run("b", args...)
 		if b.code != exitBusy || o.total() != 1 || !strings.Contains(b.stderr.String(), "in flight elsewhere") {
@@ -114,13 +120,7 @@ func TestFleetPostLedgerInterrupted(t *testing.T) {
 			fl := newFleet(t, s, nil)
 			args := []string{"post", o.URL + "/pay", "--task", "t-" + sig.String(), "--tool", "pay", "-d", `{"amount":100}`, "--ledger=" + s.url}
 			a := fl.start("a", args...)
-			select {
-			case <-o.arrived:
-			case <-a.done:
-				t.Fatalf("the first post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
-			case <-time.After(30 * time.Second):
-				t.Fatal("the first request never arrived")
-			}
+			awaitArrival(t, o, a)
 			a.cmd.Process.Signal(sig)
 			if code := a.wait(t, 30*time.Second); code != 128+int(sig) {
 				t.Fatalf("%v: exit %d, want %d:\n%s", sig, code, 128+int(sig), a.stderr.String())
@@ -324,4 +324,62 @@ func TestPostLedgerReplayEscapesReason(t *testing.T) {
 	if code != 0 || out != "ok\n" || !strings.Contains(errs, "replayed from the ledger") || strings.ContainsAny(errs, "\x1b\x07") {
 		t.Fatalf("replay: exit %d, %q, stderr %q", code, out, errs)
 	}
+}
+
+// TestPostLedgerWait: a second invocation of a request in flight
+// elsewhere exits 75 at once, naming the holder, or with --wait waits for
+// it to end and then acts on its outcome: replays its saved response, or,
+// when the first ended without one, sends the request itself with the
+// same key. Never two requests at once. On one machine (SQLite, the key's
+// kernel lock) and on shared stores (PostgreSQL's NOTIFY, Redis polled).
+func TestPostLedgerWait(t *testing.T) {
+	check := func(t *testing.T, start func(name string, args ...string) *worker, ledgerArg string) {
+		o := newPlanOwner(t, 0) // the first request stalls until released
+		args := []string{"post", o.URL + "/pay", "--task", "t-wait", "--tool", "pay", "-d", `{"amount":100}`, ledgerArg}
+		a := start("a", args...)
+		awaitArrival(t, o, a)
+		b := start("b", args...)
+		if code := b.wait(t, 30*time.Second); code != exitBusy || !strings.Contains(b.stderr.String(), "is in flight elsewhere") ||
+			!strings.Contains(b.stderr.String(), "hint: --wait DURATION") {
+			t.Fatalf("without --wait: exit %d:\n%s", code, b.stderr.String())
+		}
+		c := start("c", append(args, "--wait", "30s")...)
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-c.done:
+			t.Fatalf("--wait did not wait: exit %d:\n%s", c.code, c.stderr.String())
+		default:
+		}
+		close(o.release)
+		if code := a.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("first: exit %d:\n%s", code, a.stderr.String())
+		}
+		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != a.stdout.String() || o.total() != 1 ||
+			!strings.Contains(c.stderr.String(), "replayed from the ledger") {
+			t.Fatalf("--wait: exit %d, stdout %q (want %q), %d requests:\n%s", code, c.stdout.String(), a.stdout.String(), o.total(), c.stderr.String())
+		}
+		// The first ends without a saved response (interrupted): the
+		// waiting one sends the request itself, with the same key.
+		o2 := newPlanOwner(t, 0)
+		args[1] = o2.URL + "/pay"
+		args[3] = "t-wait-2"
+		a = start("a2", args...)
+		awaitArrival(t, o2, a)
+		c = start("c2", append(args, "--wait", "30s")...)
+		time.Sleep(300 * time.Millisecond)
+		a.cmd.Process.Signal(syscall.SIGTERM)
+		a.wait(t, 30*time.Second)
+		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != `{"request":2,"status":201}`+"\n" || len(o2.keys) != 1 {
+			t.Fatalf("--wait after an interrupted first: exit %d, stdout %q, requests by key %v:\n%s", code, c.stdout.String(), o2.keys, c.stderr.String())
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		fl := newFleet(t, &fleetStore{}, nil)
+		ledgerPath := filepath.Join(t.TempDir(), "ledger.db")
+		check(t, fl.start, "--ledger="+ledgerPath)
+	})
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		fl := newFleet(t, s, nil)
+		check(t, fl.start, "--ledger="+s.url)
+	})
 }
