@@ -461,6 +461,11 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 	if !o.Silent {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: replayed from the ledger, no request sent: HTTP %s saved at %s (attempt %d, key %s)\n",
 			diagLine(s.Status), stamp(rec.EndedAt), rec.Attempt, key) // a server's reason phrase is not trusted
+		if s.Code >= 400 {
+			// A refusal is saved like a success (its cause may be an
+			// expired credential, which the fingerprint does not see).
+			fmt.Fprintf(o.f.IO.Err, "hint: this is the server's saved refusal; once its cause is fixed, 'idemkey ledger forget %s' lets the request be sent again\n", key)
+		}
 	}
 	resp := &http.Response{Proto: s.Proto, Status: s.Status, StatusCode: s.Code, Header: s.Header}
 	data := rec.Stdout.Data

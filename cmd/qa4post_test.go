@@ -383,3 +383,26 @@ func TestPostLedgerWait(t *testing.T) {
 		check(t, fl.start, "--ledger="+s.url)
 	})
 }
+
+// TestPostLedgerReplayedRefusalHint: a saved 4xx replays for as long as
+// the record is kept, even after its cause (an expired token, which the
+// fingerprint does not see) is fixed: its replay line says how to send the
+// request again. A saved success has no hint.
+func TestPostLedgerReplayedRefusalHint(t *testing.T) {
+	o := newPlanOwner(t, http.StatusUnauthorized)
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-H", "Authorization: Bearer old"}
+	postMain(t, env, args...)
+	args[len(args)-1] = "Authorization: Bearer new"
+	code, _, errs := postMain(t, env, args...)
+	if code != 0 || o.total() != 1 || !strings.Contains(errs, "replayed from the ledger, no request sent: HTTP 401 Unauthorized") ||
+		!strings.Contains(errs, "\nhint: this is the server's saved refusal; once its cause is fixed, 'idemkey ledger forget ") {
+		t.Fatalf("401 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	args[3] = "t2" // another task: the plan's next answer, a 201
+	postMain(t, env, args...)
+	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 2 || !strings.Contains(errs, "replayed from the ledger") || strings.Contains(errs, "hint:") {
+		t.Fatalf("201 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+}
