@@ -310,7 +310,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if _, err := proxyFor(o.Transport.Getenv, o.URL); err != nil {
 		return err
 	}
-	if err := o.ledger.load(f.Config); err != nil {
+	if err := o.ledger.load(f.Config, fl); err != nil {
 		return err
 	}
 	if w, _ := fl.GetString("write-out"); changed(fl, "write-out") {

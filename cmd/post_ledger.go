@@ -54,7 +54,19 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 
 // load reads --wait and --lease (flag, IDEMKEY_WAIT, IDEMKEY_LEASE or
 // the config file, as run's).
-func (l *postLedger) load(v *Settings) error {
+// Without --ledger they mean nothing: given on the command line they are
+// a usage error, and from the environment (shared with run) they are not
+// read.
+func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
+	if !l.flag.Changed {
+		for _, name := range []string{"wait", "lease"} {
+			if changed(fl, name) {
+				return &UsageError{Err: fmt.Errorf("--%s applies only with --ledger", name),
+					hint: "--wait and --lease are about a request the ledger records: add --ledger (or --ledger=PATH)"}
+			}
+		}
+		return nil
+	}
 	var err error
 	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
 		return v.Unparsable("lease", err)
