@@ -53,10 +53,9 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 }
 
 // load reads --wait and --lease (flag, IDEMKEY_WAIT, IDEMKEY_LEASE or
-// the config file, as run's).
-// Without --ledger they mean nothing: given on the command line they are
-// a usage error, and from the environment (shared with run) they are not
-// read.
+// the config file, as run's). Without --ledger they mean nothing: given
+// on the command line they are a usage error, and from the environment
+// (shared with run) they are not read.
 func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 	if !l.flag.Changed {
 		for _, name := range []string{"wait", "lease"} {
