@@ -104,14 +104,16 @@ a large body is held in a temporary file until then, never whole in
 memory. Durations are in seconds and may be fractional (--max-time 2.5).
 
 --key-header, --key-quoted, --retry, --retry-delay, --retry-max-time,
---max-time, --connect-timeout, --cacert, --scheme, --task and --tool may
-also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
+--max-time, --connect-timeout, --cacert, --wait, --lease, --scheme, --task and
+--tool may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
 Proxies come from http_proxy (lower case only), https_proxy, all_proxy and
 no_proxy, as in curl.
 
 Exit codes (curl's):
    0  a response arrived (any status but 422, unless -f or --fail-with-body)
-   2  usage or input error (bad flag, invalid JSON, a lossy body)
+   2  usage or input error (bad flag, invalid JSON, a lossy body); with
+      --ledger, the ledger unavailable, or the key recorded for another
+      URL or method (nothing is sent)
    3  malformed URL
    6  could not resolve host
    7  failed to connect
@@ -128,6 +130,8 @@ Exit codes (curl's):
   58  --cert or --key unusable
   60  server certificate did not verify
   61  unknown Transfer-Encoding in the reply
+  75  with --ledger, the request with this key is in flight elsewhere
+      (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
       -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f
@@ -306,6 +310,9 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if _, err := proxyFor(o.Transport.Getenv, o.URL); err != nil {
 		return err
 	}
+	if err := o.ledger.load(f.Config, fl); err != nil {
+		return err
+	}
 	if w, _ := fl.GetString("write-out"); changed(fl, "write-out") {
 		if o.WriteOut, err = o.parseWriteOut(w); err != nil {
 			return err
@@ -406,6 +413,13 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	// The body is the whole arguments value (--only and --omit choose
 	// what the key is derived from, not what is sent), canonical unless
 	// --send-as-is keeps its bytes as written.
+	if o.ledger.flag.Changed {
+		// The ledger's fingerprint has the arguments as they enter the
+		// key (post_ledger.go), as run's has; the record, the call's task
+		// and tool wherever they came from (--from call, --from openai).
+		o.ledger.args = lc.Call.Args.Append(nil)
+		o.ledger.task, o.ledger.tool = lc.Call.Task, lc.Call.Tool
+	}
 	body := lc.Args.Raw()
 	if !o.SendAsIs {
 		if !o.Lossy {

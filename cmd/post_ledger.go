@@ -5,11 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
@@ -21,8 +26,14 @@ import (
 // the ledger under the request's key and replayed by later invocations
 // without the network.
 type postLedger struct {
-	flag *pflag.Flag
+	flag  *pflag.Flag
+	lease time.Duration // --lease: of the running request on shared stores
+	wait  time.Duration // --wait: for a request in flight elsewhere
+	args  []byte        // the canonical arguments as they enter the key
+	task  string        // the call's task and tool, as the key has them
+	tool  string
 
+	mu      sync.Mutex // held while the claimed attempt is completed
 	store   ledger.Store
 	lock    *os.File
 	claimed *ledger.Record
@@ -36,7 +47,36 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in the ledger and replay it later without the network (--ledger[=PATH]; bare: IDEMKEY_LEDGER or the default file)")
 	f := fl.Lookup("ledger")
 	f.NoOptDefVal = postLedgerDefault
+	fl.String("wait", "0", "with --ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
+	fl.String("lease", "30s", "with --ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
 	return &postLedger{flag: f}
+}
+
+// load reads --wait and --lease (flag, IDEMKEY_WAIT, IDEMKEY_LEASE or
+// the config file, as run's). Without --ledger they mean nothing: given
+// on the command line they are a usage error, and from the environment
+// (shared with run) they are not read.
+func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
+	if !l.flag.Changed {
+		for _, name := range []string{"wait", "lease"} {
+			if changed(fl, name) {
+				return &UsageError{Err: fmt.Errorf("--%s applies only with --ledger", name),
+					hint: "--wait and --lease are about a request the ledger records: add --ledger (or --ledger=PATH)"}
+			}
+		}
+		return nil
+	}
+	var err error
+	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
+		return v.Unparsable("lease", err)
+	}
+	if l.wait, err = durationSetting(v.GetString("wait")); err != nil {
+		return v.Unparsable("wait", err)
+	}
+	if l.lease < 3*time.Millisecond {
+		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
+	}
+	return nil
 }
 
 // bare reports whether --ledger was given without a value.
@@ -50,7 +90,46 @@ type postSaved struct {
 	Status string      `json:"status"`
 	Code   int         `json:"code"`
 	Header http.Header `json:"header"`
-	Head   []byte      `json:"head,omitempty"` // the response head as received (-i, -D)
+	Head   []byte      `json:"head,omitempty"` // the final response head as received (records without Hops)
+	// Hops are the requests of the final attempt and the response heads
+	// each received (-L: the redirects, then the final one), so that -i,
+	// -D and -w write a replay as they wrote the response.
+	Hops []savedHop `json:"hops,omitempty"`
+}
+
+// savedHop is one request of a redirect chain: its method, its URL (a
+// password in it redacted), the response heads it received (1xx
+// included) and its status.
+type savedHop struct {
+	Method string   `json:"method"`
+	URL    string   `json:"url"`
+	Heads  [][]byte `json:"heads"`
+	Status int      `json:"status"`
+}
+
+func saveHops(hops []hop) []savedHop {
+	s := make([]savedHop, len(hops))
+	for i, h := range hops {
+		s[i] = savedHop{Method: h.method, URL: h.url.Redacted(), Heads: h.heads, Status: h.status}
+	}
+	return s
+}
+
+// replayHops returns the hops of a saved response; a record written
+// before hops were saved has the final head only.
+func (s *postSaved) replayHops(req *http.Request) []hop {
+	if len(s.Hops) == 0 {
+		return []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}}
+	}
+	hops := make([]hop, len(s.Hops))
+	for i, h := range s.Hops {
+		u, err := url.Parse(h.URL)
+		if err != nil {
+			u = req.URL
+		}
+		hops[i] = hop{method: h.Method, url: u, heads: h.Heads, status: h.Status}
+	}
+	return hops
 }
 
 // savedStatus reports whether a final response is saved: 2xx, and 4xx
@@ -87,16 +166,147 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 	if pl == nil || !pl.flag.Changed {
 		return o.exchange(client, req, body), nil
 	}
-	ex, err := o.ledgerClaim(key, req, body)
+	ex, err := o.ledgerClaim(key, req)
 	if ex != nil || err != nil {
 		return ex, err
 	}
+	stopSignals := o.ledgerSignals(key)
+	stopRenew := o.ledgerRenew(key)
 	ex = o.exchange(client, req, body)
+	stopRenew()
+	stopSignals()
 	o.ledgerRecord(ex)
 	return ex, nil
 }
 
-func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*exchange, error) {
+// ledgerSignals: SIGINT, SIGTERM or SIGHUP while the claimed request is
+// in flight records the attempt as unknown (the request may have reached
+// the server) and then ends idemkey by that signal, as it would have
+// without a ledger. The next invocation then retries at once with the
+// same key, instead of finding the record running and exiting 75 until
+// its lease ran out. A signal ignored when idemkey started (a background
+// job's SIGINT) stays ignored.
+func (o *postOptions) ledgerSignals(key string) (stop func()) {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	if len(sigs) == 0 {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case sig := <-ch:
+			o.ledgerInterrupted(key, sig)
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// ledgerInterrupted records the claimed attempt as unknown, if it is not
+// recorded yet, and ends the process by sig.
+func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
+	pl := o.ledger
+	pl.mu.Lock() // never released: the process ends here
+	n := 0
+	if s, ok := sig.(syscall.Signal); ok {
+		n = int(s)
+	}
+	if pl.claimed != nil {
+		r := *pl.claimed
+		r.State, r.ExitCode, r.EndedAt = ledger.Unknown, 128+n, time.Now()
+		r.Reason = fmt.Sprintf("interrupted by %s with the request in flight: it may have reached the server", sigName(sig))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := ledger.Complete(ctx, pl.store, &r)
+		cancel()
+		if !o.Silent || o.ShowError {
+			if err != nil {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %v\n", r.Attempt, key, err)
+			} else {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", r.Attempt, key)
+			}
+		}
+		closeFile(pl.lock)
+		pl.store.Close()
+		pl.claimed = nil
+	}
+	signal.Reset(sig)
+	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
+		time.Sleep(5 * time.Second) // the signal's default action ends the process
+	}
+	os.Exit(128 + n)
+}
+
+// sigName is a signal's conventional name: SIGTERM, SIGINT, SIGHUP.
+func sigName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
+}
+
+// ledgerRenew renews the claimed attempt's lease on a shared store every
+// third of it until the returned function is called, so that a request
+// in flight longer than the lease (a slow server, retries and their
+// waits) keeps the key: otherwise another invocation would read the
+// record as abandoned and send the request again while this one is still
+// in flight. A lost lease is said once; the response is still written,
+// but not recorded (the newer attempt's record stays).
+func (o *postOptions) ledgerRenew(key string) (stop func()) {
+	pl := o.ledger
+	if pl.claimed == nil || pl.lock != nil {
+		return func() {} // a kernel lock holds the key on one machine
+	}
+	attempt, lease := pl.claimed.Attempt, pl.lease
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(lease / 3)
+		defer t.Stop()
+		lastOK := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), lease/3)
+			err := ledger.Renew(ctx, pl.store, key, attempt, lease)
+			cancel()
+			switch {
+			case err == nil:
+				lastOK = time.Now()
+				continue
+			case !errors.Is(err, ledger.ErrLeaseLost) && time.Since(lastOK) < lease:
+				if o.Verbose {
+					fmt.Fprintf(o.f.IO.Err, "* ledger: renewing the lease: %v\n", err)
+				}
+				continue
+			}
+			if !o.Silent || o.ShowError {
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, key, err)
+			}
+			return
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, error) {
 	pl := o.ledger
 	ctx := context.Background()
 	spec, err := o.ledgerSpec()
@@ -107,12 +317,10 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*
 	if err != nil {
 		return nil, err
 	}
-	request := []byte(`{"body":`)
-	if doc, err := canon.Parse(body, canon.JS); err == nil {
-		request = doc.Root().Append(request)
-	} else {
-		request = canon.AppendQuoted(request, string(body))
-	}
+	// The fingerprint: the arguments as they enter the key (a field
+	// --omit drops, or --only leaves out, may change between retries of
+	// the same call, as in run), the method and the URL.
+	request := append([]byte(`{"body":`), pl.args...)
 	request = append(request, `,"method":`...)
 	request = canon.AppendQuoted(request, req.Method)
 	request = append(request, `,"url":`...)
@@ -121,59 +329,122 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request, body []byte) (*
 	sum := sha256.Sum256(request)
 	cr := ledger.ClaimRequest{
 		Record: ledger.Record{
-			Key: key, Task: o.Spec.Task, Tool: o.Spec.Tool, Kind: "post",
+			Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
 			Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
 		},
-		Lease:   30 * time.Second,
+		Lease:   pl.lease,
 		Recover: ledger.RecoverRetry,
 		Retain:  defaultRetain,
 	}
-	var lock *os.File
-	if kl, ok := store.(keyLocker); ok {
-		lock, err = kl.LockKey(key)
-		if isLocked(err) {
-			defer store.Close()
-			if rec, _, gerr := store.Get(ctx, key); gerr == nil && rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint {
+	claimed := false
+	defer func() {
+		if !claimed {
+			store.Close()
+		}
+	}()
+	kl, locker := store.(keyLocker)
+	var deadline time.Time
+	if pl.wait > 0 {
+		deadline = time.Now().Add(pl.wait)
+	}
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		var busy *ledger.Record
+		var lock *os.File
+		if locker {
+			lock, err = kl.LockKey(key)
+			if err != nil && !isLocked(err) {
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+		}
+		if lock == nil && locker {
+			// In flight in another process on this machine; a saved
+			// response is replayed without its lock.
+			rec, _, err := store.Get(ctx, key)
+			if err != nil {
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+			if rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint && !ledger.Expired(rec, cr.Retain, time.Now()) {
 				return o.ledgerReplay(rec, key, req)
 			}
-			return nil, o.ledgerBusy(key)
+			busy = rec
+		} else {
+			cr.LocallyLocked = lock != nil
+			d, err := ledger.Claim(ctx, store, cr)
+			if err != nil {
+				closeFile(lock)
+				return nil, &ledgerUnavailable{spec: spec, err: err}
+			}
+			if d.Action == ledger.ActRun {
+				claimed = true
+				pl.store, pl.lock, pl.claimed = store, lock, d.Record
+				if o.Verbose {
+					fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
+				}
+				return nil, nil
+			}
+			closeFile(lock)
+			switch d.Action {
+			case ledger.ActReplay:
+				return o.ledgerReplay(d.Record, key, req)
+			case ledger.ActMismatch:
+				return nil, &UsageError{
+					Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(d.Record, request)),
+					hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
+				}
+			}
+			busy = d.Record
 		}
-		if err != nil {
-			store.Close()
-			return nil, &ledgerUnavailable{spec: spec, err: err}
+		if deadline.IsZero() || time.Now().After(deadline) {
+			return nil, o.ledgerBusy(key, busy)
+		}
+		if pause == 5*time.Millisecond && o.Verbose {
+			fmt.Fprintf(o.f.IO.Err, "* ledger: the request with key %s is in flight elsewhere: waiting up to %s\n", key, pl.wait)
+		}
+		if w, ok := store.(ledger.Waiter); ok && !locker {
+			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
+			_ = w.Wait(wctx, key)
+			cancel()
+		} else {
+			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
 		}
 	}
-	cr.LocallyLocked = lock != nil
-	d, err := ledger.Claim(ctx, store, cr)
-	if err != nil {
-		closeFile(lock)
-		store.Close()
-		return nil, &ledgerUnavailable{spec: spec, err: err}
-	}
-	if d.Action == ledger.ActRun {
-		pl.store, pl.lock, pl.claimed = store, lock, d.Record
-		if o.Verbose {
-			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
-		}
-		return nil, nil
-	}
-	closeFile(lock)
-	defer store.Close()
-	switch d.Action {
-	case ledger.ActReplay:
-		return o.ledgerReplay(d.Record, key, req)
-	case ledger.ActMismatch:
-		return nil, &UsageError{
-			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, describeDifference(d.Record.Request, request)),
-			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
-		}
-	}
-	return nil, o.ledgerBusy(key)
 }
 
-func (o *postOptions) ledgerBusy(key string) error {
+// postDifference says how the request recorded under a key differs from
+// this one. The arguments cannot differ (they make the key): the method
+// or the URL does, or the record is run's.
+func postDifference(rec *ledger.Record, now []byte) string {
+	if rec.Kind != "post" {
+		return fmt.Sprintf("it is a record of 'idemkey %s' (task %q, tool %q), not of a request", rec.Kind, rec.Task, rec.Tool)
+	}
+	type request struct{ Method, URL string }
+	var a, b request
+	if json.Unmarshal(rec.Request, &a) == nil && json.Unmarshal(now, &b) == nil {
+		var diffs []string
+		if a.Method != b.Method {
+			diffs = append(diffs, fmt.Sprintf("the method differs: recorded %s, now %s", a.Method, b.Method))
+		}
+		if a.URL != b.URL {
+			diffs = append(diffs, fmt.Sprintf("the URL differs: recorded %q, now %q", a.URL, b.URL))
+		}
+		if len(diffs) > 0 {
+			return strings.Join(diffs, "; ")
+		}
+	}
+	return describeDifference(rec.Request, now)
+}
+
+func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
-		fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
+		if rec != nil && rec.State == ledger.Running {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere: attempt %d started at %s by %s\n",
+				key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+		} else {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
+		}
+		if o.ledger.wait == 0 {
+			fmt.Fprintf(o.f.IO.Err, "hint: --wait DURATION waits for it to end, then replays its saved response or sends the request again\n")
+		}
 	}
 	return &ExitError{Code: exitBusy}
 }
@@ -181,19 +452,37 @@ func (o *postOptions) ledgerBusy(key string) error {
 // ledgerReplay makes the exchange of a saved response, as if it had just
 // arrived: finish and -w write it as they write a fresh one.
 func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*exchange, error) {
+	if len(rec.Meta) == 0 {
+		// Settled as succeeded by a person (ledger resolve) after its
+		// outcome was unknown: the effect happened, and no response was
+		// saved. As run replays such a record with no output, exit 0 and
+		// write nothing; sending the request again is what the person
+		// settled against.
+		if !o.Silent {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: no request sent: key %s is recorded as succeeded with no response saved to replay (attempt %d, ended at %s: %s)\n",
+				key, rec.Attempt, stamp(rec.EndedAt), diagLine(rec.Reason))
+			fmt.Fprintf(o.f.IO.Err, "hint: to get the server's response, 'idemkey ledger forget %s' and send it again: the server answers a repeated key with what it saved\n", key)
+		}
+		return nil, &ExitError{Code: exitOK}
+	}
 	var s postSaved
 	if err := json.Unmarshal(rec.Meta, &s); err != nil {
 		return nil, fmt.Errorf("the ledger's record of key %s has no saved response: %v", key, err)
 	}
 	if !o.Silent {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: replayed from the ledger, no request sent: HTTP %s saved at %s (attempt %d, key %s)\n",
-			s.Status, stamp(rec.EndedAt), rec.Attempt, key)
+			diagLine(s.Status), stamp(rec.EndedAt), rec.Attempt, key) // a server's reason phrase is not trusted
+		if s.Code >= 400 {
+			// A refusal is saved like a success (its cause may be an
+			// expired credential, which the fingerprint does not see).
+			fmt.Fprintf(o.f.IO.Err, "hint: this is the server's saved refusal; once its cause is fixed, 'idemkey ledger forget %s' lets the request be sent again\n", key)
+		}
 	}
 	resp := &http.Response{Proto: s.Proto, Status: s.Status, StatusCode: s.Code, Header: s.Header}
 	data := rec.Stdout.Data
 	res := attemptResult{
 		resp: resp, body: &spool{mem: data, n: int64(len(data))},
-		hops:  []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}},
+		hops:  s.replayHops(req),
 		start: time.Now(),
 	}
 	return &exchange{final: res, start: res.start}, nil
@@ -204,7 +493,12 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 // with the same key).
 func (o *postOptions) ledgerRecord(ex *exchange) {
 	pl := o.ledger
-	if pl == nil || pl.claimed == nil {
+	if pl == nil {
+		return
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.claimed == nil {
 		return
 	}
 	defer func() {
@@ -238,7 +532,7 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 	case readErr != nil:
 		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: reading the body: "+readErr.Error()
 	default:
-		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head()})
+		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head(), Hops: saveHops(res.hops)})
 		if err != nil {
 			r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: "+err.Error()
 			break
@@ -251,6 +545,6 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 	if err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: %v\n", err)
 	} else if o.Verbose {
-		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", r.Reason)
+		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(r.Reason))
 	}
 }

@@ -1,0 +1,408 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// awaitArrival waits for the first request of o, sent by a.
+func awaitArrival(t *testing.T, o *planOwner, a *worker) {
+	t.Helper()
+	select {
+	case <-o.arrived:
+	case <-a.done:
+		t.Fatalf("the post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never arrived")
+	}
+}
+
+// TestFleetPostLeaseRenewed: post --ledger on a shared store holds the key
+// for as long as its request takes, past its lease: the lease is renewed,
+// so a second machine that starts the same request meanwhile exits 75 and
+// sends nothing, instead of taking the key over as if the first had died
+// and sending the request again while the first is still in flight.
+func TestFleetPostLeaseRenewed(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		o := newPlanOwner(t, 0) // the first request stalls until released
+		fl := newFleet(t, s, nil)
+		args := []string{"post", o.URL + "/pay", "--task", "t-lease", "--tool", "pay", "-d", `{"amount":100}`,
+			"--ledger=" + s.url, "--lease", "300ms"}
+		a := fl.start("a", args...)
+		awaitArrival(t, o, a)
+		time.Sleep(time.Second) // more than three leases
+		b := fl.run("b", args...)
+		if b.code != exitBusy || o.total() != 1 || !strings.Contains(b.stderr.String(), "in flight elsewhere") {
+			t.Fatalf("while the first is in flight past its lease: exit %d, %d requests:\n%s", b.code, o.total(), b.stderr.String())
+		}
+		close(o.release)
+		if code := a.wait(t, 30*time.Second); code != 0 || a.stdout.String() != `{"request":1,"status":201}`+"\n" {
+			t.Fatalf("first: exit %d, stdout %q:\n%s", code, a.stdout.String(), a.stderr.String())
+		}
+		c := fl.run("c", args...)
+		if c.code != 0 || c.stdout.String() != a.stdout.String() || o.total() != 1 || !strings.Contains(c.stderr.String(), "replayed from the ledger") {
+			t.Fatalf("after it: exit %d, stdout %q, %d requests:\n%s", c.code, c.stdout.String(), o.total(), c.stderr.String())
+		}
+	})
+}
+
+// TestPostLedgerReplayRedirectChain: a response reached through redirects
+// (-L) replays as it was written the first time: -i and -D show every
+// response head of the chain, and -w's url_effective, num_redirects,
+// method and size_header are the final request's, not the first's.
+func TestPostLedgerReplayRedirectChain(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/temporary":
+			w.Header().Set("Location", "/moved")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+		case "/moved":
+			w.Header().Set("Location", "/done")
+			w.WriteHeader(http.StatusSeeOther)
+		default:
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, "%s %s\n", r.Method, r.URL.Path)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	dump := filepath.Join(dir, "headers")
+	args := []string{"post", srv.URL + "/temporary", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger",
+		"-L", "-i", "-D", dump, "-w", `%{http_code} %{url_effective} %{num_redirects} %{method} %{size_header} %{num_headers}\n`}
+	code, first, errs := postMain(t, env, args...)
+	if code != 0 || requests != 3 || !strings.HasSuffix(first, "201 "+srv.URL+"/done 2 GET "+fmt.Sprint(strings.Index(first, "GET /done"))+" 4\n") {
+		t.Fatalf("first: exit %d, %d requests, stdout %q, stderr %q", code, requests, first, errs)
+	}
+	firstDump, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(dump)
+	code, replay, errs := postMain(t, env, args...)
+	if code != 0 || requests != 3 || !strings.Contains(errs, "replayed from the ledger") {
+		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, requests, errs)
+	}
+	if replay != first {
+		t.Fatalf("replay differs from the first response:\n%s\nwant:\n%s", replay, first)
+	}
+	if replayDump, err := os.ReadFile(dump); err != nil || string(replayDump) != string(firstDump) {
+		t.Fatalf("-D on the replay: %v\n%s\nwant:\n%s", err, replayDump, firstDump)
+	}
+}
+
+// TestFleetPostLedgerInterrupted: post --ledger stopped by SIGTERM or
+// SIGINT with its request in flight records the attempt as unknown and
+// dies by the signal, so the next invocation retries at once with the
+// same key: the record used to stay running until its lease ran out, and
+// for those 30 s every invocation exited 75, "in flight elsewhere", with
+// nothing in flight.
+func TestFleetPostLedgerInterrupted(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			o := newPlanOwner(t, 0) // the first request stalls
+			fl := newFleet(t, s, nil)
+			args := []string{"post", o.URL + "/pay", "--task", "t-" + sig.String(), "--tool", "pay", "-d", `{"amount":100}`, "--ledger=" + s.url}
+			a := fl.start("a", args...)
+			awaitArrival(t, o, a)
+			a.cmd.Process.Signal(sig)
+			if code := a.wait(t, 30*time.Second); code != 128+int(sig) {
+				t.Fatalf("%v: exit %d, want %d:\n%s", sig, code, 128+int(sig), a.stderr.String())
+			}
+			b := fl.run("b", args...)
+			if b.code != 0 || b.stdout.String() != `{"request":2,"status":201}`+"\n" {
+				t.Fatalf("after %v: exit %d, stdout %q:\n%s", sig, b.code, b.stdout.String(), b.stderr.String())
+			}
+			if len(o.keys) != 1 {
+				t.Fatalf("after %v: requests by key %v, want two with one key", sig, o.keys)
+			}
+			for k := range o.keys {
+				if rec := fl.show(k); rec["state"] != "succeeded" || rec["attempt"] != 2.0 {
+					t.Fatalf("after %v: record %v", sig, rec)
+				}
+			}
+		}
+	})
+}
+
+// TestPostLedgerFingerprintAsKeyed: the request's fingerprint has the
+// arguments as they enter the key, as run's does: a retry whose body
+// differs only where --omit or --only says the call does not (a
+// regenerated timestamp) is the same call, and replays the saved
+// response instead of being refused as another request.
+func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	for _, tc := range []struct {
+		sel, first, retry string
+	}{
+		{"--omit=/sent_at", `{"amount":100,"sent_at":1}`, `{"amount":100,"sent_at":2}`},
+		{"--only=/amount", `{"amount":200,"trace":"a"}`, `{"trace":"b","amount":200}`},
+	} {
+		args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", tc.sel, "-d"}
+		before := o.total()
+		code, first, errs := postMain(t, env, append(args, tc.first)...)
+		if code != 0 || o.total() != before+1 {
+			t.Fatalf("%s: first: exit %d, %q", tc.sel, code, errs)
+		}
+		code, retry, errs := postMain(t, env, append(args, tc.retry)...)
+		if code != 0 || retry != first || o.total() != before+1 || !strings.Contains(errs, "replayed from the ledger") {
+			t.Fatalf("%s: retry: exit %d, stdout %q (want %q), %d requests, stderr %q", tc.sel, code, retry, first, o.total(), errs)
+		}
+	}
+	// A difference in what enters the key is another key, and a
+	// difference in the URL or method the same key for another request:
+	// refused, nothing sent.
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	postMain(t, env, args...)
+	before := o.total()
+	args[1] = o.URL + "/refund"
+	code, out, errs := postMain(t, env, args...)
+	if code != exitUsage || out != "" || o.total() != before || !strings.Contains(errs, "recorded for another request") {
+		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.total()-before, errs)
+	}
+}
+
+// TestPostLedgerMismatchSaysWhat: a key recorded for another request
+// names what differs in a request's terms (the method, the URL), or that
+// the record is run's, instead of "arguments differ at /url" (the
+// arguments are the same: they make the key).
+func TestPostLedgerMismatchSaysWhat(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	if code, _, errs := postMain(t, env, args...); code != 0 {
+		t.Fatalf("first: exit %d, %s", code, errs)
+	}
+	for _, tc := range []struct {
+		change []string
+		want   string
+	}{
+		{[]string{"-X", "PUT"}, "the method differs: recorded POST, now PUT"},
+		{[]string{"-X", "PATCH", o.URL + "/refund"}, fmt.Sprintf("the method differs: recorded POST, now PATCH; the URL differs: recorded %q, now %q", o.URL+"/pay", o.URL+"/refund")},
+	} {
+		a := append([]string{}, args...)
+		a = append(a, tc.change[:2]...)
+		if len(tc.change) > 2 {
+			a[1] = tc.change[2]
+		}
+		code, out, errs := postMain(t, env, a...)
+		if code != exitUsage || out != "" || o.total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
+			t.Fatalf("%v: exit %d, stdout %q, %d requests, stderr %q", tc.change, code, out, o.total(), errs)
+		}
+	}
+	// The same key recorded by run (the same task, tool and arguments).
+	other := filepath.Join(dir, "args.json")
+	os.WriteFile(other, []byte(`{"amount":301}`), 0o600)
+	if code, _, errs := postMain(t, env, "run", "--ledger", ledgerPath, "--task", "t1", "--tool", "pay", "--args", other, "--", "true"); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, errs)
+	}
+	args[len(args)-1] = `{"amount":301}`
+	code, _, errs := postMain(t, env, args...)
+	if code != exitUsage || o.total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
+		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+}
+
+// TestPostLedgerRecordNamesTheCall: the record has the task and tool the
+// key was derived with, wherever they came from (--from call takes both
+// from the input, --from openai the tool), so that ledger ls --task and
+// --tool find it: they were empty.
+func TestPostLedgerRecordNamesTheCall(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
+	for _, tc := range []struct {
+		args       []string
+		task, tool string
+	}{
+		{[]string{"--from", "call", "-d", `{"task":"t-call","tool":"refund","args":{"amount":1}}`}, "t-call", "refund"},
+		{[]string{"--task", "t-openai", "--from", "openai", "-d",
+			`{"id":"call_7Qx","type":"function","function":{"name":"charge","arguments":"{\"amount\":1999}"}}`}, "t-openai", "charge"},
+	} {
+		if code, _, errs := postMain(t, env, append([]string{"post", o.URL, "--ledger"}, tc.args...)...); code != 0 {
+			t.Fatalf("%v: exit %d, %s", tc.args, code, errs)
+		}
+		code, out, errs := postMain(t, env, "ledger", "ls", "--ledger", ledgerPath, "--json", "--task", tc.task, "--tool", tc.tool)
+		if code != 0 || strings.Count(out, `"key":`) != 1 || !strings.Contains(out, `"kind":"post"`) {
+			t.Fatalf("ledger ls --task %s --tool %s: exit %d, %s%s", tc.task, tc.tool, code, out, errs)
+		}
+	}
+}
+
+// TestPostLedgerResolvedSucceeded: a request whose outcome was unknown
+// and that a person settled as succeeded (ledger resolve) has no saved
+// response: later invocations send nothing and exit 0, as run replays
+// such a record, saying so, instead of failing for ever with "has no
+// saved response: unexpected end of JSON input".
+func TestPostLedgerResolvedSucceeded(t *testing.T) {
+	r := newRig(t)
+	o := newPlanOwner(t, 0) // the first request stalls
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	c := r.cmd(args...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first request never arrived")
+	}
+	c.Process.Signal(syscall.SIGTERM)
+	c.Wait()
+	var key string
+	for k := range o.keys {
+		key = k
+	}
+	if s := r.show(key); s.State != "unknown" {
+		t.Fatalf("record after SIGTERM: %+v", s)
+	}
+	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded", "--reason", "the charge is in the dashboard"); res.code != 0 {
+		t.Fatalf("resolve: exit %d: %s", res.code, res.stderr)
+	}
+	res := r.idemkey(args...)
+	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
+	if res.code != 0 || len(res.stdout) != 0 || o.total() != 1 || !strings.HasPrefix(string(res.stderr), want) || !strings.Contains(string(res.stderr), "the charge is in the dashboard") {
+		t.Fatalf("after resolve: exit %d, stdout %q, %d requests, stderr %s", res.code, res.stdout, o.total(), res.stderr)
+	}
+}
+
+// TestPostLedgerReplayEscapesReason: the replay line shows the saved
+// status with the server's reason phrase escaped, as every diagnostic
+// does: a reason phrase with terminal escapes was written to standard
+// error raw on every replay.
+func TestPostLedgerReplayEscapesReason(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				http.ReadRequest(bufio.NewReader(c))
+				io.WriteString(c, "HTTP/1.1 201 Created \x1b]0;owned\x07\x1b[2J\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+			}()
+		}
+	}()
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", "http://" + l.Addr().String() + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	if code, out, errs := postMain(t, env, args...); code != 0 || out != "ok\n" {
+		t.Fatalf("first: exit %d, %q, %q", code, out, errs)
+	}
+	// -v's line saying what was recorded, too.
+	if code, out, errs := postMain(t, env, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-v"); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
+		t.Fatalf("-v: exit %d, %q, stderr %q", code, out, errs)
+	}
+	code, out, errs := postMain(t, env, args...)
+	if code != 0 || out != "ok\n" || !strings.Contains(errs, "replayed from the ledger") || strings.ContainsAny(errs, "\x1b\x07") {
+		t.Fatalf("replay: exit %d, %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestPostLedgerWait: a second invocation of a request in flight
+// elsewhere exits 75 at once, naming the holder, or with --wait waits for
+// it to end and then acts on its outcome: replays its saved response, or,
+// when the first ended without one, sends the request itself with the
+// same key. Never two requests at once. On one machine (SQLite, the key's
+// kernel lock) and on shared stores (PostgreSQL's NOTIFY, Redis polled).
+func TestPostLedgerWait(t *testing.T) {
+	check := func(t *testing.T, start func(name string, args ...string) *worker, ledgerArg string) {
+		o := newPlanOwner(t, 0) // the first request stalls until released
+		args := []string{"post", o.URL + "/pay", "--task", "t-wait", "--tool", "pay", "-d", `{"amount":100}`, ledgerArg}
+		a := start("a", args...)
+		awaitArrival(t, o, a)
+		b := start("b", args...)
+		if code := b.wait(t, 30*time.Second); code != exitBusy || !strings.Contains(b.stderr.String(), "is in flight elsewhere") ||
+			!strings.Contains(b.stderr.String(), "hint: --wait DURATION") {
+			t.Fatalf("without --wait: exit %d:\n%s", code, b.stderr.String())
+		}
+		c := start("c", append(args, "--wait", "30s")...)
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-c.done:
+			t.Fatalf("--wait did not wait: exit %d:\n%s", c.code, c.stderr.String())
+		default:
+		}
+		close(o.release)
+		if code := a.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("first: exit %d:\n%s", code, a.stderr.String())
+		}
+		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != a.stdout.String() || o.total() != 1 ||
+			!strings.Contains(c.stderr.String(), "replayed from the ledger") {
+			t.Fatalf("--wait: exit %d, stdout %q (want %q), %d requests:\n%s", code, c.stdout.String(), a.stdout.String(), o.total(), c.stderr.String())
+		}
+		// The first ends without a saved response (interrupted): the
+		// waiting one sends the request itself, with the same key.
+		o2 := newPlanOwner(t, 0)
+		args[1] = o2.URL + "/pay"
+		args[3] = "t-wait-2"
+		a = start("a2", args...)
+		awaitArrival(t, o2, a)
+		c = start("c2", append(args, "--wait", "30s")...)
+		time.Sleep(300 * time.Millisecond)
+		a.cmd.Process.Signal(syscall.SIGTERM)
+		a.wait(t, 30*time.Second)
+		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != `{"request":2,"status":201}`+"\n" || len(o2.keys) != 1 {
+			t.Fatalf("--wait after an interrupted first: exit %d, stdout %q, requests by key %v:\n%s", code, c.stdout.String(), o2.keys, c.stderr.String())
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		fl := newFleet(t, &fleetStore{}, nil)
+		ledgerPath := filepath.Join(t.TempDir(), "ledger.db")
+		check(t, fl.start, "--ledger="+ledgerPath)
+	})
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		fl := newFleet(t, s, nil)
+		check(t, fl.start, "--ledger="+s.url)
+	})
+}
+
+// TestPostLedgerReplayedRefusalHint: a saved 4xx replays for as long as
+// the record is kept, even after its cause (an expired token, which the
+// fingerprint does not see) is fixed: its replay line says how to send the
+// request again. A saved success has no hint.
+func TestPostLedgerReplayedRefusalHint(t *testing.T) {
+	o := newPlanOwner(t, http.StatusUnauthorized)
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-H", "Authorization: Bearer old"}
+	postMain(t, env, args...)
+	args[len(args)-1] = "Authorization: Bearer new"
+	code, _, errs := postMain(t, env, args...)
+	if code != 0 || o.total() != 1 || !strings.Contains(errs, "replayed from the ledger, no request sent: HTTP 401 Unauthorized") ||
+		!strings.Contains(errs, "\nhint: this is the server's saved refusal; once its cause is fixed, 'idemkey ledger forget ") {
+		t.Fatalf("401 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	args[3] = "t2" // another task: the plan's next answer, a 201
+	postMain(t, env, args...)
+	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 2 || !strings.Contains(errs, "replayed from the ledger") || strings.Contains(errs, "hint:") {
+		t.Fatalf("201 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+}
