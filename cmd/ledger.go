@@ -496,7 +496,8 @@ func (opts *ledgerOptions) init() error {
 			return err
 		}
 	}
-	desc := opts.Ledger
+	// The URL is redacted alone: a space in it may be a password's.
+	desc := redactStoreURL(opts.Ledger)
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)
 	}); ok {
@@ -508,7 +509,7 @@ func (opts *ledgerOptions) init() error {
 		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactStoreURL(desc))
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", desc)
 	return nil
 }
 
