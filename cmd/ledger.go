@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -162,9 +164,57 @@ record (with what output it has), --as failed lets the next run try again.`,
 	return cmd
 }
 
+// open opens the ledger for a command that reads or settles records. A
+// SQLite ledger that does not exist is not created (a mistyped --ledger
+// would leave a new file and directory behind): it holds no records, and
+// a line on stderr says where the command looked.
 func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
-	return opts.f.openLedger(ctx, opts.Ledger)
+	path, ok := localLedgerPath(opts.Ledger)
+	if !ok {
+		return opts.f.openLedger(ctx, opts.Ledger)
+	}
+	s, err := openSQLiteExisting(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(path))
+		return noLedger{}, nil
+	}
+	if err != nil {
+		return nil, &ledgerUnavailable{spec: path, err: err}
+	}
+	return s, nil
 }
+
+// localLedgerPath returns the SQLite file a ledger spec names, as
+// openLedger reads it; false for a URL or a connection string.
+func localLedgerPath(spec string) (string, bool) {
+	if path, ok := strings.CutPrefix(spec, "file:"); ok {
+		return path, true
+	}
+	if _, isURL := urlScheme(spec); isURL || looksLikeDSN(spec) {
+		return "", false
+	}
+	return spec, true
+}
+
+// noLedger is a ledger that does not exist: it holds no records, and is
+// never written.
+type noLedger struct{}
+
+var errNoLedger = errors.New("the ledger does not exist")
+
+func (noLedger) Get(context.Context, string) (*ledger.Record, bool, error) { return nil, false, nil }
+func (noLedger) Insert(context.Context, *ledger.Record, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) Swap(context.Context, ledger.Version, bool, *ledger.Record, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) Renew(context.Context, string, int64, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) List(context.Context, ledger.Filter) ([]*ledger.Record, error) { return nil, nil }
+func (noLedger) Delete(context.Context, string, *ledger.Version) (bool, error) { return false, nil }
+func (noLedger) Close() error                                                  { return nil }
 
 // withLock runs fn holding the key's kernel lock when the store has one:
 // locked reports whether it did; busy, that another process holds it.
@@ -485,7 +535,7 @@ func (opts *ledgerOptions) gc(olderThan time.Duration) error {
 
 func (opts *ledgerOptions) init() error {
 	ctx := context.Background()
-	s, err := opts.open(ctx)
+	s, err := opts.f.openLedger(ctx, opts.Ledger)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,6 +79,38 @@ func TestRemoteFSRefused(t *testing.T) {
 	}
 	// The real type of a local directory passes.
 	open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{FSType: func(real int64) int64 { return real }})
+}
+
+// TestMustExist: with MustExist a missing ledger is not created (neither
+// its directory nor its file) and the error wraps fs.ErrNotExist; a
+// remote file system is still refused first; an existing ledger opens.
+func TestMustExist(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state", "ledger.db")
+	if s, err := Open(ctx, path, Options{MustExist: true}); !errors.Is(err, fs.ErrNotExist) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open of a missing ledger: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the ledger's directory was created (%v)", err)
+	}
+	nfs := func(int64) int64 { return 0x6969 }
+	var re *RemoteFSError
+	if _, err := Open(ctx, path, Options{MustExist: true, FSType: nfs}); !errors.As(err, &re) || re.Dir != filepath.Dir(path) {
+		t.Fatalf("Open of a missing ledger on NFS: %v, want a RemoteFSError naming %s", err, filepath.Dir(path))
+	}
+	s := open(t, path, Options{})
+	if _, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	r, _, err := open(t, path, Options{MustExist: true}).Get(ctx, "k")
+	if err != nil || r == nil {
+		t.Fatalf("Get from the existing ledger: %v, %v", r, err)
+	}
 }
 
 func TestMigrateFromVersion1(t *testing.T) {
