@@ -18,6 +18,9 @@ type ledgerOptions struct {
 	f      *Factory
 	Ledger string
 	JSON   bool
+	// Retain is the retention run uses (its --retain setting): finished
+	// records older than this are expired, and gc removes them.
+	Retain time.Duration
 }
 
 func newLedgerCmd(f *Factory) *cobra.Command {
@@ -39,11 +42,17 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 	pf := cmd.PersistentFlags()
 	addLedgerFlag(pf)
 	pf.Bool("json", false, "print JSON")
+	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
 	pre := func() error {
 		var err error
-		opts.Ledger, err = f.ledgerSpec()
+		if opts.Ledger, err = f.ledgerSpec(); err != nil {
+			return err
+		}
 		opts.JSON = f.Config.GetBool("json")
-		return err
+		if opts.Retain, err = parseDays(f.Config.GetString("retain")); err != nil {
+			return f.Config.Unparsable("retain", err)
+		}
+		return nil
 	}
 
 	ls := &cobra.Command{
@@ -134,20 +143,28 @@ record (with what output it has), --as failed lets the next run try again.`,
 
 	gc := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove records older than --older-than (default 7d)",
-		Args:  rangeArgs(0, 0),
+		Short: "Remove records older than --older-than (default: the retention, --retain, 7d)",
+		Long: `Remove records whose last change is older than --older-than, by default
+the retention run uses (--retain, IDEMKEY_RETAIN or the config file's
+retain; 7d): the records run ignores. With a retention of 0 (records kept
+for ever), gc without --older-than removes nothing. A running record is
+removed only once its holder is dead.`,
+		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := pre(); err != nil {
 				return err
+			}
+			if !f.Config.IsSet("older-than") {
+				return opts.gc(opts.Retain, true)
 			}
 			d, err := parseDays(f.Config.GetString("older-than"))
 			if err != nil {
 				return usageErrorf("invalid --older-than: %v", err)
 			}
-			return opts.gc(d)
+			return opts.gc(d, false)
 		},
 	}
-	gc.Flags().String("older-than", "7d", "remove records whose last change is older than this")
+	gc.Flags().String("older-than", "", "remove records whose last change is older than this (default: the retention)")
 
 	initc := &cobra.Command{
 		Use:   "init",
@@ -291,7 +308,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 				b = append(b, ',')
 			}
 			o := &jsonObject{}
-			recordJSON(o, r, defaultRetain)
+			recordJSON(o, r, opts.Retain)
 			b = append(b, o.line()...)
 			b = b[:len(b)-1]
 		}
@@ -358,7 +375,7 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, defaultRetain)
+		recordJSON(o, r, opts.Retain)
 		_, err := ios.Out.Write(o.line())
 		return err
 	}
@@ -390,8 +407,8 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		}
 		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, orDash(o.out.SHA256), t)
 	}
-	if ledger.Expired(r, defaultRetain, time.Now()) {
-		fmt.Fprintf(tw, "expired:\tyes (older than the default retention, 7d)\n")
+	if ledger.Expired(r, opts.Retain, time.Now()) {
+		fmt.Fprintf(tw, "expired:\tyes (older than the retention, %s)\n", opts.f.Config.GetString("retain"))
 	}
 	return tw.Flush()
 }
@@ -428,7 +445,7 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, defaultRetain)
+		recordJSON(o, r, opts.Retain)
 		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
@@ -473,7 +490,17 @@ func (opts *ledgerOptions) forget(key string) error {
 	return nil
 }
 
-func (opts *ledgerOptions) gc(olderThan time.Duration) error {
+// gc removes the records older than olderThan; byRetention: olderThan is
+// the retention, and 0 means records are kept for ever.
+func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
+	if byRetention && olderThan <= 0 {
+		if opts.JSON {
+			_, err := fmt.Fprintf(opts.f.IO.Out, "{\"removed\":0}\n")
+			return err
+		}
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: the retention (%s) is 0, records are kept for ever: nothing removed (give --older-than to remove old records)\n", opts.f.Config.Source("retain"))
+		return nil
+	}
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
