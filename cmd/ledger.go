@@ -361,17 +361,11 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	}
 	ios := opts.f.IO
 	if stdout || stderr {
-		if stdout {
-			if _, err := ios.Out.Write(r.Stdout.Data); err != nil {
-				return err
-			}
-		}
+		name, out := "stdout", r.Stdout
 		if stderr {
-			if _, err := ios.Out.Write(r.Stderr.Data); err != nil {
-				return err
-			}
+			name, out = "stderr", r.Stderr
 		}
-		return nil
+		return opts.showStream(r, name, out)
 	}
 	if opts.JSON {
 		o := &jsonObject{}
@@ -405,7 +399,11 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		if o.out.Truncated {
 			t = fmt.Sprintf(" (truncated: %d bytes kept)", len(o.out.Data))
 		}
-		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, orDash(o.out.SHA256), t)
+		if o.out.SHA256 == "" {
+			fmt.Fprintf(tw, "%s:\tnot recorded\n", o.name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, o.out.SHA256, t)
 	}
 	if ledger.Expired(r, opts.Retain, time.Now()) {
 		fmt.Fprintf(tw, "expired:\tyes (older than the retention, %s)\n", opts.f.Config.GetString("retain"))
@@ -413,11 +411,26 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	return tw.Flush()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+// showStream prints a recorded stream's bytes as they are, and says on
+// stderr when they are not the whole stream: a stream past the cap kept
+// its first bytes only; an attempt whose holder died before recording its
+// outcome (a record running, or unknown from it) has no stream at all,
+// which is a negative answer, not an empty output.
+func (opts *ledgerOptions) showStream(r *ledger.Record, name string, out ledger.Output) error {
+	if out.SHA256 == "" {
+		how := "ended without its output recorded (state " + string(r.State) + ")"
+		if r.State == ledger.Running {
+			how = "is running, or its holder died before recording its output"
+		}
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: its attempt %d %s", shownText(r.Key), name, r.Attempt, how)}
 	}
-	return s
+	if _, err := opts.f.IO.Out.Write(out.Data); err != nil {
+		return err
+	}
+	if out.Truncated {
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: the recorded %s was truncated: printed %d of its %d bytes (sha256 %s)\n", name, len(out.Data), out.Length, out.SHA256)
+	}
+	return nil
 }
 
 func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) error {
