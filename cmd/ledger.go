@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -341,8 +344,86 @@ func shownText(s string) string {
 	return strconv.Quote(s)
 }
 
-func notFound(key string) error {
-	return &codeError{Code: exitNegative, Err: fmt.Errorf("no record for key %s", key)}
+// notFound is the negative answer for a key without a record, with a
+// hint naming the recorded keys that look like it (see similarKey).
+func notFound(ctx context.Context, s ledger.Store, key string) error {
+	err := &hintedError{msg: "no record for key " + key}
+	if recs, lerr := s.List(ctx, ledger.Filter{}); lerr == nil {
+		var like []string
+		for _, r := range recs {
+			if similarKey(key, r.Key) {
+				like = append(like, shownText(r.Key))
+			}
+		}
+		const most = 3
+		switch n := len(like); {
+		case n == 1:
+			err.hint = "a key is matched exactly; a recorded key looks like it: " + like[0]
+		case n > most:
+			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s, …", n, strings.Join(like[:most], ", "))
+		case n > 1:
+			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s", n, strings.Join(like, ", "))
+		}
+	}
+	return &codeError{Code: exitNegative, Err: err}
+}
+
+// similarKey reports whether a recorded key looks like the one given: it
+// holds the given text, ignoring case (an abridged key, one without its
+// --prefix, or upper-case); it starts and ends as a key abridged with an
+// ellipsis does ("fbc7…002c", "fbc7...002c"); or both encode the same
+// digest in any --format and with any --prefix.
+func similarKey(given, recorded string) bool {
+	g, r := strings.ToLower(given), strings.ToLower(recorded)
+	if len(g) >= 4 && strings.Contains(r, g) {
+		return true
+	}
+	for _, dots := range []string{"…", "..."} {
+		if head, tail, ok := strings.Cut(g, dots); ok && len(head)+len(tail) >= 4 &&
+			strings.HasPrefix(r, head) && strings.HasSuffix(r[len(head):], tail) {
+			return true
+		}
+	}
+	gd, gu, ok1 := keyDigest(given)
+	rd, ru, ok2 := keyDigest(recorded)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if gu || ru {
+		// A uuid holds the digest's first 16 bytes, with version and
+		// variant bits set.
+		a, b := [16]byte(gd[:16]), [16]byte(rd[:16])
+		for _, u := range []*[16]byte{&a, &b} {
+			u[6] &= 0x0F
+			u[8] &= 0x3F
+		}
+		return a == b
+	}
+	return bytes.Equal(gd, rd)
+}
+
+// keyDigest decodes the digest a formatted key ends with (after any
+// prefix): 32 bytes of hex or base64url, or a uuid's 16 bytes.
+func keyDigest(key string) (digest []byte, isUUID, ok bool) {
+	if len(key) >= 64 {
+		if d, err := hex.DecodeString(key[len(key)-64:]); err == nil {
+			return d, false, true
+		}
+	}
+	if len(key) >= 36 {
+		u := key[len(key)-36:]
+		if u[8] == '-' && u[13] == '-' && u[18] == '-' && u[23] == '-' {
+			if d, err := hex.DecodeString(strings.ReplaceAll(u, "-", "")); err == nil {
+				return d, true, true
+			}
+		}
+	}
+	if len(key) >= 43 {
+		if d, err := base64.RawURLEncoding.DecodeString(key[len(key)-43:]); err == nil && len(d) == 32 {
+			return d, false, true
+		}
+	}
+	return nil, false, false
 }
 
 func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
@@ -357,7 +438,7 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		return err
 	}
 	if r == nil {
-		return notFound(key)
+		return notFound(ctx, s, key)
 	}
 	ios := opts.f.IO
 	if stdout || stderr {
@@ -448,7 +529,7 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	})
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		return notFound(key)
+		return notFound(ctx, s, key)
 	case errors.Is(err, ledger.ErrBusy):
 		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
 	case errors.Is(err, ledger.ErrNotUnknown):
@@ -493,7 +574,7 @@ func (opts *ledgerOptions) forget(key string) error {
 		_ = kl.RemoveLock(key)
 	}
 	if !ok {
-		return notFound(key)
+		return notFound(ctx, s, key)
 	}
 	if opts.JSON {
 		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"key\":%s,\"forgotten\":true}\n", strconv.Quote(key))
