@@ -577,7 +577,8 @@ func (opts *ledgerOptions) forget(key string) error {
 		return notFound(ctx, s, key)
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"key\":%s,\"forgotten\":true}\n", strconv.Quote(key))
+		o := (&jsonObject{}).str("key", key).bool("forgotten", true)
+		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.Err, "idemkey: forgot %s\n", key)
@@ -677,7 +678,9 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
+		// JSON text is UTF-8: a path's other bytes show as U+FFFD.
+		o := (&jsonObject{}).str("ledger", strings.ToValidUTF8(redactStoreURL(opts.Ledger), "\uFFFD"))
+		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", desc)

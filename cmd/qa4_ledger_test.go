@@ -146,3 +146,27 @@ func TestLedgerQA4GCFollowsRetention(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerQA4JSONValid: every --json answer is one valid JSON document,
+// whatever the key or path holds. forget and init quoted with Go's
+// strconv.Quote, whose \U000e0001 and \x1b escapes are not JSON (a
+// --prefix may hold U+E0001, a path ESC or a byte that is not UTF-8).
+func TestLedgerQA4JSONValid(t *testing.T) {
+	key := "\U000E0001p\u2028-" + strings.Repeat("ab", 32)
+	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+		s.put(t, key, ledger.Failed, time.Hour)
+		for _, args := range [][]string{{"ls"}, {"show", key}, {"forget", key}, {"gc", "--older-than", "0s"}, {"init"}} {
+			r := s.ledger(t, nil, append(args, "--json")...)
+			if r.code != 0 || !json.Valid([]byte(r.stdout)) || strings.Count(r.stdout, "\n") != 1 {
+				t.Errorf("ledger %s --json: exit %d, not one valid JSON line: %q\n%s", args[0], r.code, r.stdout, r.stderr)
+			}
+		}
+	})
+	spec := filepath.Join(t.TempDir(), "a\x1b[31m\xffb.db")
+	s := &qa4Store{spec: spec}
+	r := s.ledger(t, nil, "init", "--json")
+	var m map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &m); r.code != 0 || err != nil || !strings.HasSuffix(m["ledger"], "a\x1b[31m\uFFFDb.db") {
+		t.Fatalf("init --json of %q: exit %d, %v: %q\n%s", spec, r.code, err, r.stdout, r.stderr)
+	}
+}
