@@ -46,7 +46,13 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 	addLedgerFlag(pf)
 	pf.Bool("json", false, "print JSON")
 	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
-	pre := func() error {
+	pre := func(args ...string) error {
+		// A KEY argument left empty (an unset variable in "$KEY") is a
+		// mistake on the command line, not a key without a record.
+		if len(args) > 0 && args[0] == "" {
+			return &UsageError{Err: errors.New("the KEY argument is empty"),
+				hint: "give a key as run, post or ledger ls show it"}
+		}
 		var err error
 		if opts.Ledger, err = f.ledgerSpec(); err != nil {
 			return err
@@ -88,7 +94,7 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 		Short: "Show a record: its state, attempt, times, and its outputs' lengths and sha256",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			out, _ := cmd.Flags().GetBool("stdout")
@@ -117,11 +123,15 @@ owns its effect whether it happened: --as succeeded makes later runs replay the
 record (with what output it has), --as failed lets the next run try again.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			asFlag, _ := cmd.Flags().GetString("as")
 			as := ledger.State(asFlag)
+			if asFlag == "" {
+				return &UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
+					hint: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
+			}
 			if as != ledger.Succeeded && as != ledger.Failed {
 				return usageErrorf("--as must be succeeded or failed, not %q", as)
 			}
@@ -137,7 +147,7 @@ record (with what output it has), --as failed lets the next run try again.`,
 		Short: "Remove a record: the next run of its step is attempt 1",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			return opts.forget(args[0])

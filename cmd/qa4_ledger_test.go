@@ -170,3 +170,66 @@ func TestLedgerQA4JSONValid(t *testing.T) {
 		t.Fatalf("init --json of %q: exit %d, %v: %q\n%s", spec, r.code, err, r.stdout, r.stderr)
 	}
 }
+
+// putRunning writes a running record with a lease (stores with leases).
+func (s *qa4Store) putRunning(t *testing.T, key string, lease time.Duration) {
+	t.Helper()
+	rec := &ledger.Record{Key: key, Task: "t1", Tool: "x", Kind: "run", Fingerprint: "f", Request: []byte("{}"),
+		State: ledger.Running, Attempt: 1, Holder: "h pid 1", ExitCode: ledger.NoExit, StartedAt: time.Now()}
+	if ok, err := s.store.Insert(context.Background(), rec, lease); err != nil || !ok {
+		t.Fatalf("insert %s: %v %v", key, ok, err)
+	}
+}
+
+// TestLedgerQA4ResolveForgetStates: resolve and forget by state, on each
+// store: a running record with a live holder is refused (exit 1, the
+// record unchanged); one whose holder is dead (its lock free, its lease
+// run out) is settled; a known outcome is refused; --reason is kept; the
+// usage errors exit 2 with nothing on stdout.
+func TestLedgerQA4ResolveForgetStates(t *testing.T) {
+	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+		_, leases := s.store.(keyLocker)
+		leases = !leases
+		if leases {
+			s.putRunning(t, "alive", time.Minute)
+			for _, args := range [][]string{{"resolve", "alive", "--as", "failed"}, {"forget", "alive"}} {
+				if r := s.ledger(t, nil, args...); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "holder is alive") {
+					t.Errorf("%s of a live running record: exit %d %q\n%s", args[0], r.code, r.stdout, r.stderr)
+				}
+			}
+			if m := s.ledger(t, nil, "show", "alive", "--json").json(t); m["state"] != "running" {
+				t.Errorf("the live record changed: %v", m)
+			}
+			s.putRunning(t, "dead", time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
+		} else {
+			// No process holds the key's lock: the holder is dead.
+			s.putRunning(t, "dead", 0)
+		}
+		r := s.ledger(t, nil, "resolve", "dead", "--as", "succeeded", "--reason", "deploy v2 is live", "--json")
+		m := r.json(t)
+		if r.code != 0 || m["state"] != "succeeded" || m["exit_code"] != float64(0) || !strings.Contains(m["reason"].(string), "deploy v2 is live") {
+			t.Fatalf("resolve of a dead running record: exit %d %v\n%s", r.code, m, r.stderr)
+		}
+		if r := s.ledger(t, nil, "resolve", "dead", "--as", "failed"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "is succeeded, not unknown") {
+			t.Errorf("resolve twice: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		for _, args := range [][]string{{"resolve", "dead"}, {"resolve", "dead", "--as", "unknown"}, {"resolve", "dead", "--as", "running"}, {"show", ""}, {"resolve", "", "--as", "failed"}, {"forget", ""}} {
+			if r := s.ledger(t, nil, args...); r.code != 2 || r.stdout != "" {
+				t.Errorf("ledger %q: exit %d %q, want a usage error\n%s", args, r.code, r.stdout, r.stderr)
+			}
+		}
+		if r := s.ledger(t, nil, "resolve", "dead"); !strings.Contains(r.stderr, "error: resolve needs --as succeeded or --as failed\n") {
+			t.Errorf("resolve without --as:\n%s", r.stderr)
+		}
+		if r := s.ledger(t, nil, "show", ""); !strings.Contains(r.stderr, "error: the KEY argument is empty\n") {
+			t.Errorf("show of an empty key:\n%s", r.stderr)
+		}
+		if r := s.ledger(t, nil, "forget", "dead", "--json"); r.code != 0 || r.json(t)["forgotten"] != true {
+			t.Errorf("forget: exit %d\n%s", r.code, r.stderr)
+		}
+		if r := s.ledger(t, nil, "forget", "dead"); r.code != 1 || r.stdout != "" {
+			t.Errorf("forget twice: exit %d %q", r.code, r.stdout)
+		}
+	})
+}
