@@ -679,7 +679,7 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	// The URL is redacted alone: a space in it may be a password's.
-	desc := redactStoreURL(opts.Ledger)
+	desc := shownText(redactStoreURL(opts.Ledger))
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)
 	}); ok {

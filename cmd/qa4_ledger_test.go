@@ -233,3 +233,19 @@ func TestLedgerQA4ResolveForgetStates(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerQA4InitPathShown: ledger init names its ledger on stderr
+// without passing a path's control characters to the terminal (an ESC
+// sequence in a path was printed as it is); the same for the line that
+// says a ledger does not exist.
+func TestLedgerQA4InitPathShown(t *testing.T) {
+	s := &qa4Store{spec: filepath.Join(t.TempDir(), "a\x1b[31mb.db")}
+	r := s.ledger(t, nil, "ls")
+	if r.code != 0 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `a\x1b[31mb.db`) {
+		t.Fatalf("ls of a missing ledger: exit %d: %q", r.code, r.stderr)
+	}
+	r = s.ledger(t, nil, "init")
+	if r.code != 0 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `a\x1b[31mb.db`) {
+		t.Fatalf("init: exit %d: %q", r.code, r.stderr)
+	}
+}
