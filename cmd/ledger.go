@@ -195,21 +195,28 @@ removed only once its holder is dead.`,
 }
 
 // open opens the ledger for a command that reads or settles records. A
-// SQLite ledger that does not exist is not created (a mistyped --ledger
-// would leave a new file and directory behind): it holds no records, and
-// a line on stderr says where the command looked.
+// ledger that does not exist (a SQLite file, a PostgreSQL table) is not
+// created: a mistyped --ledger or table= would leave a new file and
+// directory, or a table, behind. It holds no records, and a line on
+// stderr says where the command looked.
 func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
-	path, ok := localLedgerPath(opts.Ledger)
-	if !ok {
-		return opts.f.openLedger(ctx, opts.Ledger)
+	spec := opts.Ledger
+	var s ledger.Store
+	var err error
+	if path, ok := localLedgerPath(spec); ok {
+		spec = path
+		s, err = openSQLiteExisting(ctx, path)
+	} else if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		s, err = openPostgresExisting(ctx, spec)
+	} else {
+		return opts.f.openLedger(ctx, spec)
 	}
-	s, err := openSQLiteExisting(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(path))
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(redactStoreURL(spec)))
 		return noLedger{}, nil
 	}
 	if err != nil {
-		return nil, &ledgerUnavailable{spec: path, err: err}
+		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
 	return s, nil
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/postgres"
 	"github.com/idemkey/idemkey/derive/ledger/redis"
@@ -247,5 +249,54 @@ func TestLedgerQA4InitPathShown(t *testing.T) {
 	r = s.ledger(t, nil, "init")
 	if r.code != 0 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `a\x1b[31mb.db`) {
 		t.Fatalf("init: exit %d: %q", r.code, r.stderr)
+	}
+}
+
+// TestLedgerQA4PostgresNoTableCreated: on PostgreSQL, as for a SQLite
+// file, the commands that read or settle records create no ledger: a
+// database without the table (or a mistyped table=) holds no records, and
+// only init, run and post create the table. ls created it on first use.
+func TestLedgerQA4PostgresNoTableCreated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	url := pgStore(t).url + "&table=ledgr_typo"
+	if !strings.Contains(url, "?") {
+		url = strings.Replace(url, "&table=", "?table=", 1)
+	}
+	s := &qa4Store{spec: url}
+	tableExists := func() bool {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url[:strings.Index(url, "table=")-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass('ledgr_typo') IS NOT NULL`).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	r := s.ledger(t, nil, "ls", "--json")
+	if r.code != 0 || r.stdout != "[]\n" || !strings.Contains(r.stderr, "idemkey: no ledger at postgres://") || strings.Contains(r.stderr, "ledger init creates it") == false {
+		t.Errorf("ls: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"show", "k"}, {"resolve", "k", "--as", "failed"}, {"forget", "k"}} {
+		if r := s.ledger(t, nil, args...); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "no record for key k") {
+			t.Errorf("%s: exit %d %q\n%s", args[0], r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := s.ledger(t, nil, "gc", "--older-than", "0s", "--json"); r.code != 0 || r.stdout != "{\"removed\":0}\n" {
+		t.Errorf("gc: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if tableExists() {
+		t.Fatal("a ledger command that reads created the table")
+	}
+	if r := s.ledger(t, nil, "init"); r.code != 0 || !tableExists() {
+		t.Fatalf("init: exit %d, table there: %v\n%s", r.code, tableExists(), r.stderr)
+	}
+	if r := s.ledger(t, nil, "ls"); r.code != 0 || strings.Contains(r.stderr, "no ledger at") {
+		t.Fatalf("ls after init: exit %d\n%s", r.code, r.stderr)
 	}
 }

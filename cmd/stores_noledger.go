@@ -18,6 +18,7 @@ func openPostgres(context.Context, string) (ledger.Store, error)            { re
 func openRedis(context.Context, string, func(string)) (ledger.Store, error) { return nil, errNoStores }
 func openSQLite(context.Context, string) (ledger.Store, error)              { return nil, errNoStores }
 func openSQLiteExisting(context.Context, string) (ledger.Store, error)      { return nil, errNoStores }
+func openPostgresExisting(context.Context, string) (ledger.Store, error)    { return nil, errNoStores }
 func redactPostgres(s string) string                                        { return redactURL(s) }
 func redactRedis(s string) string                                           { return redactURL(s) }
 func isLocked(error) bool                                                   { return false }
