@@ -38,7 +38,14 @@ succeeded, failed or unknown.
 The ledger is a SQLite file on this machine: --ledger PATH, IDEMKEY_LEDGER,
 or $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db);
 or, shared by a fleet of machines, a PostgreSQL or Redis server:
---ledger postgres://… (postgresql://) or redis://… (rediss://).`,
+--ledger postgres://… (postgresql://) or redis://… (rediss://).
+Only init, run and post create a ledger: the other commands read a
+missing one as empty, and say so.
+
+Exit codes: 0 done; 1 a negative answer (no record for the key; resolve
+of a known outcome or of a step whose holder is alive; forget of a step
+whose holder is alive; show --stdout/--stderr of a stream never
+recorded); 2 usage, or a ledger that cannot be used.`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
