@@ -197,8 +197,28 @@ removed only once its holder is dead.`,
 			return opts.init()
 		},
 	}
+	for _, c := range []*cobra.Command{show, resolve, forget} {
+		c.SetFlagErrorFunc(keyFlagError)
+	}
 	cmd.AddCommand(ls, show, resolve, forget, gc, initc)
 	return cmd
+}
+
+// keyFlagError is the usage error of a flag that did not parse; when the
+// "flag" is a key (its --prefix starts with '-'), the hint says it goes
+// after --.
+func keyFlagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	tok := ""
+	if i := strings.LastIndex(msg, " in -"); i >= 0 && strings.HasPrefix(msg, "unknown shorthand flag:") {
+		tok = msg[i+len(" in "):]
+	} else if t, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
+		tok = t
+	}
+	if _, _, isKey := keyDigest(tok); isKey && plainText(tok) {
+		return &UsageError{Err: err, hint: fmt.Sprintf("a key that starts with - goes after --: %s -- %s", c.CommandPath(), tok)}
+	}
+	return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 }
 
 // open opens the ledger for a command that reads or settles records. A
