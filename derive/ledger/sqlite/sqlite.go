@@ -155,6 +155,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	f.Close()
+	// A symbolic link to the ledger is the ledger: its key locks (and the
+	// file-system check) are the file's, or each name of one ledger would
+	// have its own locks, and a key held through one name would be free
+	// through the other.
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		if err := checkFS(filepath.Dir(real), opts.FSType); err != nil {
+			return nil, err
+		}
+		path = real
+	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
 		busy = 10 * time.Second

@@ -168,6 +168,58 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 }
 
+// TestLockThroughSymlink: a ledger opened through a symbolic link to its
+// file is the same ledger, with the same key locks (they were in
+// link.db.locks/ beside the link, so a process holding a key through one
+// name was invisible to a process using the other: a second holder
+// could take the key over, or ledger resolve settle it, while the first
+// still ran). A dangling link made before the ledger exists too.
+func TestLockThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "ledger.db")
+	a := open(t, real, Options{})
+	for _, link := range []string{"link.db", "sub/link.db"} {
+		p := filepath.Join(dir, link)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.Symlink(real, p); err != nil {
+			t.Fatal(err)
+		}
+		b := open(t, p, Options{})
+		f, err := a.LockKey("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.LockKey("k"); !errors.Is(err, ErrLocked) {
+			t.Errorf("%s: the key locked through the file is free through the link (%v)", link, err)
+		}
+		f.Close()
+		g, err := b.LockKey("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.LockKey("k"); !errors.Is(err, ErrLocked) {
+			t.Errorf("%s: the key locked through the link is free through the file (%v)", link, err)
+		}
+		g.Close()
+	}
+	// A dangling link: Open creates the file it names; the locks are the
+	// file's from the first open on.
+	real2 := filepath.Join(dir, "later.db")
+	link2 := filepath.Join(dir, "later-link.db")
+	if err := os.Symlink(real2, link2); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, link2, Options{})
+	f, err := c.LockKey("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := open(t, real2, Options{}).LockKey("k"); !errors.Is(err, ErrLocked) {
+		t.Errorf("dangling link: the key locked through it is free through the file (%v)", err)
+	}
+}
+
 func TestLockKey(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
 	f, err := s.LockKey("k")
