@@ -565,6 +565,18 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 		return err
 	}
 	defer s.Close()
+	if as == ledger.Succeeded {
+		// post replays a succeeded record's saved response: without one
+		// it would fail on every later call of the key.
+		if r, _, err := s.Get(ctx, key); err != nil {
+			return err
+		} else if r != nil && r.Kind == "post" && len(r.Meta) == 0 {
+			return &codeError{Code: exitNegative, Err: &hintedError{
+				msg:  fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", shownText(key)),
+				hint: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
+			}}
+		}
+	}
 	var r *ledger.Record
 	err = withLock(s, key, func(locked bool) error {
 		var err error

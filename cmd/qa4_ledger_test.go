@@ -300,3 +300,32 @@ func TestLedgerQA4PostgresNoTableCreated(t *testing.T) {
 		t.Fatalf("ls after init: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestLedgerQA4ResolvePostWithoutResponse: a post record whose response
+// was never saved (idemkey died mid-request) cannot be resolved as
+// succeeded: post would have nothing to replay. It was accepted, and
+// every later post of the key then failed with exit 2 ("has no saved
+// response: unexpected end of JSON input") until the record was
+// forgotten. --as failed (the next post retries with the same key) is
+// still allowed.
+func TestLedgerQA4ResolvePostWithoutResponse(t *testing.T) {
+	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+		end := time.Now()
+		rec := &ledger.Record{Key: "kp", Task: "t1", Tool: "pay", Kind: "post", Fingerprint: "f", Request: []byte("{}"),
+			State: ledger.Unknown, Attempt: 1, Holder: "h pid 1", ExitCode: ledger.NoExit, StartedAt: end.Add(-time.Second), EndedAt: end,
+			Reason: "holder died: its lock was free while the record said running"}
+		if ok, err := s.store.Insert(context.Background(), rec, 0); err != nil || !ok {
+			t.Fatalf("insert: %v %v", ok, err)
+		}
+		r := s.ledger(t, nil, "resolve", "kp", "--as", "succeeded")
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "no saved response") {
+			t.Fatalf("resolve --as succeeded of a post without a response: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		if m := s.ledger(t, nil, "show", "kp", "--json").json(t); m["state"] != "unknown" {
+			t.Fatalf("the record changed: %v", m)
+		}
+		if r := s.ledger(t, nil, "resolve", "kp", "--as", "failed"); r.code != 0 {
+			t.Fatalf("resolve --as failed: exit %d\n%s", r.code, r.stderr)
+		}
+	})
+}
