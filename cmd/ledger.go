@@ -524,7 +524,11 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		if o.out.Truncated {
 			t = fmt.Sprintf(" (truncated: %d bytes kept)", len(o.out.Data))
 		}
-		if o.out.SHA256 == "" {
+		switch {
+		case o.out.SHA256 == "" && r.Kind == "post" && o.name == "stderr":
+			fmt.Fprintf(tw, "%s:\tnone (post records the response's body as stdout)\n", o.name)
+			continue
+		case o.out.SHA256 == "":
 			fmt.Fprintf(tw, "%s:\tnot recorded\n", o.name)
 			continue
 		}
@@ -543,11 +547,14 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 // which is a negative answer, not an empty output.
 func (opts *ledgerOptions) showStream(r *ledger.Record, name string, out ledger.Output) error {
 	if out.SHA256 == "" {
-		how := "ended without its output recorded (state " + string(r.State) + ")"
-		if r.State == ledger.Running {
-			how = "is running, or its holder died before recording its output"
+		why := fmt.Sprintf("its attempt %d ended without its output recorded (state %s)", r.Attempt, r.State)
+		switch {
+		case r.Kind == "post" && name == "stderr":
+			why = "post records the response's body (--stdout), no stderr"
+		case r.State == ledger.Running:
+			why = fmt.Sprintf("its attempt %d is running, or its holder died before recording its output", r.Attempt)
 		}
-		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: its attempt %d %s", shownText(r.Key), name, r.Attempt, how)}
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: %s", shownText(r.Key), name, why)}
 	}
 	if _, err := opts.f.IO.Out.Write(out.Data); err != nil {
 		return err

@@ -329,3 +329,30 @@ func TestLedgerQA4ResolvePostWithoutResponse(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerQA4ShowPostStreams: a post record keeps the response's body
+// as stdout and no stderr: show --stderr says so (exit 1, as for any
+// stream not recorded), and show names it as none, not as a stream lost.
+func TestLedgerQA4ShowPostStreams(t *testing.T) {
+	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+		end := time.Now()
+		body := []byte("created\n")
+		rec := &ledger.Record{Key: "kp", Task: "t1", Tool: "pay", Kind: "post", Fingerprint: "f", Request: []byte("{}"),
+			State: ledger.Succeeded, Attempt: 1, Holder: "h pid 1", ExitCode: 0, StartedAt: end.Add(-time.Second), EndedAt: end,
+			Stdout: ledger.Output{Data: body, Length: 8, SHA256: "59134a4054b27a3fc30e1ac81d9b9168dc0561f65982151324a021fe8ce88d06"},
+			Meta:   []byte(`{"status":201}`)}
+		if ok, err := s.store.Insert(context.Background(), rec, 0); err != nil || !ok {
+			t.Fatalf("insert: %v %v", ok, err)
+		}
+		if r := s.ledger(t, nil, "show", "kp", "--stdout"); r.code != 0 || r.stdout != string(body) || r.stderr != "" {
+			t.Errorf("show --stdout: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		r := s.ledger(t, nil, "show", "kp", "--stderr")
+		if r.code != 1 || r.stdout != "" || r.stderr != "idemkey: error: kp has no recorded stderr: post records the response's body (--stdout), no stderr\n" {
+			t.Errorf("show --stderr: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+		}
+		if r := s.ledger(t, nil, "show", "kp"); !strings.Contains(r.stdout, "stderr:    none (post records the response's body as stdout)\n") {
+			t.Errorf("show:\n%s", r.stdout)
+		}
+	})
+}
