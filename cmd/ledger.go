@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/spf13/cobra"
@@ -60,6 +61,10 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 			return &UsageError{Err: errors.New("the KEY argument is empty"),
 				hint: "give a key as run, post or ledger ls show it"}
 		}
+		if len(args) > 0 && !utf8.ValidString(args[0]) {
+			// No key is: keys are ASCII after a UTF-8 --prefix.
+			return usageErrorf("the KEY argument is not valid UTF-8: no recorded key is")
+		}
 		var err error
 		if opts.Ledger, err = f.ledgerSpec(); err != nil {
 			return err
@@ -85,6 +90,12 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 			task, _ := fl.GetString("task")
 			tool, _ := fl.GetString("tool")
 			state, _ := fl.GetString("state")
+			for _, v := range []struct{ flag, val string }{{"--task", task}, {"--tool", tool}} {
+				if !utf8.ValidString(v.val) {
+					// run refuses such a task id or tool name.
+					return usageErrorf("%s is not valid UTF-8: no recorded task id or tool name is", v.flag)
+				}
+			}
 			flt := ledger.Filter{Task: task, Tool: tool, State: ledger.State(state)}
 			if flt.State != "" && !flt.State.Valid() {
 				return usageErrorf("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)

@@ -356,3 +356,20 @@ func TestLedgerQA4ShowPostStreams(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerQA4NotUTF8: a KEY, --task or --tool that is not UTF-8 cannot
+// name a record (run refuses such a task or tool, and keys are ASCII or
+// a UTF-8 prefix): a usage error on every store. PostgreSQL failed the
+// query ("invalid byte sequence for encoding UTF8", exit 2 as a ledger
+// error) where SQLite and Redis answered "no record" (exit 1).
+func TestLedgerQA4NotUTF8(t *testing.T) {
+	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+		for _, args := range [][]string{{"show", "ab\xffcd"}, {"resolve", "ab\xffcd", "--as", "failed"}, {"forget", "ab\xffcd"},
+			{"ls", "--task", "t\xff"}, {"ls", "--tool", "\xfex"}} {
+			r := s.ledger(t, nil, args...)
+			if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "is not valid UTF-8") || strings.Contains(r.stderr, "SQLSTATE") {
+				t.Errorf("ledger %q: exit %d %q\n%s", args, r.code, r.stdout, r.stderr)
+			}
+		}
+	})
+}
