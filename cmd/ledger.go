@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -242,6 +244,10 @@ func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
 	var s ledger.Store
 	var err error
 	if path, ok := localLedgerPath(spec); ok {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil, &ledgerUnavailable{spec: path, err: &UsageError{Err: errors.New("is a directory, not a ledger file"),
+				hint: "give the ledger's file, e.g. --ledger " + shownText(filepath.Join(path, "ledger.db"))}}
+		}
 		spec = path
 		s, err = openSQLiteExisting(ctx, path)
 	} else if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
