@@ -430,10 +430,11 @@ func notFound(ctx context.Context, s ledger.Store, key string) error {
 }
 
 // similarKey reports whether a recorded key looks like the one given
-// (around which spaces are ignored): it holds the given text, ignoring case (an abridged key, one without its
-// --prefix, or upper-case); it starts and ends as a key abridged with an
-// ellipsis does ("fbc7…002c", "fbc7...002c"); or both encode the same
-// digest in any --format and with any --prefix.
+// (spaces around it ignored): it holds the given text, ignoring case (an
+// abridged key, one without its --prefix, or upper-case); it starts and
+// ends as a key abridged with an ellipsis does ("fbc7…002c",
+// "fbc7...002c"); or both encode the same digest in any --format and
+// with any --prefix.
 func similarKey(given, recorded string) bool {
 	given = strings.TrimSpace(given) // pasted with a space or a newline
 	g, r := strings.ToLower(given), strings.ToLower(recorded)
