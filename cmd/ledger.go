@@ -1,12 +1,20 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/spf13/cobra"
@@ -16,6 +24,9 @@ type ledgerOptions struct {
 	f      *Factory
 	Ledger string
 	JSON   bool
+	// Retain is the retention run uses (its --retain setting): finished
+	// records older than this are expired, and gc removes them.
+	Retain time.Duration
 }
 
 func newLedgerCmd(f *Factory) *cobra.Command {
@@ -30,18 +41,41 @@ succeeded, failed or unknown.
 The ledger is a SQLite file on this machine: --ledger PATH, IDEMKEY_LEDGER,
 or $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db);
 or, shared by a fleet of machines, a PostgreSQL or Redis server:
---ledger postgres://… (postgresql://) or redis://… (rediss://).`,
+--ledger postgres://… (postgresql://) or redis://… (rediss://).
+Only init, run and post create a ledger: the other commands read a
+missing one as empty, and say so.
+
+Exit codes: 0 done; 1 a negative answer (no record for the key; resolve
+of a known outcome or of a step whose holder is alive; forget of a step
+whose holder is alive; show --stdout/--stderr of a stream never
+recorded); 2 usage, or a ledger that cannot be used.`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
 	addLedgerFlag(pf)
 	pf.Bool("json", false, "print JSON")
-	pre := func() error {
+	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
+	pre := func(args ...string) error {
+		// A KEY argument left empty (an unset variable in "$KEY") is a
+		// mistake on the command line, not a key without a record.
+		if len(args) > 0 && args[0] == "" {
+			return &UsageError{Err: errors.New("the KEY argument is empty"),
+				hint: "give a key as run, post or ledger ls show it"}
+		}
+		if len(args) > 0 && !utf8.ValidString(args[0]) {
+			// No key is: keys are ASCII after a UTF-8 --prefix.
+			return usageErrorf("the KEY argument is not valid UTF-8: no recorded key is")
+		}
 		var err error
-		opts.Ledger, err = f.ledgerSpec()
+		if opts.Ledger, err = f.ledgerSpec(); err != nil {
+			return err
+		}
 		opts.JSON = f.Config.GetBool("json")
-		return err
+		if opts.Retain, err = parseDays(f.Config.GetString("retain")); err != nil {
+			return f.Config.Unparsable("retain", err)
+		}
+		return nil
 	}
 
 	ls := &cobra.Command{
@@ -58,6 +92,12 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 			task, _ := fl.GetString("task")
 			tool, _ := fl.GetString("tool")
 			state, _ := fl.GetString("state")
+			for _, v := range []struct{ flag, val string }{{"--task", task}, {"--tool", tool}} {
+				if !utf8.ValidString(v.val) {
+					// run refuses such a task id or tool name.
+					return usageErrorf("%s is not valid UTF-8: no recorded task id or tool name is", v.flag)
+				}
+			}
 			flt := ledger.Filter{Task: task, Tool: tool, State: ledger.State(state)}
 			if flt.State != "" && !flt.State.Valid() {
 				return usageErrorf("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
@@ -74,7 +114,7 @@ or, shared by a fleet of machines, a PostgreSQL or Redis server:
 		Short: "Show a record: its state, attempt, times, and its outputs' lengths and sha256",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			out, _ := cmd.Flags().GetBool("stdout")
@@ -103,11 +143,15 @@ owns its effect whether it happened: --as succeeded makes later runs replay the
 record (with what output it has), --as failed lets the next run try again.`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			asFlag, _ := cmd.Flags().GetString("as")
 			as := ledger.State(asFlag)
+			if asFlag == "" {
+				return &UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
+					hint: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
+			}
 			if as != ledger.Succeeded && as != ledger.Failed {
 				return usageErrorf("--as must be succeeded or failed, not %q", as)
 			}
@@ -123,7 +167,7 @@ record (with what output it has), --as failed lets the next run try again.`,
 		Short: "Remove a record: the next run of its step is attempt 1",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(); err != nil {
+			if err := pre(args...); err != nil {
 				return err
 			}
 			return opts.forget(args[0])
@@ -132,20 +176,28 @@ record (with what output it has), --as failed lets the next run try again.`,
 
 	gc := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove records older than --older-than (default 7d)",
-		Args:  rangeArgs(0, 0),
+		Short: "Remove records older than --older-than (default: the retention, --retain, 7d)",
+		Long: `Remove records whose last change is older than --older-than, by default
+the retention run uses (--retain, IDEMKEY_RETAIN or the config file's
+retain; 7d): the records run ignores. With a retention of 0 (records kept
+for ever), gc without --older-than removes nothing. A running record is
+removed only once its holder is dead.`,
+		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := pre(); err != nil {
 				return err
+			}
+			if !f.Config.IsSet("older-than") {
+				return opts.gc(opts.Retain, true)
 			}
 			d, err := parseDays(f.Config.GetString("older-than"))
 			if err != nil {
 				return usageErrorf("invalid --older-than: %v", err)
 			}
-			return opts.gc(d)
+			return opts.gc(d, false)
 		},
 	}
-	gc.Flags().String("older-than", "7d", "remove records whose last change is older than this")
+	gc.Flags().String("older-than", "", "remove records whose last change is older than this (default: the retention)")
 
 	initc := &cobra.Command{
 		Use:   "init",
@@ -158,13 +210,92 @@ record (with what output it has), --as failed lets the next run try again.`,
 			return opts.init()
 		},
 	}
+	for _, c := range []*cobra.Command{show, resolve, forget} {
+		c.SetFlagErrorFunc(keyFlagError)
+	}
 	cmd.AddCommand(ls, show, resolve, forget, gc, initc)
 	return cmd
 }
 
-func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
-	return opts.f.openLedger(ctx, opts.Ledger)
+// keyFlagError is the usage error of a flag that did not parse; when the
+// "flag" is a key (its --prefix starts with '-'), the hint says it goes
+// after --.
+func keyFlagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	tok := ""
+	if i := strings.LastIndex(msg, " in -"); i >= 0 && strings.HasPrefix(msg, "unknown shorthand flag:") {
+		tok = msg[i+len(" in "):]
+	} else if t, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
+		tok = t
+	}
+	if _, _, isKey := keyDigest(tok); isKey && plainText(tok) {
+		return &UsageError{Err: err, hint: fmt.Sprintf("a key that starts with - goes after --: %s -- %s", c.CommandPath(), tok)}
+	}
+	return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 }
+
+// open opens the ledger for a command that reads or settles records. A
+// ledger that does not exist (a SQLite file, a PostgreSQL table) is not
+// created: a mistyped --ledger or table= would leave a new file and
+// directory, or a table, behind. It holds no records, and a line on
+// stderr says where the command looked.
+func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
+	spec := opts.Ledger
+	var s ledger.Store
+	var err error
+	if path, ok := localLedgerPath(spec); ok {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil, &ledgerUnavailable{spec: path, err: &UsageError{Err: errors.New("is a directory, not a ledger file"),
+				hint: "give the ledger's file, e.g. --ledger " + shownText(filepath.Join(path, "ledger.db"))}}
+		}
+		spec = path
+		s, err = openSQLiteExisting(ctx, path)
+	} else if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		s, err = openPostgresExisting(ctx, spec)
+	} else {
+		return opts.f.openLedger(ctx, spec)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(redactStoreURL(spec)))
+		return noLedger{}, nil
+	}
+	if err != nil {
+		return nil, &ledgerUnavailable{spec: spec, err: err}
+	}
+	return s, nil
+}
+
+// localLedgerPath returns the SQLite file a ledger spec names, as
+// openLedger reads it; false for a URL or a connection string.
+func localLedgerPath(spec string) (string, bool) {
+	if path, ok := strings.CutPrefix(spec, "file:"); ok {
+		return path, true
+	}
+	if _, isURL := urlScheme(spec); isURL || looksLikeDSN(spec) {
+		return "", false
+	}
+	return spec, true
+}
+
+// noLedger is a ledger that does not exist: it holds no records, and is
+// never written.
+type noLedger struct{}
+
+var errNoLedger = errors.New("the ledger does not exist")
+
+func (noLedger) Get(context.Context, string) (*ledger.Record, bool, error) { return nil, false, nil }
+func (noLedger) Insert(context.Context, *ledger.Record, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) Swap(context.Context, ledger.Version, bool, *ledger.Record, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) Renew(context.Context, string, int64, time.Duration) (bool, error) {
+	return false, errNoLedger
+}
+func (noLedger) List(context.Context, ledger.Filter) ([]*ledger.Record, error) { return nil, nil }
+func (noLedger) Delete(context.Context, string, *ledger.Version) (bool, error) { return false, nil }
+func (noLedger) Close() error                                                  { return nil }
 
 // withLock runs fn holding the key's kernel lock when the store has one:
 // locked reports whether it did; busy, that another process holds it.
@@ -241,7 +372,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 				b = append(b, ',')
 			}
 			o := &jsonObject{}
-			recordJSON(o, r, defaultRetain)
+			recordJSON(o, r, opts.Retain)
 			b = append(b, o.line()...)
 			b = b[:len(b)-1]
 		}
@@ -274,8 +405,88 @@ func shownText(s string) string {
 	return strconv.Quote(s)
 }
 
-func notFound(key string) error {
-	return &codeError{Code: exitNegative, Err: fmt.Errorf("no record for key %s", key)}
+// notFound is the negative answer for a key without a record, with a
+// hint naming the recorded keys that look like it (see similarKey).
+func notFound(ctx context.Context, s ledger.Store, key string) error {
+	err := &hintedError{msg: "no record for key " + key}
+	if recs, lerr := s.List(ctx, ledger.Filter{}); lerr == nil {
+		var like []string
+		for _, r := range recs {
+			if similarKey(key, r.Key) {
+				like = append(like, shownText(r.Key))
+			}
+		}
+		const most = 3
+		switch n := len(like); {
+		case n == 1:
+			err.hint = "a key is matched exactly; a recorded key looks like it: " + like[0]
+		case n > most:
+			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s, …", n, strings.Join(like[:most], ", "))
+		case n > 1:
+			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s", n, strings.Join(like, ", "))
+		}
+	}
+	return &codeError{Code: exitNegative, Err: err}
+}
+
+// similarKey reports whether a recorded key looks like the one given
+// (spaces around it ignored): it holds the given text, ignoring case (an
+// abridged key, one without its --prefix, or upper-case); it starts and
+// ends as a key abridged with an ellipsis does ("fbc7…002c",
+// "fbc7...002c"); or both encode the same digest in any --format and
+// with any --prefix.
+func similarKey(given, recorded string) bool {
+	given = strings.TrimSpace(given) // pasted with a space or a newline
+	g, r := strings.ToLower(given), strings.ToLower(recorded)
+	if len(g) >= 4 && strings.Contains(r, g) {
+		return true
+	}
+	for _, dots := range []string{"…", "..."} {
+		if head, tail, ok := strings.Cut(g, dots); ok && len(head)+len(tail) >= 4 &&
+			strings.HasPrefix(r, head) && strings.HasSuffix(r[len(head):], tail) {
+			return true
+		}
+	}
+	gd, gu, ok1 := keyDigest(given)
+	rd, ru, ok2 := keyDigest(recorded)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if gu || ru {
+		// A uuid holds the digest's first 16 bytes, with version and
+		// variant bits set.
+		a, b := [16]byte(gd[:16]), [16]byte(rd[:16])
+		for _, u := range []*[16]byte{&a, &b} {
+			u[6] &= 0x0F
+			u[8] &= 0x3F
+		}
+		return a == b
+	}
+	return bytes.Equal(gd, rd)
+}
+
+// keyDigest decodes the digest a formatted key ends with (after any
+// prefix): 32 bytes of hex or base64url, or a uuid's 16 bytes.
+func keyDigest(key string) (digest []byte, isUUID, ok bool) {
+	if len(key) >= 64 {
+		if d, err := hex.DecodeString(key[len(key)-64:]); err == nil {
+			return d, false, true
+		}
+	}
+	if len(key) >= 36 {
+		u := key[len(key)-36:]
+		if u[8] == '-' && u[13] == '-' && u[18] == '-' && u[23] == '-' {
+			if d, err := hex.DecodeString(strings.ReplaceAll(u, "-", "")); err == nil {
+				return d, true, true
+			}
+		}
+	}
+	if len(key) >= 43 {
+		if d, err := base64.RawURLEncoding.DecodeString(key[len(key)-43:]); err == nil && len(d) == 32 {
+			return d, false, true
+		}
+	}
+	return nil, false, false
 }
 
 func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
@@ -290,25 +501,19 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		return err
 	}
 	if r == nil {
-		return notFound(key)
+		return notFound(ctx, s, key)
 	}
 	ios := opts.f.IO
 	if stdout || stderr {
-		if stdout {
-			if _, err := ios.Out.Write(r.Stdout.Data); err != nil {
-				return err
-			}
-		}
+		name, out := "stdout", r.Stdout
 		if stderr {
-			if _, err := ios.Out.Write(r.Stderr.Data); err != nil {
-				return err
-			}
+			name, out = "stderr", r.Stderr
 		}
-		return nil
+		return opts.showStream(r, name, out)
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, defaultRetain)
+		recordJSON(o, r, opts.Retain)
 		_, err := ios.Out.Write(o.line())
 		return err
 	}
@@ -338,19 +543,45 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		if o.out.Truncated {
 			t = fmt.Sprintf(" (truncated: %d bytes kept)", len(o.out.Data))
 		}
-		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, orDash(o.out.SHA256), t)
+		switch {
+		case o.out.SHA256 == "" && r.Kind == "post" && o.name == "stderr":
+			fmt.Fprintf(tw, "%s:\tnone (post records the response's body as stdout)\n", o.name)
+			continue
+		case o.out.SHA256 == "":
+			fmt.Fprintf(tw, "%s:\tnot recorded\n", o.name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, o.out.SHA256, t)
 	}
-	if ledger.Expired(r, defaultRetain, time.Now()) {
-		fmt.Fprintf(tw, "expired:\tyes (older than the default retention, 7d)\n")
+	if ledger.Expired(r, opts.Retain, time.Now()) {
+		fmt.Fprintf(tw, "expired:\tyes (older than the retention, %s)\n", opts.f.Config.GetString("retain"))
 	}
 	return tw.Flush()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+// showStream prints a recorded stream's bytes as they are, and says on
+// stderr when they are not the whole stream: a stream past the cap kept
+// its first bytes only; an attempt whose holder died before recording its
+// outcome (a record running, or unknown from it) has no stream at all,
+// which is a negative answer, not an empty output.
+func (opts *ledgerOptions) showStream(r *ledger.Record, name string, out ledger.Output) error {
+	if out.SHA256 == "" {
+		why := fmt.Sprintf("its attempt %d ended without its output recorded (state %s)", r.Attempt, r.State)
+		switch {
+		case r.Kind == "post" && name == "stderr":
+			why = "post records the response's body (--stdout), no stderr"
+		case r.State == ledger.Running:
+			why = fmt.Sprintf("its attempt %d is running, or its holder died before recording its output", r.Attempt)
+		}
+		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: %s", shownText(r.Key), name, why)}
 	}
-	return s
+	if _, err := opts.f.IO.Out.Write(out.Data); err != nil {
+		return err
+	}
+	if out.Truncated {
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: the recorded %s was truncated: printed %d of its %d bytes (sha256 %s)\n", name, len(out.Data), out.Length, out.SHA256)
+	}
+	return nil
 }
 
 func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) error {
@@ -360,6 +591,18 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 		return err
 	}
 	defer s.Close()
+	if as == ledger.Succeeded {
+		// post replays a succeeded record's saved response: without one
+		// it would fail on every later call of the key.
+		if r, _, err := s.Get(ctx, key); err != nil {
+			return err
+		} else if r != nil && r.Kind == "post" && len(r.Meta) == 0 {
+			return &codeError{Code: exitNegative, Err: &hintedError{
+				msg:  fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", shownText(key)),
+				hint: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
+			}}
+		}
+	}
 	var r *ledger.Record
 	err = withLock(s, key, func(locked bool) error {
 		var err error
@@ -368,7 +611,7 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	})
 	switch {
 	case errors.Is(err, ledger.ErrNotFound):
-		return notFound(key)
+		return notFound(ctx, s, key)
 	case errors.Is(err, ledger.ErrBusy):
 		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
 	case errors.Is(err, ledger.ErrNotUnknown):
@@ -378,7 +621,7 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, defaultRetain)
+		recordJSON(o, r, opts.Retain)
 		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
@@ -413,17 +656,28 @@ func (opts *ledgerOptions) forget(key string) error {
 		_ = kl.RemoveLock(key)
 	}
 	if !ok {
-		return notFound(key)
+		return notFound(ctx, s, key)
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"key\":%s,\"forgotten\":true}\n", strconv.Quote(key))
+		o := (&jsonObject{}).str("key", key).bool("forgotten", true)
+		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.Err, "idemkey: forgot %s\n", key)
 	return nil
 }
 
-func (opts *ledgerOptions) gc(olderThan time.Duration) error {
+// gc removes the records older than olderThan; byRetention: olderThan is
+// the retention, and 0 means records are kept for ever.
+func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
+	if byRetention && olderThan <= 0 {
+		if opts.JSON {
+			_, err := fmt.Fprintf(opts.f.IO.Out, "{\"removed\":0}\n")
+			return err
+		}
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: the retention (%s) is 0, records are kept for ever: nothing removed (give --older-than to remove old records)\n", opts.f.Config.Source("retain"))
+		return nil
+	}
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -485,7 +739,7 @@ func (opts *ledgerOptions) gc(olderThan time.Duration) error {
 
 func (opts *ledgerOptions) init() error {
 	ctx := context.Background()
-	s, err := opts.open(ctx)
+	s, err := opts.f.openLedger(ctx, opts.Ledger)
 	if err != nil {
 		return err
 	}
@@ -496,7 +750,8 @@ func (opts *ledgerOptions) init() error {
 			return err
 		}
 	}
-	desc := opts.Ledger
+	// The URL is redacted alone: a space in it may be a password's.
+	desc := shownText(redactStoreURL(opts.Ledger))
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)
 	}); ok {
@@ -505,10 +760,12 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	if opts.JSON {
-		_, err := fmt.Fprintf(opts.f.IO.Out, "{\"ledger\":%s}\n", strconv.Quote(redactStoreURL(opts.Ledger)))
+		// JSON text is UTF-8: a path's other bytes show as U+FFFD.
+		o := (&jsonObject{}).str("ledger", strings.ToValidUTF8(redactStoreURL(opts.Ledger), "\uFFFD"))
+		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", redactStoreURL(desc))
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", desc)
 	return nil
 }
 

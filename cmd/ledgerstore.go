@@ -44,10 +44,29 @@ type ledgerUnavailable struct {
 
 func (e *ledgerUnavailable) Error() string {
 	spec := redactStoreURL(e.spec)
-	if msg := e.err.Error(); strings.Contains(msg, spec) {
-		return msg // a shared store's errors name it already
+	if msg := e.err.Error(); namesLedger(msg, spec) {
+		return msg // a shared store's errors (and a path error) name it already
 	}
 	return fmt.Sprintf("ledger %s: %s", spec, e.err)
+}
+
+// namesLedger reports whether msg names the ledger spec as a word of its
+// own (at the start or after a space, then a colon, a space or the end):
+// a ledger file named "dir" or "data" is not named by "is a directory" or
+// "file is not a database".
+func namesLedger(msg, spec string) bool {
+	for i := 0; spec != ""; {
+		j := strings.Index(msg[i:], spec)
+		if j < 0 {
+			return false
+		}
+		at, end := i+j, i+j+len(spec)
+		if (at == 0 || msg[at-1] == ' ') && (end == len(msg) || msg[end] == ':' || msg[end] == ' ') {
+			return true
+		}
+		i = at + 1
+	}
+	return false
 }
 
 func (e *ledgerUnavailable) Unwrap() error { return e.err }

@@ -28,6 +28,18 @@ func openSQLite(ctx context.Context, spec string) (ledger.Store, error) {
 	return sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType})
 }
 
+// openSQLiteExisting opens a SQLite ledger only if its file exists (an
+// error wrapping fs.ErrNotExist otherwise, nothing created).
+func openSQLiteExisting(ctx context.Context, spec string) (ledger.Store, error) {
+	return sqlite.Open(ctx, spec, sqlite.Options{FSType: ledgerTestHooks.fsType, MustExist: true})
+}
+
+// openPostgresExisting opens a PostgreSQL ledger only if its table exists
+// (an error wrapping fs.ErrNotExist otherwise, nothing created).
+func openPostgresExisting(ctx context.Context, spec string) (ledger.Store, error) {
+	return postgres.Open(ctx, spec, postgres.Options{NoCreate: true})
+}
+
 func redactPostgres(s string) string { return postgres.Redact(s) }
 func redactRedis(s string) string    { return redis.Redact(s) }
 

@@ -17,6 +17,8 @@ var errNoStores = errors.New("this idemkey was built without ledger stores (tag 
 func openPostgres(context.Context, string) (ledger.Store, error)            { return nil, errNoStores }
 func openRedis(context.Context, string, func(string)) (ledger.Store, error) { return nil, errNoStores }
 func openSQLite(context.Context, string) (ledger.Store, error)              { return nil, errNoStores }
+func openSQLiteExisting(context.Context, string) (ledger.Store, error)      { return nil, errNoStores }
+func openPostgresExisting(context.Context, string) (ledger.Store, error)    { return nil, errNoStores }
 func redactPostgres(s string) string                                        { return redactURL(s) }
 func redactRedis(s string) string                                           { return redactURL(s) }
 func isLocked(error) bool                                                   { return false }

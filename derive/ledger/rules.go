@@ -246,11 +246,7 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 			dead.State = Unknown
 			dead.EndedAt = now
 			dead.LeaseUntil = time.Time{}
-			if req.LocallyLocked {
-				dead.Reason = "holder died: its lock was free while the record said running"
-			} else {
-				dead.Reason = "holder lost: its lease expired while the record said running"
-			}
+			dead.Reason = deadReason(req.LocallyLocked)
 			ok, err := s.Swap(ctx, VersionOf(rec), !req.LocallyLocked, &dead, 0)
 			if err != nil {
 				return nil, err
@@ -271,6 +267,15 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 		}
 	}
 	return nil, ErrContention
+}
+
+// deadReason says how a running record's holder was found dead: its
+// kernel lock free (locallyLocked), or its lease run out.
+func deadReason(locallyLocked bool) string {
+	if locallyLocked {
+		return "holder died: its lock was free while the record said running"
+	}
+	return "holder lost: its lease expired while the record said running"
 }
 
 // takeover claims the next attempt over rec; nil, nil if rec changed
@@ -381,8 +386,13 @@ func Resolve(ctx context.Context, s Store, req ResolveRequest) (*Record, error) 
 		if req.Reason != "" {
 			reason += ": " + req.Reason
 		}
-		if rec.Reason != "" {
+		switch {
+		case rec.Reason != "":
 			reason += " (was: " + rec.Reason + ")"
+		case rec.State == Running:
+			// Settled straight from running: keep how it ended, as a
+			// claim that found it dead would.
+			reason += " (was: " + deadReason(req.LocallyLocked) + ")"
 		}
 		r.Reason = reason
 		ok, err := s.Swap(ctx, VersionOf(rec), rec.State == Running && !req.LocallyLocked, &r, 0)

@@ -592,8 +592,14 @@ func resolve(e *env) {
 	if e.caps.Leases {
 		e.waitExpired(k3)
 	}
-	if _, err := ledger.Resolve(e.ctx, e.s, rr); err != nil {
+	rr.Reason = "no deploy found"
+	r, err = ledger.Resolve(e.ctx, e.s, rr)
+	if err != nil {
 		e.t.Fatalf("resolve of a dead running step: %v", err)
+	}
+	// The reason keeps how the attempt ended, as for an unknown record.
+	if want := "resolved as failed: no deploy found (was: holder "; !strings.HasPrefix(r.Reason, want) || !strings.HasSuffix(r.Reason, "while the record said running)") {
+		e.t.Fatalf("resolved from running: reason %q, want %q… (how its holder was found dead)", r.Reason, want)
 	}
 	e.wantState(k3, ledger.Failed, 1)
 }

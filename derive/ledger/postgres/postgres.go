@@ -25,6 +25,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strings"
 	"sync"
@@ -47,7 +48,9 @@ type Options struct {
 	// ("ops.idemkey_ledger"). The URL's table parameter wins over it.
 	Table string
 	// NoCreate: do not create the table when it is missing (Open fails
-	// instead); for roles without CREATE on the schema.
+	// instead, with an error that wraps fs.ErrNotExist); for roles
+	// without CREATE on the schema, and for commands that only read or
+	// settle records.
 	NoCreate bool
 	// RetryFor is how long a call retries after the connection broke (the
 	// server restarted, a failover); default 10 s, negative: never.
@@ -294,6 +297,12 @@ func (s *Store) Init(ctx context.Context) error {
 	return s.do(ctx, func(conn *pgx.Conn) error { return s.ensureTable(ctx, conn, true) })
 }
 
+// noTableError: the ledger's table does not exist (NoCreate).
+type noTableError struct{ msg string }
+
+func (e *noTableError) Error() string        { return e.msg }
+func (e *noTableError) Is(target error) bool { return target == fs.ErrNotExist }
+
 // ensureTable checks that the table exists and creates it if allowed. The
 // creation runs in one transaction under a transaction-level advisory
 // lock, so that many workers starting at once do not race on it.
@@ -306,7 +315,7 @@ func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) er
 		return nil
 	}
 	if !create {
-		return fmt.Errorf("ledger at %s: table %s does not exist (create it with idemkey ledger init, or with the DDL in the README)", s.display, s.table)
+		return &noTableError{fmt.Sprintf("ledger at %s: table %s does not exist (create it with idemkey ledger init, or with the DDL in the README)", s.display, s.table)}
 	}
 	ident, _ := parseTable(strings.ReplaceAll(strings.Trim(s.table, `"`), `"."`, "."))
 	tx, err := conn.Begin(ctx)

@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -99,7 +101,7 @@ func TestTableName(t *testing.T) {
 	if _, err := Open(ctx, url+"&table=x;drop", Options{}); err == nil {
 		t.Fatal("a table name with ; accepted")
 	}
-	if _, err := Open(ctx, url+"&table=missing", Options{NoCreate: true}); err == nil || !strings.Contains(err.Error(), "ledger init") {
+	if _, err := Open(ctx, url+"&table=missing", Options{NoCreate: true}); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "ledger init") {
 		t.Fatalf("missing table with NoCreate: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,6 +95,12 @@ type Options struct {
 	// Version, if set, creates or migrates the schema only up to this
 	// version (a test hook: a ledger as an older idemkey wrote it).
 	Version int
+	// MustExist opens only a ledger file that exists: without one, Open
+	// creates nothing (no directory, no file) and returns an error that
+	// wraps fs.ErrNotExist, once the file system the ledger would be on
+	// has passed the check (for commands that only read or settle
+	// records).
+	MustExist bool
 }
 
 // Store is a ledger in one SQLite file.
@@ -122,7 +129,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, errors.New("no ledger path")
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	flags := os.O_RDWR | os.O_CREATE
+	if opts.MustExist {
+		flags = os.O_RDWR
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if err := checkFS(existingDir(dir), opts.FSType); err != nil {
+				var re *RemoteFSError
+				if errors.As(err, &re) {
+					re.Dir = dir // where the ledger would be
+				}
+				return nil, err
+			}
+			return nil, err
+		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	if err := checkFS(dir, opts.FSType); err != nil {
@@ -130,11 +150,21 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// Create the file with mode 0600 before SQLite does (SQLite gives its
 	// -wal and -shm files the database file's mode).
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	f.Close()
+	// A symbolic link to the ledger is the ledger: its key locks (and the
+	// file-system check) are the file's, or each name of one ledger would
+	// have its own locks, and a key held through one name would be free
+	// through the other.
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		if err := checkFS(filepath.Dir(real), opts.FSType); err != nil {
+			return nil, err
+		}
+		path = real
+	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
 		busy = 10 * time.Second
@@ -160,6 +190,20 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, ctx.Err()
 		case <-time.After(pause + time.Duration(rand.Int64N(int64(pause)))):
 		}
+	}
+}
+
+// existingDir is dir, or its nearest ancestor that exists.
+func existingDir(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return dir
+		}
+		dir = up
 	}
 }
 

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,38 @@ func TestRemoteFSRefused(t *testing.T) {
 	open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{FSType: func(real int64) int64 { return real }})
 }
 
+// TestMustExist: with MustExist a missing ledger is not created (neither
+// its directory nor its file) and the error wraps fs.ErrNotExist; a
+// remote file system is still refused first; an existing ledger opens.
+func TestMustExist(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state", "ledger.db")
+	if s, err := Open(ctx, path, Options{MustExist: true}); !errors.Is(err, fs.ErrNotExist) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open of a missing ledger: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the ledger's directory was created (%v)", err)
+	}
+	nfs := func(int64) int64 { return 0x6969 }
+	var re *RemoteFSError
+	if _, err := Open(ctx, path, Options{MustExist: true, FSType: nfs}); !errors.As(err, &re) || re.Dir != filepath.Dir(path) {
+		t.Fatalf("Open of a missing ledger on NFS: %v, want a RemoteFSError naming %s", err, filepath.Dir(path))
+	}
+	s := open(t, path, Options{})
+	if _, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	r, _, err := open(t, path, Options{MustExist: true}).Get(ctx, "k")
+	if err != nil || r == nil {
+		t.Fatalf("Get from the existing ledger: %v, %v", r, err)
+	}
+}
+
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ledger.db")
@@ -132,6 +165,58 @@ func TestNewerSchemaRefused(t *testing.T) {
 	_, err = Open(ctx, path, Options{})
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("open of a newer schema: %v, want ErrNewerSchema", err)
+	}
+}
+
+// TestLockThroughSymlink: a ledger opened through a symbolic link to its
+// file is the same ledger, with the same key locks (they were in
+// link.db.locks/ beside the link, so a process holding a key through one
+// name was invisible to a process using the other: a second holder
+// could take the key over, or ledger resolve settle it, while the first
+// still ran). A dangling link made before the ledger exists too.
+func TestLockThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "ledger.db")
+	a := open(t, real, Options{})
+	for _, link := range []string{"link.db", "sub/link.db"} {
+		p := filepath.Join(dir, link)
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.Symlink(real, p); err != nil {
+			t.Fatal(err)
+		}
+		b := open(t, p, Options{})
+		f, err := a.LockKey("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.LockKey("k"); !errors.Is(err, ErrLocked) {
+			t.Errorf("%s: the key locked through the file is free through the link (%v)", link, err)
+		}
+		f.Close()
+		g, err := b.LockKey("k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.LockKey("k"); !errors.Is(err, ErrLocked) {
+			t.Errorf("%s: the key locked through the link is free through the file (%v)", link, err)
+		}
+		g.Close()
+	}
+	// A dangling link: Open creates the file it names; the locks are the
+	// file's from the first open on.
+	real2 := filepath.Join(dir, "later.db")
+	link2 := filepath.Join(dir, "later-link.db")
+	if err := os.Symlink(real2, link2); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, link2, Options{})
+	f, err := c.LockKey("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := open(t, real2, Options{}).LockKey("k"); !errors.Is(err, ErrLocked) {
+		t.Errorf("dangling link: the key locked through it is free through the file (%v)", err)
 	}
 }
 

@@ -12,12 +12,10 @@ import (
 )
 
 // Redact returns the URL with its password (in the user info or a
-// password parameter) replaced by xxxxx. Text after the URL (from the
-// first space) is kept as it is.
+// password parameter) replaced by xxxxx. raw is the URL alone: a space in
+// it is part of the URL (of a password, typed unescaped), never the start
+// of text to keep as it is.
 func Redact(raw string) string {
-	if i := strings.IndexByte(raw, ' '); i >= 0 {
-		return Redact(raw[:i]) + raw[i:]
-	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"

@@ -15,7 +15,11 @@ func TestRedact(t *testing.T) {
 		"postgres://h/db?user=u&password=open-sesame":        "postgres://h/db?password=xxxxx&user=u",
 		"redis://:hunter2@127.0.0.1:6379/0":                  "redis://:xxxxx@127.0.0.1:6379/0",
 		"rediss://127.0.0.1:6380/1?prefix=a:":                "rediss://127.0.0.1:6380/1?prefix=a:",
-		"redis://:pw123@h/0 (schema version 1)":              "redis://:xxxxx@h/0 (schema version 1)",
+		// A password with a space, typed unescaped: unparsable, and
+		// nothing of it is shown (the text after the space was).
+		"redis://:pw1 secret23@h/0":                   "(an unparsable URL)",
+		"postgres://u:pw1 secret23@h/db":              "(an unparsable URL)",
+		"postgres://u@h/db?password=pw1 secret23&x=1": "postgres://u@h/db?password=xxxxx&x=1",
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
