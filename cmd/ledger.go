@@ -351,8 +351,6 @@ func recordJSON(o *jsonObject, r *ledger.Record, retain time.Duration) {
 	}
 }
 
-const defaultRetain = 7 * 24 * time.Hour
-
 func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)

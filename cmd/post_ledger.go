@@ -26,12 +26,13 @@ import (
 // the ledger under the request's key and replayed by later invocations
 // without the network.
 type postLedger struct {
-	flag  *pflag.Flag
-	lease time.Duration // --lease: of the running request on shared stores
-	wait  time.Duration // --wait: for a request in flight elsewhere
-	args  []byte        // the canonical arguments as they enter the key
-	task  string        // the call's task and tool, as the key has them
-	tool  string
+	flag   *pflag.Flag
+	lease  time.Duration // --lease: of the running request on shared stores
+	retain time.Duration // --retain: older finished records are not replayed
+	wait   time.Duration // --wait: for a request in flight elsewhere
+	args   []byte        // the canonical arguments as they enter the key
+	task   string        // the call's task and tool, as the key has them
+	tool   string
 
 	mu      sync.Mutex // held while the claimed attempt is completed
 	store   ledger.Store
@@ -49,19 +50,21 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	f.NoOptDefVal = postLedgerDefault
 	fl.String("wait", "0", "with --ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
 	fl.String("lease", "30s", "with --ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
+	fl.String("retain", "7d", "with --ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
 	return &postLedger{flag: f}
 }
 
-// load reads --wait and --lease (flag, IDEMKEY_WAIT, IDEMKEY_LEASE or
-// the config file, as run's). Without --ledger they mean nothing: given
+// load reads --wait, --lease and --retain (flag, IDEMKEY_WAIT,
+// IDEMKEY_LEASE, IDEMKEY_RETAIN or the config file, as run's: one
+// retention for run, post and ledger gc). Without --ledger they mean nothing: given
 // on the command line they are a usage error, and from the environment
 // (shared with run) they are not read.
 func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 	if !l.flag.Changed {
-		for _, name := range []string{"wait", "lease"} {
+		for _, name := range []string{"wait", "lease", "retain"} {
 			if changed(fl, name) {
 				return &UsageError{Err: fmt.Errorf("--%s applies only with --ledger", name),
-					hint: "--wait and --lease are about a request the ledger records: add --ledger (or --ledger=PATH)"}
+					hint: "--wait, --lease and --retain are about a request the ledger records: add --ledger (or --ledger=PATH)"}
 			}
 		}
 		return nil
@@ -72,6 +75,9 @@ func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 	}
 	if l.wait, err = durationSetting(v.GetString("wait")); err != nil {
 		return v.Unparsable("wait", err)
+	}
+	if l.retain, err = parseDays(v.GetString("retain")); err != nil {
+		return v.Unparsable("retain", err)
 	}
 	if l.lease < 3*time.Millisecond {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
@@ -334,7 +340,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		},
 		Lease:   pl.lease,
 		Recover: ledger.RecoverRetry,
-		Retain:  defaultRetain,
+		Retain:  pl.retain,
 	}
 	claimed := false
 	defer func() {

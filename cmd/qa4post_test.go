@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -251,10 +252,12 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 }
 
 // TestPostLedgerResolvedSucceeded: a request whose outcome was unknown
-// and that a person settled as succeeded (ledger resolve) has no saved
-// response: later invocations send nothing and exit 0, as run replays
-// such a record, saying so, instead of failing for ever with "has no
-// saved response: unexpected end of JSON input".
+// and that was settled as succeeded has no saved response: later
+// invocations send nothing and exit 0, as run replays such a record,
+// saying so, instead of failing for ever with "has no saved response:
+// unexpected end of JSON input". ledger resolve now refuses to settle a
+// post so (TestLedgerQA4ResolvePostWithoutResponse); a ledger written by an
+// older idemkey can still hold such a record, made here by hand.
 func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	r := newRig(t)
 	o := newPlanOwner(t, 0) // the first request stalls
@@ -277,8 +280,17 @@ func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	if s := r.show(key); s.State != "unknown" {
 		t.Fatalf("record after SIGTERM: %+v", s)
 	}
-	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded", "--reason", "the charge is in the dashboard"); res.code != 0 {
-		t.Fatalf("resolve: exit %d: %s", res.code, res.stderr)
+	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded"); res.code != 1 {
+		t.Fatalf("resolve --as succeeded of a post without a response: exit %d, want 1: %s", res.code, res.stderr)
+	}
+	db, err := sql.Open("sqlite", r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE records SET state = 'succeeded', exit_code = 0, reason = 'resolved by hand: the charge is in the dashboard', ended_at = ? WHERE key = ?`,
+		time.Now().UnixNano(), key); err != nil {
+		t.Fatal(err)
 	}
 	res := r.idemkey(args...)
 	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
@@ -404,5 +416,44 @@ func TestPostLedgerReplayedRefusalHint(t *testing.T) {
 	postMain(t, env, args...)
 	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 2 || !strings.Contains(errs, "replayed from the ledger") || strings.Contains(errs, "hint:") {
 		t.Fatalf("201 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+}
+
+// TestPostLedgerRetention: post reads the retention as run and ledger gc
+// do (--retain, IDEMKEY_RETAIN, the config file): a saved response older
+// than it is not replayed, and the request is sent again with the same
+// key; without --ledger, --retain is a usage error.
+func TestPostLedgerRetention(t *testing.T) {
+	o := newPlanOwner(t)
+	dir := t.TempDir()
+	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger"}
+	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 1 {
+		t.Fatalf("first: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	time.Sleep(20 * time.Millisecond)
+	// Within the default retention (7d): replayed.
+	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 1 || !strings.Contains(errs, "replayed from the ledger") {
+		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	// Older than --retain: sent again, with the same key.
+	if code, _, errs := postMain(t, env, append(args, "--retain", "10ms")...); code != 0 || o.total() != 2 || strings.Contains(errs, "replayed") {
+		t.Fatalf("--retain 10ms: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	time.Sleep(20 * time.Millisecond)
+	env["IDEMKEY_RETAIN"] = "10ms"
+	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 3 || strings.Contains(errs, "replayed") {
+		t.Fatalf("IDEMKEY_RETAIN=10ms: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	}
+	o.mu.Lock()
+	keys := len(o.keys)
+	o.mu.Unlock()
+	if keys != 1 {
+		t.Fatalf("%d distinct keys sent, want 1", keys)
+	}
+	delete(env, "IDEMKEY_RETAIN")
+	code, out, errs := postMain(t, env, "post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{}`, "--retain", "1d")
+	if code != 2 || out != "" || !strings.Contains(errs, "idemkey: error: --retain applies only with --ledger") {
+		t.Fatalf("--retain without --ledger: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
