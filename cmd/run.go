@@ -524,7 +524,9 @@ func (r *recorder) output() ledger.Output {
 
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
-// command sees the broken pipe it would have seen without idemkey.
+// command sees the broken pipe it would have seen without idemkey. A read
+// deadline (stopReading) ends it, once what the pipe holds has been passed
+// on.
 func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
@@ -534,6 +536,42 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 			rec.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				r.Close()
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				drainPending(r, buf, w, rec)
+			}
+			return
+		}
+	}
+}
+
+// stopReading ends tee's wait for more output on r, without losing what
+// r already holds: the command's last output, written before it exited,
+// that a slow reader has not taken yet. Where a pipe has no deadlines, r
+// is closed.
+func stopReading(r *os.File) {
+	if r.SetReadDeadline(time.Now()) != nil {
+		r.Close()
+	}
+}
+
+// drainPending passes on to w and records the bytes the pipe r holds now,
+// and no more (processes the command left behind may write for ever).
+func drainPending(r *os.File, buf []byte, w io.Writer, rec *recorder) {
+	left := pipeBuffered(r)
+	if left <= 0 || r.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	for left > 0 {
+		// The bytes are there: this read does not wait.
+		n, err := r.Read(buf[:min(len(buf), left)])
+		if n > 0 {
+			left -= n
+			rec.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}
 		}
@@ -700,8 +738,8 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	select {
 	case <-drained:
 	case <-time.After(2 * time.Second):
-		outR.Close()
-		errR.Close()
+		stopReading(outR)
+		stopReading(errR)
 		<-drained
 	}
 	outR.Close()
