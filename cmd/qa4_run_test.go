@@ -51,3 +51,45 @@ func TestRunSlowReaderGetsAllOutput(t *testing.T) {
 		t.Fatalf("record: %+v, want succeeded with all 120000 bytes", s)
 	}
 }
+
+// TestRunReaderGoneKeepsWhatTheCommandWrote: the command writes all of its
+// output, which waits in idemkey's pipe for a reader that then goes away
+// ("| head -c 10" after the command has exited). The command succeeded and
+// its writes all succeeded: the record has all of its output, and a later
+// run replays all of it. idemkey closed its pipe when the reader left and
+// recorded only what it had read by then (98304 of 130000 bytes), as if
+// that were the whole output.
+func TestRunReaderGoneKeepsWhatTheCommandWrote(t *testing.T) {
+	r := newRig(t)
+	// 130000 bytes fit in the pipes between the command and the reader.
+	script := `head -c 130000 /dev/zero | tr '\000' a; echo ran >> ` + r.path("mark")
+	args := []string{"run", "--task", "t1", "--tool", "gone", "--", "sh", "-c", script}
+	c := r.cmd(args...)
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 10)
+	if _, err := io.ReadFull(out, first); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("mark")
+	out.Close() // the reader goes away
+	if err := c.Wait(); err != nil {
+		t.Fatalf("idemkey: %v: %s", err, errb.String())
+	}
+	want := strings.Repeat("a", 130000)
+	s := r.show(r.cmdKey("t1", "gone", "sh", "-c", script))
+	if s.State != "succeeded" || s.Stdout.Length != 130000 || s.Stdout.Truncated || s.Stdout.SHA256 != sha256hex([]byte(want)) {
+		t.Fatalf("record: %+v, want succeeded with all 130000 bytes", s)
+	}
+	res := r.idemkey(args...)
+	if res.code != 0 || string(res.stdout) != want || r.lines("mark") != 1 {
+		t.Fatalf("replay: exit %d, %d bytes of 130000", res.code, len(res.stdout))
+	}
+}

@@ -524,9 +524,10 @@ func (r *recorder) output() ledger.Output {
 
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
-// command sees the broken pipe it would have seen without idemkey. A read
-// deadline (stopReading) ends it, once what the pipe holds has been passed
-// on.
+// command sees the broken pipe it would have seen without idemkey; what
+// the command wrote before, which the pipe still holds, is its output and
+// is recorded. A read deadline (stopReading) ends it, once what the pipe
+// holds has been passed on.
 func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
@@ -535,6 +536,7 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 		if n > 0 {
 			rec.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
+				drainPending(r, buf, io.Discard, rec)
 				r.Close()
 				return
 			}
