@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -219,6 +220,51 @@ type runStep struct {
 	task, tool  string
 	store       ledger.Store
 	locker      keyLocker
+	// stdin is the command's standard input when the arguments were read
+	// from idemkey's (--args -): the same bytes (nil: idemkey's own).
+	stdin func() (io.Reader, func())
+}
+
+// stdinOffset returns where standard input stands, if the arguments are
+// to be read from it and it is a file that can be read again from there;
+// -1 otherwise.
+func stdinOffset(in io.Reader, argsFile string) int64 {
+	fh, ok := in.(*os.File)
+	if !ok || argsFile != "-" {
+		return -1
+	}
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	off, err := fh.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return off
+}
+
+// passStdin gives the command the standard input idemkey read the
+// arguments from, as it would have had it without idemkey: a file
+// rewound to where it stood, else the bytes read, through a pipe (written
+// by a goroutine that nobody waits for: a command that does not read
+// them, or leaves them to a process it started, holds nothing up).
+func passStdin(in io.Reader, rewind int64, data []byte) func() (io.Reader, func()) {
+	return func() (io.Reader, func()) {
+		if fh, ok := in.(*os.File); ok && rewind >= 0 {
+			if _, err := fh.Seek(rewind, io.SeekStart); err == nil {
+				return fh, func() {}
+			}
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return bytes.NewReader(data), func() {}
+		}
+		go func() {
+			_, _ = pw.Write(data)
+			pw.Close()
+		}()
+		return pr, func() { pr.Close() }
+	}
 }
 
 func (opts *runOptions) logf(format string, args ...any) {
@@ -246,9 +292,13 @@ func runRun(opts *runOptions) error {
 	var data []byte
 	name := "<command line>"
 	if opts.ArgsFile != "" {
+		rewind := stdinOffset(f.IO.In, opts.ArgsFile)
 		var err error
 		if data, name, err = f.readInput(opts.ArgsFile); err != nil {
 			return err
+		}
+		if name == stdinName {
+			st.stdin = passStdin(f.IO.In, rewind, data)
 		}
 	} else {
 		if opts.Spec.From != fromArgs {
@@ -625,6 +675,11 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
 	c.Stdin = ios.In
+	if st.stdin != nil {
+		in, started := st.stdin()
+		c.Stdin = in
+		defer started()
+	}
 	// The command stays in idemkey's process group, as a plain command
 	// would be: whatever kills idemkey's group (a CI runner cancelling
 	// the job, a shell's job control) reaches the command too, while a
