@@ -712,7 +712,17 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	if err := c.Start(); err != nil {
+	err = c.Start()
+	if errors.Is(err, syscall.ENOEXEC) {
+		// An executable file that is not a program (a script without a
+		// #! line): the shell runs it, as execvp does for env and timeout.
+		sh := &exec.Cmd{Path: "/bin/sh", Args: append([]string{"sh", c.Path}, c.Args[1:]...), Env: c.Env,
+			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
+		if sh.Start() == nil {
+			c, err = sh, nil
+		}
+	}
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
