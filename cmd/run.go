@@ -198,15 +198,16 @@ func durationSetting(s string) (time.Duration, error) {
 // environment (IDEMKEY_RECOVER) or the config, else fail.
 func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy, error) {
 	v := f.Config
-	s := v.GetString("recover")
-	if !changed(cmd.Flags(), "recover") && tool != "" {
-		if t := v.GetString("tools." + tool + ".recover"); t != "" {
-			s = t
+	if !changed(cmd.Flags(), "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return "", err
 		}
+		v = t
 	}
-	p := ledger.Policy(s)
+	p := ledger.Policy(v.GetString("recover"))
 	if !p.Valid() {
-		return "", usageErrorf("invalid recovery policy %q (want fail or retry)", s)
+		return "", v.Invalid("recover", "want fail or retry")
 	}
 	return p, nil
 }
