@@ -703,14 +703,17 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	c.Stdout, c.Stderr = outW, errW
 	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
 
+	// Signals idemkey was started with ignored (nohup, a script's
+	// background job) are left alone: caught, they would reach the
+	// command at their defaults instead of ignored.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	notifyUnignored(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	// A write to a closed standard output returns an error (tee passes the
 	// broken pipe on to the command) instead of killing idemkey before it
 	// records the outcome.
 	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
+	notifyUnignored(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
 	err = c.Start()
@@ -839,6 +842,19 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// notifyUnignored relays to c those of sigs that are not ignored.
+func notifyUnignored(c chan<- os.Signal, sigs ...os.Signal) {
+	var caught []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			caught = append(caught, s)
+		}
+	}
+	if len(caught) > 0 {
+		signal.Notify(c, caught...)
+	}
 }
 
 // exitOutcome maps how the command ended to an exit code and a state:
