@@ -556,6 +556,10 @@ type recorder struct {
 	data []byte
 	n    int64
 	h    hash.Hash
+	// lost is the error that stopped tee passing the stream on, unless it
+	// was a broken pipe (a reader that went away, passed on to the
+	// command): the output did not reach its destination.
+	lost error
 }
 
 func newRecorder(max int64) *recorder { return &recorder{max: max, h: sha256.New()} }
@@ -587,6 +591,9 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 		if n > 0 {
 			rec.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
+				if !errors.Is(werr, syscall.EPIPE) {
+					rec.lost = werr
+				}
 				drainPending(r, buf, io.Discard, rec)
 				r.Close()
 				return
@@ -829,14 +836,40 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	}
 	rec.State, rec.ExitCode, rec.Reason, rec.EndedAt = state, code, reason, time.Now()
 	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
+	recordedOK := false
 	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
 		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
 	} else {
+		recordedOK = true
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
 		if ledgerTestHooks.crashAfterComplete {
 			_ = signalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
+	}
+	for _, o := range []struct {
+		name string
+		rec  *recorder
+	}{{"standard output", outRec}, {"standard error", errRec}} {
+		if o.rec.lost == nil {
+			continue
+		}
+		// The command's writes went into idemkey's pipe and succeeded:
+		// only idemkey knows that its output was lost.
+		why := o.rec.lost
+		var pe *os.PathError
+		if errors.As(why, &pe) {
+			why = pe.Err
+		}
+		recorded := "was not recorded either"
+		if recordedOK {
+			recorded = fmt.Sprintf("is recorded as %s (exit %d)", state, code)
+			if state == ledger.Succeeded {
+				recorded += ": a later run replays its output"
+			}
+		}
+		return &codeError{Code: exitRunFailed, Err: fmt.Errorf("writing the command's %s: %v; attempt %d %s",
+			o.name, why, attempt, recorded)}
 	}
 	if code != 0 {
 		return &ExitError{Code: code}
