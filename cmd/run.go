@@ -212,6 +212,12 @@ func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy,
 	return p, nil
 }
 
+// runTestHooks are set only by the test binary.
+var runTestHooks struct {
+	// beforeStart runs between the claim and the command's start.
+	beforeStart func()
+}
+
 // runStep is one invocation of run: the key, the ledger and the command.
 type runStep struct {
 	opts        *runOptions
@@ -402,14 +408,22 @@ func (st *runStep) run(ctx context.Context) error {
 		if st.locker == nil || lock != nil {
 			req := st.claimRequest()
 			req.LocallyLocked = lock != nil
+			// A signal from the claim on is taken in, not left to kill
+			// idemkey with the attempt claimed and its command not
+			// started (unknown, for a person to settle).
+			sigs := make(chan os.Signal, 4)
+			notifyUnignored(sigs, stepSignals...)
 			d, err := ledger.Claim(ctx, st.store, req)
+			if err != nil || d.Action != ledger.ActRun {
+				stopSignals(sigs)
+			}
 			if err != nil {
 				closeFile(lock)
 				return &ledgerUnavailable{spec: opts.Ledger, err: err}
 			}
 			switch d.Action {
 			case ledger.ActRun:
-				return st.execute(ctx, d, lock)
+				return st.execute(ctx, d, lock, sigs)
 			case ledger.ActReplay:
 				closeFile(lock)
 				return st.replay(d.Record)
@@ -644,10 +658,14 @@ func drainPending(r *os.File, buf []byte, w io.Writer, rec *recorder) {
 // execute runs the claimed attempt: the command with the key in its
 // environment, its output streamed and recorded, the lease renewed, the
 // outcome completed.
-func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File) error {
+func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File, sigs chan os.Signal) error {
 	opts := st.opts
 	ios := opts.f.IO
 	defer closeFile(lock)
+	defer signal.Stop(sigs)
+	if runTestHooks.beforeStart != nil {
+		runTestHooks.beforeStart()
+	}
 	attempt := d.Record.Attempt
 	if d.Previous != nil {
 		opts.logf("attempt %d of %s (attempt %d was %s)", attempt, st.key, d.Previous.Attempt, d.Previous.State)
@@ -710,12 +728,6 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	c.Stdout, c.Stderr = outW, errW
 	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
 
-	// Signals idemkey was started with ignored (nohup, a script's
-	// background job) are left alone: caught, they would reach the
-	// command at their defaults instead of ignored.
-	sigs := make(chan os.Signal, 4)
-	notifyUnignored(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
 	// A write to a closed standard output returns an error (tee passes the
 	// broken pipe on to the command) instead of killing idemkey before it
 	// records the outcome.
@@ -723,6 +735,24 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	notifyUnignored(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
+	select {
+	case s := <-sigs:
+		// Stopped before the command started: it did nothing, and may
+		// run again.
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		sig := s.(syscall.Signal)
+		r := rec
+		r.State, r.ExitCode, r.EndedAt = ledger.Failed, exitSignalStart+int(sig), time.Now()
+		r.Reason = fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)
+		if err := ledger.Complete(ctx, st.store, &r); err != nil {
+			fmt.Fprintf(ios.Err, "idemkey: warning: attempt %d of %s was stopped before its command started, and that was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
+		}
+		return &ExitError{Code: r.ExitCode}
+	default:
+	}
 	err = c.Start()
 	if errors.Is(err, syscall.ENOEXEC) {
 		// An executable file that is not a program (a script without a
@@ -875,6 +905,23 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// stepSignals are the signals a step takes in and forwards to its command.
+// Those idemkey was started with ignored (nohup, a script's background
+// job) are left alone: caught, they would reach the command at their
+// defaults instead of ignored.
+var stepSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// stopSignals stops relaying to c and ends idemkey by a signal that came
+// meanwhile, as that signal would have ended it.
+func stopSignals(c chan os.Signal) {
+	signal.Stop(c)
+	select {
+	case s := <-c:
+		_ = signalPid(os.Getpid(), s.(syscall.Signal))
+	default:
+	}
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.
