@@ -119,37 +119,44 @@ func init() {
 // there, leaving a running record with a dead holder: the next run
 // reported an unknown outcome (76) for a command that had never started,
 // for a person to settle.
+// On SQLite for each signal, and with SIGTERM on PostgreSQL and Redis.
 func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		t.Run(sig.String(), func(t *testing.T) {
-			r := newRig(t)
-			args := []string{"run", "--task", "t1", "--tool", "early", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
-			c := r.cmd(args...)
-			c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.path("claimed"))
-			var errb bytes.Buffer
-			c.Stderr = &errb
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			r.waitFile("claimed")
-			_ = c.Process.Signal(sig)
-			time.Sleep(200 * time.Millisecond) // for the signal to be taken in; not an assertion on time
-			os.Remove(r.path("claimed"))
-			_ = c.Wait()
-			if code := c.ProcessState.ExitCode(); code != 128+int(sig) || r.lines("mark") != 0 {
-				t.Fatalf("exit %d (want %d), %d executions: %s", code, 128+int(sig), r.lines("mark"), errb.String())
-			}
-			key := r.cmdKey("t1", "early", args[len(args)-3:]...)
-			if s := r.show(key); s.State != "failed" || !strings.Contains(s.Reason, "before the command started") {
-				t.Fatalf("record: %+v, want failed, never started", s)
-			}
-			res := r.idemkey(args...)
-			if res.code != 0 || r.lines("mark") != 1 {
-				t.Fatalf("next run: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
-			}
-			if s := r.show(key); s.State != "succeeded" || s.Attempt != 2 {
-				t.Fatalf("record after the next run: %+v", s)
-			}
-		})
+		t.Run(sig.String(), func(t *testing.T) { signalBeforeStart(t, newRig(t), sig) })
+	}
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		r := newRig(t)
+		r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+		signalBeforeStart(t, r, syscall.SIGTERM)
+	})
+}
+
+func signalBeforeStart(t *testing.T, r *rig, sig syscall.Signal) {
+	args := []string{"run", "--task", "t1", "--tool", "early", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
+	c := r.cmd(args...)
+	c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.path("claimed"))
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("claimed")
+	_ = c.Process.Signal(sig)
+	time.Sleep(200 * time.Millisecond) // for the signal to be taken in; not an assertion on time
+	os.Remove(r.path("claimed"))
+	_ = c.Wait()
+	if code := c.ProcessState.ExitCode(); code != 128+int(sig) || r.lines("mark") != 0 {
+		t.Fatalf("exit %d (want %d), %d executions: %s", code, 128+int(sig), r.lines("mark"), errb.String())
+	}
+	key := r.cmdKey("t1", "early", args[len(args)-3:]...)
+	if s := r.show(key); s.State != "failed" || !strings.Contains(s.Reason, "before the command started") {
+		t.Fatalf("record: %+v, want failed, never started", s)
+	}
+	res := r.idemkey(args...)
+	if res.code != 0 || r.lines("mark") != 1 {
+		t.Fatalf("next run: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	}
+	if s := r.show(key); s.State != "succeeded" || s.Attempt != 2 {
+		t.Fatalf("record after the next run: %+v", s)
 	}
 }
