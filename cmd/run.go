@@ -110,6 +110,8 @@ unknown).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFailed(opts.setup(cmd, args))
 		},
+		// The settings' errors (config file, IDEMKEY_*) exit 125 too.
+		Annotations: map[string]string{usageCodeAnnotation: strconv.Itoa(exitRunFailed)},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &codeError{Code: exitRunFailed, Err: &UsageError{Err: err, hint: "run 'idemkey run --help' for usage"}}
