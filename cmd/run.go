@@ -507,11 +507,18 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		fmt.Fprintf(ios.Err, "idemkey: replayed %s: attempt %d, %s at %s, exit %d\n",
 			st.key, rec.Attempt, rec.State, stamp(rec.EndedAt), rec.ExitCode)
 	}
-	if _, err := ios.Out.Write(rec.Stdout.Data); err != nil {
-		return err
-	}
-	if _, err := ios.Err.Write(rec.Stderr.Data); err != nil {
-		return err
+	// An empty stream is not written (a write of nothing fails on
+	// /dev/full and a closed stdout): as the command did not write it.
+	for _, o := range []struct {
+		w    io.Writer
+		data []byte
+	}{{ios.Out, rec.Stdout.Data}, {ios.Err, rec.Stderr.Data}} {
+		if len(o.data) == 0 {
+			continue
+		}
+		if _, err := o.w.Write(o.data); err != nil {
+			return err
+		}
 	}
 	for _, o := range []struct {
 		name string
