@@ -474,7 +474,9 @@ func closeFile(f *os.File) {
 // 126 otherwise, as a shell reports them.
 func lookCommand(name string) error {
 	_, err := exec.LookPath(name)
-	if err == nil {
+	if err == nil || errors.Is(err, exec.ErrDot) {
+		// Found through a relative PATH entry: the user put it there, and
+		// env and timeout run it (Go refuses it unless told).
 		return nil
 	}
 	if strings.Contains(name, "/") {
@@ -703,9 +705,12 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	if filepath.Base(opts.Command[0]) == opts.Command[0] {
-		if p, err := exec.LookPath(opts.Command[0]); err == nil {
+		if p, err := exec.LookPath(opts.Command[0]); err == nil || errors.Is(err, exec.ErrDot) {
 			c.Path = p
 		}
+	}
+	if errors.Is(c.Err, exec.ErrDot) {
+		c.Err = nil // see lookCommand
 	}
 	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
