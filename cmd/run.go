@@ -490,9 +490,28 @@ func lookCommand(name string) error {
 		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (not executable)", name)}
 	}
 	if errors.Is(err, exec.ErrNotFound) {
+		if p := notExecutableOnPath(name); p != "" {
+			// As execvp reports it: found, not executable.
+			return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (%s is not executable)", name, p)}
+		}
 		return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: command not found", name)}
 	}
 	return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", name, err)}
+}
+
+// notExecutableOnPath returns the first regular file called name in the
+// PATH's directories (where LookPath found none that is executable), or "".
+func notExecutableOnPath(name string) string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
 }
 
 func stamp(t time.Time) string {
