@@ -558,11 +558,15 @@ func (st *runStep) replay(rec *ledger.Record) error {
 
 func (st *runStep) busy(rec *ledger.Record) error {
 	ios := st.opts.f.IO
+	waited := ""
+	if st.opts.Wait > 0 {
+		waited = fmt.Sprintf("; waited %s for it", st.opts.Wait)
+	}
 	if rec != nil && rec.State == ledger.Running {
-		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s\n",
-			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
+			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder, waited)
 	} else {
-		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)\n", st.key)
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
 	if st.opts.Wait == 0 {
 		fmt.Fprintf(ios.Err, "hint: --wait DURATION waits for it to end and then acts on its outcome\n")
