@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
@@ -214,6 +215,31 @@ func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy,
 	return p, nil
 }
 
+// utf8CommandLine refuses a command line that cannot be the call's
+// arguments (JSON text is UTF-8), naming the argument, rather than as the
+// parser's error about a JSON text the user never wrote.
+func utf8CommandLine(argv []string) error {
+	for i, a := range argv {
+		if utf8.ValidString(a) {
+			continue
+		}
+		at := 0
+		for at < len(a) {
+			r, size := utf8.DecodeRuneInString(a[at:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			at += size
+		}
+		return &UsageError{
+			Err: fmt.Errorf("argument %d of the command line is not UTF-8 (byte 0x%02x at offset %d): without --args, the command line is the call's arguments, which must be UTF-8 text",
+				i, a[at], at),
+			hint: "give the call's arguments with --args FILE; the command still gets its own as they are",
+		}
+	}
+	return nil
+}
+
 // runTestHooks are set only by the test binary.
 var runTestHooks struct {
 	// beforeStart runs between the claim and the command's start.
@@ -312,6 +338,9 @@ func runRun(opts *runOptions) error {
 	} else {
 		if opts.Spec.From != fromArgs {
 			return &UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
+		}
+		if err := utf8CommandLine(opts.Command); err != nil {
+			return err
 		}
 		data = stringsJSON(opts.Command)
 	}
