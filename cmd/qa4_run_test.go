@@ -129,6 +129,25 @@ func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
 		r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
 		signalBeforeStart(t, r, syscall.SIGTERM)
 	})
+	// A user signal stops nothing (idemkey forwards it to a running
+	// command, and takes it in before): the step runs.
+	t.Run("user signal", func(t *testing.T) {
+		r := newRig(t)
+		args := []string{"run", "--task", "t1", "--tool", "usr", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
+		c := r.cmd(args...)
+		c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.path("claimed"))
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.waitFile("claimed")
+		_ = c.Process.Signal(syscall.SIGUSR1)
+		time.Sleep(200 * time.Millisecond) // for the signal to be taken in; not an assertion on time
+		os.Remove(r.path("claimed"))
+		_ = c.Wait()
+		if code := c.ProcessState.ExitCode(); code != 0 || r.lines("mark") != 1 {
+			t.Fatalf("exit %d, %d executions, want 0 and 1", code, r.lines("mark"))
+		}
+	})
 }
 
 func signalBeforeStart(t *testing.T, r *rig, sig syscall.Signal) {

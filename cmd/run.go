@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -801,15 +802,13 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	notifyUnignored(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	select {
-	case s := <-sigs:
+	if sig := pendingStop(sigs); sig != 0 {
 		// Stopped before the command started: it did nothing, and may
 		// run again.
 		outR.Close()
 		outW.Close()
 		errR.Close()
 		errW.Close()
-		sig := s.(syscall.Signal)
 		r := rec
 		r.State, r.ExitCode, r.EndedAt = ledger.Failed, exitSignalStart+int(sig), time.Now()
 		r.Reason = fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)
@@ -817,7 +816,6 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 			fmt.Fprintf(ios.Err, "idemkey: warning: attempt %d of %s was stopped before its command started, and that was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
 		}
 		return &ExitError{Code: r.ExitCode}
-	default:
 	}
 	err = c.Start()
 	if errors.Is(err, syscall.ENOEXEC) {
@@ -977,7 +975,23 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 // Those idemkey was started with ignored (nohup, a script's background
 // job) are left alone: caught, they would reach the command at their
 // defaults instead of ignored.
-var stepSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+var stepSignals = append([]os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}, userSignals...)
+
+// pendingStop returns the first signal in c that would have stopped
+// idemkey (0 if none). A user signal, which would not have, is dropped:
+// it came before the command existed.
+func pendingStop(c chan os.Signal) syscall.Signal {
+	for {
+		select {
+		case s := <-c:
+			if !slices.Contains(userSignals, s) {
+				return s.(syscall.Signal)
+			}
+		default:
+			return 0
+		}
+	}
+}
 
 // stopSignals stops relaying to c and ends idemkey by a signal that came
 // meanwhile, as that signal would have ended it.
