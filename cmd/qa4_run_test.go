@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"database/sql"
 	"io"
 	"os"
 	"strings"
@@ -177,5 +178,52 @@ func signalBeforeStart(t *testing.T, r *rig, sig syscall.Signal) {
 	}
 	if s := r.show(key); s.State != "succeeded" || s.Attempt != 2 {
 		t.Fatalf("record after the next run: %+v", s)
+	}
+}
+
+// TestRunLeaseLostContinueSaysWhoHoldsTheKey: with --on-lease-lost
+// continue, the command finishes and its outcome is not recorded over the
+// newer attempt's; the warning says so. It said "the next attempt will find
+// it unknown", which is false: the next attempt finds the newer attempt's
+// record.
+func TestRunLeaseLostContinueSaysWhoHoldsTheKey(t *testing.T) {
+	r := newRig(t)
+	script := `touch ` + r.path("mark") + `; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.02; done; echo finished`
+	c := r.cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", "continue", "--", "sh", "-c", script)
+	var out bytes.Buffer
+	errf, err := os.Create(r.path("stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errf.Close()
+	c.Stdout, c.Stderr = &out, errf
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("mark")
+	db, err := sql.Open("sqlite", r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A newer attempt takes the key over, as a takeover on a shared store
+	// would.
+	if _, err := db.Exec(`UPDATE records SET attempt = 2, holder = 'elsewhere'`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(r.path("stderr")); bytes.Contains(b, []byte("lease lost")) || time.Now().After(deadline) {
+			break
+		}
+	}
+	os.WriteFile(r.path("release"), nil, 0o644)
+	_ = c.Wait()
+	b, _ := os.ReadFile(r.path("stderr"))
+	said := string(b)
+	if c.ProcessState.ExitCode() != 0 || out.String() != "finished\n" {
+		t.Fatalf("exit %d, stdout %q: %s", c.ProcessState.ExitCode(), out.String(), said)
+	}
+	if strings.Contains(said, "will find it unknown") || !strings.Contains(said, "attempt 2 holds the key now; its record stands") {
+		t.Fatalf("the warning: %s", said)
 	}
 }

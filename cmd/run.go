@@ -932,7 +932,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
 	recordedOK := false
 	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
-		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
+		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n", attempt, st.key, st.notRecorded(ctx, attempt, err))
 	} else {
 		recordedOK = true
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
@@ -1002,6 +1002,27 @@ func stopSignals(c chan os.Signal) {
 		_ = signalPid(os.Getpid(), s.(syscall.Signal))
 	default:
 	}
+}
+
+// notRecorded says why an attempt's outcome was not recorded and what
+// the key's record is now.
+func (st *runStep) notRecorded(ctx context.Context, attempt int64, err error) string {
+	if !errors.Is(err, ledger.ErrLeaseLost) {
+		return fmt.Sprintf("%v; the next attempt will find it unknown", err)
+	}
+	// The compare-and-set matched nothing: a newer attempt took the key
+	// over (its record stands), or the record was removed.
+	cur, _, gerr := st.store.Get(ctx, st.key)
+	switch {
+	case gerr == nil && cur == nil:
+		return "the key's record was removed meanwhile"
+	case gerr == nil && cur.Attempt != attempt:
+		return fmt.Sprintf("attempt %d holds the key now; its record stands", cur.Attempt)
+	case gerr == nil:
+		// Settled meanwhile (ledger resolve after its lease ran out).
+		return fmt.Sprintf("its record was changed meanwhile to %s; that stands", cur.State)
+	}
+	return "a newer attempt took the key over; its record stands"
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.
