@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"database/sql"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -225,5 +228,112 @@ func TestRunLeaseLostContinueSaysWhoHoldsTheKey(t *testing.T) {
 	}
 	if strings.Contains(said, "will find it unknown") || !strings.Contains(said, "attempt 2 holds the key now; its record stands") {
 		t.Fatalf("the warning: %s", said)
+	}
+}
+
+// stallProxy forwards TCP connections on 127.0.0.1 to a real server and,
+// while paused, stops passing bytes either way (the connections stay
+// open): a store that no longer answers, as in a network partition.
+type stallProxy struct {
+	addr   string
+	paused atomic.Bool
+}
+
+func newStallProxy(t *testing.T, upstream string) *stallProxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p := &stallProxy{addr: l.Addr().String()}
+	pipe := func(dst, src net.Conn) {
+		defer dst.Close()
+		defer src.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			for p.paused.Load() {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go pipe(u, c)
+			go pipe(c, u)
+		}
+	}()
+	return p
+}
+
+// TestRunSignalForwardedWhileStoreStalls: a SIGTERM sent to idemkey while
+// a lease renewal waits on a store that does not answer reaches the command
+// at once. The renewals and the forwarding shared one loop: the signal
+// waited for the renewal, and when that renewal found the lease lost, the
+// command was killed (SIGKILL) without ever getting the SIGTERM (its
+// cleanup never ran).
+func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for lease renewals (6 s)")
+	}
+	rs := redisStore(t)
+	u, err := url.Parse(rs.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newStallProxy(t, u.Host)
+	u.Host = px.addr
+	r := newRig(t)
+	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	script := `trap 'echo got TERM >> ` + r.path("term") + `; exit 0' TERM; touch ` + r.path("mark") +
+		`; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`
+	// --lease 6s: a renewal every 2 s, each given 2 s. Stalled from the
+	// start, the renewal begun at 2 s fails at 4 s; the one begun at 4 s
+	// fails at 6 s, when the lease has run out: lost, the command killed.
+	c := r.cmd("run", "--task", "t1", "--tool", "stall", "--lease", "6s", "--", "sh", "-c", script)
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	r.waitFile("mark")
+	px.paused.Store(true)
+	time.Sleep(5 * time.Second) // into the renewal begun at 4 s; not an assertion on time
+	_ = c.Process.Signal(syscall.SIGTERM)
+	got := false
+	for deadline := time.Now().Add(20 * time.Second); !got && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		_, err := os.Stat(r.path("term"))
+		got = err == nil
+		select {
+		case <-done:
+			_, err := os.Stat(r.path("term"))
+			got = err == nil
+			deadline = time.Now()
+		default:
+		}
+	}
+	px.paused.Store(false)
+	<-done
+	if !got {
+		t.Fatalf("the command never got the SIGTERM sent to idemkey (exit %d): %s", c.ProcessState.ExitCode(), errb.String())
 	}
 }

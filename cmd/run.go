@@ -861,6 +861,18 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		}
 	}
 	exited := make(chan struct{})
+	go func() {
+		// Signals are forwarded at once, in a loop of their own: a renewal
+		// may wait on a store that does not answer.
+		for {
+			select {
+			case <-exited:
+				return
+			case s := <-sigs:
+				forward(s.(syscall.Signal))
+			}
+		}
+	}()
 	var lost bool
 	var lostMu sync.Mutex
 	go func() {
@@ -873,8 +885,6 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 			select {
 			case <-exited:
 				return
-			case s := <-sigs:
-				forward(s.(syscall.Signal))
 			case <-t.C:
 				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
 				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
