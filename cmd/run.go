@@ -92,7 +92,9 @@ step started before running it and how it ended after.
 The key is derived as 'idemkey key' derives it (every key option applies),
 from --args, or, without --args, from the command line as a JSON array of
 strings. The command runs with IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT in its
-environment; its output passes through untouched and is recorded.
+environment and idemkey's standard input (with --args -, the same bytes the
+arguments were read from); its output passes through untouched and is
+recorded.
 
 A key's record is running, succeeded, failed or unknown:
   succeeded  not run again: the recorded output and exit code are replayed
