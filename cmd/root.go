@@ -184,7 +184,7 @@ failures.`,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return f.loadConfig(cmd)
+			return ownUsageCode(cmd, f.loadConfig(cmd))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Config.GetBool("version") {
@@ -454,6 +454,22 @@ type codedError struct {
 }
 
 func (e *codedError) ExitCode() int { return e.code }
+
+// usageCodeAnnotation holds the exit code of a command whose usage errors
+// exit with another code (run: 125, as env does).
+const usageCodeAnnotation = "idemkey-usage-code"
+
+// ownUsageCode gives a usage or input error the exit code that cmd has for
+// them (see usageCodeAnnotation).
+func ownUsageCode(cmd *cobra.Command, err error) error {
+	if err == nil || exitCode(err) != exitUsage {
+		return err
+	}
+	if n, cerr := strconv.Atoi(cmd.Annotations[usageCodeAnnotation]); cerr == nil {
+		return &codeError{Code: n, Err: err}
+	}
+	return err
+}
 
 // newHelpCmd replaces cobra's help command, which prints the root's help
 // and exits 0 for an unknown topic.

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,11 +13,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
@@ -89,7 +92,9 @@ step started before running it and how it ended after.
 The key is derived as 'idemkey key' derives it (every key option applies),
 from --args, or, without --args, from the command line as a JSON array of
 strings. The command runs with IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT in its
-environment; its output passes through untouched and is recorded.
+environment and idemkey's standard input (with --args -, the same bytes the
+arguments were read from); its output passes through untouched and is
+recorded.
 
 A key's record is running, succeeded, failed or unknown:
   succeeded  not run again: the recorded output and exit code are replayed
@@ -109,6 +114,8 @@ unknown).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFailed(opts.setup(cmd, args))
 		},
+		// The settings' errors (config file, IDEMKEY_*) exit 125 too.
+		Annotations: map[string]string{usageCodeAnnotation: strconv.Itoa(exitRunFailed)},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &codeError{Code: exitRunFailed, Err: &UsageError{Err: err, hint: "run 'idemkey run --help' for usage"}}
@@ -197,17 +204,49 @@ func durationSetting(s string) (time.Duration, error) {
 // environment (IDEMKEY_RECOVER) or the config, else fail.
 func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy, error) {
 	v := f.Config
-	s := v.GetString("recover")
-	if !changed(cmd.Flags(), "recover") && tool != "" {
-		if t := v.GetString("tools." + tool + ".recover"); t != "" {
-			s = t
+	if !changed(cmd.Flags(), "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return "", err
 		}
+		v = t
 	}
-	p := ledger.Policy(s)
+	p := ledger.Policy(v.GetString("recover"))
 	if !p.Valid() {
-		return "", usageErrorf("invalid recovery policy %q (want fail or retry)", s)
+		return "", v.Invalid("recover", "want fail or retry")
 	}
 	return p, nil
+}
+
+// utf8CommandLine refuses a command line that cannot be the call's
+// arguments (JSON text is UTF-8), naming the argument, rather than as the
+// parser's error about a JSON text the user never wrote.
+func utf8CommandLine(argv []string) error {
+	for i, a := range argv {
+		if utf8.ValidString(a) {
+			continue
+		}
+		at := 0
+		for at < len(a) {
+			r, size := utf8.DecodeRuneInString(a[at:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			at += size
+		}
+		return &UsageError{
+			Err: fmt.Errorf("argument %d of the command line is not UTF-8 (byte 0x%02x at offset %d): without --args, the command line is the call's arguments, which must be UTF-8 text",
+				i, a[at], at),
+			hint: "give the call's arguments with --args FILE; the command still gets its own as they are",
+		}
+	}
+	return nil
+}
+
+// runTestHooks are set only by the test binary.
+var runTestHooks struct {
+	// beforeStart runs between the claim and the command's start.
+	beforeStart func()
 }
 
 // runStep is one invocation of run: the key, the ledger and the command.
@@ -219,6 +258,51 @@ type runStep struct {
 	task, tool  string
 	store       ledger.Store
 	locker      keyLocker
+	// stdin is the command's standard input when the arguments were read
+	// from idemkey's (--args -): the same bytes (nil: idemkey's own).
+	stdin func() (io.Reader, func())
+}
+
+// stdinOffset returns where standard input stands, if the arguments are
+// to be read from it and it is a file that can be read again from there;
+// -1 otherwise.
+func stdinOffset(in io.Reader, argsFile string) int64 {
+	fh, ok := in.(*os.File)
+	if !ok || argsFile != "-" {
+		return -1
+	}
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	off, err := fh.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return off
+}
+
+// passStdin gives the command the standard input idemkey read the
+// arguments from, as it would have had it without idemkey: a file
+// rewound to where it stood, else the bytes read, through a pipe (written
+// by a goroutine that nobody waits for: a command that does not read
+// them, or leaves them to a process it started, holds nothing up).
+func passStdin(in io.Reader, rewind int64, data []byte) func() (io.Reader, func()) {
+	return func() (io.Reader, func()) {
+		if fh, ok := in.(*os.File); ok && rewind >= 0 {
+			if _, err := fh.Seek(rewind, io.SeekStart); err == nil {
+				return fh, func() {}
+			}
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return bytes.NewReader(data), func() {}
+		}
+		go func() {
+			_, _ = pw.Write(data)
+			pw.Close()
+		}()
+		return pr, func() { pr.Close() }
+	}
 }
 
 func (opts *runOptions) logf(format string, args ...any) {
@@ -246,13 +330,20 @@ func runRun(opts *runOptions) error {
 	var data []byte
 	name := "<command line>"
 	if opts.ArgsFile != "" {
+		rewind := stdinOffset(f.IO.In, opts.ArgsFile)
 		var err error
 		if data, name, err = f.readInput(opts.ArgsFile); err != nil {
 			return err
 		}
+		if name == stdinName {
+			st.stdin = passStdin(f.IO.In, rewind, data)
+		}
 	} else {
 		if opts.Spec.From != fromArgs {
 			return &UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
+		}
+		if err := utf8CommandLine(opts.Command); err != nil {
+			return err
 		}
 		data = stringsJSON(opts.Command)
 	}
@@ -351,14 +442,22 @@ func (st *runStep) run(ctx context.Context) error {
 		if st.locker == nil || lock != nil {
 			req := st.claimRequest()
 			req.LocallyLocked = lock != nil
+			// A signal from the claim on is taken in, not left to kill
+			// idemkey with the attempt claimed and its command not
+			// started (unknown, for a person to settle).
+			sigs := make(chan os.Signal, 4)
+			notifyUnignored(sigs, stepSignals...)
 			d, err := ledger.Claim(ctx, st.store, req)
+			if err != nil || d.Action != ledger.ActRun {
+				stopSignals(sigs)
+			}
 			if err != nil {
 				closeFile(lock)
 				return &ledgerUnavailable{spec: opts.Ledger, err: err}
 			}
 			switch d.Action {
 			case ledger.ActRun:
-				return st.execute(ctx, d, lock)
+				return st.execute(ctx, d, lock, sigs)
 			case ledger.ActReplay:
 				closeFile(lock)
 				return st.replay(d.Record)
@@ -407,7 +506,9 @@ func closeFile(f *os.File) {
 // 126 otherwise, as a shell reports them.
 func lookCommand(name string) error {
 	_, err := exec.LookPath(name)
-	if err == nil {
+	if err == nil || errors.Is(err, exec.ErrDot) {
+		// Found through a relative PATH entry: the user put it there, and
+		// env and timeout run it (Go refuses it unless told).
 		return nil
 	}
 	if strings.Contains(name, "/") {
@@ -421,9 +522,28 @@ func lookCommand(name string) error {
 		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (not executable)", name)}
 	}
 	if errors.Is(err, exec.ErrNotFound) {
+		if p := notExecutableOnPath(name); p != "" {
+			// As execvp reports it: found, not executable.
+			return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (%s is not executable)", name, p)}
+		}
 		return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: command not found", name)}
 	}
 	return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", name, err)}
+}
+
+// notExecutableOnPath returns the first regular file called name in the
+// PATH's directories (where LookPath found none that is executable), or "".
+func notExecutableOnPath(name string) string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
 }
 
 func stamp(t time.Time) string {
@@ -440,11 +560,18 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		fmt.Fprintf(ios.Err, "idemkey: replayed %s: attempt %d, %s at %s, exit %d\n",
 			st.key, rec.Attempt, rec.State, stamp(rec.EndedAt), rec.ExitCode)
 	}
-	if _, err := ios.Out.Write(rec.Stdout.Data); err != nil {
-		return err
-	}
-	if _, err := ios.Err.Write(rec.Stderr.Data); err != nil {
-		return err
+	// An empty stream is not written (a write of nothing fails on
+	// /dev/full and a closed stdout): as the command did not write it.
+	for _, o := range []struct {
+		w    io.Writer
+		data []byte
+	}{{ios.Out, rec.Stdout.Data}, {ios.Err, rec.Stderr.Data}} {
+		if len(o.data) == 0 {
+			continue
+		}
+		if _, err := o.w.Write(o.data); err != nil {
+			return err
+		}
 	}
 	for _, o := range []struct {
 		name string
@@ -463,11 +590,15 @@ func (st *runStep) replay(rec *ledger.Record) error {
 
 func (st *runStep) busy(rec *ledger.Record) error {
 	ios := st.opts.f.IO
+	waited := ""
+	if st.opts.Wait > 0 {
+		waited = fmt.Sprintf("; waited %s for it", st.opts.Wait)
+	}
 	if rec != nil && rec.State == ledger.Running {
-		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s\n",
-			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
+			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder, waited)
 	} else {
-		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)\n", st.key)
+		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
 	if st.opts.Wait == 0 {
 		fmt.Fprintf(ios.Err, "hint: --wait DURATION waits for it to end and then acts on its outcome\n")
@@ -505,6 +636,10 @@ type recorder struct {
 	data []byte
 	n    int64
 	h    hash.Hash
+	// lost is the error that stopped tee passing the stream on, unless it
+	// was a broken pipe (a reader that went away, passed on to the
+	// command): the output did not reach its destination.
+	lost error
 }
 
 func newRecorder(max int64) *recorder { return &recorder{max: max, h: sha256.New()} }
@@ -524,7 +659,10 @@ func (r *recorder) output() ledger.Output {
 
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
-// command sees the broken pipe it would have seen without idemkey.
+// command sees the broken pipe it would have seen without idemkey; what
+// the command wrote before, which the pipe still holds, is its output and
+// is recorded. A read deadline (stopReading) ends it, once what the pipe
+// holds has been passed on.
 func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
@@ -533,7 +671,47 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 		if n > 0 {
 			rec.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
+				if !errors.Is(werr, syscall.EPIPE) {
+					rec.lost = werr
+				}
+				drainPending(r, buf, io.Discard, rec)
 				r.Close()
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				drainPending(r, buf, w, rec)
+			}
+			return
+		}
+	}
+}
+
+// stopReading ends tee's wait for more output on r, without losing what
+// r already holds: the command's last output, written before it exited,
+// that a slow reader has not taken yet. Where a pipe has no deadlines, r
+// is closed.
+func stopReading(r *os.File) {
+	if r.SetReadDeadline(time.Now()) != nil {
+		r.Close()
+	}
+}
+
+// drainPending passes on to w and records the bytes the pipe r holds now,
+// and no more (processes the command left behind may write for ever).
+func drainPending(r *os.File, buf []byte, w io.Writer, rec *recorder) {
+	left := pipeBuffered(r)
+	if left <= 0 || r.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	for left > 0 {
+		// The bytes are there: this read does not wait.
+		n, err := r.Read(buf[:min(len(buf), left)])
+		if n > 0 {
+			left -= n
+			rec.Write(buf[:n])
+			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}
 		}
@@ -546,10 +724,14 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 // execute runs the claimed attempt: the command with the key in its
 // environment, its output streamed and recorded, the lease renewed, the
 // outcome completed.
-func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File) error {
+func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File, sigs chan os.Signal) error {
 	opts := st.opts
 	ios := opts.f.IO
 	defer closeFile(lock)
+	defer signal.Stop(sigs)
+	if runTestHooks.beforeStart != nil {
+		runTestHooks.beforeStart()
+	}
 	attempt := d.Record.Attempt
 	if d.Previous != nil {
 		opts.logf("attempt %d of %s (attempt %d was %s)", attempt, st.key, d.Previous.Attempt, d.Previous.State)
@@ -578,13 +760,21 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	if filepath.Base(opts.Command[0]) == opts.Command[0] {
-		if p, err := exec.LookPath(opts.Command[0]); err == nil {
+		if p, err := exec.LookPath(opts.Command[0]); err == nil || errors.Is(err, exec.ErrDot) {
 			c.Path = p
 		}
+	}
+	if errors.Is(c.Err, exec.ErrDot) {
+		c.Err = nil // see lookCommand
 	}
 	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
 	c.Stdin = ios.In
+	if st.stdin != nil {
+		in, started := st.stdin()
+		c.Stdin = in
+		defer started()
+	}
 	// The command stays in idemkey's process group, as a plain command
 	// would be: whatever kills idemkey's group (a CI runner cancelling
 	// the job, a shell's job control) reaches the command too, while a
@@ -607,17 +797,39 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	c.Stdout, c.Stderr = outW, errW
 	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
 	// A write to a closed standard output returns an error (tee passes the
 	// broken pipe on to the command) instead of killing idemkey before it
 	// records the outcome.
 	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
+	notifyUnignored(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	if err := c.Start(); err != nil {
+	if sig := pendingStop(sigs); sig != 0 {
+		// Stopped before the command started: it did nothing, and may
+		// run again.
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		r := rec
+		r.State, r.ExitCode, r.EndedAt = ledger.Failed, exitSignalStart+int(sig), time.Now()
+		r.Reason = fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)
+		if err := ledger.Complete(ctx, st.store, &r); err != nil {
+			fmt.Fprintf(ios.Err, "idemkey: warning: attempt %d of %s was stopped before its command started, and that was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
+		}
+		return &ExitError{Code: r.ExitCode}
+	}
+	err = c.Start()
+	if errors.Is(err, syscall.ENOEXEC) {
+		// An executable file that is not a program (a script without a
+		// #! line): the shell runs it, as execvp does for env and timeout.
+		sh := &exec.Cmd{Path: "/bin/sh", Args: append([]string{"sh", c.Path}, c.Args[1:]...), Env: c.Env,
+			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
+		if sh.Start() == nil {
+			c, err = sh, nil
+		}
+	}
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -651,6 +863,18 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		}
 	}
 	exited := make(chan struct{})
+	go func() {
+		// Signals are forwarded at once, in a loop of their own: a renewal
+		// may wait on a store that does not answer.
+		for {
+			select {
+			case <-exited:
+				return
+			case s := <-sigs:
+				forward(s.(syscall.Signal))
+			}
+		}
+	}()
 	var lost bool
 	var lostMu sync.Mutex
 	go func() {
@@ -663,8 +887,6 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 			select {
 			case <-exited:
 				return
-			case s := <-sigs:
-				forward(s.(syscall.Signal))
 			case <-t.C:
 				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
 				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
@@ -700,8 +922,8 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	select {
 	case <-drained:
 	case <-time.After(2 * time.Second):
-		outR.Close()
-		errR.Close()
+		stopReading(outR)
+		stopReading(errR)
 		<-drained
 	}
 	outR.Close()
@@ -720,19 +942,112 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	}
 	rec.State, rec.ExitCode, rec.Reason, rec.EndedAt = state, code, reason, time.Now()
 	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
+	recordedOK := false
 	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
-		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
+		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n", attempt, st.key, st.notRecorded(ctx, attempt, err))
 	} else {
+		recordedOK = true
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
 		if ledgerTestHooks.crashAfterComplete {
 			_ = signalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 	}
+	for _, o := range []struct {
+		name string
+		rec  *recorder
+	}{{"standard output", outRec}, {"standard error", errRec}} {
+		if o.rec.lost == nil {
+			continue
+		}
+		// The command's writes went into idemkey's pipe and succeeded:
+		// only idemkey knows that its output was lost.
+		why := o.rec.lost
+		var pe *os.PathError
+		if errors.As(why, &pe) {
+			why = pe.Err
+		}
+		recorded := "was not recorded either"
+		if recordedOK {
+			recorded = fmt.Sprintf("is recorded as %s (exit %d)", state, code)
+			if state == ledger.Succeeded {
+				recorded += ": a later run replays its output"
+			}
+		}
+		return &codeError{Code: exitRunFailed, Err: fmt.Errorf("writing the command's %s: %v; attempt %d %s",
+			o.name, why, attempt, recorded)}
+	}
 	if code != 0 {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// stepSignals are the signals a step takes in and forwards to its command.
+// Those idemkey was started with ignored (nohup, a script's background
+// job) are left alone: caught, they would reach the command at their
+// defaults instead of ignored.
+var stepSignals = append([]os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}, userSignals...)
+
+// pendingStop returns the first signal in c that would have stopped
+// idemkey (0 if none). A user signal, which would not have, is dropped:
+// it came before the command existed.
+func pendingStop(c chan os.Signal) syscall.Signal {
+	for {
+		select {
+		case s := <-c:
+			if !slices.Contains(userSignals, s) {
+				return s.(syscall.Signal)
+			}
+		default:
+			return 0
+		}
+	}
+}
+
+// stopSignals stops relaying to c and ends idemkey by a signal that came
+// meanwhile, as that signal would have ended it.
+func stopSignals(c chan os.Signal) {
+	signal.Stop(c)
+	select {
+	case s := <-c:
+		_ = signalPid(os.Getpid(), s.(syscall.Signal))
+	default:
+	}
+}
+
+// notRecorded says why an attempt's outcome was not recorded and what
+// the key's record is now.
+func (st *runStep) notRecorded(ctx context.Context, attempt int64, err error) string {
+	if !errors.Is(err, ledger.ErrLeaseLost) {
+		return fmt.Sprintf("%v; the next attempt will find it unknown", err)
+	}
+	// The compare-and-set matched nothing: a newer attempt took the key
+	// over (its record stands), or the record was removed.
+	cur, _, gerr := st.store.Get(ctx, st.key)
+	switch {
+	case gerr == nil && cur == nil:
+		return "the key's record was removed meanwhile"
+	case gerr == nil && cur.Attempt != attempt:
+		return fmt.Sprintf("attempt %d holds the key now; its record stands", cur.Attempt)
+	case gerr == nil:
+		// Settled meanwhile (ledger resolve after its lease ran out).
+		return fmt.Sprintf("its record was changed meanwhile to %s; that stands", cur.State)
+	}
+	return "a newer attempt took the key over; its record stands"
+}
+
+// notifyUnignored relays to c those of sigs that are not ignored.
+func notifyUnignored(c chan<- os.Signal, sigs ...os.Signal) {
+	var caught []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			caught = append(caught, s)
+		}
+	}
+	if len(caught) > 0 {
+		signal.Notify(c, caught...)
+	}
 }
 
 // exitOutcome maps how the command ended to an exit code and a state:

@@ -75,3 +75,19 @@ func inheritedFiles() []*os.File {
 		fs = append(fs, os.NewFile(uintptr(fd), "inherited descriptor "+strconv.Itoa(fd)))
 	}
 }
+
+// pipeBuffered returns how many bytes the pipe r holds, unread.
+func pipeBuffered(r *os.File) int {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n int32
+	var e syscall.Errno
+	if rc.Control(func(fd uintptr) {
+		_, _, e = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}) != nil || e != 0 {
+		return 0
+	}
+	return int(n)
+}

@@ -12,3 +12,7 @@ func inheritedFiles() []*os.File { return nil }
 
 // inTerminalForeground is not checked here: signals are forwarded.
 func inTerminalForeground() bool { return false }
+
+// pipeBuffered is not looked for here: what a pipe holds when idemkey
+// stops reading it is not passed on.
+func pipeBuffered(*os.File) int { return 0 }

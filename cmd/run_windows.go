@@ -14,3 +14,6 @@ func signalPid(pid int, _ syscall.Signal) error {
 	}
 	return p.Kill()
 }
+
+// userSignals: Windows has none.
+var userSignals []os.Signal
