@@ -223,6 +223,7 @@ func (p *parser) unexpected(i int, looking string) *perr {
 func (p *parser) unclosed(e *perr, what string, open int) *perr {
 	if e.off >= len(p.src) && e.hint == "" {
 		line, col := Position(p.src, open)
+		e.relLine, e.relCol = line, col
 		e.hint = "the " + what + " opened at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + " is not closed"
 	}
 	return e
