@@ -81,6 +81,7 @@ func (f *Factory) read(name string, sniff bool) ([]byte, string, error) {
 	var data []byte
 	var err error
 	if fh, ok := in.(*os.File); ok && display == stdinName {
+		f.noteTerminalStdin(fh)
 		data, err = readOpen(fh, sniff)
 	} else if display == stdinName {
 		data, err = readAllLimit(in, inputLimit, sniff)
@@ -92,6 +93,21 @@ func (f *Factory) read(name string, sniff bool) ([]byte, string, error) {
 	}
 	tuneGC(len(data))
 	return data, display, nil
+}
+
+// noteTerminalStdin says on standard error that idemkey reads standard
+// input when that is a terminal: it reads to the end of the input, so a
+// user who typed no file name (or typed a document and Enter) would
+// otherwise wait on a silent command.
+func (f *Factory) noteTerminalStdin(fh *os.File) {
+	if !isTerminal(fh) {
+		return
+	}
+	eof := "Ctrl-D"
+	if runtime.GOOS == "windows" {
+		eof = "Ctrl-Z, Enter"
+	}
+	fmt.Fprintf(f.IO.Err, "idemkey: reading standard input (a terminal): end it with %s, or give a file name\n", eof)
 }
 
 // readAllLimit reads r to its end, or up to limit bytes: past that it

@@ -246,6 +246,9 @@ func runKeyBatch(opts *keyOptions) error {
 	ios := opts.f.IO
 	in, name := ios.In, stdinName
 	var size int64
+	if fh, ok := in.(*os.File); ok && (opts.File == "" || opts.File == "-") {
+		opts.f.noteTerminalStdin(fh)
+	}
 	if opts.File != "" && opts.File != "-" {
 		fh, err := os.Open(opts.File)
 		if err != nil {

@@ -1,0 +1,93 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// openPTY opens a pseudo-terminal pair: the controlling side, which a test
+// writes what a user types to, and the terminal idemkey reads.
+func openPTY(t *testing.T) (ptm, pts *os.File) {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptm.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		ptm.Close()
+		t.Skipf("unlockpt: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptm.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		ptm.Close()
+		t.Skipf("ptsname: %v", e)
+	}
+	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		ptm.Close()
+		t.Skipf("open the terminal: %v", err)
+	}
+	t.Cleanup(func() { pts.Close(); ptm.Close() })
+	return ptm, pts
+}
+
+// TestKeyStdinTerminalSaysSo: with standard input a terminal, key, key
+// --batch, canon, check and diff said nothing while they waited for the
+// end of the input (a user who gave no file, or typed a document and
+// Enter, saw a silent command). They now say on standard error that they
+// read standard input and how to end it; the result on standard output is
+// unchanged, and nothing is said when standard input is not a terminal.
+func TestKeyStdinTerminalSaysSo(t *testing.T) {
+	const note = "idemkey: reading standard input (a terminal): end it with Ctrl-D, or give a file name\n"
+	for _, tc := range []struct {
+		args  []string
+		want  string
+		input string
+	}{
+		{[]string{"check"}, "", `{"task":"t1","tool":"pay","args":[1],"key":"7f908faef5e99fd2dd1e8ae26f7eab257a2d14cf67f3e424d5e58f886999314c"}`},
+		{[]string{"key", "--task", "t", "--tool", "x"}, "282678e86c451559d21b6943da3c847abf4fb419c0bc2a2b289d8a30e3344845\n", ""},
+		{[]string{"key", "--task", "t", "--tool", "x", "-"}, "282678e86c451559d21b6943da3c847abf4fb419c0bc2a2b289d8a30e3344845\n", ""},
+		{[]string{"key", "--batch", "--task", "t", "--tool", "x"}, "282678e86c451559d21b6943da3c847abf4fb419c0bc2a2b289d8a30e3344845\n", ""},
+		{[]string{"canon"}, "{\"a\":1}\n", ""},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			ptm, pts := openPTY(t)
+			// What a user types: a document, Enter, then Ctrl-D at the
+			// start of a line (the terminal's end of input).
+			typed := tc.input
+			if typed == "" {
+				typed = `{"a":1}`
+			}
+			if _, err := ptm.Write([]byte(typed + "\n\x04")); err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			code := Main(tc.args, &IOStreams{In: pts, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+			if code != 0 || out.String() != tc.want {
+				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", code, out.String(), tc.want, errb.String())
+			}
+			if !strings.HasPrefix(errb.String(), note) || strings.Count(errb.String(), note) != 1 {
+				t.Errorf("stderr %q, want it to start with %q, once", errb.String(), note)
+			}
+		})
+	}
+
+	// Not a terminal (a pipe): no note.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("{\"a\":1}\n"))
+	w.Close()
+	defer r.Close()
+	var out, errb bytes.Buffer
+	if code := Main([]string{"key", "--task", "t", "--tool", "x"}, &IOStreams{In: r, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}); code != 0 || errb.Len() != 0 {
+		t.Errorf("from a pipe: exit %d, stderr %q, want 0 and nothing", code, errb.String())
+	}
+}
