@@ -295,7 +295,7 @@ func (s *callSpec) load(data []byte) (loadedCall, error) {
 	case lc.From == fromAuto:
 		lc.From = detect(root)
 	case lc.From == fromArgs && !s.FromSet:
-		if shape, what := envelopeShape(root); shape != fromArgs {
+		if shape, what := argsShape(root); shape != fromArgs {
 			lc.Shape, lc.ShapeWhat = shape, what
 		}
 	}
@@ -459,6 +459,12 @@ func (lc *loadedCall) warnings(s *callSpec) []warning {
 // shapeWarning says that input shaped like an envelope (what, read with
 // --from from) was read as bare arguments.
 func shapeWarning(from, what, lead, where string) warning {
+	if from == fromCall {
+		return warning{
+			msg:  fmt.Sprintf("%s %s%s, read as bare arguments: the key covers the whole record, not the call it records", lead, what, where),
+			hint: "give --from call to key the recorded call (its task id too), or --from args to key the input as it is",
+		}
+	}
 	return warning{
 		msg:  fmt.Sprintf("%s %s%s, read as bare arguments: the key covers the whole envelope, its ids too, so a retry may get a new key", lead, what, where),
 		hint: fmt.Sprintf("give --from %s to key the tool call, or --from args to key the input as it is", from),
@@ -521,17 +527,33 @@ func envelopeShape(root canon.Node) (from, what string) {
 	return fromArgs, ""
 }
 
+// argsShape is envelopeShape for input read as bare arguments by default,
+// where a call record {"task","tool","args"} is an envelope too: keyed as
+// it is, its task and tool are hashed as arguments, inside the --task and
+// --tool given. (--from auto never takes a record: see detect.)
+func argsShape(root canon.Node) (from, what string) {
+	if from, what = envelopeShape(root); from != fromArgs {
+		return from, what
+	}
+	if root.Kind() == canon.Object && str(root, "task") != "" && str(root, "tool") != "" {
+		if _, ok := root.Get("args"); ok {
+			return fromCall, `a call record {"task","tool","args"}`
+		}
+	}
+	return fromArgs, ""
+}
+
 // mayBeEnvelope is a quick test, before parsing, that input may be shaped
-// like an envelope: every shape envelopeShape knows has one of these
-// member names or values (unless written with escapes, which a logged
-// envelope never is).
+// like an envelope: every shape argsShape knows has one of these member
+// names or values, or all of a call record's names (unless written with
+// escapes, which a logged envelope never is).
 func mayBeEnvelope(data []byte) bool {
 	for _, s := range []string{`"jsonrpc"`, `"function`, `"tool_calls"`, `"tool_use"`} {
 		if bytes.Contains(data, []byte(s)) {
 			return true
 		}
 	}
-	return false
+	return bytes.Contains(data, []byte(`"task"`)) && bytes.Contains(data, []byte(`"tool"`)) && bytes.Contains(data, []byte(`"args"`))
 }
 
 // str returns n's string member name, or "".

@@ -173,7 +173,7 @@ func runKey(opts *keyOptions) error {
 				if look := envelopeLook(data); !spec.FromSet && look != nil && mayBeEnvelope(look) {
 					// Shaped like an envelope?
 					if doc, err := spec.outer.Parse(look, spec.Scheme); err == nil {
-						shape, shapeWhat = envelopeShape(doc.Root())
+						shape, shapeWhat = argsShape(doc.Root())
 					}
 				}
 			} else {
