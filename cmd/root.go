@@ -403,6 +403,18 @@ func (o *onceValue) Set(s string) error {
 		return fmt.Errorf("%s (first %q)", repeatedText, o.first)
 	}
 	o.set, o.first = true, s
+	if t := o.Value.Type(); t == "int" || t == "int64" || t == "int32" {
+		// pflag reads a number flag as Go source does (base 0): 010 is 8,
+		// 0x40 is 64, 1_000 is 1000, while IDEMKEY_* and the config file
+		// read whole numbers as written, in decimal. A flag does too.
+		n, err := strconv.ParseInt(s, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return errors.New("want a smaller whole number")
+		} else if err != nil {
+			return errors.New("want a whole number, in decimal digits")
+		}
+		s = strconv.FormatInt(n, 10)
+	}
 	return o.Value.Set(s)
 }
 
