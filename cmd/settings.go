@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -626,6 +627,11 @@ func readConfigFile(path string) (*configFile, error) {
 		values, err = parseJSONConfig(data)
 	}
 	if err != nil {
+		var pe *configPosError
+		if errors.As(err, &pe) {
+			// FILE:LINE[:COL]: as every other input error names its place.
+			return nil, &InputError{Name: pe.where(path), Err: fmt.Errorf("cannot read config: %s", pe.msg)}
+		}
 		return nil, &InputError{Name: path, Err: fmt.Errorf("cannot read config: %v", err)}
 	}
 	c.top = values
@@ -674,10 +680,34 @@ func readConfigBytes(path string, check func() error) ([]byte, error) {
 
 // YAML: the nodes keep each scalar as written and its resolved tag, so an
 // unquoted 2024.10 is seen as a number, not turned into "2024.1".
+// configPosError is a config file that does not parse, at a line (and
+// column, 0 if unknown).
+type configPosError struct {
+	line, col int
+	msg       string
+}
+
+func (e *configPosError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+func (e *configPosError) where(path string) string {
+	if e.col > 0 {
+		return fmt.Sprintf("%s:%d:%d", path, e.line, e.col)
+	}
+	return fmt.Sprintf("%s:%d", path, e.line)
+}
+
+// yamlLineRE is the line yaml.v3 puts in its syntax errors.
+var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+
 func parseYAMLConfig(data []byte) (map[string]*fileValue, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, &configPosError{line: line, msg: m[2]}
+		}
+		return nil, errors.New(msg)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return map[string]*fileValue{}, nil // an empty file
@@ -763,7 +793,7 @@ func parseTOMLConfig(data []byte) (map[string]*fileValue, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return nil, fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
+			return nil, &configPosError{line: row, col: col, msg: strings.TrimPrefix(de.Error(), "toml: ")}
 		}
 		return nil, err
 	}
@@ -832,12 +862,31 @@ func parseJSONConfig(data []byte) (map[string]*fileValue, error) {
 	d.UseNumber()
 	var m map[string]any
 	if err := d.Decode(&m); err != nil {
+		// encoding/json gives an offset (just past the byte at fault), not
+		// a place: name its line and column.
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, jsonConfigErr(data, se.Offset-1, se.Error())
+		case errors.As(err, &te):
+			return nil, jsonConfigErr(data, te.Offset-1, "want settings {\"name\": value}, not a JSON "+te.Value)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			return nil, jsonConfigErr(data, int64(len(data)), "unexpected end of the file")
+		}
 		return nil, err
 	}
 	if d.More() {
-		return nil, errors.New("data after the top-level object")
+		return nil, jsonConfigErr(data, d.InputOffset(), "data after the top-level object")
 	}
 	return tableMap(anyValue("", m)), nil
+}
+
+// jsonConfigErr places msg at byte off of a JSON config file.
+func jsonConfigErr(data []byte, off int64, msg string) error {
+	off = max(0, min(off, int64(len(data))))
+	line, col := canon.Position(data, int(off))
+	return &configPosError{line: line, col: col, msg: msg}
 }
 
 func anyValue(name string, x any) *fileValue {
