@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -49,5 +50,33 @@ func TestPostProxyFromEnvironment(t *testing.T) {
 	}
 	if !noProxy("example.com", "api.example.com") || noProxy("example.com", "notexample.com") || !noProxy(".example.com", "example.com") || !noProxy("::1", "::1") {
 		t.Error("no_proxy matching")
+	}
+}
+
+// TestPostProxyUnresolvable: a proxy whose name does not resolve is curl's
+// 5 (could not resolve proxy), not 6, which says the server's name did
+// not. The name a..b is refused by the resolver without a query.
+func TestPostProxyUnresolvable(t *testing.T) {
+	t.Parallel()
+	target := newIdemServer(t)
+	for _, env := range []map[string]string{
+		{"http_proxy": "http://user:pw@a..b:3128"},
+		{"all_proxy": "a..b:3128"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		if code != curlResolveProxy || out.Len() != 0 ||
+			!strings.Contains(errb.String(), "idemkey: error: (5) could not resolve proxy a..b") || strings.Contains(errb.String(), "pw") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", env, code, out.String(), errb.String())
+		}
+	}
+	if n := len(target.seen()); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+	ce := classify(&net.OpError{Op: "proxyconnect", Net: "tcp", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &net.DNSError{Err: "no such host", Name: "proxy.example", IsNotFound: true}}}, false)
+	if ce.Code != curlResolveProxy || !ce.retryable() {
+		t.Errorf("classify: %v, retryable %v", ce, ce.retryable())
 	}
 }

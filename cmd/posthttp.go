@@ -26,6 +26,7 @@ import (
 // written against curl keep working.
 const (
 	curlURLMalformat     = 3  // the URL is malformed
+	curlResolveProxy     = 5  // could not resolve the proxy
 	curlResolve          = 6  // could not resolve host
 	curlConnect          = 7  // failed to connect (refused, unreachable)
 	curlWeirdReply       = 8  // the reply is not HTTP
@@ -59,7 +60,7 @@ func (e *CurlError) ExitCode() int { return e.Code }
 // same request (same key, same body) is sent again.
 func (e *CurlError) retryable() bool {
 	switch e.Code {
-	case curlResolve, curlConnect, curlPartialFile, curlTimeout, curlSSLConnect,
+	case curlResolveProxy, curlResolve, curlConnect, curlPartialFile, curlTimeout, curlSSLConnect,
 		curlEmptyReply, curlSendError, curlRecvError:
 		return true
 	}
@@ -110,6 +111,10 @@ func classify(err error, inBody bool) *CurlError {
 	case errors.Is(err, errSpool):
 		return &CurlError{curlWriteError, errors.New(rootCause(err))}
 	case errors.As(err, &dns):
+		if errors.As(err, &op) && op.Op == "proxyconnect" {
+			// Go's transport marks a failure to reach the proxy so.
+			return &CurlError{curlResolveProxy, fmt.Errorf("could not resolve proxy %s", dns.Name)}
+		}
 		return &CurlError{curlResolve, fmt.Errorf("could not resolve host %s", dns.Name)}
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return &CurlError{curlTimeout, errors.New("operation timed out")}
