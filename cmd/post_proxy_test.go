@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -78,5 +79,36 @@ func TestPostProxyUnresolvable(t *testing.T) {
 		Err: &net.DNSError{Err: "no such host", Name: "proxy.example", IsNotFound: true}}}, false)
 	if ce.Code != curlResolveProxy || !ce.retryable() {
 		t.Errorf("classify: %v, retryable %v", ce, ce.retryable())
+	}
+}
+
+// TestPostProxyRefusesTunnel: a proxy that answers CONNECT with an error
+// is curl's 56 "CONNECT tunnel failed, response N"; nothing reached the
+// server, and a definitive 4xx from the proxy (407, 403) is not retried,
+// while a 503 (the proxy could not reach the server) is.
+func TestPostProxyRefusesTunnel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status   string
+		attempts int32
+	}{
+		{"407 Proxy Authentication Required", 1},
+		{"403 Forbidden", 1},
+		{"503 Service Unavailable", 3},
+	} {
+		resp := "HTTP/1.1 " + tc.status + "\r\nContent-Length: 0\r\n\r\n"
+		proxy, n := postRawServer(t, func(c net.Conn, _ *bufio.Reader) { io.WriteString(c, resp) })
+		env := map[string]string{"https_proxy": proxy}
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", "https://127.0.0.1:1/x", "--task", "t1", "--tool", "pay", "-d", postArgs,
+			"--retry", "2", "--retry-delay", "0.01"},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		want := "idemkey: error: (56) CONNECT tunnel failed, response " + tc.status[:3] + "\n"
+		if code != curlRecvError || out.Len() != 0 || !strings.HasSuffix(errb.String(), want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.status, code, out.String(), errb.String())
+		}
+		if got := n.Load(); got != tc.attempts {
+			t.Errorf("%s: %d CONNECTs, want %d", tc.status, got, tc.attempts)
+		}
 	}
 }

@@ -59,6 +59,11 @@ func (e *CurlError) ExitCode() int { return e.Code }
 // retryable reports whether a failure with this code may succeed when the
 // same request (same key, same body) is sent again.
 func (e *CurlError) retryable() bool {
+	if tunnel := (*proxyTunnelError)(nil); errors.As(e.Err, &tunnel) {
+		// The proxy's answer: its 407 or 403 will not change, its 503
+		// (it could not reach the server) may.
+		return retryStatus(tunnel.status)
+	}
 	switch e.Code {
 	case curlResolveProxy, curlResolve, curlConnect, curlPartialFile, curlTimeout, curlSSLConnect,
 		curlEmptyReply, curlSendError, curlRecvError:
@@ -91,6 +96,14 @@ type tlsHandshakeError struct{ err error }
 func (e *tlsHandshakeError) Error() string { return e.err.Error() }
 func (e *tlsHandshakeError) Unwrap() error { return e.err }
 
+// proxyTunnelError is a proxy's refusal of the CONNECT that an https://
+// URL is reached through: nothing reached the server.
+type proxyTunnelError struct{ status int }
+
+func (e *proxyTunnelError) Error() string {
+	return fmt.Sprintf("CONNECT tunnel failed, response %d", e.status)
+}
+
 // classify turns a transport error into a CurlError. inBody is true when
 // the status line and headers had arrived and the body was being read.
 func classify(err error, inBody bool) *CurlError {
@@ -106,8 +119,11 @@ func classify(err error, inBody bool) *CurlError {
 		op      *net.OpError
 		ne      net.Error
 	)
+	var tunnel *proxyTunnelError
 	msg := err.Error()
 	switch {
+	case errors.As(err, &tunnel):
+		return &CurlError{curlRecvError, tunnel} // curl's code and words
 	case errors.Is(err, errSpool):
 		return &CurlError{curlWriteError, errors.New(rootCause(err))}
 	case errors.As(err, &dns):
@@ -244,6 +260,12 @@ func newPostClient(tc transportConfig) (*http.Client, error) {
 		},
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return dialTLS(ctx, dialer, tlsConf, tc.ConnectTimeout, network, addr)
+		},
+		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
+			if resp.StatusCode != http.StatusOK {
+				return &proxyTunnelError{resp.StatusCode} // Go's own error is the bare reason phrase
+			}
+			return nil
 		},
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    tc.ConnectTimeout,
