@@ -112,3 +112,26 @@ func TestPostProxyRefusesTunnel(t *testing.T) {
 		}
 	}
 }
+
+// TestPostProxyRefusesConnection: a proxy that is down is curl's 7, and the
+// message names the proxy and its address (it said "failed to connect:
+// connection refused", as if the server were down).
+func TestPostProxyRefusesConnection(t *testing.T) {
+	t.Parallel()
+	target := newIdemServer(t)
+	down := postClosedPort(t)
+	addr := down
+	for _, u := range []string{target.URL + "/x", "https://127.0.0.1:1/x"} {
+		env := map[string]string{"http_proxy": down, "https_proxy": down}
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", u, "--task", "t1", "--tool", "pay", "-d", postArgs},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		want := "idemkey: error: (7) failed to connect to the proxy " + addr + ": connection refused\n"
+		if code != curlConnect || out.Len() != 0 || errb.String() != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", u, code, out.String(), errb.String(), want)
+		}
+	}
+	if n := len(target.seen()); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+}

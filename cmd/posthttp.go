@@ -143,7 +143,14 @@ func classify(err error, inBody bool) *CurlError {
 		return &CurlError{curlSSLConnect, errors.New("tls handshake failed: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial":
 		to := ""
-		if errors.As(err, &op) && op.Addr != nil {
+		if errors.As(err, &op) && op.Op == "proxyconnect" {
+			// Go's mark on a failure to reach the proxy, with no address:
+			// the address is the dial's, inside it.
+			to = " to the proxy"
+			if inner := (*net.OpError)(nil); errors.As(op.Err, &inner) && inner.Addr != nil {
+				to += " " + inner.Addr.String()
+			}
+		} else if errors.As(err, &op) && op.Addr != nil {
 			to = " to " + op.Addr.String()
 		}
 		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
