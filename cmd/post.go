@@ -115,6 +115,7 @@ Exit codes (curl's):
       --ledger, the ledger unavailable, or the key recorded for another
       URL or method (nothing is sent)
    3  malformed URL
+   5  could not resolve the proxy (http_proxy, https_proxy, all_proxy)
    6  could not resolve host
    7  failed to connect
    8  weird server reply (not HTTP, a bad header or Content-Length)

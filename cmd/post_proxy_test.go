@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -49,5 +51,87 @@ func TestPostProxyFromEnvironment(t *testing.T) {
 	}
 	if !noProxy("example.com", "api.example.com") || noProxy("example.com", "notexample.com") || !noProxy(".example.com", "example.com") || !noProxy("::1", "::1") {
 		t.Error("no_proxy matching")
+	}
+}
+
+// TestPostProxyUnresolvable: a proxy whose name does not resolve is curl's
+// 5 (could not resolve proxy), not 6, which says the server's name did
+// not. The name a..b is refused by the resolver without a query.
+func TestPostProxyUnresolvable(t *testing.T) {
+	t.Parallel()
+	target := newIdemServer(t)
+	for _, env := range []map[string]string{
+		{"http_proxy": "http://user:pw@a..b:3128"},
+		{"all_proxy": "a..b:3128"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		if code != curlResolveProxy || out.Len() != 0 ||
+			!strings.Contains(errb.String(), "idemkey: error: (5) could not resolve proxy a..b") || strings.Contains(errb.String(), "pw") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", env, code, out.String(), errb.String())
+		}
+	}
+	if n := len(target.seen()); n != 0 {
+		t.Errorf("the server got %d requests", n)
+	}
+	ce := classify(&net.OpError{Op: "proxyconnect", Net: "tcp", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &net.DNSError{Err: "no such host", Name: "proxy.example", IsNotFound: true}}}, false)
+	if ce.Code != curlResolveProxy || !ce.retryable() {
+		t.Errorf("classify: %v, retryable %v", ce, ce.retryable())
+	}
+}
+
+// TestPostProxyRefusesTunnel: a proxy that answers CONNECT with an error
+// is curl's 56 "CONNECT tunnel failed, response N"; nothing reached the
+// server, and a definitive 4xx from the proxy (407, 403) is not retried,
+// while a 503 (the proxy could not reach the server) is.
+func TestPostProxyRefusesTunnel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status   string
+		attempts int32
+	}{
+		{"407 Proxy Authentication Required", 1},
+		{"403 Forbidden", 1},
+		{"503 Service Unavailable", 3},
+	} {
+		resp := "HTTP/1.1 " + tc.status + "\r\nContent-Length: 0\r\n\r\n"
+		proxy, n := postRawServer(t, func(c net.Conn, _ *bufio.Reader) { io.WriteString(c, resp) })
+		env := map[string]string{"https_proxy": proxy}
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", "https://127.0.0.1:1/x", "--task", "t1", "--tool", "pay", "-d", postArgs,
+			"--retry", "2", "--retry-delay", "0.01"},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		want := "idemkey: error: (56) CONNECT tunnel failed, response " + tc.status[:3] + "\n"
+		if code != curlRecvError || out.Len() != 0 || !strings.HasSuffix(errb.String(), want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.status, code, out.String(), errb.String())
+		}
+		if got := n.Load(); got != tc.attempts {
+			t.Errorf("%s: %d CONNECTs, want %d", tc.status, got, tc.attempts)
+		}
+	}
+}
+
+// TestPostProxyRefusesConnection: a proxy that is down is curl's 7, and the
+// message names the proxy and its address (it said "failed to connect:
+// connection refused", as if the server were down).
+func TestPostProxyRefusesConnection(t *testing.T) {
+	t.Parallel()
+	target := newIdemServer(t)
+	down := postClosedPort(t)
+	addr := down
+	for _, u := range []string{target.URL + "/x", "https://127.0.0.1:1/x"} {
+		env := map[string]string{"http_proxy": down, "https_proxy": down}
+		var out, errb bytes.Buffer
+		code := Main([]string{"post", u, "--task", "t1", "--tool", "pay", "-d", postArgs},
+			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		want := "idemkey: error: (7) failed to connect to the proxy " + addr + ": connection refused\n"
+		if code != curlConnect || out.Len() != 0 || errb.String() != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", u, code, out.String(), errb.String(), want)
+		}
+	}
+	if n := len(target.seen()); n != 0 {
+		t.Errorf("the server got %d requests", n)
 	}
 }

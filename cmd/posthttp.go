@@ -26,6 +26,7 @@ import (
 // written against curl keep working.
 const (
 	curlURLMalformat     = 3  // the URL is malformed
+	curlResolveProxy     = 5  // could not resolve the proxy
 	curlResolve          = 6  // could not resolve host
 	curlConnect          = 7  // failed to connect (refused, unreachable)
 	curlWeirdReply       = 8  // the reply is not HTTP
@@ -58,8 +59,13 @@ func (e *CurlError) ExitCode() int { return e.Code }
 // retryable reports whether a failure with this code may succeed when the
 // same request (same key, same body) is sent again.
 func (e *CurlError) retryable() bool {
+	if tunnel := (*proxyTunnelError)(nil); errors.As(e.Err, &tunnel) {
+		// The proxy's answer: its 407 or 403 will not change, its 503
+		// (it could not reach the server) may.
+		return retryStatus(tunnel.status)
+	}
 	switch e.Code {
-	case curlResolve, curlConnect, curlPartialFile, curlTimeout, curlSSLConnect,
+	case curlResolveProxy, curlResolve, curlConnect, curlPartialFile, curlTimeout, curlSSLConnect,
 		curlEmptyReply, curlSendError, curlRecvError:
 		return true
 	}
@@ -90,6 +96,14 @@ type tlsHandshakeError struct{ err error }
 func (e *tlsHandshakeError) Error() string { return e.err.Error() }
 func (e *tlsHandshakeError) Unwrap() error { return e.err }
 
+// proxyTunnelError is a proxy's refusal of the CONNECT that an https://
+// URL is reached through: nothing reached the server.
+type proxyTunnelError struct{ status int }
+
+func (e *proxyTunnelError) Error() string {
+	return fmt.Sprintf("CONNECT tunnel failed, response %d", e.status)
+}
+
 // classify turns a transport error into a CurlError. inBody is true when
 // the status line and headers had arrived and the body was being read.
 func classify(err error, inBody bool) *CurlError {
@@ -105,11 +119,18 @@ func classify(err error, inBody bool) *CurlError {
 		op      *net.OpError
 		ne      net.Error
 	)
+	var tunnel *proxyTunnelError
 	msg := err.Error()
 	switch {
+	case errors.As(err, &tunnel):
+		return &CurlError{curlRecvError, tunnel} // curl's code and words
 	case errors.Is(err, errSpool):
 		return &CurlError{curlWriteError, errors.New(rootCause(err))}
 	case errors.As(err, &dns):
+		if errors.As(err, &op) && op.Op == "proxyconnect" {
+			// Go's transport marks a failure to reach the proxy so.
+			return &CurlError{curlResolveProxy, fmt.Errorf("could not resolve proxy %s", dns.Name)}
+		}
 		return &CurlError{curlResolve, fmt.Errorf("could not resolve host %s", dns.Name)}
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return &CurlError{curlTimeout, errors.New("operation timed out")}
@@ -122,7 +143,14 @@ func classify(err error, inBody bool) *CurlError {
 		return &CurlError{curlSSLConnect, errors.New("tls handshake failed: " + rootCause(err))}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &op) && op.Op == "dial":
 		to := ""
-		if errors.As(err, &op) && op.Addr != nil {
+		if errors.As(err, &op) && op.Op == "proxyconnect" {
+			// Go's mark on a failure to reach the proxy, with no address:
+			// the address is the dial's, inside it.
+			to = " to the proxy"
+			if inner := (*net.OpError)(nil); errors.As(op.Err, &inner) && inner.Addr != nil {
+				to += " " + inner.Addr.String()
+			}
+		} else if errors.As(err, &op) && op.Addr != nil {
 			to = " to " + op.Addr.String()
 		}
 		return &CurlError{curlConnect, fmt.Errorf("failed to connect%s: %s", to, rootCause(err))}
@@ -239,6 +267,12 @@ func newPostClient(tc transportConfig) (*http.Client, error) {
 		},
 		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			return dialTLS(ctx, dialer, tlsConf, tc.ConnectTimeout, network, addr)
+		},
+		OnProxyConnectResponse: func(_ context.Context, _ *url.URL, _ *http.Request, resp *http.Response) error {
+			if resp.StatusCode != http.StatusOK {
+				return &proxyTunnelError{resp.StatusCode} // Go's own error is the bare reason phrase
+			}
+			return nil
 		},
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    tc.ConnectTimeout,
