@@ -199,7 +199,9 @@ func (s *Store) indexKey() string           { return s.prefix + "index" }
 
 // write sets the record's hash, lease and index entry from ARGV[o+1…]:
 // key, state, attempt, rec, request, stdout, stderr, meta, lease ms,
-// index score, ttl ms.
+// index score, ttl ms. With a ttl, a running record expires ttl after its
+// lease (renew pushes both on), never while its holder is alive: a record
+// gone under a live lease would let the next claim run the step again.
 const writeLua = `
 local function write(o)
   redis.call('HSET', KEYS[1], 'state', ARGV[o+2], 'attempt', ARGV[o+3], 'rec', ARGV[o+4],
@@ -211,7 +213,9 @@ local function write(o)
   end
   redis.call('ZADD', KEYS[3], ARGV[o+10], ARGV[o+1])
   if tonumber(ARGV[o+11]) > 0 then
-    redis.call('PEXPIRE', KEYS[1], ARGV[o+11])
+    local ttl = tonumber(ARGV[o+11])
+    if ARGV[o+2] == 'running' then ttl = ttl + tonumber(ARGV[o+9]) end
+    redis.call('PEXPIRE', KEYS[1], ttl)
   else
     redis.call('PERSIST', KEYS[1])
   end
@@ -253,10 +257,14 @@ if ARGV[3] == '1' and (ARGV[2] ~= 'running' or redis.call('EXISTS', KEYS[2]) == 
 write(3)
 return 1
 `),
+		// ARGV: attempt, lease ms, ttl ms (0: none).
 		renew: redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
 if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+if tonumber(ARGV[3]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+end
 return 1
 `),
 		// ARGV: key, check ('1'), attempt, state, start in ms (or '').
@@ -494,7 +502,7 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 	var n int64
 	_, err := s.do(ctx, func() error {
 		var err error
-		n, err = scripts().renew.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1)).Int64()
+		n, err = scripts().renew.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1), s.ttl.Milliseconds()).Int64()
 		return err
 	})
 	return n == 1, err

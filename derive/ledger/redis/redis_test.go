@@ -155,6 +155,46 @@ func TestRecordTTL(t *testing.T) {
 	}
 }
 
+// TestRecordTTLSparesLiveHolder: with ttl= shorter than the step, a
+// running record whose holder keeps renewing its lease outlives the ttl,
+// so a second worker's claim is busy and does not run the step again; once
+// the holder stops renewing, the record still outlives its lease (it turns
+// unknown, not missing) and then expires ttl later.
+func TestRecordTTLSparesLiveHolder(t *testing.T) {
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL()+"?ttl=200ms", Options{})
+	ctx := context.Background()
+	req := ledger.ClaimRequest{
+		Record: ledger.Record{Key: "k", Task: "t", Tool: "deploy", Kind: "run", Fingerprint: "f", Holder: "a"},
+		Lease:  300 * time.Millisecond,
+	}
+	d, err := ledger.Claim(ctx, s, req)
+	if err != nil || d.Action != ledger.ActRun {
+		t.Fatal(d, err)
+	}
+	for i := 0; i < 8; i++ {
+		time.Sleep(100 * time.Millisecond)
+		if err := ledger.Renew(ctx, s, "k", d.Record.Attempt, 300*time.Millisecond); err != nil {
+			t.Fatalf("renew %d (%d ms in, ttl 200 ms): %v", i, 100*(i+1), err)
+		}
+	}
+	req.Record.Holder = "b"
+	d2, err := ledger.Claim(ctx, s, req)
+	if err != nil || d2.Action != ledger.ActBusy {
+		t.Fatalf("second claim of a renewed step after 800 ms (ttl 200 ms): %v %v, want busy", d2.Action, err)
+	}
+	// The holder stops: the lease runs out (unknown, not gone) …
+	time.Sleep(350 * time.Millisecond)
+	if rec, expired, err := s.Get(ctx, "k"); err != nil || rec == nil || !expired {
+		t.Fatalf("after the lease: record %v expired %v err %v, want an expired running record", rec, expired, err)
+	}
+	// … and the record goes ttl after the lease.
+	time.Sleep(300 * time.Millisecond)
+	if rec, _, _ := s.Get(ctx, "k"); rec != nil {
+		t.Fatal("record outlived its lease plus ttl")
+	}
+}
+
 // TestRestartWithAOF: a server with appendfsync always crashed (SIGKILL)
 // and restarted: a record written before is there, and a completion sent
 // while it was down is retried and lands.
