@@ -179,6 +179,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		// transaction, as a transaction-mode pooler requires.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
+	// Timestamps come back as text (the exec mode and the simple protocol
+	// both read results in text format), which pgx parses only in the ISO
+	// DateStyle: a server, database or role set to another (SQL, German,
+	// Postgres) made every read of a record fail. The startup packet's
+	// setting outranks those defaults, and PgBouncer tracks DateStyle
+	// per client, so this holds behind a transaction-mode pooler too.
+	for k := range cfg.RuntimeParams {
+		if strings.EqualFold(k, "datestyle") {
+			delete(cfg.RuntimeParams, k)
+		}
+	}
+	cfg.RuntimeParams["DateStyle"] = "ISO"
 	if !q.Has("connect_timeout") {
 		cfg.ConnectTimeout = 5 * time.Second
 	}

@@ -46,6 +46,31 @@ func TestScenariosSimpleProtocol(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true})
 }
 
+// TestScenariosOddSessionDefaults: the scenario table on a database whose
+// defaults are a non-ISO DateStyle, an odd TimeZone (+05:45) and
+// IntervalStyle, in both query modes, and with a DateStyle in the URL:
+// the store's reads parse timestamps whatever the session shows them as.
+func TestScenariosOddSessionDefaults(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	db := conn.Config().Database
+	for _, set := range []string{`DateStyle = 'SQL, DMY'`, `TimeZone = 'Asia/Kathmandu'`, `IntervalStyle = 'sql_standard'`} {
+		if _, err := conn.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` SET `+set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, extra := range []string{"", "&default_query_exec_mode=simple_protocol", "&datestyle=German"} {
+		t.Run("url"+extra, func(t *testing.T) {
+			ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url+extra) }, ledgertest.Caps{Leases: true})
+		})
+	}
+}
+
 func TestPrimitives(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) ledger.Store { return open(t, testserver.Postgres(t)) })
 }
