@@ -100,10 +100,18 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		s.prefix = DefaultPrefix
 	}
 	if q.Has("ttl") {
-		if s.ttl, err = time.ParseDuration(q.Get("ttl")); err != nil || s.ttl < 0 {
-			return nil, fmt.Errorf("%s: ttl=%s: not a duration", s.display, q.Get("ttl"))
+		if s.ttl, err = time.ParseDuration(q.Get("ttl")); err != nil {
+			return nil, fmt.Errorf("%s: ttl=%s: not a duration (such as 720h; 0 for none)", s.display, q.Get("ttl"))
 		}
 		q.Del("ttl")
+	}
+	// Redis expires in milliseconds: a ttl below one would have been
+	// written as 0, no expiry at all, silently.
+	switch {
+	case s.ttl < 0:
+		return nil, fmt.Errorf("%s: ttl %v: negative (0 for none)", s.display, s.ttl)
+	case s.ttl > 0 && s.ttl < time.Millisecond:
+		return nil, fmt.Errorf("%s: ttl %v: below a millisecond, Redis's resolution (0 for none)", s.display, s.ttl)
 	}
 	u.RawQuery = q.Encode()
 	o, err := redis.ParseURL(u.String())

@@ -155,6 +155,33 @@ func TestRecordTTL(t *testing.T) {
 	}
 }
 
+// TestTTLRefused: a ttl Redis cannot honour is refused, naming it, rather
+// than written as no expiry; a negative one says so.
+func TestTTLRefused(t *testing.T) {
+	r := testserver.NewRedis(t)
+	ctx := context.Background()
+	for q, want := range map[string]string{
+		"?ttl=500us": "below a millisecond", "?ttl=1ns": "below a millisecond",
+		"?ttl=-1s": "negative", "?ttl=soon": "not a duration",
+	} {
+		if s, err := Open(ctx, r.URL()+q, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: %v, want an error saying %q", q, err, want)
+		}
+	}
+	if _, err := Open(ctx, r.URL(), Options{RecordTTL: time.Microsecond}); err == nil || !strings.Contains(err.Error(), "below a millisecond") {
+		t.Errorf("Options.RecordTTL 1µs: %v", err)
+	}
+	for _, q := range []string{"?ttl=0", "?ttl=1ms", "?ttl=8760h"} {
+		s := open(t, r.URL()+q, Options{})
+		if ok, err := s.Insert(ctx, &ledger.Record{Key: "k" + q, State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); !ok || err != nil {
+			t.Errorf("%s: insert %v %v", q, ok, err)
+		}
+	}
+}
+
 // TestRecordTTLSparesLiveHolder: with ttl= shorter than the step, a
 // running record whose holder keeps renewing its lease outlives the ttl,
 // so a second worker's claim is busy and does not run the step again; once
