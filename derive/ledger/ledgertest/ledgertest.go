@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 )
@@ -69,6 +70,7 @@ var scenarios = []scenario{
 	{"FirstClaimRuns", false, firstClaimRuns},
 	{"SucceededReplays", false, succeededReplays},
 	{"OutputsRoundTrip", false, outputsRoundTrip},
+	{"OddTextRecorded", false, oddTextRecorded},
 	{"FailedRunsNextAttempt", false, failedRunsNextAttempt},
 	{"FailedReplayed", false, failedReplayed},
 	{"RunningIsBusy", false, runningIsBusy},
@@ -381,6 +383,45 @@ func outputsRoundTrip(e *env) {
 	}
 	if len(recs[0].Stdout.Data) != 0 || recs[0].Stdout.Length != r.Stdout.Length || recs[0].Stderr.SHA256 != r.Stderr.SHA256 || !recs[0].Stderr.Truncated {
 		e.t.Fatalf("list record outputs: %+v %+v", recs[0].Stdout, recs[0].Stderr)
+	}
+}
+
+// oddTextRecorded: text fields holding what a store's text type may not
+// (NUL, bytes that are not UTF-8: a task id from --task, a reason quoting
+// a command path given with --args) are still recorded: the claim, the
+// completion and the replay work, the outcome is kept, the reason keeps
+// its words (byte for byte, or on a store whose text holds only UTF-8
+// with what it cannot hold replaced), and List's filter finds the record
+// by the task and tool as they were claimed.
+func oddTextRecorded(e *env) {
+	k := e.key()
+	req := e.req(k)
+	req.Record.Task = "task-\x00-\xff\xfe-" + e.prefix
+	req.Record.Tool = "deploy\x00\xc3"
+	req.Record.Holder = "host-\xff pid 100"
+	d := e.claim(req, ledger.ActRun)
+	r := *d.Record
+	r.State, r.ExitCode, r.EndedAt = ledger.Failed, 126, time.Now()
+	r.Reason = "could not start: fork/exec ./\xff\x00run: no such file or directory"
+	if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
+		e.t.Fatalf("complete with a reason that is not UTF-8: %v", err)
+	}
+	req.ReplayFailed = true
+	got := e.claim(req, ledger.ActReplay).Record
+	if got.State != ledger.Failed || got.ExitCode != 126 || got.Attempt != 1 {
+		e.t.Fatalf("replayed: %+v", got)
+	}
+	if got.Reason != r.Reason && !utf8.ValidString(got.Reason) || !strings.HasPrefix(got.Reason, "could not start: fork/exec ./") || !strings.HasSuffix(got.Reason, "run: no such file or directory") {
+		e.t.Fatalf("reason %q: want UTF-8 keeping the words of %q", got.Reason, r.Reason)
+	}
+	for _, f := range []ledger.Filter{{Task: req.Record.Task}, {Task: req.Record.Task, Tool: req.Record.Tool}} {
+		recs, err := e.s.List(e.ctx, f)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Key != k {
+			e.t.Fatalf("list %q: %d records, want the one claimed", f, len(recs))
+		}
 	}
 }
 

@@ -203,17 +203,21 @@ func (s *Store) indexKey() string           { return s.prefix + "index" }
 
 // The scripts. A record is a hash: state and attempt (compared by the
 // scripts), rec (the rest of the record as JSON), request, stdout, stderr
-// and meta (bytes). Its lease is a key with a PX expiry.
+// and meta (bytes), and task, tool, holder and reason as they are (JSON
+// would turn bytes that are not UTF-8 into U+FFFD, and List's filter
+// would then miss the task it was given). Its lease is a key with a PX
+// expiry.
 
 // write sets the record's hash, lease and index entry from ARGV[o+1…]:
 // key, state, attempt, rec, request, stdout, stderr, meta, lease ms,
-// index score, ttl ms. With a ttl, a running record expires ttl after its
+// index score, ttl ms, task, tool, holder, reason. With a ttl, a running record expires ttl after its
 // lease (renew pushes both on), never while its holder is alive: a record
 // gone under a live lease would let the next claim run the step again.
 const writeLua = `
 local function write(o)
   redis.call('HSET', KEYS[1], 'state', ARGV[o+2], 'attempt', ARGV[o+3], 'rec', ARGV[o+4],
-    'request', ARGV[o+5], 'stdout', ARGV[o+6], 'stderr', ARGV[o+7], 'meta', ARGV[o+8])
+    'request', ARGV[o+5], 'stdout', ARGV[o+6], 'stderr', ARGV[o+7], 'meta', ARGV[o+8],
+    'task', ARGV[o+12], 'tool', ARGV[o+13], 'holder', ARGV[o+14], 'reason', ARGV[o+15])
   if ARGV[o+2] == 'running' then
     redis.call('SET', KEYS[2], ARGV[o+3], 'PX', ARGV[o+9])
   else
@@ -309,7 +313,8 @@ func (s *Store) writeArgs(rec *ledger.Record, lease time.Duration) ([]any, error
 	}
 	ms := max(lease.Milliseconds(), 1)
 	return []any{rec.Key, string(rec.State), strconv.FormatInt(rec.Attempt, 10), meta,
-		rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta, ms, rec.StartedAt.UnixMilli(), s.ttl.Milliseconds()}, nil
+		rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta, ms, rec.StartedAt.UnixMilli(), s.ttl.Milliseconds(),
+		rec.Task, rec.Tool, rec.Holder, rec.Reason}, nil
 }
 
 // transient reports whether err is the connection failing (worth a retry
@@ -420,6 +425,13 @@ func (s *Store) decode(f map[string]string) (*ledger.Record, error) {
 	if err := json.Unmarshal([]byte(f["rec"]), rec); err != nil {
 		return nil, fmt.Errorf("ledger at %s: a record that is not idemkey's: %v", s.display, err)
 	}
+	// The text fields' own copies, exact; a record written before they
+	// were kept has only the JSON's.
+	for name, dst := range textFields(rec) {
+		if v, ok := f[name]; ok {
+			*dst = v
+		}
+	}
 	rec.State = ledger.State(f["state"])
 	rec.Attempt, _ = strconv.ParseInt(f["attempt"], 10, 64)
 	rec.LeaseUntil = time.Time{}
@@ -428,6 +440,12 @@ func (s *Store) decode(f map[string]string) (*ledger.Record, error) {
 	rec.Stderr.Data = []byte(f["stderr"])
 	rec.Meta = []byte(f["meta"])
 	return rec, nil
+}
+
+// textFields are the record's text fields kept in hash fields of their
+// own, by name.
+func textFields(rec *ledger.Record) map[string]*string {
+	return map[string]*string{"task": &rec.Task, "tool": &rec.Tool, "holder": &rec.Holder, "reason": &rec.Reason}
 }
 
 // write runs a conditional write script; when a broken connection may
@@ -567,7 +585,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 			pipe := s.c.Pipeline()
 			cmds = cmds[:0]
 			for _, k := range keys {
-				cmds = append(cmds, pipe.HMGet(ctx, s.recKey(k), "state", "attempt", "rec"))
+				cmds = append(cmds, pipe.HMGet(ctx, s.recKey(k), listFields...))
 			}
 			_, err := pipe.Exec(ctx)
 			return err
@@ -578,11 +596,16 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 		var gone []any
 		for i, c := range cmds {
 			v := c.Val()
-			if len(v) != 3 || v[0] == nil {
+			if len(v) != len(listFields) || v[0] == nil {
 				gone = append(gone, keys[i])
 				continue
 			}
-			fields := map[string]string{"state": fmt.Sprint(v[0]), "attempt": fmt.Sprint(v[1]), "rec": fmt.Sprint(v[2])}
+			fields := map[string]string{}
+			for j, name := range listFields {
+				if str, ok := v[j].(string); ok {
+					fields[name] = str
+				}
+			}
 			rec, err := s.decode(fields)
 			if err != nil {
 				return nil, err
@@ -601,6 +624,10 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 		}
 	}
 }
+
+// listFields are the hash fields List reads: all but the outputs' and
+// request's bytes.
+var listFields = []string{"state", "attempt", "rec", "task", "tool", "holder", "reason"}
 
 // Close implements ledger.Store.
 func (s *Store) Close() error { return s.c.Close() }
