@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -498,11 +499,32 @@ func values(rec *ledger.Record, lease time.Duration) []any {
 		e := rec.EndedAt
 		ended = &e
 	}
-	return []any{rec.Key, rec.Task, rec.Tool, rec.Kind, rec.Fingerprint, nz(rec.Request), string(rec.State),
-		rec.Attempt, rec.Holder, int32(rec.ExitCode), rec.Reason, rec.StartedAt, ended,
+	return []any{text(rec.Key), text(rec.Task), text(rec.Tool), text(rec.Kind), text(rec.Fingerprint), nz(rec.Request), string(rec.State),
+		rec.Attempt, text(rec.Holder), int32(rec.ExitCode), text(rec.Reason), rec.StartedAt, ended,
 		nz(rec.Stdout.Data), rec.Stdout.Length, rec.Stdout.SHA256, rec.Stdout.Truncated,
 		nz(rec.Stderr.Data), rec.Stderr.Length, rec.Stderr.SHA256, rec.Stderr.Truncated, nz(rec.Meta),
 		lease.Microseconds()}
+}
+
+// text is s as a text column can hold it: PostgreSQL's text is UTF-8
+// without NUL, so a NUL or a byte that is not UTF-8 (a task given with
+// --task, a reason quoting a command path) becomes U+FFFD, rather than
+// the statement failing and the step's claim or outcome going unrecorded.
+// Filters and the check of a retried write use the same translation.
+func text(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// stored is rec as the table keeps it (its text fields through text), for
+// comparing with what a retried write finds.
+func stored(rec *ledger.Record) *ledger.Record {
+	r := *rec
+	r.Key, r.Task, r.Tool, r.Kind, r.Fingerprint, r.Holder, r.Reason =
+		text(r.Key), text(r.Task), text(r.Tool), text(r.Kind), text(r.Fingerprint), text(r.Holder), text(r.Reason)
+	return &r
 }
 
 func nz(b []byte) []byte {
@@ -535,7 +557,7 @@ func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Re
 	var expired bool
 	row := conn.QueryRow(ctx, `SELECT `+cols+`,
 		state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
-		FROM `+s.table+` WHERE key = $1::text`, key)
+		FROM `+s.table+` WHERE key = $1::text`, text(key))
 	rec, err := scanRecord(row, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
@@ -595,11 +617,11 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, eff effect, stmt 
 		}
 		ok = n == 1
 		if !ok && ambiguous {
-			stored, err := scanRecord(conn.QueryRow(ctx, `SELECT `+cols+` FROM `+s.table+` WHERE key = $1::text`, rec.Key))
+			found, err := scanRecord(conn.QueryRow(ctx, `SELECT `+cols+` FROM `+s.table+` WHERE key = $1::text`, text(rec.Key)))
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
-			ok = storeutil.Same(stored, rec)
+			ok = storeutil.Same(found, stored(rec))
 		}
 		return nil
 	})
@@ -634,7 +656,7 @@ func insertStmt(table string) string {
 // of the SELECT too, on the cold catalog caches of a new backend.
 func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
 	var inserted, expired, ambiguous bool
-	var stored *ledger.Record
+	var found *ledger.Record
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		tag, err := conn.Exec(ctx, insertStmt(s.table), values(rec, lease)...)
 		if err != nil {
@@ -646,19 +668,19 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 		if inserted = tag.RowsAffected() == 1; inserted {
 			return nil
 		}
-		if stored, expired, err = s.get(ctx, conn, rec.Key); err != nil {
+		if found, expired, err = s.get(ctx, conn, rec.Key); err != nil {
 			return err
 		}
-		if ambiguous && storeutil.Same(stored, rec) {
+		if ambiguous && storeutil.Same(found, stored(rec)) {
 			// An earlier try inserted it before the connection broke.
-			stored, expired, inserted = nil, false, true
+			found, expired, inserted = nil, false, true
 		}
 		return nil
 	})
 	if err != nil {
 		return false, nil, false, s.wrap(err)
 	}
-	return inserted, stored, expired, nil
+	return inserted, found, expired, nil
 }
 
 // Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt AND
@@ -698,7 +720,7 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 	var ok bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_until = now() + $3::bigint * interval '1 microsecond'
-			WHERE key = $1::text AND attempt = $2::bigint AND state = 'running'`, key, attempt, lease.Microseconds())
+			WHERE key = $1::text AND attempt = $2::bigint AND state = 'running'`, text(key), attempt, lease.Microseconds())
 		ok = err == nil && tag.RowsAffected() == 1
 		return err
 	})
@@ -715,7 +737,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 		out = out[:0]
 		rows, err := conn.Query(ctx, `SELECT `+listCols+` FROM `+s.table+`
 			WHERE ($1::text = '' OR task = $1::text) AND ($2::text = '' OR tool = $2::text)
-			AND ($3::text = '' OR state = $3::text) ORDER BY started_at, key`, f.Task, f.Tool, string(f.State))
+			AND ($3::text = '' OR state = $3::text) ORDER BY started_at, key`, text(f.Task), text(f.Tool), string(f.State))
 		if err != nil {
 			return err
 		}
@@ -744,7 +766,7 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		var err error
 		if from == nil {
-			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, key)
+			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, text(key))
 		} else {
 			// started, when pinned, to the millisecond: this attempt,
 			// not a later claim at the same attempt number.
@@ -755,7 +777,7 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
 				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())
 				AND ($4::bigint IS NULL OR floor(extract(epoch FROM started_at) * 1000)::bigint = $4::bigint)`,
-				key, from.Attempt, string(from.State), started)
+				text(key), from.Attempt, string(from.State), started)
 		}
 		return err
 	})
