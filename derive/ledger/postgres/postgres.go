@@ -400,8 +400,10 @@ func transient(err error, conn *pgx.Conn) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		// 57P01-57P05: admin shutdown, crash shutdown, cannot connect now…;
-		// 08: connection exceptions.
-		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+		// 08: connection exceptions, but for 08P01, protocol_violation: the
+		// server refusing what was sent (a NUL in a simple-protocol
+		// query), which a new connection would be sent again.
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08") && pgErr.Code != "08P01"
 	}
 	var connErr *pgconn.ConnectError
 	if errors.As(err, &connErr) || pgconn.SafeToRetry(err) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
@@ -332,5 +333,26 @@ func TestCompletionLazyClaimDurable(t *testing.T) {
 	})
 	if err != nil || sc != "on" {
 		t.Fatalf("synchronous_commit on the session after completions: %q %v, want on", sc, err)
+	}
+}
+
+// TestProtocolViolationNotRetried: a statement the server refuses as a
+// protocol violation (08P01: here a NUL in a simple-protocol query) is
+// the statement's fault, not the connection's: not taken for a broken
+// connection and sent again for RetryFor.
+func TestProtocolViolationNotRetried(t *testing.T) {
+	url := testserver.Postgres(t) + "&default_query_exec_mode=simple_protocol"
+	s, err := Open(context.Background(), url, Options{RetryFor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.List(context.Background(), ledger.Filter{State: "x\x00"})
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "08P01" {
+		t.Fatalf("list with a NUL in the simple protocol: %v, want SQLSTATE 08P01", err)
+	}
+	if transient(err, nil) {
+		t.Fatalf("%v taken for a broken connection (retried for RetryFor)", err)
 	}
 }
