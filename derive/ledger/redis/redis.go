@@ -150,13 +150,31 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	policy := s.c.ConfigGet(ctx, "maxmemory-policy")
 	if err := policy.Err(); err != nil && !configHidden(err) {
 		s.c.Close()
-		err = plainToTLS(ctx, o, err)
+		err = authHint(plainToTLS(ctx, o, err), o)
 		return nil, s.redactErr(fmt.Errorf("cannot reach the ledger at %s: %w", s.display, err))
 	}
 	if w := s.evictionWarning(policy); w != "" && opts.Warn != nil {
 		opts.Warn(w)
 	}
 	return s, nil
+}
+
+// authHint says how to give the credentials a server asked for (NOAUTH:
+// none given; WRONGPASS: not these).
+func authHint(err error, o *redis.Options) error {
+	switch {
+	case strings.HasPrefix(err.Error(), "NOAUTH"):
+		return storeutil.Hinted(fmt.Errorf("the server requires a password, and the URL gives none: %w", err),
+			"give it in the URL: redis://:PASSWORD@host:port/db (redis://USER:PASSWORD@… for an ACL user), percent-encoding any @ : / in it")
+	case strings.HasPrefix(err.Error(), "WRONGPASS"):
+		who := "the default user"
+		if o.Username != "" {
+			who = "user " + o.Username
+		}
+		return storeutil.Hinted(fmt.Errorf("the server refused the password for %s: %w", who, err),
+			"check the URL's user and password (percent-encode any @ : / in the password)")
+	}
+	return err
 }
 
 // configHidden reports whether err is the server refusing CONFIG GET

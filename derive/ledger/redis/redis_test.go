@@ -105,6 +105,20 @@ func TestPasswordRedacted(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "wrong-secret-77") || !strings.Contains(err.Error(), "xxxxx") {
 		t.Fatalf("wrong password: %v", err)
 	}
+	var h interface{ Hint() string }
+	if !errors.As(err, &h) || !strings.Contains(err.Error(), "refused the password for the default user") || !strings.Contains(h.Hint(), "percent-encode") {
+		t.Fatalf("wrong password: %v, want it said and a hint", err)
+	}
+	// No password at all: NOAUTH, said in words, with how to give one.
+	_, err = Open(ctx, r.URL(), Options{})
+	if err == nil || !strings.Contains(err.Error(), "requires a password, and the URL gives none") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "redis://:PASSWORD@") {
+		t.Fatalf("no password: %v", err)
+	}
+	// An ACL user's name is said, never the password.
+	_, err = Open(ctx, strings.Replace(r.URL(), "redis://", "redis://bob:wrong-secret-77@", 1), Options{})
+	if err == nil || !strings.Contains(err.Error(), "for user bob") || strings.Contains(err.Error(), "wrong-secret-77") {
+		t.Fatalf("user bob: %v", err)
+	}
 	good := strings.Replace(r.URL(), "redis://", "redis://:open-sesame-42@", 1)
 	s := open(t, good, Options{})
 	if strings.Contains(s.Name(), "open-sesame") {
