@@ -274,7 +274,7 @@ func DDL(table string) (string, error) {
 
 func ddl(ident pgx.Identifier) string {
 	t := ident.Sanitize()
-	idx := pgx.Identifier{ident[len(ident)-1] + "_task_tool"}.Sanitize()
+	idx := pgx.Identifier{indexName(ident[len(ident)-1])}.Sanitize()
 	return `CREATE TABLE IF NOT EXISTS ` + t + ` (
     key              text        PRIMARY KEY,
     task             text        NOT NULL,
@@ -303,6 +303,21 @@ func ddl(ident pgx.Identifier) string {
 CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (task, tool);
 COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 1';
 `
+}
+
+// indexName is the name of the (task, tool) index of table: its name and
+// _task_tool, or, where that would pass the 63-byte limit, its first 44
+// bytes, a hash of it, and _task_tool. PostgreSQL cuts a longer name to
+// 63 bytes, which for a table of 53 bytes or more is the table's own
+// name: CREATE INDEX IF NOT EXISTS then skipped, with a notice, and the
+// table had no index.
+func indexName(table string) string {
+	const suffix = "_task_tool"
+	if len(table)+len(suffix) <= 63 {
+		return table + suffix
+	}
+	sum := sha256.Sum256([]byte(table))
+	return table[:44] + "_" + hex.EncodeToString(sum[:4]) + suffix
 }
 
 // Init creates the ledger's table if it is missing (idemkey ledger init).

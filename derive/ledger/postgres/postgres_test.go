@@ -124,6 +124,21 @@ func TestTableName(t *testing.T) {
 	if err := ls.Wait(ctx, "k"); err != nil || ls.listener == nil {
 		t.Fatalf("listen on %s: %v", ls.channel, err)
 	}
+	// Long names still get their (task, tool) index, each its own: two
+	// tables whose names share their first 53 bytes or more.
+	for _, name := range []string{strings.Repeat("u", 60) + "abc", strings.Repeat("u", 60) + "abd", strings.Repeat("v", 53)} {
+		open(t, url+"&table="+name).Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0)
+		var idx []string
+		rows, _ := conn.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(task, tool)%'`, name)
+		for rows.Next() {
+			var d string
+			rows.Scan(&d)
+			idx = append(idx, d)
+		}
+		if rows.Err() != nil || len(idx) != 1 {
+			t.Fatalf("table %s (%d bytes): (task, tool) indexes %q, %v; want one", name, len(name), idx, rows.Err())
+		}
+	}
 	if _, err := Open(ctx, url+"&table=x;drop", Options{}); err == nil {
 		t.Fatal("a table name with ; accepted")
 	}
