@@ -157,6 +157,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	}
 	table := opts.Table
 	if q.Has("table") {
+		if v := q["table"]; len(v) != 1 || v[0] == "" {
+			return nil, fmt.Errorf("%s: table= wants one name (given %q)", s.display, v)
+		}
 		table = q.Get("table")
 		q.Del("table")
 	}

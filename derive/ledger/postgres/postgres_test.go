@@ -139,6 +139,13 @@ func TestTableName(t *testing.T) {
 			t.Fatalf("table %s (%d bytes): (task, tool) indexes %q, %v; want one", name, len(name), idx, rows.Err())
 		}
 	}
+	// An empty or repeated table= is refused, not read as the default
+	// table (an unset shell variable would share the default ledger).
+	for _, q := range []string{"&table=", "&table=a&table=b"} {
+		if _, err := Open(ctx, url+q, Options{}); err == nil || !strings.Contains(err.Error(), "table= wants one name") {
+			t.Errorf("%s: %v, want refused", q, err)
+		}
+	}
 	if _, err := Open(ctx, url+"&table=x;drop", Options{}); err == nil {
 		t.Fatal("a table name with ; accepted")
 	}

@@ -92,6 +92,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.display, err)
 	}
+	for _, name := range []string{"prefix", "ttl"} {
+		if v, ok := q[name]; ok && (len(v) != 1 || v[0] == "") {
+			return nil, fmt.Errorf("%s: %s= wants one value (given %q)", s.display, name, v)
+		}
+	}
 	if q.Has("prefix") {
 		s.prefix = q.Get("prefix")
 		q.Del("prefix")

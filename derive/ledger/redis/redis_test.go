@@ -185,6 +185,16 @@ func TestTTLRefused(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", q, err, want)
 		}
 	}
+	// An empty or repeated prefix= or ttl= is refused, not read as the
+	// default (an unset shell variable would share the default ledger).
+	for _, q := range []string{"?prefix=", "?prefix=a:&prefix=b:", "?ttl=", "?ttl=1h&ttl=2h"} {
+		if s, err := Open(ctx, r.URL()+q, Options{}); err == nil || !strings.Contains(err.Error(), "wants one value") {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: %v, want refused", q, err)
+		}
+	}
 	if _, err := Open(ctx, r.URL(), Options{RecordTTL: time.Microsecond}); err == nil || !strings.Contains(err.Error(), "below a millisecond") {
 		t.Errorf("Options.RecordTTL 1µs: %v", err)
 	}
