@@ -371,9 +371,16 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 				msg: fmt.Sprintf("%s printed more lines than there are cases (%d), the first extra one %s: %s", argv[0], len(cases), quoteShort(l.line), conform.ExtraLines(answers))}
 		}
 	case <-timer.C:
-		return nil, &misbehaviour{msg: fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout)", argv[0], opts.Timeout)}
+		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
 	}
-	if err := wait(); err != nil {
+	// Its standard output is closed, but it may go on running (it closed
+	// the descriptor, or handed it on): the wait is bounded too.
+	stop := time.AfterFunc(opts.Timeout, cancel)
+	err = wait()
+	if !stop.Stop() && ctx.Err() != nil {
+		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
+	}
+	if err != nil {
 		// The answers are complete; an exit status is the implementation's
 		// own affair (idemkey key --batch exits 2 when it rejected a line).
 		var xe *exec.ExitError
@@ -384,6 +391,10 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 		}
 	}
 	return answers, nil
+}
+
+func notExited(argv0 string, timeout time.Duration) string {
+	return fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout); it was stopped", argv0, timeout)
 }
 
 // runPerCase runs the implementation once per case.
