@@ -10,8 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -145,12 +148,36 @@ func runConform(opts *conformOptions) error {
 		}
 		cases = sel
 	}
+	// A signal stops the implementation (and what it started) before
+	// conform goes: it runs in a process group of its own.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, conformSignals...)
+	defer signal.Stop(sigc)
+	var caught atomic.Value
+	go func() {
+		select {
+		case sig := <-sigc:
+			caught.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var answers []conform.Answer
 	var err error
 	if opts.PerCase {
-		answers, err = runPerCase(opts, cases)
+		answers, err = runPerCase(ctx, opts, cases)
 	} else {
-		answers, err = runStream(opts, cases)
+		answers, err = runStream(ctx, opts, cases)
+	}
+	if sig, ok := caught.Load().(os.Signal); ok {
+		code := 130
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: %v: the implementation was stopped\n", sig)
+		return &ExitError{Code: code}
 	}
 	if err != nil {
 		return err
@@ -247,11 +274,13 @@ type lineOrErr struct {
 }
 
 // runStream runs the implementation once, one request a line.
-func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+func runStream(parent context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	argv := opts.Command
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
+	defer killGroup(cmd)
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open must not hang us
 	stderr := &tail{}
 	cmd.Stderr = stderr
@@ -398,7 +427,7 @@ func notExited(argv0 string, timeout time.Duration) string {
 }
 
 // runPerCase runs the implementation once per case.
-func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
 	dir, err := os.MkdirTemp("", "idemkey-conform-")
 	if err != nil {
 		return nil, err
@@ -419,7 +448,10 @@ func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, e
 		for j, a := range opts.Command {
 			argv[j] = rep.Replace(a)
 		}
-		a, err := runOne(opts, c, argv)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a, err := runOne(ctx, opts, c, argv)
 		if err != nil {
 			return nil, err
 		}
@@ -432,10 +464,12 @@ func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, e
 // unchanged: UTF-8 without NUL (a lone surrogate is not UTF-8).
 func argSafe(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-func runOne(opts *conformOptions, c conform.Case, argv []string) (conform.Answer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv []string) (conform.Answer, error) {
+	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
+	defer killGroup(cmd)
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
 	stdout := &capped{max: maxAnswer + 1}
