@@ -481,6 +481,10 @@ func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv [
 	case ctx.Err() != nil:
 		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
 			msg: fmt.Sprintf("%s did not finish %s within %s (--timeout); it was stopped", argv[0], caseName(c), opts.Timeout)}
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited, but a process it started still held its output.
+		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
+			msg: fmt.Sprintf("%s exited on %s but left its standard output open (a process it started in the background?); that was stopped", argv[0], caseName(c))}
 	case errors.As(err, &xe) && !xe.Exited():
 		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b), msg: fmt.Sprintf("%s crashed on %s: %v", argv[0], caseName(c), err)}
 	case err != nil && xe == nil:
