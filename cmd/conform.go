@@ -10,8 +10,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -145,12 +148,36 @@ func runConform(opts *conformOptions) error {
 		}
 		cases = sel
 	}
+	// A signal stops the implementation (and what it started) before
+	// conform goes: it runs in a process group of its own.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, conformSignals...)
+	defer signal.Stop(sigc)
+	var caught atomic.Value
+	go func() {
+		select {
+		case sig := <-sigc:
+			caught.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var answers []conform.Answer
 	var err error
 	if opts.PerCase {
-		answers, err = runPerCase(opts, cases)
+		answers, err = runPerCase(ctx, opts, cases)
 	} else {
-		answers, err = runStream(opts, cases)
+		answers, err = runStream(ctx, opts, cases)
+	}
+	if sig, ok := caught.Load().(os.Signal); ok {
+		code := 130
+		if s, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: %v: the implementation was stopped\n", sig)
+		return &ExitError{Code: code}
 	}
 	if err != nil {
 		return err
@@ -247,11 +274,13 @@ type lineOrErr struct {
 }
 
 // runStream runs the implementation once, one request a line.
-func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+func runStream(parent context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	argv := opts.Command
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
+	defer killGroup(cmd)
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open must not hang us
 	stderr := &tail{}
 	cmd.Stderr = stderr
@@ -371,9 +400,16 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 				msg: fmt.Sprintf("%s printed more lines than there are cases (%d), the first extra one %s: %s", argv[0], len(cases), quoteShort(l.line), conform.ExtraLines(answers))}
 		}
 	case <-timer.C:
-		return nil, &misbehaviour{msg: fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout)", argv[0], opts.Timeout)}
+		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
 	}
-	if err := wait(); err != nil {
+	// Its standard output is closed, but it may go on running (it closed
+	// the descriptor, or handed it on): the wait is bounded too.
+	stop := time.AfterFunc(opts.Timeout, cancel)
+	err = wait()
+	if !stop.Stop() && ctx.Err() != nil {
+		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
+	}
+	if err != nil {
 		// The answers are complete; an exit status is the implementation's
 		// own affair (idemkey key --batch exits 2 when it rejected a line).
 		var xe *exec.ExitError
@@ -386,8 +422,12 @@ func runStream(opts *conformOptions, cases []conform.Case) ([]conform.Answer, er
 	return answers, nil
 }
 
+func notExited(argv0 string, timeout time.Duration) string {
+	return fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout); it was stopped", argv0, timeout)
+}
+
 // runPerCase runs the implementation once per case.
-func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
 	dir, err := os.MkdirTemp("", "idemkey-conform-")
 	if err != nil {
 		return nil, err
@@ -408,7 +448,10 @@ func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, e
 		for j, a := range opts.Command {
 			argv[j] = rep.Replace(a)
 		}
-		a, err := runOne(opts, c, argv)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a, err := runOne(ctx, opts, c, argv)
 		if err != nil {
 			return nil, err
 		}
@@ -421,10 +464,12 @@ func runPerCase(opts *conformOptions, cases []conform.Case) ([]conform.Answer, e
 // unchanged: UTF-8 without NUL (a lone surrogate is not UTF-8).
 func argSafe(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-func runOne(opts *conformOptions, c conform.Case, argv []string) (conform.Answer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
+func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv []string) (conform.Answer, error) {
+	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
+	defer killGroup(cmd)
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
 	stdout := &capped{max: maxAnswer + 1}
@@ -436,6 +481,10 @@ func runOne(opts *conformOptions, c conform.Case, argv []string) (conform.Answer
 	case ctx.Err() != nil:
 		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
 			msg: fmt.Sprintf("%s did not finish %s within %s (--timeout); it was stopped", argv[0], caseName(c), opts.Timeout)}
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited, but a process it started still held its output.
+		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
+			msg: fmt.Sprintf("%s exited on %s but left its standard output open (a process it started in the background?); that was stopped", argv[0], caseName(c))}
 	case errors.As(err, &xe) && !xe.Exited():
 		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b), msg: fmt.Sprintf("%s crashed on %s: %v", argv[0], caseName(c), err)}
 	case err != nil && xe == nil:

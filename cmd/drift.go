@@ -201,6 +201,7 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 type driftChunk struct {
 	name  string
 	first int // line number (across the logs) of the first line
+	local int // and within its own log, for messages (FILE:LINE)
 	data  []byte
 	lines [][2]int
 	done  chan struct{}
@@ -329,6 +330,8 @@ func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
 		defer close(order)
 		lineNo := 0
 		for _, file := range opts.Files {
+			// A bad line is named by its place in its own file; reports
+			// number the lines on across the logs.
 			if readErr = opts.chunkFile(file, &lineNo, order, todo, quit); readErr != nil {
 				return
 			}
@@ -379,6 +382,7 @@ func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<-
 	// Blocks of about a megabyte, cut after their last line end; a line
 	// longer than a block grows it.
 	var carry []byte
+	start := *lineNo
 	for {
 		buf := make([]byte, len(carry), max(driftBlock, 2*len(carry)))
 		copy(buf, carry)
@@ -396,7 +400,7 @@ func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<-
 			}
 		}
 		carry = append([]byte(nil), buf[cut:]...)
-		c := &driftChunk{name: name, first: *lineNo + 1, done: make(chan struct{}), data: buf[:cut]}
+		c := &driftChunk{name: name, first: *lineNo + 1, local: *lineNo - start + 1, done: make(chan struct{}), data: buf[:cut]}
 		for rest, off := c.data, 0; len(rest) > 0; {
 			l := len(rest)
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -437,7 +441,7 @@ func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *d
 		}
 		call, err := opts.loadLine(spec, root, body)
 		if err != nil {
-			c.errs = append(c.errs, inputErr(c.name, lineNo, err))
+			c.errs = append(c.errs, inputErr(c.name, c.local+i, err))
 			continue
 		}
 		call.Line = lineNo
@@ -711,28 +715,28 @@ func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
 		}
 		spans, errs := drift.OTLPSpans(data, opts.TaskAttr)
 		for _, e := range errs {
-			opts.f.printError(&InputError{Name: name, Line: offset + e.Line, Err: e.Err})
+			opts.f.printError(&InputError{Name: name, Line: e.Line, Err: e.Err})
 		}
 		bad += len(errs)
 		slices.SortStableFunc(spans, func(x, y drift.Span) int { return cmpInt(x.Line, y.Line) })
 		for _, sp := range spans {
 			doc, err := canon.Parse(sp.Args, spec.Scheme)
 			if err != nil {
-				opts.f.printError(&InputError{Name: name, Line: offset + sp.Line,
+				opts.f.printError(&InputError{Name: name, Line: sp.Line,
 					Err: fmt.Errorf("gen_ai.tool.call.arguments of the %s span is not JSON: %s", sp.Tool, oneLine(err.Error()))})
 				bad++
 				continue
 			}
 			c := derive.Call{Task: sp.Task, Tool: sp.Tool, Args: doc.Root()}
 			if err := c.Validate(); err != nil {
-				opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
+				opts.f.printError(&InputError{Name: name, Line: sp.Line, Err: err})
 				bad++
 				continue
 			}
 			if ts := spec.forTool(c.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
 				sel, _, err := ts.selectArgs(c.Args)
 				if err != nil {
-					opts.f.printError(&InputError{Name: name, Line: offset + sp.Line, Err: err})
+					opts.f.printError(&InputError{Name: name, Line: sp.Line, Err: err})
 					bad++
 					continue
 				}

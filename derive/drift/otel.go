@@ -81,9 +81,41 @@ func lineStarts(src []byte) []int {
 	return starts
 }
 
+// An absent member is the zero canon.Node, whose methods panic: every
+// lookup below goes through get, field and elements, which take it for
+// an empty value, so a span or document that leaves a member out (or
+// holds null) is read, or reported, never a crash.
+
+// get returns the member name of n, if n is an object that has it.
+func get(n canon.Node, name string) (canon.Node, bool) {
+	if n.Document() == nil {
+		return canon.Node{}, false
+	}
+	return n.Get(name)
+}
+
+// elements returns n's elements, none if n is absent or not an array.
+func elements(n canon.Node) []canon.Node {
+	if n.Document() == nil {
+		return nil
+	}
+	return n.Elements()
+}
+
+// text returns n's text ("" if absent, see canon.Node.Text).
+func text(n canon.Node) string {
+	if n.Document() == nil {
+		return ""
+	}
+	return n.Text()
+}
+
 // field returns the member of an OTLP JSON object under its lowerCamelCase
 // or snake_case name.
 func field(n canon.Node, camel, snake string) (canon.Node, bool) {
+	if n.Document() == nil {
+		return canon.Node{}, false
+	}
 	if v, ok := n.Get(camel); ok {
 		return v, true
 	}
@@ -101,18 +133,16 @@ func requestSpans(root canon.Node, taskAttr string, lineOf func(int) int, out *[
 		return errs
 	}
 	for _, rs := range rss.Elements() {
-		var resAttrs canon.Node
-		if res, ok := rs.Get("resource"); ok {
-			resAttrs, _ = res.Get("attributes")
-		}
+		res, _ := get(rs, "resource")
+		resAttrs, _ := get(res, "attributes")
 		for _, name := range [][2]string{{"scopeSpans", "scope_spans"}, {"instrumentationLibrarySpans", "instrumentation_library_spans"}} {
 			sss, ok := field(rs, name[0], name[1])
 			if !ok {
 				continue
 			}
-			for _, ss := range sss.Elements() {
-				spans, _ := ss.Get("spans")
-				for _, sp := range spans.Elements() {
+			for _, ss := range elements(sss) {
+				spans, _ := get(ss, "spans")
+				for _, sp := range elements(spans) {
 					s, isTool, err := toolSpan(sp, resAttrs, taskAttr)
 					if err != nil {
 						bad(sp.Offset(), "%s", err)
@@ -131,7 +161,7 @@ func requestSpans(root canon.Node, taskAttr string, lineOf func(int) int, out *[
 
 // attr returns the value (an OTLP AnyValue) of the attribute key.
 func attr(attrs canon.Node, key string) (canon.Node, bool) {
-	for _, kv := range attrs.Elements() {
+	for _, kv := range elements(attrs) {
 		if k, ok := kv.Get("key"); ok && k.Kind() == canon.String && k.Text() == key {
 			v, ok := kv.Get("value")
 			return v, ok
@@ -159,7 +189,7 @@ func attrString(attrs canon.Node, key string) string {
 }
 
 func toolSpan(sp, resAttrs canon.Node, taskAttr string) (Span, bool, error) {
-	attrs, _ := sp.Get("attributes")
+	attrs, _ := get(sp, "attributes")
 	op := attrString(attrs, "gen_ai.operation.name")
 	tool := attrString(attrs, "gen_ai.tool.name")
 	name := ""
@@ -234,9 +264,9 @@ func anyJSON(dst []byte, v canon.Node) ([]byte, error) {
 		return canon.AppendQuoted(dst, x.Text()), nil
 	}
 	if x, ok := field(v, "arrayValue", "array_value"); ok {
-		vals, _ := x.Get("values")
+		vals, _ := get(x, "values")
 		dst = append(dst, '[')
-		for k, e := range vals.Elements() {
+		for k, e := range elements(vals) {
 			if k > 0 {
 				dst = append(dst, ',')
 			}
@@ -248,14 +278,14 @@ func anyJSON(dst []byte, v canon.Node) ([]byte, error) {
 		return append(dst, ']'), nil
 	}
 	if x, ok := field(v, "kvlistValue", "kvlist_value"); ok {
-		vals, _ := x.Get("values")
+		vals, _ := get(x, "values")
 		dst = append(dst, '{')
-		for k, kv := range vals.Elements() {
+		for k, kv := range elements(vals) {
 			if k > 0 {
 				dst = append(dst, ',')
 			}
 			key, _ := kv.Get("key")
-			dst = canon.AppendQuoted(dst, key.Text())
+			dst = canon.AppendQuoted(dst, text(key))
 			dst = append(dst, ':')
 			val, ok := kv.Get("value")
 			if !ok {
