@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"bytes"
-	"database/sql"
 	"io"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -27,19 +27,7 @@ func TestRunSlowReaderGetsAllOutput(t *testing.T) {
 	// so the command exits while the reader pauses.
 	script := `head -c 120000 /dev/zero | tr '\000' a; touch ` + r.path("mark")
 	c := r.cmd("run", "--task", "t1", "--tool", "slow", "--", "sh", "-c", script)
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	c.Stderr = &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make([]byte, 10)
-	if _, err := io.ReadFull(out, first); err != nil {
-		t.Fatal(err)
-	}
+	out, errb, first := startReading(t, c)
 	r.waitFile("mark")
 	time.Sleep(3 * time.Second) // past idemkey's 2 s wait for output after the exit
 	rest, err := io.ReadAll(out)
@@ -71,19 +59,7 @@ func TestRunReaderGoneKeepsWhatTheCommandWrote(t *testing.T) {
 	script := `head -c 130000 /dev/zero | tr '\000' a; echo ran >> ` + r.path("mark")
 	args := []string{"run", "--task", "t1", "--tool", "gone", "--", "sh", "-c", script}
 	c := r.cmd(args...)
-	out, err := c.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	c.Stderr = &errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make([]byte, 10)
-	if _, err := io.ReadFull(out, first); err != nil {
-		t.Fatal(err)
-	}
+	out, errb, _ := startReading(t, c)
 	r.waitFile("mark")
 	out.Close() // the reader goes away
 	if err := c.Wait(); err != nil {
@@ -204,16 +180,9 @@ func TestRunLeaseLostContinueSaysWhoHoldsTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitFile("mark")
-	db, err := sql.Open("sqlite", r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	// A newer attempt takes the key over, as a takeover on a shared store
 	// would.
-	if _, err := db.Exec(`UPDATE records SET attempt = 2, holder = 'elsewhere'`); err != nil {
-		t.Fatal(err)
-	}
+	r.execLedger(`UPDATE records SET attempt = 2, holder = 'elsewhere'`)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(r.path("stderr")); bytes.Contains(b, []byte("lease lost")) || time.Now().After(deadline) {
 			break
@@ -336,4 +305,24 @@ func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
 	if !got {
 		t.Fatalf("the command never got the SIGTERM sent to idemkey (exit %d): %s", c.ProcessState.ExitCode(), errb.String())
 	}
+}
+
+// startReading starts c with its stdout on a pipe the test reads, and
+// reads its first 10 bytes (the command has started writing).
+func startReading(t *testing.T, c *exec.Cmd) (io.ReadCloser, *bytes.Buffer, []byte) {
+	t.Helper()
+	out, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errb := new(bytes.Buffer)
+	c.Stderr = errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 10)
+	if _, err := io.ReadFull(out, first); err != nil {
+		t.Fatal(err)
+	}
+	return out, errb, first
 }

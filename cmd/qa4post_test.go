@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bufio"
-	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -283,15 +282,8 @@ func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded"); res.code != 1 {
 		t.Fatalf("resolve --as succeeded of a post without a response: exit %d, want 1: %s", res.code, res.stderr)
 	}
-	db, err := sql.Open("sqlite", r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`UPDATE records SET state = 'succeeded', exit_code = 0, reason = 'resolved by hand: the charge is in the dashboard', ended_at = ? WHERE key = ?`,
-		time.Now().UnixNano(), key); err != nil {
-		t.Fatal(err)
-	}
+	r.execLedger(`UPDATE records SET state = 'succeeded', exit_code = 0, reason = 'resolved by hand: the charge is in the dashboard', ended_at = ? WHERE key = ?`,
+		time.Now().UnixNano(), key)
 	res := r.idemkey(args...)
 	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
 	if res.code != 0 || len(res.stdout) != 0 || o.total() != 1 || !strings.HasPrefix(string(res.stderr), want) || !strings.Contains(string(res.stderr), "the charge is in the dashboard") {

@@ -154,6 +154,21 @@ func (r *rig) waitFile(name string) {
 	}
 }
 
+// execLedger runs one statement on the rig's SQLite ledger file behind
+// idemkey's back (a takeover by another attempt, a record an older idemkey
+// wrote).
+func (r *rig) execLedger(query string, args ...any) {
+	r.t.Helper()
+	db, err := sql.Open("sqlite", r.ledger)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // waitLine waits (bounded) until a command has written a first whole
 // line to name: the shell creates a file it appends to before it writes,
 // so a file that exists may still be empty.
