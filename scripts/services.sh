@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# services.sh — find or install the servers the ledger's store tests run
-# against: PostgreSQL (Debian package postgresql) and redis-server (Debian
-# package redis-server).
+# services.sh — find or install what the tests run against: PostgreSQL
+# (Debian package postgresql) and redis-server (Debian package
+# redis-server) for the ledger's store tests, and the npm packages that the
+# MCP and owner tests drive (every testdata/npm/*/package.json, installed
+# with `npm ci` from its committed package-lock.json).
 #
 #   bash scripts/services.sh
 #
@@ -11,6 +13,7 @@
 # (running apt-get update first); otherwise it says what to install and
 # exits non-zero. It prints one line per server naming the binaries found.
 set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { echo "services: $*" >&2; }
 
@@ -69,3 +72,28 @@ fi
 
 say "postgresql: $("$bindir/postgres" --version) ($bindir)"
 say "redis: $("$redis" --version | awk '{print $1, $2, $3}') ($redis)"
+
+# The npm packages the MCP and owner tests use: real MCP clients and
+# servers, real idempotency middleware. Each directory under testdata/npm
+# holds a package.json and its package-lock.json; `npm ci` installs exactly
+# what the lock names, into that directory's node_modules (ignored by git).
+if [[ -d testdata/npm ]]; then
+	if ! command -v npm >/dev/null 2>&1; then
+		say "npm not found: the MCP and owner tests need Node.js and npm (apt-get install -y nodejs npm)"
+		exit 1
+	fi
+	for pkg in testdata/npm/*/package.json; do
+		[[ -e $pkg ]] || continue
+		dir=$(dirname "$pkg")
+		if [[ -f $dir/node_modules/.package-lock.json && $dir/node_modules/.package-lock.json -nt $dir/package-lock.json ]]; then
+			say "npm: $dir up to date"
+			continue
+		fi
+		if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/tmp/idemkey-services-npm.log 2>&1); then
+			tail -20 /tmp/idemkey-services-npm.log >&2
+			say "npm ci in $dir failed (log: /tmp/idemkey-services-npm.log)"
+			exit 1
+		fi
+		say "npm: $dir installed"
+	done
+fi
