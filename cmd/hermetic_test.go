@@ -19,7 +19,7 @@ var testInfraEnv = map[string]bool{
 
 // hermetic makes the test process independent of the caller's settings:
 // it removes every IDEMKEY_* setting the caller exported and points the
-// config and state directories at empty ones of its own, so that neither
+// home, config and state directories at empty ones of its own, so that neither
 // an exported IDEMKEY_SCHEME=jcs nor a config file in the caller's
 // $XDG_CONFIG_HOME changes what a test sees. Tests that want a setting
 // set it themselves. It returns a function that removes the directories.
@@ -34,7 +34,7 @@ func hermetic() (cleanup func()) {
 	if err != nil {
 		panic(err)
 	}
-	for name, sub := range map[string]string{"XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state", "XDG_CACHE_HOME": "cache"} {
+	for name, sub := range map[string]string{"HOME": "home", "XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state", "XDG_CACHE_HOME": "cache"} {
 		p := filepath.Join(dir, sub)
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			panic(err)

@@ -74,8 +74,14 @@ func TestPost413BeforeUploadThenReset(t *testing.T) {
 			args = append(args, "-f")
 		}
 		r := pmain(t, "", args...)
+		// The request must reach the server exactly once whatever the
+		// client saw: a 413 is final, and a reset during the upload is
+		// not a transient error that --retry repeats (curl's rule).
+		if got := n.Load(); got != 1 {
+			t.Errorf("run %d: the server saw %d requests, want 1 (exit %d, stderr %q)", i, got, r.code, r.err)
+			continue
+		}
 		switch {
-		case n.Load() != 1:
 		case fail && r.code == curlHTTPError && strings.Contains(r.err, "(22) the requested URL returned error: 413"):
 			ok++
 		case !fail && r.code == 0 && r.out == "too large":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # services.sh — find or install what the tests run against: PostgreSQL
 # (Debian package postgresql) and redis-server (Debian package
-# redis-server) for the ledger's store tests, and the npm packages that the
+# redis-server) for the ledger's store tests, curl (the run tests reach
+# their owner with it), and the npm packages that the
 # MCP and owner tests drive (every testdata/npm/*/package.json, installed
 # with `npm ci` from its committed package-lock.json).
 #
@@ -40,6 +41,7 @@ redis_bin() {
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
 redis_bin >/dev/null || missing+=(redis-server)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 
 if ((${#missing[@]})); then
 	if [[ $(id -u) -ne 0 ]]; then
