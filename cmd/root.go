@@ -178,8 +178,10 @@ key the reference harness computes, so that a retried step or a replay after
 a crash carries the same key to the system that owns the side effect.
 
 Exit codes: 0 success, 1 a negative answer (keys differ, not canonical,
-mismatch), 2 usage or input error; post uses curl's codes for transfer
-failures.`,
+mismatch, a probe rule failed), 2 usage or input error. post uses curl's
+codes for transfer failures. run exits with its command's code, or 75 in
+progress elsewhere, 76 outcome unknown, 125 idemkey failed, 126 cannot
+execute, 127 not found (as timeout and env do).`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},

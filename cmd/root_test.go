@@ -149,3 +149,19 @@ func TestOneCommandTree(t *testing.T) {
 	}
 	t.Logf("%d runs compared", compared)
 }
+
+// TestRootHelpNamesEveryExitCode: the top-level help lists run's own
+// codes beside the common ones, so that a caller reading only it can
+// tell busy (75) and unknown (76) from a failure of idemkey (125).
+func TestRootHelpNamesEveryExitCode(t *testing.T) {
+	out, _, code := run(t, "", "--help")
+	if code != 0 {
+		t.Fatalf("--help exited %d", code)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"0 success", "1 a negative answer", "2 usage or input error", "75 in progress elsewhere", "76 outcome unknown", "125 idemkey failed", "126 cannot execute", "127 not found", "curl's codes"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("--help does not say %q:\n%s", want, out)
+		}
+	}
+}
