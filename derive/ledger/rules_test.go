@@ -11,17 +11,28 @@ import (
 )
 
 // memStore is the simplest Store that keeps the contract: a map under a
-// mutex, with leases on its own clock. It checks the rules and the
-// scenario table themselves (the lease scenarios included); the real
-// stores run the same table against real files and servers.
+// mutex, with leases and retention on its own clock, and a high-water
+// mark of attempts per key that outlives the records. It checks the rules
+// and the scenario table themselves (the lease scenarios included); the
+// real stores run the same table against real files and servers.
 type memStore struct {
 	mu       sync.Mutex
 	recs     map[string]*ledger.Record
-	noLeases bool // liveness is the caller's lock (noLease)
+	high     map[string]int64 // the key's highest attempt
+	noLeases bool             // liveness is the caller's lock (noLease)
+}
+
+func newMem(noLeases bool) *memStore {
+	return &memStore{recs: map[string]*ledger.Record{}, high: map[string]int64{}, noLeases: noLeases}
 }
 
 func (m *memStore) copyOut(r *ledger.Record) *ledger.Record {
 	c := *r
+	if !m.noLeases {
+		c.ReadAt = time.Now()
+	} else {
+		c.StoredAt = time.Time{}
+	}
 	return &c
 }
 
@@ -32,7 +43,7 @@ func (m *memStore) Get(_ context.Context, key string) (*ledger.Record, bool, err
 	if r == nil {
 		return nil, false, nil
 	}
-	return m.copyOut(r), r.State == ledger.Running && time.Now().After(r.LeaseUntil), nil
+	return m.copyOut(r), r.State == ledger.Running && !time.Now().Before(r.LeaseUntil), nil
 }
 
 func (m *memStore) put(rec *ledger.Record, lease time.Duration) {
@@ -41,7 +52,13 @@ func (m *memStore) put(rec *ledger.Record, lease time.Duration) {
 	if c.State == ledger.Running {
 		c.LeaseUntil = time.Now().Add(lease)
 	}
+	c.StoredAt = time.Now()
 	m.recs[rec.Key] = &c
+	m.high[rec.Key] = max(m.high[rec.Key], rec.Attempt)
+}
+
+func matches(r *ledger.Record, v ledger.Version) bool {
+	return r != nil && r.Attempt == v.Attempt && r.State == v.State && r.Token == v.Token
 }
 
 func (m *memStore) Insert(_ context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
@@ -50,6 +67,7 @@ func (m *memStore) Insert(_ context.Context, rec *ledger.Record, lease time.Dura
 	if m.recs[rec.Key] != nil {
 		return false, nil
 	}
+	rec.Attempt = max(rec.Attempt, m.high[rec.Key]+1)
 	m.put(rec, lease)
 	return true, nil
 }
@@ -58,24 +76,24 @@ func (m *memStore) Swap(_ context.Context, from ledger.Version, needExpired bool
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[rec.Key]
-	if r == nil || r.Attempt != from.Attempt || r.State != from.State {
+	if !matches(r, from) {
 		return false, nil
 	}
-	if needExpired && !(r.State == ledger.Running && time.Now().After(r.LeaseUntil)) {
+	if needExpired && !(r.State == ledger.Running && !time.Now().Before(r.LeaseUntil)) {
 		return false, nil
 	}
 	m.put(rec, lease)
 	return true, nil
 }
 
-func (m *memStore) Renew(_ context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+func (m *memStore) Renew(_ context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[key]
-	if r == nil || r.Attempt != attempt || r.State != ledger.Running {
+	if !matches(r, from) || r.State != ledger.Running {
 		return false, nil
 	}
-	r.LeaseUntil = time.Now().Add(lease)
+	r.LeaseUntil = time.Now().Add(max(lease, 0))
 	return true, nil
 }
 
@@ -98,30 +116,35 @@ func (m *memStore) Delete(_ context.Context, key string, from *ledger.Version) (
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.recs[key]
-	if r == nil || (from != nil && (r.Attempt != from.Attempt || r.State != from.State)) {
+	if r == nil || (from != nil && !matches(r, *from)) {
 		return false, nil
 	}
-	if from != nil && !from.StartedAt.IsZero() && r.StartedAt.UnixMilli() != from.StartedAt.UnixMilli() {
-		return false, nil // another attempt at the same number
-	}
-	if from != nil && from.State == ledger.Running && !m.noLeases && !time.Now().After(r.LeaseUntil) {
+	if from != nil && from.State == ledger.Running && !m.noLeases && time.Now().Before(r.LeaseUntil) {
 		return false, nil // a live lease: its holder keeps the record
 	}
 	delete(m.recs, key)
 	return true, nil
 }
 
+// wipe loses every record and mark, as a TRUNCATE or FLUSHALL would.
+func (m *memStore) wipe() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	clear(m.recs)
+	clear(m.high)
+}
+
 func (m *memStore) Close() error { return nil }
 
 func TestRulesWithLeases(t *testing.T) {
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return &memStore{recs: map[string]*ledger.Record{}} },
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) },
 		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond})
 }
 
 func TestRulesWithoutLeases(t *testing.T) {
 	// Leases never run out: liveness is the caller's lock.
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
-		return &noLease{&memStore{recs: map[string]*ledger.Record{}, noLeases: true}}
+		return &noLease{newMem(true)}
 	},
 		ledgertest.Caps{})
 }

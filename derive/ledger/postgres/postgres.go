@@ -736,7 +736,8 @@ func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool,
 }
 
 // Renew implements ledger.Store: the lease runs for lease from now().
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
+	attempt := from.Attempt
 	var ok bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_until = now() + $3::bigint * interval '1 microsecond'
@@ -791,9 +792,6 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 			// started, when pinned, to the millisecond: this attempt,
 			// not a later claim at the same attempt number.
 			var started any
-			if !from.StartedAt.IsZero() {
-				started = from.StartedAt.UnixMilli()
-			}
 			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
 				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())
 				AND ($4::bigint IS NULL OR floor(extract(epoch FROM started_at) * 1000)::bigint = $4::bigint)`,

@@ -85,7 +85,7 @@ func TestNothingPrepared(t *testing.T) {
 		ctx := context.Background()
 		r := &ledger.Record{Key: "k", Kind: "run", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
 		s.Insert(ctx, r, time.Minute)
-		s.Renew(ctx, "k", 1, time.Minute)
+		s.Renew(ctx, "k", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute)
 		s.Get(ctx, "k")
 		var n int
 		err := s.do(ctx, func(conn *pgx.Conn) error {
@@ -331,7 +331,7 @@ func TestCompletionLazyClaimDurable(t *testing.T) {
 	for _, r := range recs {
 		done := *r
 		done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
-		if err := ledger.Complete(ctx, s, &done); err != nil {
+		if _, err := ledger.Complete(ctx, s, &done); err != nil {
 			t.Fatal(err)
 		}
 	}

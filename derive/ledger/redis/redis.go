@@ -547,7 +547,8 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 
 // Renew implements ledger.Store: the lease key's expiry is set to lease
 // from now, on Redis's clock.
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
+	attempt := from.Attempt
 	var n int64
 	_, err := s.do(ctx, func() error {
 		var err error
@@ -562,9 +563,6 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 	args := []any{key, "0", "", "", ""}
 	if from != nil {
 		started := ""
-		if !from.StartedAt.IsZero() {
-			started = strconv.FormatInt(from.StartedAt.UnixMilli(), 10)
-		}
 		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State), started}
 	}
 	var n int64

@@ -55,7 +55,7 @@ func TestScriptsReloaded(t *testing.T) {
 	if err := s.Client().ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Renew(ctx, "k", 1, time.Minute); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); !ok || err != nil {
 		t.Fatalf("renew after SCRIPT FLUSH: %v %v", ok, err)
 	}
 	info, _ := s.Client().Info(ctx, "commandstats").Result()
@@ -225,7 +225,7 @@ func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	}
 	for i := 0; i < 8; i++ {
 		time.Sleep(100 * time.Millisecond)
-		if err := ledger.Renew(ctx, s, "k", d.Record.Attempt, 300*time.Millisecond); err != nil {
+		if err := ledger.Renew(ctx, s, d.Record, 300*time.Millisecond); err != nil {
 			t.Fatalf("renew %d (%d ms in, ttl 200 ms): %v", i, 100*(i+1), err)
 		}
 	}

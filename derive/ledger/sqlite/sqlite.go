@@ -584,7 +584,8 @@ func swapArgs(from ledger.Version, rec *ledger.Record) []any {
 
 // Renew implements ledger.Store: without leases, it only reports whether
 // the record is still running at attempt.
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, _ time.Duration) (bool, error) {
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, _ time.Duration) (bool, error) {
+	attempt := from.Attempt
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE key = ? AND attempt = ? AND state = 'running'`,
 		key, attempt).Scan(&n)
@@ -627,10 +628,6 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	if from == nil {
 		return s.write(ctx, `DELETE FROM records WHERE key = ?`, key)
-	}
-	if !from.StartedAt.IsZero() {
-		return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ? AND started_at / 1000000 = ?`,
-			key, from.Attempt, string(from.State), from.StartedAt.UnixMilli())
 	}
 	return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ?`, key, from.Attempt, string(from.State))
 }

@@ -130,7 +130,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	r := *d.Record
 	r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
 	r.Stdout = ledger.Output{Data: []byte("out\n"), Length: 4, SHA256: "x"}
-	if err := ledger.Complete(ctx, old, &r); err != nil {
+	if _, err := ledger.Complete(ctx, old, &r); err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
