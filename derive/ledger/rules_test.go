@@ -136,9 +136,26 @@ func (m *memStore) wipe() {
 
 func (m *memStore) Close() error { return nil }
 
+func mem(s ledger.Store) *memStore {
+	if n, ok := s.(*noLease); ok {
+		return n.memStore
+	}
+	return s.(*memStore)
+}
+
+func memWipe(_ *testing.T, s ledger.Store) { mem(s).wipe() }
+
+// memVanish drops the record and keeps its mark, as a store's own expiry.
+func memVanish(_ *testing.T, s ledger.Store, key string) {
+	m := mem(s)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, key)
+}
+
 func TestRulesWithLeases(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) },
-		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond})
+		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Wipe: memWipe, Vanish: memVanish})
 }
 
 func TestRulesWithoutLeases(t *testing.T) {
@@ -146,7 +163,7 @@ func TestRulesWithoutLeases(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		return &noLease{newMem(true)}
 	},
-		ledgertest.Caps{})
+		ledgertest.Caps{Wipe: memWipe, Vanish: memVanish})
 }
 
 type noLease struct{ *memStore }

@@ -36,6 +36,17 @@ type Caps struct {
 	ShortLease time.Duration
 	// Concurrency is the number of goroutines racing one key (default 32).
 	Concurrency int
+	// Wipe, if set, loses every record of s and every high-water mark, as
+	// TRUNCATE, FLUSHALL or an emptied file would.
+	Wipe func(t *testing.T, s ledger.Store)
+	// Vanish, if set, makes the record of key disappear as the store
+	// itself can make it, behind the rules' back (Redis: its ttl runs
+	// out; SQLite: a DELETE), its high-water mark kept.
+	Vanish func(t *testing.T, s ledger.Store, key string)
+	// Cramped, if set, returns a store (with the keys of the scenario
+	// free) on which a claim fits but a completion with n bytes of output
+	// is refused for its size (a full disk, maxmemory).
+	Cramped func(t *testing.T) (s ledger.Store, n int)
 }
 
 // Run runs every scenario as a subtest; open returns a store with no
@@ -92,6 +103,16 @@ var scenarios = []scenario{
 	{"LeaseRenewed", true, leaseRenewed},
 	{"LeaseTakeoverFences", true, leaseTakeoverFences},
 	{"ResolveExpiredRunning", true, resolveExpiredRunning},
+	{"StaleHolderFenced", false, staleHolderFenced},
+	{"LeaseLostSaysWhy", false, leaseLostSaysWhy},
+	{"AttemptsNeverGoBack", false, attemptsNeverGoBack},
+	{"Release", false, release},
+	{"HolderAliveHook", false, holderAliveHook},
+	{"LongTaskTool", false, longTaskTool},
+	{"ListReportsLease", true, listReportsLease},
+	{"CompleteTooLarge", false, completeTooLarge},
+	{"LegacyRecord", false, legacyRecord},
+	{"GCSparesReclaimedAfterWipe", false, gcSparesReclaimedAfterWipe},
 }
 
 type env struct {

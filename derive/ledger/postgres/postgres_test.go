@@ -33,9 +33,24 @@ func open(t *testing.T, url string) *Store {
 
 // The scenario table, in the default (exec) query mode and in the simple
 // protocol a transaction-mode pooler needs.
+// wipe is TRUNCATE of the ledger's table and of its marks, as an
+// operator's TRUNCATE (or a restore of an old dump) would do.
+func wipe(t *testing.T, s ledger.Store) {
+	st := s.(*Store)
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, st.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `TRUNCATE `+st.table+`, `+st.attempts); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestScenarios(t *testing.T) {
 	url := testserver.Postgres(t)
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64, Wipe: wipe})
 }
 
 func TestScenariosSimpleProtocol(t *testing.T) {

@@ -28,9 +28,43 @@ func open(t *testing.T, url string, opts Options) *Store {
 	return s
 }
 
+// caps are the scenarios' means on Redis: FLUSHALL; a record's expiry
+// as ttl= makes it (PEXPIRE on its hash, on Redis's clock); and a server
+// whose maxmemory (noeviction) leaves room for claims, not for an 8 MiB
+// output.
+var caps = ledgertest.Caps{
+	Leases: true,
+	Wipe: func(t *testing.T, s ledger.Store) {
+		if err := s.(*Store).Client().FlushAll(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	},
+	Vanish: func(t *testing.T, s ledger.Store, key string) {
+		st := s.(*Store)
+		ctx := context.Background()
+		if err := st.Client().PExpire(ctx, st.recKey(key), time.Millisecond).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if n, err := st.Client().Exists(ctx, st.recKey(key)).Result(); err != nil || n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the record did not expire")
+			}
+		}
+	},
+	Cramped: func(t *testing.T) (ledger.Store, int) {
+		r := testserver.NewRedis(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+		return open(t, r.URL(), Options{}), 8 << 20
+	},
+}
+
 func TestScenarios(t *testing.T) {
 	r := testserver.NewRedis(t)
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+	c := caps
+	c.Concurrency = 64
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, c)
 }
 
 func TestPrimitives(t *testing.T) {
