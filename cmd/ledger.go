@@ -693,6 +693,12 @@ func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
 	if err != nil {
 		return err
 	}
+	if cp, ok := s.(ledger.Checkpointer); ok {
+		// Copy the records into the file itself (SQLite's WAL).
+		if err := cp.Checkpoint(ctx); err != nil {
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: warning: %v\n", err)
+		}
+	}
 	if isKL {
 		after, err := s.List(ctx, ledger.Filter{})
 		if err == nil {
@@ -725,6 +731,11 @@ func (opts *ledgerOptions) init() error {
 	if in, ok := s.(interface{ Init(context.Context) error }); ok {
 		// A shared store that creates its table on request.
 		if err := in.Init(ctx); err != nil {
+			return err
+		}
+	}
+	if cp, ok := s.(ledger.Checkpointer); ok {
+		if err := cp.Checkpoint(ctx); err != nil {
 			return err
 		}
 	}

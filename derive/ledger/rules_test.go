@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -178,4 +179,66 @@ func (n *noLease) Swap(ctx context.Context, from ledger.Version, needExpired boo
 		return false, nil
 	}
 	return n.memStore.Swap(ctx, from, false, rec, lease)
+}
+
+// cramped is a memStore that refuses, for its size, a write of a record
+// with more than limit bytes of output.
+type cramped struct {
+	*memStore
+	limit int
+}
+
+func (c *cramped) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
+	if len(rec.Stdout.Data)+len(rec.Stderr.Data) > c.limit {
+		return false, ledger.TooLarge(errors.New("mem: full"))
+	}
+	return c.memStore.Swap(ctx, from, needExpired, rec, lease)
+}
+
+func TestRulesCramped(t *testing.T) {
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) }, ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond,
+		Cramped: func(*testing.T) (ledger.Store, int) { return &cramped{newMem(false), 1000}, 4000 }})
+}
+
+// broken is a store whose writes fail as an unreachable store's do.
+type broken struct {
+	*memStore
+	err error
+}
+
+func (b *broken) Renew(context.Context, string, ledger.Version, time.Duration) (bool, error) {
+	return false, b.err
+}
+
+func (b *broken) Swap(context.Context, ledger.Version, bool, *ledger.Record, time.Duration) (bool, error) {
+	return false, b.err
+}
+
+// TestStoreErrorsPassThrough: a renewal, completion or release that the
+// store could not run returns the store's error, never a lease loss (the
+// words "lease lost: a newer attempt holds the key" were printed for an
+// unreachable store).
+func TestStoreErrorsPassThrough(t *testing.T) {
+	ctx := context.Background()
+	m := newMem(false)
+	d, err := ledger.Claim(ctx, m, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Fingerprint: "f"}, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := errors.New("cannot reach the ledger at redis://h: connection refused")
+	b := &broken{m, down}
+	r := *d.Record
+	r.State = ledger.Succeeded
+	_, cerr := ledger.Complete(ctx, b, &r)
+	for what, err := range map[string]error{"renew": ledger.Renew(ctx, b, d.Record, time.Minute), "complete": cerr, "release": ledger.Release(ctx, b, d.Record)} {
+		if err != down || errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("%s on an unreachable store: %v, want the store's error", what, err)
+		}
+	}
+	// A store error that is not about the size is not retried without
+	// the outputs.
+	r.Stdout = ledger.Output{Data: []byte("out"), Length: 3}
+	if c, err := ledger.Complete(ctx, b, &r); err != down || c.OutputsDropped {
+		t.Errorf("complete: %+v %v", c, err)
+	}
 }

@@ -334,3 +334,47 @@ func TestTLSMismatch(t *testing.T) {
 		t.Fatalf("TLS store: %v", err)
 	}
 }
+
+// TestRecordTTLFencesPausedHolder: with ttl= a paused holder's record
+// expires (ttl after its lease) and the next claim runs the step again,
+// as attempt 2 (the key's mark has no expiry); the holder, continued,
+// cannot renew or complete over it. The attempt used to start over at 1,
+// and the paused holder's completion overwrote the new attempt's record.
+func TestRecordTTLFencesPausedHolder(t *testing.T) {
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL()+"?ttl=200ms", Options{})
+	ctx := context.Background()
+	req := ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "deploy", Kind: "run", Fingerprint: "f", Holder: "a"}, Lease: 300 * time.Millisecond}
+	d, err := ledger.Claim(ctx, s, req)
+	if err != nil || d.Action != ledger.ActRun {
+		t.Fatal(d, err)
+	}
+	paused := d.Record
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if rec, _, err := s.Get(ctx, "k"); err == nil && rec == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record did not expire")
+		}
+	}
+	req.Record.Holder = "b"
+	d2, err := ledger.Claim(ctx, s, req)
+	if err != nil || d2.Action != ledger.ActRun || d2.Record.Attempt != 2 {
+		t.Fatalf("claim after the ttl: %+v %v, want attempt 2", d2, err)
+	}
+	if err := ledger.Renew(ctx, s, paused, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("renewal by the paused holder: %v", err)
+	}
+	done := *paused
+	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+	if _, err := ledger.Complete(ctx, s, &done); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("completion by the paused holder: %v", err)
+	}
+	if rec, _, _ := s.Get(ctx, "k"); rec == nil || rec.Holder != "b" || rec.State != ledger.Running || rec.Token != d2.Record.Token {
+		t.Fatalf("record: %+v, want b's running attempt", rec)
+	}
+	if ttl, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ttl != -1 {
+		t.Fatalf("the mark's ttl: %v %v, want none", ttl, err)
+	}
+}
