@@ -51,8 +51,8 @@ type probeJSON struct {
 func (j probeJSON) String() string { return strconv.FormatBool(*j.report) }
 func (j probeJSON) Type() string   { return "bool" } // help shows a bare --json
 func (j probeJSON) Set(v string) error {
-	if v == probeJSONReport {
-		*j.report = true
+	if b, err := strconv.ParseBool(v); err == nil && (v == "true" || v == "false") {
+		*j.report = b // --json, --json=true, --json=false
 		return nil
 	}
 	*j.data = append(*j.data, dataArg{"json", v})
@@ -121,8 +121,9 @@ Rules (verdicts: pass, fail, info, not-tested):
               is info; the first response again or a second effect fails
   in-flight   --concurrency requests with one key at once make one effect,
               the others get the draft's 409 or the first response
-  required    without a key: a refusal (the draft's 400) passes; processed
-              is info, a failure with --require-key
+  required    without a key: the draft's 400 (or 422, 428) passes; another
+              refusal (401, 429, 5xx) is info, since it need not be about
+              the key; processed is info, a failure with --require-key
   key-limits  the longest key accepted, up to 255 characters, and whether a
               UUID, a hex SHA-256 and a base64url key (idemkey's formats)
               are accepted: pass for all three, info for some, fail for
@@ -163,10 +164,10 @@ func addProbeFlags(fl *pflag.FlagSet, o *probeOptions) {
 	js.NoOptDefVal = probeJSONReport
 	fl.StringP("request", "X", "POST", "method: POST, PUT or PATCH")
 	fl.StringArrayP("header", "H", nil, "extra header 'Name: value' on every request (repeatable; 'Name:' removes a default one)")
-	fl.String("key-header", "Idempotency-Key", "name of the header that carries the key")
-	fl.Int("concurrency", 5, "in-flight: this many requests with one key at once (2 to 100)")
-	fl.String("after", "", "retention: send the replay's key again after this long (30s, 5m, 1h)")
-	fl.String("count", "", "judge effects by COMMAND's output: how many the endpoint has made so far (sh -c)")
+	fl.String("key-header", "Idempotency-Key", "`NAME` of the header that carries the key")
+	fl.Int("concurrency", 5, "in-flight: send `N` requests with one key at once (2 to 100)")
+	fl.String("after", "", "retention: send the replay's key again after `DURATION` (30s, 5m, 1h)")
+	fl.String("count", "", "judge effects by what `COMMAND` prints: how many the endpoint has made so far (run by sh -c)")
 	fl.Bool("require-key", false, "a request processed without a key fails the required rule")
 	fl.StringP("user-agent", "A", "", "User-Agent header (default idemkey/VERSION)")
 	fl.StringP("user", "u", "", "basic auth 'user:password' (redacted in --dry-run)")
@@ -207,6 +208,12 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	}
 	if err := r.loadRequestFlags(fl); err != nil {
 		return err
+	}
+	for _, line := range r.Headers {
+		if name, _, _, err := parseHeaderLine(line); err == nil && strings.EqualFold(name, r.KeyHeader) {
+			return &UsageError{Err: fmt.Errorf("-H sets %s, which the probe sets itself, to keys made fresh for it", r.KeyHeader),
+				hint: "a probe never sends a key that a real step could use; --key-header NAME names the header the endpoint reads"}
+		}
 	}
 	r.Transport.Insecure, _ = fl.GetBool("insecure")
 	r.Transport.CACert = cfg.GetString("cacert")
@@ -345,13 +352,14 @@ func probeFailure(err error) error {
 		if h := (*hintedError)(nil); errors.As(cerr.Err, &h) {
 			he.hint = h.hint
 		}
+		sent := "it was the first request: nothing had been sent"
 		if se.Sent > 0 {
-			sent := fmt.Sprintf("%d %s had been sent before it, and what they did stands", se.Sent, plural(se.Sent, "request", "requests"))
-			if he.hint != "" {
-				sent = he.hint + "; " + sent
-			}
-			he.hint = sent
+			sent = fmt.Sprintf("%d %s had been sent before it, and what they did stands", se.Sent, plural(se.Sent, "request", "requests"))
 		}
+		if he.hint != "" {
+			sent = he.hint + "; " + sent
+		}
+		he.hint = sent
 		return &codeError{Code: exitUsage, Err: he}
 	case errors.As(err, &ce):
 		return &codeError{Code: exitUsage, Err: &hintedError{msg: fmt.Sprintf("probe stopped at the %s rule: %s", ce.Rule, ce.Err),

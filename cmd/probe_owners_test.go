@@ -29,6 +29,8 @@ type ownOwner struct {
 	maxKey     int           // longer keys get 400 (0: 255)
 	keyRE      *regexp.Regexp
 	work       time.Duration // time spent making a charge
+	conflict   int           // the status for a key in flight (0: 409)
+	plain      bool          // a charge is answered {"ok":true}, without its id
 
 	mu       sync.Mutex
 	requests int // every request, answered or not
@@ -55,6 +57,13 @@ func (o *ownOwner) start(t *testing.T) string {
 	srv := httptest.NewServer(o)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/charges"
+}
+
+// sent is the number of requests the owner has had.
+func (o *ownOwner) sent() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.requests
 }
 
 func (o *ownOwner) writeCount() {
@@ -88,6 +97,9 @@ func (o *ownOwner) charge(body []byte) []byte {
 	defer o.mu.Unlock()
 	o.charges++
 	o.writeCount()
+	if o.plain {
+		return []byte(`{"ok":true}`)
+	}
 	return fmt.Appendf(nil, `{"id":"ch_%d","amount":%q}`, o.charges, args.Amount)
 }
 
@@ -136,6 +148,8 @@ func (o *ownOwner) serve(w http.ResponseWriter, key string, body []byte) {
 	}
 	defer o.mu.Unlock()
 	switch {
+	case !s.done && o.conflict != 0:
+		ownProblem(w, o.conflict, "Busy")
 	case !s.done:
 		ownProblem(w, 409, "A request is outstanding for this Idempotency-Key")
 	case !o.noMismatch && !bytes.Equal(s.body, body):

@@ -3,6 +3,9 @@ package cmd
 import (
 	"bufio"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -312,4 +315,137 @@ func TestProbeNodeIdempotency(t *testing.T) {
 			probe.Retention: {probe.NotTested, evNoAfter},
 		}, "--count", "cat "+count, "--require-key")
 	})
+}
+
+// TestProbeSendsOnlyWithYes: without --yes, and with --dry-run, the owner
+// gets no request; with --yes it gets the probe's 14 (3 key formats, a
+// key of 255 characters, 2 for replay, 2 for mismatch, 5 at once, one
+// without a key).
+func TestProbeSendsOnlyWithYes(t *testing.T) {
+	o := &ownOwner{work: time.Millisecond}
+	url := o.start(t)
+	for _, args := range [][]string{{}, {"--dry-run"}} {
+		out, errs, code := run(t, "", append([]string{"probe", url, "-d", `{"amount":1}`}, args...)...)
+		want := 2
+		if len(args) > 0 {
+			want = 0
+		}
+		if code != want || o.sent() != 0 {
+			t.Fatalf("probe %v: exit %d (want %d), %d requests sent\n%s%s", args, code, want, o.sent(), out, errs)
+		}
+	}
+	if _, errs, code := run(t, "", "probe", url, "-d", `{"amount":1}`, "--yes"); code != 0 || o.sent() != 14 {
+		t.Fatalf("probe --yes: exit %d, %d requests, want 0 and 14\n%s", code, o.sent(), errs)
+	}
+}
+
+// TestProbeStopsWithoutAResponse: a refused connection, a --count that
+// fails or prints no number: exit 2, one line on stderr, nothing on
+// standard output.
+func TestProbeStopsWithoutAResponse(t *testing.T) {
+	o := &ownOwner{work: time.Millisecond}
+	url := o.start(t)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{closed.URL + "/charges"}, `^idemkey: error: probe stopped at the key-limits rule: failed to connect to 127\.0\.0\.1:\d+: connection refused\nhint: it was the first request: nothing had been sent\n$`},
+		{[]string{url, "--count", "echo broken >&2; exit 3"}, `^idemkey: error: probe stopped at the replay rule: --count failed \(exit status 3\): broken\nhint: --count COMMAND must exit 0 and print one whole number`},
+		{[]string{url, "--count", "echo many"}, `^idemkey: error: probe stopped at the replay rule: --count printed many, not a whole number of effects\n`},
+	} {
+		out, errs, code := run(t, "", append([]string{"probe", "--yes", "-d", `{"amount":1}`}, c.args...)...)
+		if code != 2 || out != "" || !regexp.MustCompile(c.err).MatchString(errs) {
+			t.Errorf("probe %v: exit %d, stdout %q, stderr %q\nwant exit 2, no stdout, stderr matching %s", c.args, code, out, errs, c.err)
+		}
+	}
+}
+
+// TestProbeCountSeesWhatBodiesHide: an owner that ignores the key and
+// answers every charge {"ok":true} looks like a replayer from the
+// responses alone (and the evidence says that it was judged by the body
+// alone); --count sees the second charge.
+func TestProbeCountSeesWhatBodiesHide(t *testing.T) {
+	o := &ownOwner{ignoreKey: true, optional: true, plain: true, work: time.Millisecond}
+	url := o.start(t)
+	probeOwner(t, url, 1, probeWant{
+		probe.Replay:    {probe.Pass, `^the first response again: 201 Created with a body of 11 bytes \(judged by the body alone: it has no id and no Location\)$`},
+		probe.Mismatch:  {probe.Fail, `^answered the changed body .* with the first response \(201 Created with a body of 11 bytes\): the change is silently dropped`},
+		probe.InFlight:  {probe.Pass, `^one effect: 5 concurrent requests with one key got 201 Created ×5$`},
+		probe.Required:  {probe.Info, evProcessed},
+		probe.KeyLimits: {probe.Pass, evAllKeys},
+		probe.Retention: {probe.NotTested, evNoAfter},
+	})
+	probeOwner(t, url, 1, probeWant{
+		probe.Replay:    {probe.Fail, `^a second effect: the count went from (\d+) to \d+; answered 201 Created with a body of 11 bytes$`},
+		probe.Mismatch:  {probe.Fail, `^a second effect for the changed body`},
+		probe.InFlight:  {probe.Fail, `^5 effects: 5 concurrent requests with one key got 201 Created ×5; the count went from \d+ to \d+$`},
+		probe.Required:  {probe.Info, `^processed without a key: 201 Created \(the count went from \d+ to \d+\)`},
+		probe.KeyLimits: {probe.Pass, evAllKeys},
+		probe.Retention: {probe.NotTested, evNoAfter},
+	}, "--count", "cat "+o.count)
+}
+
+// TestProbeOtherAnswers: an owner that refuses every request (401) is
+// not tested on the rules that need an accepted request, and fails
+// key-limits; one that answers a key in flight with 429 is info there.
+func TestProbeOtherAnswers(t *testing.T) {
+	t.Run("refuses everything", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+		}))
+		t.Cleanup(srv.Close)
+		noKey := `^no request with a key was accepted \(see key-limits\)$`
+		probeOwner(t, srv.URL, 1, probeWant{
+			probe.Replay:   {probe.NotTested, noKey},
+			probe.Mismatch: {probe.NotTested, noKey},
+			probe.InFlight: {probe.NotTested, noKey},
+			probe.Required: {probe.NotTested, `^refused without a key \(401 Unauthorized\), but no request with a key was accepted \(see key-limits\)$`},
+			probe.KeyLimits: {probe.Fail, `^no key of letters, digits and '-' accepted, of 1 to 255 characters \(401 Unauthorized\); ` +
+				`none of idemkey's key formats accepted: UUID \(401 Unauthorized\), hex SHA-256 \(401 Unauthorized\), base64url SHA-256 \(401 Unauthorized\) refused$`},
+			probe.Retention: {probe.NotTested, evNoAfter},
+		})
+	})
+	t.Run("429 for a key in flight", func(t *testing.T) {
+		t.Parallel()
+		o := &ownOwner{conflict: http.StatusTooManyRequests}
+		probeOwner(t, o.start(t), 0, draftWant.with(
+			probe.InFlight, probe.Info, `^one effect, but 4 of the others got 429 Too Many Requests ×4, not the draft's 409 or the first response: `+
+				`5 concurrent requests with one key got 201 Created ×1, 429 Too Many Requests ×4$`,
+			probe.Retention, probe.NotTested, evNoAfter))
+	})
+}
+
+// TestProbeTable: the table on standard output, a server's text in it
+// escaped (an id that would clear the screen).
+func TestProbeTable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"\u001b[2Jch_1"}`)
+	}))
+	t.Cleanup(srv.Close)
+	out, errs, code := run(t, "", "probe", srv.URL, "--yes", "-d", `{"amount":1}`)
+	if code != 1 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := []string{
+		`^RULE        VERDICT     EVIDENCE$`,
+		`^replay      pass        the first response again: 201 Created with id "\\x1b\[2Jch_1"$`,
+		`^mismatch    fail        answered the changed body \(changed "amount" from 1 to 2\) with the first response`,
+		`^in-flight   pass        one effect: 5 concurrent requests with one key got 201 Created ×5$`,
+		`^required    info        processed without a key: 201 Created; the key is optional here$`,
+		`^key-limits  pass        `,
+		`^retention   not-tested  no wait was asked for`,
+	}
+	if len(lines) != len(want) || strings.ContainsRune(out, 0x1b) {
+		t.Fatalf("table:\n%s", out)
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d %q does not match %s", i+1, lines[i], w)
+		}
+	}
 }

@@ -149,8 +149,8 @@ type prober struct {
 }
 
 func newProber(cfg Config) (*prober, error) {
-	if cfg.Client == nil || cfg.Request == nil || cfg.KeyHeader == "" {
-		return nil, errors.New("probe: a client, a request and a key header are needed")
+	if cfg.Request == nil || cfg.KeyHeader == "" {
+		return nil, errors.New("probe: a request and a key header are needed")
 	}
 	if cfg.Concurrency < 2 {
 		return nil, fmt.Errorf("probe: a concurrency of %d: want at least 2", cfg.Concurrency)
@@ -172,6 +172,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p, err := newProber(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Client == nil {
+		return nil, errors.New("probe: a client is needed")
 	}
 	limits, shape, err := p.keyLimits(ctx)
 	if err != nil {

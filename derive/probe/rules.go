@@ -277,10 +277,12 @@ func (p *prober) required(ctx context.Context, accepted bool) (Result, error) {
 		return notTested(Required, fmt.Sprintf("refused without a key (%s), but %s", statusText(r.status), noKeyAccepted)), nil
 	case r.status == 400:
 		res.Verdict, res.Evidence = Pass, "refused without a key: 400 Bad Request, as the draft asks"+counted
-	case r.status < 500:
+	case r.status == 422 || r.status == 428:
 		res.Verdict, res.Evidence = Pass, fmt.Sprintf("refused without a key: %s (the draft asks for 400)%s", statusText(r.status), counted)
 	default:
-		res.Verdict, res.Evidence = Info, fmt.Sprintf("answered %s without a key%s", statusText(r.status), counted)
+		// 401, 403, 429, 5xx…: an answer that need not be about the key.
+		res.Verdict, res.Evidence = Info, fmt.Sprintf("refused without a key with %s, which need not be about the key (the draft asks for 400)%s",
+			statusText(r.status), counted)
 	}
 	return res, nil
 }
