@@ -65,6 +65,9 @@ func (p *prober) keyLimits(ctx context.Context) (Result, shape, error) {
 		res.Verdict, res.Evidence = Pass, ev+"; UUID, hex SHA-256 and base64url keys accepted"
 	case len(ok) == 0:
 		res.Verdict, res.Evidence = Fail, ev+"; none of idemkey's key formats accepted: "+strings.Join(no, ", ")+" refused"
+		if r := formats[0].r; r.redirected() {
+			res.Evidence += fmt.Sprintf("; the endpoint redirects to %s: probe that URL", quote(r.header.Get("Location")))
+		}
 	default:
 		res.Verdict, res.Evidence = Info, fmt.Sprintf("%s; %s accepted, %s refused: send keys with idemkey --format %s",
 			ev, strings.Join(ok, " and "), strings.Join(no, " and "), use)

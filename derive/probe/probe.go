@@ -91,8 +91,8 @@ type Counter func(context.Context) (int64, error)
 
 // Config is what a probe sends and how.
 type Config struct {
-	// Client sends every request; it should not follow redirects (a
-	// Location is an identity the probe compares).
+	// Client sends every request; the probe never lets it follow a
+	// redirect (a Location is an identity the probe compares).
 	Client *http.Client
 	// Request is the request every probe request is a copy of: method,
 	// URL, headers and Host, without a body and without the key.
@@ -157,6 +157,13 @@ func newProber(cfg Config) (*prober, error) {
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
+	}
+	if cfg.Client != nil {
+		// A redirect is an answer to judge, not to follow: a copy of the
+		// client that never follows one.
+		c := *cfg.Client
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		cfg.Client = &c
 	}
 	return &prober{cfg: cfg, keys: keys{cfg.Rand}}, nil
 }

@@ -209,3 +209,17 @@ func TestFirstRefused(t *testing.T) {
 		t.Errorf("%+v %+v", got[Required], got[Retention])
 	}
 }
+
+// TestRedirect: an endpoint that redirects is not taken to replay: its
+// Location is the same for every request.
+func TestRedirect(t *testing.T) {
+	got := runOn(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.test/charges", http.StatusPermanentRedirect)
+	}, 0)
+	if got[KeyLimits].Verdict != Fail || !strings.HasSuffix(got[KeyLimits].Evidence, `the endpoint redirects to "https://elsewhere.test/charges": probe that URL`) {
+		t.Errorf("%+v", got[KeyLimits])
+	}
+	if got[Replay].Verdict != NotTested || got[InFlight].Verdict != NotTested {
+		t.Errorf("%+v %+v", got[Replay], got[InFlight])
+	}
+}

@@ -34,6 +34,8 @@ func (p *prober) first(ctx context.Context, rule, key string) (r *response, coun
 	switch {
 	case err != nil:
 		return nil, 0, "", err
+	case r.redirected():
+		return r, after, fmt.Sprintf("the first request was redirected: %s to %s; probe that URL", statusText(r.status), quote(r.header.Get("Location"))), nil
 	case !r.accepted():
 		return r, after, "the first request was refused: " + statusText(r.status), nil
 	case p.counted() && after == before:

@@ -31,7 +31,14 @@ type response struct {
 	at     time.Time // when it arrived
 }
 
-func (r *response) accepted() bool { return r.status < 400 }
+// accepted reports whether the endpoint took the request: a 2xx, or 303
+// See Other (created; see there). A redirect to follow (301, 302, 307,
+// 308) is not an answer: the probe does not follow it, and its Location
+// would pass for a replay's identity.
+func (r *response) accepted() bool { return r.status < 300 || r.status == 303 }
+
+// redirected reports whether the response is a redirect to follow.
+func (r *response) redirected() bool { return r.status >= 300 && r.status < 400 && r.status != 303 }
 
 // send sends one request with key ("" sends none) and body, and reads the
 // whole response.
