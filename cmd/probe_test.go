@@ -206,7 +206,8 @@ func startNodeOwner(t *testing.T, script string, env ...string) string {
 		t.Skipf("no node or testdata/npm/owners/node_modules (bash scripts/services.sh installs them): %v", err)
 	}
 	c := exec.Command(node, filepath.Join("..", "testdata", "owners", script))
-	c.Env = append(os.Environ(), append([]string{"NODE_PATH=" + modules}, env...)...)
+	// NODE_ENV=test: express logs no stack trace for the errors it answers.
+	c.Env = append(os.Environ(), append([]string{"NODE_PATH=" + modules, "NODE_ENV=test"}, env...)...)
 	c.Stderr = os.Stderr
 	out, err := c.StdoutPipe()
 	if err != nil {
