@@ -51,8 +51,8 @@ type probeJSON struct {
 func (j probeJSON) String() string { return strconv.FormatBool(*j.report) }
 func (j probeJSON) Type() string   { return "bool" } // help shows a bare --json
 func (j probeJSON) Set(v string) error {
-	if b, err := strconv.ParseBool(v); err == nil && (v == "true" || v == "false") {
-		*j.report = b // --json, --json=true, --json=false
+	if v == "true" || v == "false" { // --json, --json=true, --json=false
+		*j.report = v == "true"
 		return nil
 	}
 	*j.data = append(*j.data, dataArg{"json", v})
