@@ -247,33 +247,13 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if o.Secret, err = f.secret(); err != nil {
 		return err
 	}
-	o.Headers, _ = fl.GetStringArray("header")
 	o.Output, _ = fl.GetString("output")
 	o.DumpHeader, _ = fl.GetString("dump-header")
-	o.User, _ = fl.GetString("user")
-	o.UserAgent, _ = fl.GetString("user-agent")
-	o.UserAgentSet = changed(fl, "user-agent")
-	o.Transport.Cert, _ = fl.GetString("cert")
-	o.Transport.Key, _ = fl.GetString("key")
-	o.Transport.Getenv = f.IO.Getenv
 	if o.MaxRedirs, err = f.Config.Int("max-redirs", -1); err != nil { // -1: no limit, as in curl
 		return err
 	}
-	if o.User != "" && !strings.Contains(o.User, ":") {
-		return usageErrorf("-u needs user:password (idemkey does not prompt)")
-	}
-	if o.Transport.Key != "" && o.Transport.Cert == "" {
-		return usageErrorf("--key needs --cert")
-	}
-	if err := postCheckHeaderText("-A", o.UserAgent); err != nil {
+	if err := o.loadRequestFlags(fl); err != nil { // curlflags.go
 		return err
-	}
-	m, _ := fl.GetString("request")
-	switch o.Method = strings.ToUpper(m); o.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-	default:
-		return &UsageError{Err: fmt.Errorf("invalid -X %q (want POST, PUT or PATCH)", m),
-			hint: "an idempotency key belongs to a request with a body that has a side effect"}
 	}
 	for name, p := range map[string]*bool{
 		"include": &o.Include, "silent": &o.Silent, "show-error": &o.ShowError,
@@ -430,30 +410,11 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 		}
 		body = lc.Args.Append(nil)
 	}
-	req, err := http.NewRequest(o.Method, o.URL.String(), nil)
+	req, err := o.newBaseRequest() // curlflags.go
 	if err != nil {
-		return nil, nil, "", &CurlError{curlURLMalformat, fmt.Errorf("invalid URL: %s", redactText(rootCause(err), o.URL.String()))}
+		return nil, nil, "", err
 	}
 	h := req.Header
-	ua := "idemkey/" + versionString()
-	if o.UserAgentSet {
-		ua = o.UserAgent // -A '' sends none, as in curl
-	}
-	h["User-Agent"] = []string{ua}
-	h.Set("Accept", "*/*")
-	h.Set("Content-Type", "application/json")
-	if o.Data.flag == "json" {
-		h.Set("Accept", "application/json")
-	}
-	if o.User != "" {
-		user, pass, _ := strings.Cut(o.User, ":")
-		req.SetBasicAuth(user, pass)
-	}
-	for _, line := range o.Headers {
-		if err := o.addHeader(req, line); err != nil {
-			return nil, nil, "", err
-		}
-	}
 	if o.KeyQuoted {
 		h.Set(o.KeyHeader, `"`+key+`"`)
 	} else {
