@@ -31,6 +31,9 @@ func TestScript(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// A user's config or colour preference must not leak in.
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			// Nor may a script's default ledger land in a directory
+			// shared by every run (testscript's HOME is /no-home).
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/.state")
 			env.Setenv("NO_COLOR", "")
 			env.Setenv("REPO", mustAbs(".."))
 			return nil
