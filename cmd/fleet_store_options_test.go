@@ -1,7 +1,7 @@
 package cmd
 
-// The shared stores' review (qa6fleet), end to end: idemkey run in real
-// processes on real servers.
+// Shared-store settings end to end: a Redis ttl shorter than a renewed step,
+// a PostgreSQL DateStyle other than ISO; idemkey run in real processes on real servers.
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestQA6FleetRedisTTLShorterThanStep: with ttl= shorter than the step,
+// TestFleetRedisTTLShorterThanStep: with ttl= shorter than the step,
 // the running record outlives the ttl while its holder renews the lease:
 // a second machine's run is busy (75), not a second execution; the first
 // completes and is replayed.
-func TestQA6FleetRedisTTLShorterThanStep(t *testing.T) {
+func TestFleetRedisTTLShorterThanStep(t *testing.T) {
 	s := redisStore(t)
 	s.url += "?ttl=1s"
 	fl := newFleet(t, s, nil)
@@ -36,10 +36,10 @@ func TestQA6FleetRedisTTLShorterThanStep(t *testing.T) {
 	}
 }
 
-// TestQA6FleetPostgresDateStyle: a database whose DateStyle is not ISO
+// TestFleetPostgresDateStyle: a database whose DateStyle is not ISO
 // (ALTER DATABASE … SET DateStyle = 'SQL, DMY', a site's default): run,
 // replay and ledger ls work.
-func TestQA6FleetPostgresDateStyle(t *testing.T) {
+func TestFleetPostgresDateStyle(t *testing.T) {
 	s := pgStore(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.url)

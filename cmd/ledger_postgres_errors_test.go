@@ -7,10 +7,10 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
-// TestQA2PostgresErrorNamesLedgerOnce: an error met while creating the
+// TestPostgresErrorNamesLedgerOnce: an error met while creating the
 // table on first use (a schema that does not exist) is one line that names
 // the ledger once; it said "ledger at URL: ledger at URL: creating table".
-func TestQA2PostgresErrorNamesLedgerOnce(t *testing.T) {
+func TestPostgresErrorNamesLedgerOnce(t *testing.T) {
 	url := testserver.Postgres(t) + "&table=no_such_schema.steps"
 	if !strings.Contains(url, "?") {
 		url = strings.Replace(url, "&table=", "?table=", 1)

@@ -1,6 +1,6 @@
 package cmd
 
-// QA of idemkey ledger on the three stores: a SQLite file, and PostgreSQL
+// The ledger subcommands on the three stores: a SQLite file, and PostgreSQL
 // and Redis servers on loopback (derive/ledger/testserver). Records are
 // written through the store itself where a test needs times a step could
 // not give them (a record ten days old).
@@ -22,23 +22,23 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
-// qa4Store is one ledger under test: its spec for --ledger, and the
+// ledgerStore is one ledger under test: its spec for --ledger, and the
 // store opened directly.
-type qa4Store struct {
+type ledgerStore struct {
 	spec  string
 	store ledger.Store
 }
 
-// qa4EachStore runs f on a new SQLite file, PostgreSQL database and Redis
+// eachLedgerStore runs f on a new SQLite file, PostgreSQL database and Redis
 // server.
-func qa4EachStore(t *testing.T, f func(t *testing.T, s *qa4Store)) {
+func eachLedgerStore(t *testing.T, f func(t *testing.T, s *ledgerStore)) {
 	ctx := context.Background()
-	open := func(t *testing.T, spec string, st ledger.Store, err error) *qa4Store {
+	open := func(t *testing.T, spec string, st ledger.Store, err error) *ledgerStore {
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		return &qa4Store{spec: spec, store: st}
+		return &ledgerStore{spec: spec, store: st}
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		spec := filepath.Join(t.TempDir(), "ledger.db")
@@ -60,14 +60,14 @@ func qa4EachStore(t *testing.T, f func(t *testing.T, s *qa4Store)) {
 	})
 }
 
-type qa4Result struct {
+type ledgerResult struct {
 	code           int
 	stdout, stderr string
 }
 
 // ledger runs idemkey ledger ARGS… in-process on the store, with env as
 // the whole environment (and IDEMKEY_LEDGER set to the store).
-func (s *qa4Store) ledger(t *testing.T, env map[string]string, args ...string) qa4Result {
+func (s *ledgerStore) ledger(t *testing.T, env map[string]string, args ...string) ledgerResult {
 	t.Helper()
 	var out, errs bytes.Buffer
 	getenv := func(k string) string {
@@ -80,11 +80,11 @@ func (s *qa4Store) ledger(t *testing.T, env map[string]string, args ...string) q
 		return env[k]
 	}
 	code := Main(append([]string{"ledger"}, args...), &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errs, Getenv: getenv})
-	return qa4Result{code, out.String(), errs.String()}
+	return ledgerResult{code, out.String(), errs.String()}
 }
 
 // put writes a finished record that ended age ago.
-func (s *qa4Store) put(t *testing.T, key string, state ledger.State, age time.Duration) {
+func (s *ledgerStore) put(t *testing.T, key string, state ledger.State, age time.Duration) {
 	t.Helper()
 	end := time.Now().Add(-age)
 	rec := &ledger.Record{Key: key, Task: "t1", Tool: "x", Kind: "run", Fingerprint: "f", Request: []byte("{}"),
@@ -114,7 +114,7 @@ func (s *qa4Store) put(t *testing.T, key string, state ledger.State, age time.Du
 	}
 }
 
-func (r qa4Result) json(t *testing.T) map[string]any {
+func (r ledgerResult) json(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
@@ -123,13 +123,13 @@ func (r qa4Result) json(t *testing.T) map[string]any {
 	return m
 }
 
-// TestLedgerQA4GCFollowsRetention: gc without --older-than removes what
+// TestLedgerGCFollowsRetention: gc without --older-than removes what
 // run ignores (its --retain: flag, IDEMKEY_RETAIN or the config file),
 // not a fixed 7 days; show's and ls's "expired" follow it too. With
 // IDEMKEY_RETAIN=30d, gc removed a ten-day-old record that run would
 // still replay, so the step ran again.
-func TestLedgerQA4GCFollowsRetention(t *testing.T) {
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+func TestLedgerGCFollowsRetention(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		s.put(t, "k10d", ledger.Succeeded, 10*24*time.Hour)
 		s.put(t, "k40d", ledger.Succeeded, 40*24*time.Hour)
 		month := map[string]string{"IDEMKEY_RETAIN": "30d"}
@@ -166,13 +166,13 @@ func TestLedgerQA4GCFollowsRetention(t *testing.T) {
 	})
 }
 
-// TestLedgerQA4JSONValid: every --json answer is one valid JSON document,
+// TestLedgerJSONValid: every --json answer is one valid JSON document,
 // whatever the key or path holds. forget and init quoted with Go's
 // strconv.Quote, whose \U000e0001 and \x1b escapes are not JSON (a
 // --prefix may hold U+E0001, a path ESC or a byte that is not UTF-8).
-func TestLedgerQA4JSONValid(t *testing.T) {
+func TestLedgerJSONValid(t *testing.T) {
 	key := "\U000E0001p\u2028-" + strings.Repeat("ab", 32)
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		s.put(t, key, ledger.Failed, time.Hour)
 		for _, args := range [][]string{{"ls"}, {"show", key}, {"forget", key}, {"gc", "--older-than", "0s"}, {"init"}} {
 			r := s.ledger(t, nil, append(args, "--json")...)
@@ -182,7 +182,7 @@ func TestLedgerQA4JSONValid(t *testing.T) {
 		}
 	})
 	spec := filepath.Join(t.TempDir(), "a\x1b[31m\xffb.db")
-	s := &qa4Store{spec: spec}
+	s := &ledgerStore{spec: spec}
 	r := s.ledger(t, nil, "init", "--json")
 	var m map[string]string
 	if err := json.Unmarshal([]byte(r.stdout), &m); r.code != 0 || err != nil || !strings.HasSuffix(m["ledger"], "a\x1b[31m\uFFFDb.db") {
@@ -191,7 +191,7 @@ func TestLedgerQA4JSONValid(t *testing.T) {
 }
 
 // putRunning writes a running record with a lease (stores with leases).
-func (s *qa4Store) putRunning(t *testing.T, key string, lease time.Duration) {
+func (s *ledgerStore) putRunning(t *testing.T, key string, lease time.Duration) {
 	t.Helper()
 	rec := &ledger.Record{Key: key, Task: "t1", Tool: "x", Kind: "run", Fingerprint: "f", Request: []byte("{}"),
 		State: ledger.Running, Attempt: 1, Holder: "h pid 1", ExitCode: ledger.NoExit, StartedAt: time.Now()}
@@ -200,13 +200,13 @@ func (s *qa4Store) putRunning(t *testing.T, key string, lease time.Duration) {
 	}
 }
 
-// TestLedgerQA4ResolveForgetStates: resolve and forget by state, on each
+// TestLedgerResolveForgetStates: resolve and forget by state, on each
 // store: a running record with a live holder is refused (exit 1, the
 // record unchanged); one whose holder is dead (its lock free, its lease
 // run out) is settled; a known outcome is refused; --reason is kept; the
 // usage errors exit 2 with nothing on stdout.
-func TestLedgerQA4ResolveForgetStates(t *testing.T) {
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+func TestLedgerResolveForgetStates(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		_, leases := s.store.(keyLocker)
 		leases = !leases
 		if leases {
@@ -253,12 +253,12 @@ func TestLedgerQA4ResolveForgetStates(t *testing.T) {
 	})
 }
 
-// TestLedgerQA4InitPathShown: ledger init names its ledger on stderr
+// TestLedgerInitPathShown: ledger init names its ledger on stderr
 // without passing a path's control characters to the terminal (an ESC
 // sequence in a path was printed as it is); the same for the line that
 // says a ledger does not exist.
-func TestLedgerQA4InitPathShown(t *testing.T) {
-	s := &qa4Store{spec: filepath.Join(t.TempDir(), "a\x1b[31mb.db")}
+func TestLedgerInitPathShown(t *testing.T) {
+	s := &ledgerStore{spec: filepath.Join(t.TempDir(), "a\x1b[31mb.db")}
 	r := s.ledger(t, nil, "ls")
 	if r.code != 0 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `a\x1b[31mb.db`) {
 		t.Fatalf("ls of a missing ledger: exit %d: %q", r.code, r.stderr)
@@ -269,11 +269,11 @@ func TestLedgerQA4InitPathShown(t *testing.T) {
 	}
 }
 
-// TestLedgerQA4PostgresNoTableCreated: on PostgreSQL, as for a SQLite
+// TestLedgerPostgresNoTableCreated: on PostgreSQL, as for a SQLite
 // file, the commands that read or settle records create no ledger: a
 // database without the table (or a mistyped table=) holds no records, and
 // only init, run and post create the table. ls created it on first use.
-func TestLedgerQA4PostgresNoTableCreated(t *testing.T) {
+func TestLedgerPostgresNoTableCreated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL")
 	}
@@ -282,7 +282,7 @@ func TestLedgerQA4PostgresNoTableCreated(t *testing.T) {
 	if !strings.Contains(url, "?") {
 		url = strings.Replace(url, "&table=", "?table=", 1)
 	}
-	s := &qa4Store{spec: url}
+	s := &ledgerStore{spec: url}
 	tableExists := func() bool {
 		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, url[:strings.Index(url, "table=")-1])
@@ -320,15 +320,15 @@ func TestLedgerQA4PostgresNoTableCreated(t *testing.T) {
 	}
 }
 
-// TestLedgerQA4ResolvePostWithoutResponse: a post record whose response
+// TestLedgerResolvePostWithoutResponse: a post record whose response
 // was never saved (idemkey died mid-request) cannot be resolved as
 // succeeded: post would have nothing to replay. It was accepted, and
 // every later post of the key then failed with exit 2 ("has no saved
 // response: unexpected end of JSON input") until the record was
 // forgotten. --as failed (the next post retries with the same key) is
 // still allowed.
-func TestLedgerQA4ResolvePostWithoutResponse(t *testing.T) {
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+func TestLedgerResolvePostWithoutResponse(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		end := time.Now()
 		rec := &ledger.Record{Key: "kp", Task: "t1", Tool: "pay", Kind: "post", Fingerprint: "f", Request: []byte("{}"),
 			State: ledger.Unknown, Attempt: 1, Holder: "h pid 1", ExitCode: ledger.NoExit, StartedAt: end.Add(-time.Second), EndedAt: end,
@@ -349,11 +349,11 @@ func TestLedgerQA4ResolvePostWithoutResponse(t *testing.T) {
 	})
 }
 
-// TestLedgerQA4ShowPostStreams: a post record keeps the response's body
+// TestLedgerShowPostStreams: a post record keeps the response's body
 // as stdout and no stderr: show --stderr says so (exit 1, as for any
 // stream not recorded), and show names it as none, not as a stream lost.
-func TestLedgerQA4ShowPostStreams(t *testing.T) {
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+func TestLedgerShowPostStreams(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		end := time.Now()
 		body := []byte("created\n")
 		rec := &ledger.Record{Key: "kp", Task: "t1", Tool: "pay", Kind: "post", Fingerprint: "f", Request: []byte("{}"),
@@ -376,13 +376,13 @@ func TestLedgerQA4ShowPostStreams(t *testing.T) {
 	})
 }
 
-// TestLedgerQA4NotUTF8: a KEY, --task or --tool that is not UTF-8 cannot
+// TestLedgerNotUTF8: a KEY, --task or --tool that is not UTF-8 cannot
 // name a record (run refuses such a task or tool, and keys are ASCII or
 // a UTF-8 prefix): a usage error on every store. PostgreSQL failed the
 // query ("invalid byte sequence for encoding UTF8", exit 2 as a ledger
 // error) where SQLite and Redis answered "no record" (exit 1).
-func TestLedgerQA4NotUTF8(t *testing.T) {
-	qa4EachStore(t, func(t *testing.T, s *qa4Store) {
+func TestLedgerNotUTF8(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		for _, args := range [][]string{{"show", "ab\xffcd"}, {"resolve", "ab\xffcd", "--as", "failed"}, {"forget", "ab\xffcd"},
 			{"ls", "--task", "t\xff"}, {"ls", "--tool", "\xfex"}} {
 			r := s.ledger(t, nil, args...)

@@ -255,7 +255,7 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 // invocations send nothing and exit 0, as run replays such a record,
 // saying so, instead of failing for ever with "has no saved response:
 // unexpected end of JSON input". ledger resolve now refuses to settle a
-// post so (TestLedgerQA4ResolvePostWithoutResponse); a ledger written by an
+// post so (TestLedgerResolvePostWithoutResponse); a ledger written by an
 // older idemkey can still hold such a record, made here by hand.
 func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	r := newRig(t)
