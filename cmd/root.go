@@ -144,6 +144,7 @@ var commands = []struct {
 	{"conform", newConformCmd},
 	{"run", newRunCmd},
 	{"ledger", newLedgerCmd},
+	{"mcp", newMCPCmd},
 }
 
 // wholeTree makes Main build every command whatever it runs (tests

@@ -1,11 +1,12 @@
 package mcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/idemkey/idemkey/canon"
 )
 
 // This file is a validating JSON scanner that reads a message's shape in
@@ -252,13 +253,7 @@ func (m *member) name() string {
 	if !m.nameEsc {
 		return string(m.nameBytes[1 : len(m.nameBytes)-1])
 	}
-	var s string
-	if err := json.Unmarshal(m.nameBytes, &s); err != nil {
-		// A lone surrogate escape: JSON.parse keeps it, Go writes U+FFFD;
-		// either way it is not a name this proxy looks for.
-		return string(m.nameBytes)
-	}
-	return s
+	return decodeString(m.nameBytes)
 }
 
 // is reports whether the member's decoded name is n.
@@ -336,11 +331,14 @@ func decodeString(s []byte) string {
 	if plain {
 		return string(s[1 : len(s)-1])
 	}
-	var out string
-	if err := json.Unmarshal(s, &out); err != nil {
+	// As JSON.parse decodes it (canon's JS scheme): a lone surrogate
+	// escape is kept as its own three bytes (WTF-8), as idemkey key keeps
+	// it in a task id or a tool name.
+	doc, err := canon.Parse(s, canon.JS)
+	if err != nil {
 		return string(s)
 	}
-	return out
+	return doc.Root().Text()
 }
 
 // idKey is the identity of a JSON-RPC id as a peer's JSON.parse compares
