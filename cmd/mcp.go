@@ -424,48 +424,60 @@ func runMCP(opts *mcpOptions) error {
 }
 
 // serveStdio starts the server as a child and serves the client through
-// it. The child gets idemkey's environment and standard error.
+// it. The child gets idemkey's environment and standard error; its
+// standard input and output are pipes of idemkey's own (not exec's
+// copying ones, which Wait would close before the last message is read).
 func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	f := opts.f
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	c.Stderr = f.IO.Err
-	in, err := c.StdinPipe()
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return &codeError{Code: exitMCPFailed, Err: err}
 	}
-	out, err := c.StdoutPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
+		inW.Close()
 		return &codeError{Code: exitMCPFailed, Err: err}
 	}
-	if err := c.Start(); err != nil {
+	c.Stdin, c.Stdout = inR, outW
+	err = c.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
 		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", opts.Command[0], err)}
 	}
+	defer outR.Close()
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = c.Wait()
+		close(exited)
+	}()
 	var stopOnce sync.Once
 	stopServer := func() {
 		// MCP basic/transports, stdio shutdown: the input closed, then
-		// SIGTERM if the server has not exited, then SIGKILL.
-		stopOnce.Do(func() {
-			go func() {
-				for _, s := range []struct {
-					after time.Duration
-					sig   os.Signal
-				}{{5 * time.Second, syscall.SIGTERM}, {5 * time.Second, syscall.SIGKILL}} {
-					time.Sleep(s.after)
-					if c.ProcessState != nil {
-						return
-					}
-					_ = c.Process.Signal(s.sig)
-				}
-			}()
-		})
+		// SIGTERM if the server has not exited, then SIGKILL; at once when
+		// idemkey itself was told to stop.
+		stopOnce.Do(func() { go stopChild(ctx, c, exited) })
 	}
-	serr := p.Serve(ctx, f.IO.In, f.IO.Out, mcp.NewStdio(in, out, stopServer))
-	werr := c.Wait()
+	serr := p.Serve(ctx, f.IO.In, f.IO.Out, mcp.NewStdio(inW, outR, stopServer))
+	stopServer()
+	<-exited
 	if !errors.Is(serr, mcp.ErrServerGone) {
 		return serr
 	}
+	return serverExit(f, opts.Command[0], c.ProcessState, werr)
+}
+
+// serverExit is idemkey's exit when the server ended the session: the
+// server's own code, or 128+N for signal N.
+func serverExit(f *Factory, name string, ps *os.ProcessState, werr error) error {
 	code := 0
-	if ps := c.ProcessState; ps != nil {
+	if ps != nil {
 		code = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			code = 128 + int(ws.Signal())
@@ -475,11 +487,30 @@ func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	if werr != nil {
 		why = werr.Error()
 	}
-	fmt.Fprintf(f.IO.Err, "idemkey: the server %s (%s) before the client closed the session\n", opts.Command[0], why)
+	fmt.Fprintf(f.IO.Err, "idemkey: the server %s ended (%s) before the client closed the session\n", name, why)
 	if code == 0 {
 		return nil
 	}
 	return &ExitError{Code: code}
+}
+
+// stopChild ends the server after its input was closed: SIGTERM after
+// a grace (at once if ctx ended: idemkey was told to stop), SIGKILL after
+// another.
+func stopChild(ctx context.Context, c *exec.Cmd, exited <-chan struct{}) {
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-exited:
+			t.Stop()
+			return
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		_ = c.Process.Signal(sig)
+		ctx = context.Background() // the next signal after a grace
+	}
 }
 
 // serveHTTP serves the client through a Streamable HTTP server.
