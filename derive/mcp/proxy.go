@@ -94,10 +94,10 @@ type Options struct {
 	// store), the lease of a call in flight, how long a call in flight
 	// elsewhere is waited for, how long a finished record counts, and
 	// the holder's name (host and pid).
-	Store                ledger.Store
-	Locker               ledger.KeyLocker
-	Lease, Wait, Retain  time.Duration
-	Holder               string
+	Store               ledger.Store
+	Locker              ledger.KeyLocker
+	Lease, Wait, Retain time.Duration
+	Holder              string
 	// Log, if set, gets one JSON Lines record per tools/call (see
 	// logCall), in the shape `idemkey drift` reads.
 	Log io.Writer
