@@ -71,7 +71,7 @@ for (const [i, s] of plan.steps.entries()) {
     switch (s.op) {
       case "call": {
         const c = callTool(client, s);
-        if (s.async) { pending.set(s.tag, c); c.promise.catch(() => {}); continue; }
+        if (s.async) { pending.set(s.tag, c); c.promise.catch(() => {}); line.result = "started"; break; }
         line.result = await c.promise;
         break;
       }
