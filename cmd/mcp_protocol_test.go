@@ -22,7 +22,13 @@ type rawSession struct {
 
 func (r *mcpRig) raw(args ...string) *rawSession {
 	r.t.Helper()
-	s := &rawSession{t: r.t, cmd: exec.Command(r.bin, args...), lines: make(chan string, 100)}
+	return r.rawCommand(append([]string{r.bin}, args...)...)
+}
+
+// rawCommand is raw for another command (a server without idemkey).
+func (r *mcpRig) rawCommand(argv ...string) *rawSession {
+	r.t.Helper()
+	s := &rawSession{t: r.t, cmd: exec.Command(argv[0], argv[1:]...), lines: make(chan string, 100)}
 	s.cmd.Dir, s.cmd.Env = r.dir, r.env
 	s.cmd.Stderr = &s.errb
 	var err error
@@ -217,5 +223,35 @@ func TestMCPNoTaskRefused(t *testing.T) {
 	out, errOut, code := r.idemkey(proxy(nil, r.counting())...)
 	if code != 2 || out != "" || !strings.Contains(errOut, "idemkey: error: no task id") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// What idemkey does not handle it passes on byte for byte, in order: the
+// same session with the counting server gives the same lines through
+// idemkey as without it (here the tool is passed, --pass notify).
+func TestMCPTransparentBytes(t *testing.T) {
+	r := newMCPRig(t)
+	session := func(argv ...string) []string {
+		s := r.rawCommand(argv...)
+		s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"raw","version":"1"},"_meta":{"x-unknown":[1.0,"\u00e9"]}}}`)
+		lines := []string{s.recv()}
+		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+		lines = append(lines, s.recv())
+		s.send(`{"jsonrpc":"2.0","id":2.0,"method":"tools/call","params":{"name":"notify","arguments":{},"_meta":{"progressToken":"p-1"}}}`)
+		for i := 0; i < 3; i++ {
+			lines = append(lines, s.recv())
+		}
+		s.send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+		s.send(`{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{"a":1}}`)
+		return append(lines, s.recv(), s.recv())
+	}
+	direct := session(r.counting()...)
+	through := session(append([]string{r.bin}, proxy([]string{"--task", "t-bytes", "--pass", "notify"}, r.counting())...)...)
+	if strings.Join(direct, "\n") != strings.Join(through, "\n") {
+		t.Fatalf("through idemkey:\n%s\nwithout it:\n%s", strings.Join(through, "\n"), strings.Join(direct, "\n"))
+	}
+	if !strings.Contains(direct[3], "notifications/progress") || !strings.Contains(direct[2], "notifications/message") {
+		t.Fatalf("the session: %s", strings.Join(direct, "\n"))
 	}
 }

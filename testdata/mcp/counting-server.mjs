@@ -83,11 +83,14 @@ function newServer() {
   server.registerTool("notify", { description: "notifies, then answers", inputSchema: argShape, annotations: write },
     async (args, extra) => {
       count("notify", args, extra, "done");
-      await server.sendLoggingMessage({ level: "info", data: "notify ran" });
+      // On the request's own stream (over HTTP, its POST's): in order
+      // with the answer.
+      await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "notify ran" } });
       const token = extra._meta?.progressToken;
       if (token !== undefined) {
-        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 1 } });
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 1, total: 2 } });
       }
+      await sleep(50); // the SDK's client drops a progress that comes with its answer
       return text("notified");
     });
   return server;
