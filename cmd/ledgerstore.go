@@ -104,9 +104,7 @@ func openPostgresExisting(ctx context.Context, url string) (ledger.Store, error)
 	return stores.OpenPostgres(ctx, url, stores.Options{MustExist: true})
 }
 
-func isLocked(err error) bool              { return stores.IsLocked(err) }
-func looksLikeDSN(spec string) bool        { return stores.LooksLikeDSN(spec) }
-func urlScheme(spec string) (string, bool) { return stores.URLScheme(spec) }
+func isLocked(err error) bool { return stores.IsLocked(err) }
 
 // redactStoreURL is a ledger spec as it may be shown (stores.Redact).
 func redactStoreURL(s string) string { return stores.Redact(s) }
