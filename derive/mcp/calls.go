@@ -264,6 +264,9 @@ func (p *Proxy) lose(c *call, why string) {
 
 // finish completes a held call's attempt.
 func (p *Proxy) finish(c *call, o ledger.Outcome) {
+	if c.hold == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()
 	comp := c.hold.Complete(ctx, o)
