@@ -414,6 +414,7 @@ func runMCP(opts *mcpOptions) error {
 		po.Log = lf
 	}
 	if opts.Verbose {
+		po.Trace = po.Diag
 		fmt.Fprintf(f.IO.Err, "idemkey: mcp proxy, ledger %s\n", redactStoreURL(opts.Ledger))
 	}
 	p := mcp.New(po)

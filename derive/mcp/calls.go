@@ -100,8 +100,12 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 		Wait:   wait,
 		Locker: p.o.Locker,
 		Events: ledger.HoldEvents{
-			Waiting: func(*ledger.Record) {
-				p.o.Diag(fmt.Sprintf("%s (tools/call %s) is in flight elsewhere: waiting up to %s", c.key, c.tool, p.o.Wait))
+			Waiting: func(rec *ledger.Record) {
+				who := ""
+				if rec != nil {
+					who = fmt.Sprintf(" (attempt %d, by %s)", rec.Attempt, rec.Holder)
+				}
+				p.o.Diag(fmt.Sprintf("%s (tools/call %s) is in flight%s: waiting up to %s", c.key, c.tool, who, p.o.Wait))
 			},
 			RenewFailed: func(err error) {
 				p.o.Diag(fmt.Sprintf("warning: renewing the lease of %s failed (retried): %v", c.key, err))
@@ -331,7 +335,7 @@ func busyText(key string, rec *ledger.Record, wait time.Duration) string {
 	if wait > 0 {
 		waited = fmt.Sprintf("idemkey waited %s for its outcome", wait)
 	}
-	return fmt.Sprintf("idemkey: this call is in flight elsewhere (%s; key %s) and was not sent again; %s. Call it again later to get its result.", who, key, waited)
+	return fmt.Sprintf("idemkey: this call is in flight (%s; key %s) and was not sent again; %s. Call it again later to get its result.", who, key, waited)
 }
 
 func unknownText(key string, attempt int64, started time.Time, holder, reason string) string {
@@ -441,6 +445,13 @@ func joinArray(parts [][]byte) []byte {
 // the model's call id), with the time, the key, the attempt and what
 // idemkey did: passed, forwarded, replayed, waited or refused.
 func (p *Proxy) logCall(c *call, action string) {
+	if p.o.Trace != nil {
+		line := fmt.Sprintf("tools/call %s (id %s, task %q): %s", c.tool, c.id, c.task, action)
+		if c.key != "" {
+			line += fmt.Sprintf(", key %s, attempt %d", c.key, c.attempt)
+		}
+		p.o.Trace(line)
+	}
 	if p.o.Log == nil || c.task == "" {
 		return
 	}

@@ -103,6 +103,8 @@ type Options struct {
 	Log io.Writer
 	// Diag gets idemkey's diagnostics, one line each (for stderr).
 	Diag func(msg string)
+	// Trace, if set, gets a line for each tools/call idemkey handles.
+	Trace func(msg string)
 	// Now is the clock of the log's times (nil: time.Now).
 	Now func() time.Time
 }
@@ -165,10 +167,12 @@ func New(o Options) *Proxy {
 var ErrServerGone = errors.New("the server has gone")
 
 // Serve passes messages between the client (it reads client, writes out)
-// and up until one side ends: when the client's input ends, the server is
+// and up until one side ends: when the client's input ends, the calls
+// waiting for a holder elsewhere end (within Options.Wait), the server is
 // told (Upstream.Close) and Serve waits for it to go; when the server goes
-// first, Serve returns an error wrapping ErrServerGone. Calls in flight
-// when the server goes are recorded unknown and answered so.
+// first, Serve returns an error wrapping ErrServerGone; when ctx ends, as
+// when the client's input ends, without the waits. Calls in flight when
+// the server goes are recorded unknown and answered so.
 func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up Upstream) error {
 	p.ctx, p.out, p.up = ctx, out, up
 	srv := make(chan error, 1)
@@ -188,8 +192,17 @@ func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up U
 		if err != nil {
 			p.o.Diag("reading the client: " + err.Error())
 		}
+		// The client's input ended: the calls waiting for a holder
+		// elsewhere end first (within --wait; their answers still go
+		// out), then the server is told.
+		waits := make(chan struct{})
+		go func() { p.wg.Wait(); close(waits) }()
+		select {
+		case <-waits:
+		case <-ctx.Done():
+		}
 	case <-ctx.Done():
-		// Told to stop (a signal): as if the client had gone.
+		// Told to stop (a signal).
 	}
 	p.stopWaits()
 	up.Close()
