@@ -126,12 +126,12 @@ server; 127 not found.`,
 	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")
 	fl.String("key-arg", "", "also set the key in this argument of each write call (per tool: tools.NAME.key-arg)")
+	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
 	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
+	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
 	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
-	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
-	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
 	// Per tool only (tools: {NAME: {mcp: once|pass}}): a flag so that the
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
@@ -292,19 +292,22 @@ func (opts *mcpOptions) toolSettings() (map[string]mcpTool, error) {
 	return m, nil
 }
 
+// setupDurations reads --wait, --lease (durations, or seconds) and
+// --retain (which may be in days), and the output settings.
 func (opts *mcpOptions) setupDurations() error {
 	v := opts.f.Config
-	var err error
-	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
-		return v.Unparsable("wait", err)
+	for _, d := range []struct {
+		name  string
+		to    *time.Duration
+		parse func(string) (time.Duration, error)
+	}{{"wait", &opts.Wait, durationSetting}, {"lease", &opts.Lease, durationSetting}, {"retain", &opts.Retain, parseDays}} {
+		var err error
+		if *d.to, err = d.parse(v.GetString(d.name)); err != nil {
+			return v.Unparsable(d.name, err)
+		}
 	}
-	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
-		return v.Unparsable("lease", err)
-	} else if opts.Lease < 3*time.Millisecond {
+	if opts.Lease < 3*time.Millisecond {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
-	}
-	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
-		return v.Unparsable("retain", err)
 	}
 	opts.Log = v.GetString("log")
 	opts.Verbose = v.GetBool("verbose")

@@ -51,16 +51,13 @@ func newMCPRig(t *testing.T) *mcpRig {
 		}
 		t.Skip(missing)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "idemkey")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
+	bin := filepath.Join(dir, "idemkey") // the test binary runs as idemkey by that name
+	exe, err := os.Executable()
+	if err == nil {
+		err = os.Symlink(exe, bin)
 	}
-	if err := os.Symlink(exe, bin); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	r := &mcpRig{t: t, dir: dir, bin: bin, ledger: filepath.Join(dir, "state", "ledger.db"),

@@ -65,24 +65,22 @@ func skipValue(b []byte, i int) (int, error) {
 		}
 		var err error
 		switch c := b[i]; {
-		case c == '{':
+		case c == '{' || c == '[':
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
 			i = skipSpace(b, i+1)
-			if i < len(b) && b[i] == '}' {
+			if i < len(b) && b[i] == end {
 				i++
 				break
 			}
-			stack = append(stack, '{')
-			if i, err = skipName(b, i); err != nil {
-				return i, err
+			stack = append(stack, c)
+			if c == '{' {
+				if i, err = skipName(b, i); err != nil {
+					return i, err
+				}
 			}
-			continue
-		case c == '[':
-			i = skipSpace(b, i+1)
-			if i < len(b) && b[i] == ']' {
-				i++
-				break
-			}
-			stack = append(stack, '[')
 			continue
 		case c == '"':
 			if i, _, err = skipString(b, i); err != nil {

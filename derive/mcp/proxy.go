@@ -393,12 +393,7 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 func (p *Proxy) serverResponse(m *message) string {
 	k := m.idKey()
 	p.mu.Lock()
-	c := p.calls[k]
-	if c != nil && c.sent {
-		delete(p.calls, k)
-	} else {
-		c = nil
-	}
+	c := p.takeSent(k)
 	list := p.lists[k]
 	delete(p.lists, k)
 	init := k != "" && k == p.initID
@@ -421,6 +416,17 @@ func (p *Proxy) serverResponse(m *message) string {
 		}
 	}
 	return k
+}
+
+// takeSent removes and returns the call sent with id k, or nil (a call
+// still waiting stays); p.mu is held.
+func (p *Proxy) takeSent(k string) *call {
+	c := p.calls[k]
+	if c == nil || !c.sent {
+		return nil
+	}
+	delete(p.calls, k)
+	return c
 }
 
 // trackTools reads the annotations of a tools/list result (MCP
@@ -469,12 +475,7 @@ func (p *Proxy) mode(tool string) Mode {
 func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
 	k, _ := idKey(id)
 	p.mu.Lock()
-	c := p.calls[k]
-	if c != nil && c.sent {
-		delete(p.calls, k)
-	} else {
-		c = nil
-	}
+	c := p.takeSent(k)
 	delete(p.lists, k)
 	p.recount()
 	p.mu.Unlock()
