@@ -97,8 +97,9 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 			},
 			Lease: p.o.Lease, Recover: policy, Retain: p.o.Retain,
 		},
-		Wait:   wait,
-		Locker: p.o.Locker,
+		Wait:      wait,
+		Locker:    p.o.Locker,
+		Reconcile: p.o.Reconcile,
 		Events: ledger.HoldEvents{
 			Waiting: func(rec *ledger.Record) {
 				who := ""
@@ -304,7 +305,12 @@ func rewriteCall(m *message, key string, attempt int64, keyArg string) []byte {
 // replayResult is a succeeded record's result, marked as replayed.
 func replayResult(rec *ledger.Record) []byte {
 	data := rec.Stdout.Data
-	if len(data) == 0 || rec.Stdout.Truncated || data[0] != '{' {
+	if len(data) > 0 && !rec.Stdout.Truncated && (data[0] != '{' || validJSON(data) != nil) {
+		// Not a result: what a reconcile command printed (issue 22), as
+		// the answer's text.
+		data = []byte(`{"content":[{"type":"text","text":` + string(quoted(string(data))) + `}]}`)
+	}
+	if len(data) == 0 || rec.Stdout.Truncated {
 		why := "the ledger has none"
 		if rec.Stdout.Truncated {
 			why = fmt.Sprintf("it was %d bytes", rec.Stdout.Length)

@@ -188,3 +188,19 @@ func TestAppendQuoted(t *testing.T) {
 func replayResultFor(result string) string {
 	return string(replayResult(&ledger.Record{Key: "K", Attempt: 3, Stdout: ledger.Output{Data: []byte(result)}}))
 }
+
+// What a reconcile printed (not a result) is replayed as the answer's text.
+func TestReplayText(t *testing.T) {
+	var res toolResultJSON
+	if err := json.Unmarshal([]byte(replayResultFor("charge ch_1 exists\n")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 || res.Content[0].Text != "charge ch_1 exists\n" || res.Meta[MetaReplayed] != true {
+		t.Fatalf("%+v", res)
+	}
+}
+
+type toolResultJSON struct {
+	Content []struct{ Text string } `json:"content"`
+	Meta    map[string]any          `json:"_meta"`
+}

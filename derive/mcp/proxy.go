@@ -98,6 +98,10 @@ type Options struct {
 	Locker              ledger.KeyLocker
 	Lease, Wait, Retain time.Duration
 	Holder              string
+	// Reconcile, if set, asks the owner about an unknown outcome before
+	// the recovery policy applies (issue 22; ledger.HoldRequest.Reconcile):
+	// a Happened answer's Output is replayed (a result, or text).
+	Reconcile ledger.Reconciler
 	// Log, if set, gets one JSON Lines record per tools/call (see
 	// logCall), in the shape `idemkey drift` reads.
 	Log io.Writer
