@@ -388,6 +388,10 @@ func runMCP(opts *mcpOptions) error {
 	f := opts.f
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	// A client that went away must not kill idemkey with SIGPIPE between
+	// an outcome and the next: writes to it fail instead. (Caught, not
+	// ignored: the server gets the default disposition.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if len(opts.Command) > 0 {
 		if err := lookCommand(opts.Command[0]); err != nil {
 			return err

@@ -123,6 +123,11 @@ func (h *HTTP) request(ctx context.Context, method string, body []byte) *http.Re
 // in the background; a request left unanswered is told to the Sink.
 func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 	<-h.ready
+	owned := make([][]byte, len(ids)) // the caller's buffers are reused; the answer is read later
+	for i, id := range ids {
+		owned[i] = clone(id)
+	}
+	ids = owned
 	h.sendMu.Lock()
 	defer h.sendMu.Unlock()
 	wrote := make(chan struct{})
