@@ -1,4 +1,4 @@
-package cmd
+package mcp_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package cmd
+package mcp_test
 
 import (
 	"bufio"
@@ -10,7 +10,34 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd"
+	"github.com/rogpeppe/go-internal/testscript"
 )
+
+// TestMain lets the tests run idemkey: the test binary, called by the
+// name idemkey (a symlink in each rig), is idemkey.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
+}
+
+// hermeticEnv is env without the caller's idemkey settings (IDEMKEY_*,
+// but the variables that steer the tests' own servers) and without the
+// names given: a test sets what it wants.
+func hermeticEnv(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		drop := strings.HasPrefix(name, "IDEMKEY_") && name != "IDEMKEY_PG_BINDIR" && name != "IDEMKEY_REDIS_SERVER"
+		for _, n := range names {
+			drop = drop || name == n
+		}
+		if !drop {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 // The MCP tests drive idemkey mcp with real MCP software: the official
 // TypeScript SDK's client (testdata/mcp/client.mjs), the reference servers
@@ -33,7 +60,7 @@ type mcpRig struct {
 
 func newMCPRig(t *testing.T) *mcpRig {
 	t.Helper()
-	repo, err := filepath.Abs("..")
+	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +89,7 @@ func newMCPRig(t *testing.T) *mcpRig {
 	}
 	r := &mcpRig{t: t, dir: dir, bin: bin, ledger: filepath.Join(dir, "state", "ledger.db"),
 		count: filepath.Join(dir, "calls.jsonl"), node: node, repo: repo}
-	r.env = append(withoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "MEMORY_FILE_PATH", "COUNT_FILE"),
+	r.env = append(hermeticEnv(os.Environ(), "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "MEMORY_FILE_PATH", "COUNT_FILE", "HOME"),
 		"IDEMKEY_LEDGER="+r.ledger, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"HOME="+dir, "NO_COLOR=1", "COUNT_FILE="+r.count)
 	return r
