@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
@@ -20,7 +21,7 @@ import (
 // median, a replayed write answers in at most 0.5 ms, and memory stays
 // flat over 100,000 calls. Run them with
 //
-//	go test ./derive/mcp -run '^$' -bench 'PassThrough|Replay|FirstWrite' -benchtime 5000x
+//	go test ./derive/mcp -run '^$' -bench 'PassThrough|Replay|FirstWrite|LedgerWrites' -benchtime 5000x
 //	go test ./derive/mcp -run '^$' -bench Memory100k -benchtime 1x
 //
 // Each reports its median round trip (ms-median); PassThrough/direct is
@@ -186,6 +187,35 @@ func BenchmarkFirstWrite(b *testing.B) {
 	call := func(i int) []byte { return toolsCall(i, `{"n":`+strconv.Itoa(i)+`}`) }
 	b.Run("direct", func(b *testing.B) { medianRoundTrip(b, directSession(b), call) })
 	b.Run("idemkey", func(b *testing.B) { medianRoundTrip(b, proxySession(b, Options{Task: "t"}), call) })
+}
+
+// BenchmarkLedgerWrites: the ledger's own writes for a first write (the
+// claim and the completion, through ledger.Hold) without the proxy: what
+// FirstWrite/idemkey may add to FirstWrite/direct.
+func BenchmarkLedgerWrites(b *testing.B) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "ledger.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		key := fingerprint([]byte(strconv.Itoa(i)))
+		held, err := ledger.Hold(context.Background(), st, ledger.HoldRequest{
+			Claim:  ledger.ClaimRequest{Record: ledger.Record{Key: key, Task: "t", Tool: "pay", Kind: "mcp", Fingerprint: key, Request: []byte("{}"), Holder: "bench"}, Lease: 30 * time.Second},
+			Locker: sqliteLocks{st},
+		})
+		if err != nil || held.Hold == nil {
+			b.Fatal(err)
+		}
+		held.Hold.Complete(context.Background(), ledger.Outcome{State: ledger.Succeeded, Stdout: output([]byte(`{"content":[]}`))})
+		times = append(times, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "ms-median")
 }
 
 // BenchmarkMemory100k: 100,000 calls (pings, read-only calls, replays,
