@@ -68,7 +68,7 @@ type argSelection struct {
 // perToolSettings are the settings a config file's tools section may
 // hold: the ones a command reads for the tool of each call (anything
 // else there is warned about when the file is vetted).
-var perToolSettings = map[string]bool{"recover": true, "only": true, "omit": true}
+var perToolSettings = map[string]bool{"recover": true, "only": true, "omit": true, "mcp": true, "key-arg": true}
 
 // toolSelections resolves --only and --omit for each tool whose section
 // in the config file sets them, as the loader orders them (ForTool): the

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 )
 
@@ -267,15 +268,7 @@ func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
 
 // localLedgerPath returns the SQLite file a ledger spec names, as
 // openLedger reads it; false for a URL or a connection string.
-func localLedgerPath(spec string) (string, bool) {
-	if path, ok := strings.CutPrefix(spec, "file:"); ok {
-		return path, true
-	}
-	if _, isURL := urlScheme(spec); isURL || looksLikeDSN(spec) {
-		return "", false
-	}
-	return spec, true
-}
+func localLedgerPath(spec string) (string, bool) { return stores.LocalPath(spec) }
 
 // noLedger is a ledger that does not exist: it holds no records, and is
 // never written.

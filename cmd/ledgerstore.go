@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/pflag"
 )
 
@@ -28,13 +27,8 @@ var ledgerTestHooks struct {
 	crashAfterComplete bool
 }
 
-// keyLocker is a store whose liveness is a kernel lock per key (SQLite on
-// one machine). The returned file is the locked descriptor: a command that
-// inherits it keeps the key locked until it exits.
-type keyLocker interface {
-	LockKey(key string) (*os.File, error)
-	RemoveLock(key string) error
-}
+// keyLocker is a store whose liveness is a kernel lock per key.
+type keyLocker = stores.KeyLocker
 
 // ledgerUnavailable: the ledger cannot be opened or used (exit 125 in run).
 type ledgerUnavailable struct {
@@ -43,30 +37,7 @@ type ledgerUnavailable struct {
 }
 
 func (e *ledgerUnavailable) Error() string {
-	spec := redactStoreURL(e.spec)
-	if msg := e.err.Error(); namesLedger(msg, spec) {
-		return msg // a shared store's errors (and a path error) name it already
-	}
-	return fmt.Sprintf("ledger %s: %s", spec, e.err)
-}
-
-// namesLedger reports whether msg names the ledger spec as a word of its
-// own (at the start or after a space, then a colon, a space or the end):
-// a ledger file named "dir" or "data" is not named by "is a directory" or
-// "file is not a database".
-func namesLedger(msg, spec string) bool {
-	for i := 0; spec != ""; {
-		j := strings.Index(msg[i:], spec)
-		if j < 0 {
-			return false
-		}
-		at, end := i+j, i+j+len(spec)
-		if (at == 0 || msg[at-1] == ' ') && (end == len(msg) || msg[end] == ':' || msg[end] == ' ') {
-			return true
-		}
-		i = at + 1
-	}
-	return false
+	return (&stores.Error{Spec: e.spec, Err: e.err}).Error()
 }
 
 func (e *ledgerUnavailable) Unwrap() error { return e.err }
@@ -78,17 +49,7 @@ func addLedgerFlag(fl *pflag.FlagSet) {
 // defaultLedgerPath is $XDG_STATE_HOME/idemkey/ledger.db, or
 // ~/.local/state/idemkey/ledger.db.
 func (f *Factory) defaultLedgerPath() (string, error) {
-	if dir := f.IO.Getenv("XDG_STATE_HOME"); dir != "" && filepath.IsAbs(dir) {
-		return filepath.Join(dir, "idemkey", "ledger.db"), nil
-	}
-	home := f.IO.Getenv("HOME")
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", errors.New("no ledger path: set HOME, XDG_STATE_HOME or --ledger")
-		}
-	}
-	return filepath.Join(home, ".local", "state", "idemkey", "ledger.db"), nil
+	return stores.DefaultPath(f.IO.Getenv)
 }
 
 // ledgerSpec is the --ledger setting (flag, IDEMKEY_LEDGER, config), or
@@ -100,96 +61,53 @@ func (f *Factory) ledgerSpec() (string, error) {
 	return f.defaultLedgerPath()
 }
 
+// storeOptions are the stores' options: warnings on stderr, the test
+// hooks.
+func (f *Factory) storeOptions() stores.Options {
+	return stores.Options{
+		Warn:   func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) },
+		FSType: ledgerTestHooks.fsType,
+	}
+}
+
 // openLedger opens the ledger spec names: a URL of a shared store, or a
 // SQLite file path.
 func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
-	switch {
-	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
-		s, err := openPostgres(ctx, spec)
-		if err != nil {
-			return nil, &ledgerUnavailable{spec: spec, err: err}
-		}
-		return s, nil
-	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"):
-		warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", msg) }
-		s, err := openRedis(ctx, spec, warn)
-		if err != nil {
-			return nil, &ledgerUnavailable{spec: spec, err: err}
-		}
-		return s, nil
-	}
-	if strings.HasPrefix(spec, "file:") {
-		spec = strings.TrimPrefix(spec, "file:")
-	} else if looksLikeDSN(spec) {
-		// A libpq keyword/value string is not a file name (and holds a
-		// password that must not become one, or be printed).
-		return nil, &ledgerUnavailable{spec: "(a keyword/value connection string)", err: &UsageError{
-			Err:  errors.New("a PostgreSQL keyword/value connection string is not supported"),
-			hint: "give the ledger as a postgres://user@host/db URL (or a SQLite file path)"}}
-	} else if scheme, ok := urlScheme(spec); ok {
-		// A URL of a store this idemkey does not have (or a misspelt one)
-		// must not become a local file of that name.
-		return nil, &ledgerUnavailable{spec: spec, err: &UsageError{
-			Err:  fmt.Errorf("unsupported ledger URL scheme %q", scheme),
-			hint: "give a SQLite file path, or a postgres://, postgresql://, redis:// or rediss:// URL"}}
-	}
-	s, err := openSQLite(ctx, spec)
-	if err != nil {
-		return nil, &ledgerUnavailable{spec: spec, err: err}
-	}
-	return s, nil
+	s, err := stores.Open(ctx, spec, f.storeOptions())
+	return s, cliStoreError(err)
 }
 
-// looksLikeDSN reports whether spec reads as a libpq keyword/value
-// connection string ("host=db dbname=ledger password=…").
-func looksLikeDSN(spec string) bool {
-	k, _, ok := strings.Cut(strings.TrimSpace(spec), "=")
-	switch k {
-	case "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "service":
-		return ok
+// cliStoreError is a store's error as the command line reports it: a
+// spec that names no store is a usage error (with its hint).
+func cliStoreError(err error) error {
+	var e *stores.Error
+	if !errors.As(err, &e) {
+		return err
 	}
-	return false
+	var se *stores.SpecError
+	if errors.As(e.Err, &se) {
+		return &ledgerUnavailable{spec: e.Spec, err: &UsageError{Err: se.Err, hint: se.Hint}}
+	}
+	return &ledgerUnavailable{spec: e.Spec, err: e.Err}
 }
 
-// urlScheme returns the scheme of a spec of the form scheme://….
-func urlScheme(spec string) (string, bool) {
-	scheme, _, ok := strings.Cut(spec, "://")
-	if !ok || scheme == "" {
-		return "", false
-	}
-	for i, c := range scheme {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return "", false
-		}
-	}
-	return scheme, true
+// openSQLiteExisting opens a SQLite ledger only if its file exists (an
+// error wrapping fs.ErrNotExist otherwise, nothing created).
+func openSQLiteExisting(ctx context.Context, path string) (ledger.Store, error) {
+	opts := stores.Options{FSType: ledgerTestHooks.fsType, MustExist: true}
+	return stores.OpenSQLite(ctx, path, opts)
 }
 
-// redactStoreURL hides the password of a store URL (for PostgreSQL and Redis
-// as their stores do: in the user info and in a password parameter).
-func redactStoreURL(s string) string {
-	switch {
-	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
-		return redactPostgres(s)
-	case strings.HasPrefix(s, "redis://"), strings.HasPrefix(s, "rediss://"):
-		return redactRedis(s)
-	}
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@")
-	if at < 0 {
-		return s
-	}
-	cred := rest[:at]
-	if c := strings.IndexByte(cred, ':'); c >= 0 {
-		cred = cred[:c] + ":xxxxx"
-	}
-	return s[:i+3] + cred + rest[at:]
+// openPostgresExisting opens a PostgreSQL ledger only if its table exists
+// (an error wrapping fs.ErrNotExist otherwise, nothing created).
+func openPostgresExisting(ctx context.Context, url string) (ledger.Store, error) {
+	return stores.OpenPostgres(ctx, url, stores.Options{MustExist: true})
 }
+
+func isLocked(err error) bool { return stores.IsLocked(err) }
+
+// redactStoreURL is a ledger spec as it may be shown (stores.Redact).
+func redactStoreURL(s string) string { return stores.Redact(s) }
 
 // parseDays parses a duration that may use days: "7d", "36h", "90m", or
 // a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
@@ -244,11 +162,5 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// holderName is this process's host and pid, as records show it.
-func holderName() string {
-	host, _ := os.Hostname()
-	if host == "" {
-		host = "localhost"
-	}
-	return fmt.Sprintf("%s pid %d", host, os.Getpid())
-}
+// holderName names this process in the records it claims.
+func holderName() string { return stores.Holder() }

@@ -1,8 +1,12 @@
 package cmd
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 func TestParseDaysAndSize(t *testing.T) {
@@ -37,4 +41,47 @@ func TestParseDaysAndSize(t *testing.T) {
 			t.Errorf("redactStoreURL(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestLedgerURLSecretsNeverPrinted: a store URL is shown through an
+// allow-list of its parameters. sslpassword= (a TLS key's passphrase) and
+// a parameter idemkey does not know were printed as typed by run -v,
+// ledger init and the errors of a store that cannot be reached.
+func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
+	r := newRig(t)
+	pg := testserver.NewPostgres(t)
+	base := pg.CreateDB(t)
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	// A server setting idemkey does not know stands for any parameter it
+	// does not (pgx passes it on to the server, which must accept it).
+	secrets := []string{"tls-key-passphrase-1", "123457", "not-a-known-param-3"}
+	url := base + sep + "sslpassword=" + secrets[0] + "&statement_timeout=" + secrets[1] + "&connect_timeout=7"
+	closed := "postgres://idemkey@127.0.0.1:1/x?sslpassword=" + secrets[0] + "&future_token=" + secrets[2] + "&connect_timeout=7"
+	check := func(what string, res result, wantCode int) {
+		t.Helper()
+		all := string(res.stdout) + string(res.stderr)
+		if res.code != wantCode {
+			t.Fatalf("%s: exit %d, want %d: %s", what, res.code, wantCode, all)
+		}
+		for _, s := range secrets {
+			if strings.Contains(all, s) {
+				t.Errorf("%s printed %q: %s", what, s, all)
+			}
+		}
+		// The parameters are named, their values hidden; allowed ones
+		// are shown.
+		if !strings.Contains(all, "sslpassword=xxxxx") || !strings.Contains(all, "connect_timeout=7") {
+			t.Errorf("%s: the URL is not shown redacted: %s", what, all)
+		}
+	}
+	check("ledger init", r.idemkey("ledger", "init", "--ledger", url), 0)
+	check("ledger init --json", r.idemkey("ledger", "init", "--json", "--ledger", url), 0)
+	check("run -v", r.idemkey("run", "-v", "--ledger", url, "--task", "t", "--tool", "x", "--", "true"), 0)
+	o := newEffectOwner(t, true)
+	check("post -v --ledger", r.idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
+	check("run, store unreachable", r.idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
+	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), exitCode(errors.New("")))
 }

@@ -384,7 +384,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 				claimed = true
 				pl.store, pl.lock, pl.claimed = store, lock, d.Record
 				if o.Verbose {
-					fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, spec)
+					fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, redactStoreURL(spec))
 				}
 				return nil, nil
 			}

@@ -145,6 +145,7 @@ var commands = []struct {
 	{"run", newRunCmd},
 	{"ledger", newLedgerCmd},
 	{"probe", newProbeCmd},
+	{"mcp", newMCPCmd},
 }
 
 // wholeTree makes Main build every command whatever it runs (tests

@@ -11,27 +11,76 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
-// Redact returns the URL with its password (in the user info or a
-// password parameter) replaced by xxxxx. raw is the URL alone: a space in
-// it is part of the URL (of a password, typed unescaped), never the start
-// of text to keep as it is.
+// shownParams are the URL parameters whose values may be printed: the
+// ones idemkey's stores and their drivers (pgx, go-redis) read that name
+// a place, a mode or a limit, never a credential. Every other parameter's
+// value is hidden, a known secret (password, sslpassword: a TLS key's
+// passphrase) or not: an unknown parameter may be a driver's new secret,
+// or a password typed in the wrong place.
+var shownParams = map[string]bool{
+	// the stores' own
+	"table": true, "prefix": true, "ttl": true,
+	// libpq and pgx
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true,
+	"sslmode": true, "sslrootcert": true, "sslcert": true, "sslkey": true, "sslsni": true, "sslnegotiation": true,
+	"connect_timeout": true, "application_name": true, "target_session_attrs": true,
+	"default_query_exec_mode": true, "statement_cache_capacity": true, "description_cache_capacity": true,
+	// go-redis
+	"db": true, "protocol": true, "client_name": true, "addr": true, "skip_verify": true,
+	"dial_timeout": true, "read_timeout": true, "write_timeout": true, "pool_fifo": true,
+	"pool_size": true, "pool_timeout": true, "min_idle_conns": true, "max_idle_conns": true,
+	"max_active_conns": true, "conn_max_idle_time": true, "conn_max_lifetime": true,
+	"max_retries": true, "min_retry_backoff": true, "max_retry_backoff": true,
+}
+
+const hidden = "xxxxx"
+
+// Redact returns the URL as it may be printed: its password (in the user
+// info) and the value of every parameter not in shownParams replaced by
+// xxxxx, and so are a fragment (a "#" typed in a password cuts it there)
+// and a query that does not parse. raw is the URL alone: a space in it is
+// part of the URL (of a password, typed unescaped), never the start of
+// text to keep as it is.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(an unparsable URL)"
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.Opaque != "" {
+		u.Opaque = hidden
 	}
-	if q, err := url.ParseQuery(u.RawQuery); err == nil && q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), hidden)
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = redactQuery(u.RawQuery)
+	}
+	if u.Fragment != "" {
+		u.Fragment, u.RawFragment = hidden, ""
 	}
 	return u.String()
 }
 
-// Secrets lists the strings of raw that must never be printed: its
-// password, raw and escaped.
+// redactQuery hides the values of the parameters not in shownParams,
+// keeping the others as they were typed, in their order; a query that does
+// not parse is hidden whole.
+func redactQuery(raw string) string {
+	if _, err := url.ParseQuery(raw); err != nil {
+		return hidden
+	}
+	pairs := strings.Split(raw, "&")
+	for i, kv := range pairs {
+		k, _, _ := strings.Cut(kv, "=")
+		if name, _ := url.QueryUnescape(k); !shownParams[name] {
+			pairs[i] = k + "=" + hidden
+		}
+	}
+	return strings.Join(pairs, "&")
+}
+
+// Secrets lists the strings of raw that must never be printed, raw and
+// escaped: its password, the values of its parameters that Redact hides,
+// its fragment.
 func Secrets(raw string) []string {
 	var s []string
 	add := func(p string) {
@@ -39,12 +88,29 @@ func Secrets(raw string) []string {
 			s = append(s, p, url.QueryEscape(p), url.PathEscape(p))
 		}
 	}
-	if u, err := url.Parse(raw); err == nil {
-		if p, ok := u.User.Password(); ok {
-			add(p)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return s
+	}
+	if p, ok := u.User.Password(); ok {
+		add(p)
+	}
+	add(u.Opaque)
+	add(u.Fragment)
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		// Every piece of a query that does not parse.
+		for _, kv := range strings.Split(u.RawQuery, "&") {
+			_, v, _ := strings.Cut(kv, "=")
+			add(v)
 		}
-		if q, err := url.ParseQuery(u.RawQuery); err == nil {
-			add(q.Get("password"))
+		return s
+	}
+	for name, vs := range q {
+		if !shownParams[name] {
+			for _, v := range vs {
+				add(v)
+			}
 		}
 	}
 	return s

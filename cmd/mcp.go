@@ -1,0 +1,541 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/mcp"
+	"github.com/spf13/cobra"
+)
+
+// mcpOptions are idemkey mcp's settings, resolved.
+type mcpOptions struct {
+	f        *Factory
+	Command  []string // the stdio server, or
+	URL      string   // the Streamable HTTP server
+	Headers  []string // -H for the HTTP server
+	Task     string
+	TaskMeta string
+	Spec     *callSpec
+	Key      *keyOptions // the key's format and secret
+	Ledger   string
+	Recover  ledger.Policy
+	KeyArg   string
+	Once     map[string]bool
+	Pass     map[string]bool
+	tools    map[string]mcpTool // the config file's tools sections
+	Wait     time.Duration
+	Lease    time.Duration
+	Retain   time.Duration
+	Log      string
+	Verbose  bool
+}
+
+// mcpTool is a tool's own settings from the config file's tools section.
+type mcpTool struct {
+	mode    mcp.Mode
+	keyArg  string
+	recover ledger.Policy
+}
+
+// exitMCPFailed: idemkey mcp could not start or serve (the ledger, the
+// log file); as run's 125.
+const exitMCPFailed = exitRunFailed
+
+func newMCPCmd(f *Factory) *cobra.Command {
+	opts := &mcpOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "mcp [flags] (-- SERVER_COMMAND [ARG...] | --url URL)",
+		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
+		Long: `Proxy the Model Context Protocol between a client (on idemkey's standard
+input and output, as any stdio server) and a server: a command started as a
+child (after --), or a Streamable HTTP endpoint (--url, with -H headers).
+
+Every message passes through as it was written, in order, except the
+tools/call requests of write tools and their answers. A tool is a write
+unless its tools/list annotations say readOnlyHint: true; --once NAME,
+--pass NAME and the config file's tools: {NAME: {mcp: once|pass}} decide
+instead. A write call's key is derived from (task, tool, arguments) exactly
+as 'idemkey key --from mcp' derives it (--scheme, --only, --omit, --format,
+--prefix, --secret-env, and each tool's own settings in the config file), and
+sent in params._meta["com.github.idemkey/idempotency-key"], the attempt in
+"com.github.idemkey/attempt" (--key-arg NAME also sets that argument; the key
+never covers it). The task id is --task (IDEMKEY_TASK), or, with --task-meta
+NAME, each request's params._meta[NAME]: without either idemkey refuses to
+start.
+
+The ledger is run's (--ledger: SQLite by default, PostgreSQL or Redis):
+  first call   claimed, then sent; a result with isError false is recorded
+               succeeded, whole; isError true or a JSON-RPC error: failed
+               (the next identical call is sent again)
+  succeeded    answered from the ledger, not sent: the first result under
+               the new id, _meta "com.github.idemkey/replayed": true
+  in flight    elsewhere: waited for up to --wait, then a tool error result
+  unknown      the server, idemkey or the machine died, or the client
+               cancelled the call after it was sent: --recover fail
+               (default) answers a tool error result saying how to settle it
+               (idemkey ledger resolve KEY); --recover retry sends it again
+               as the next attempt, with the same key
+  other args   the key recorded with other arguments: a tool error result
+               showing the difference
+
+--log FILE appends one JSON Lines record per tools/call (time, task, tool,
+args, request_id, key, attempt, action: passed, forwarded, replayed, waited
+or refused) that 'idemkey drift FILE' reads as it is.
+
+Exit codes: 0 the client closed its input; the server's own exit code (or
+128+N for signal N) when it ended first; 2 usage (no task id, bad flags);
+125 idemkey failed (the ledger, the log file); 126 cannot execute the
+server; 127 not found.`,
+		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
+  idemkey mcp --task-meta com.example/task-id --ledger postgres://idemkey@db/ops -- ./server
+  idemkey mcp --task t-42 --url https://mcp.example.com/mcp -H "Authorization: Bearer $TOKEN"
+  client config: {"command": "idemkey", "args": ["mcp", "--task-meta", "com.example/task-id", "--", "npx", "-y", "some-server"]}`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.setup(cmd, args); err != nil {
+				return err
+			}
+			return runMCP(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.SetInterspersed(false)
+	fl.String("task", "", "the task id of every call (IDEMKEY_TASK)")
+	fl.String("task-meta", "", "read each call's task id from this params._meta member (set by the harness)")
+	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	fl.StringArray("only", nil, "derive keys from just this part of the arguments (RFC 6901 pointer; repeatable; per tool in the config)")
+	fl.StringArray("omit", nil, "drop this part of the arguments before deriving (RFC 6901 pointer; repeatable; per tool in the config)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
+	addKeyFormatFlags(fl)
+	addLedgerFlag(fl)
+	fl.String("url", "", "a Streamable HTTP server's URL, instead of a command")
+	fl.StringArrayP("header", "H", nil, "a header for the HTTP server, \"Name: value\" (repeatable)")
+	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
+	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")
+	fl.String("key-arg", "", "also set the key in this argument of each write call (per tool: tools.NAME.key-arg)")
+	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
+	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
+	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
+	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
+	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
+	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
+	// Per tool only (tools: {NAME: {mcp: once|pass}}): a flag so that the
+	// config file's vetting knows the name; not for the command line.
+	fl.String("mcp", "", "per tool in the config file: once or pass")
+	_ = fl.MarkHidden("mcp")
+	commandLineOnly(fl, "header", "url", "once", "pass")
+	return cmd
+}
+
+func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
+	f := opts.f
+	v := f.Config
+	opts.Command = args
+	opts.URL = v.GetString("url")
+	opts.Headers = v.GetStringSlice("header")
+	switch {
+	case opts.URL == "" && len(args) == 0:
+		return &UsageError{Err: errors.New("no server: give its command after -- or its --url"),
+			hint: "idemkey mcp --task T -- npx -y @modelcontextprotocol/server-memory"}
+	case opts.URL != "" && len(args) > 0:
+		return usageErrorf("give the server's command or its --url, not both")
+	case opts.URL == "" && len(opts.Headers) > 0:
+		return usageErrorf("-H is for a --url server")
+	}
+	if err := opts.setupTask(); err != nil {
+		return err
+	}
+	if v.IsSet("mcp") {
+		return &UsageError{Err: fmt.Errorf("%s: mcp is a per-tool setting", v.Source("mcp")),
+			hint: "set it in the config file's tools section, tools: {NAME: {mcp: once}}, or give --once NAME / --pass NAME"}
+	}
+	var err error
+	if opts.Spec, err = opts.callSpec(); err != nil {
+		return err
+	}
+	opts.Key = &keyOptions{f: f}
+	if opts.Key.Format, err = f.keyFormat(); err != nil {
+		return err
+	}
+	if opts.Key.Secret, err = f.secret(); err != nil {
+		return err
+	}
+	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+		return err
+	}
+	if opts.Recover, err = f.recoverPolicy(cmd, ""); err != nil {
+		return err
+	}
+	opts.KeyArg = v.GetString("key-arg")
+	opts.Once, opts.Pass = nameSet(v.GetStringSlice("once")), nameSet(v.GetStringSlice("pass"))
+	for n := range opts.Once {
+		if opts.Pass[n] {
+			return usageErrorf("--once %s and --pass %s contradict each other", n, n)
+		}
+	}
+	if opts.tools, err = opts.toolSettings(); err != nil {
+		return err
+	}
+	return opts.setupDurations()
+}
+
+// setupTask resolves the task id: --task / IDEMKEY_TASK, or --task-meta.
+func (opts *mcpOptions) setupTask() error {
+	v := opts.f.Config
+	opts.Task, opts.TaskMeta = v.GetString("task"), v.GetString("task-meta")
+	switch {
+	case opts.Task == "" && opts.TaskMeta == "":
+		return &UsageError{Err: errors.New("no task id: give --task (IDEMKEY_TASK) or --task-meta NAME"),
+			hint: "a key without a task scope would join every task's writes: --task for a proxy started per task, --task-meta for a harness that sets params._meta[NAME] on each call"}
+	case opts.Task != "" && opts.TaskMeta != "":
+		return usageErrorf("give --task or --task-meta, not both")
+	}
+	if opts.Task != "" {
+		if err := validateTask(opts.Task); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateTask(task string) error {
+	if err := (derive.Call{Task: task, Tool: "x"}).Validate(); err != nil {
+		return &UsageError{Err: fmt.Errorf("--task: %v", err)}
+	}
+	return nil
+}
+
+// callSpec is the spec every call's key is derived with, as idemkey key
+// --from mcp builds it.
+func (opts *mcpOptions) callSpec() (*callSpec, error) {
+	f := opts.f
+	v := f.Config
+	s := &callSpec{
+		From: fromMCP, FromSet: true, Task: opts.Task,
+		Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
+		taskSrc: v.Source("task"),
+	}
+	var err error
+	if s.Scheme, err = f.scheme(); err != nil {
+		return nil, err
+	}
+	if err := checkPointers(v.Source("only"), v.Source("omit"), s.Only, s.Omit); err != nil {
+		return nil, err
+	}
+	if s.tools, err = f.toolSelections(); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	s.warn = func(w warning) {
+		// A proxy sees the same call shape again and again: each warning
+		// once.
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[w.msg] {
+			seen[w.msg] = true
+			f.printWarning(w)
+		}
+	}
+	return s, nil
+}
+
+// toolSettings reads the tools sections that set mcp, key-arg or recover.
+func (opts *mcpOptions) toolSettings() (map[string]mcpTool, error) {
+	v := opts.f.Config
+	if v.file == nil {
+		return nil, nil
+	}
+	m := map[string]mcpTool{}
+	for _, tool := range v.file.toolNames() {
+		sec := v.file.tools[tool]
+		_, a := sec["mcp"]
+		_, b := sec["key-arg"]
+		_, c := sec["recover"]
+		if !a && !b && !c {
+			continue
+		}
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return nil, err
+		}
+		var mt mcpTool
+		switch t.GetString("mcp") {
+		case "":
+		case "once":
+			mt.mode = mcp.ModeOnce
+		case "pass":
+			mt.mode = mcp.ModePass
+		default:
+			return nil, t.Invalid("mcp", "want once or pass")
+		}
+		mt.keyArg = t.GetString("key-arg")
+		mt.recover = ledger.Policy(t.GetString("recover"))
+		if !mt.recover.Valid() {
+			return nil, t.Invalid("recover", "want fail or retry")
+		}
+		m[tool] = mt
+	}
+	return m, nil
+}
+
+// setupDurations reads --wait, --lease (durations, or seconds) and
+// --retain (which may be in days), and the output settings.
+func (opts *mcpOptions) setupDurations() error {
+	v := opts.f.Config
+	for _, d := range []struct {
+		name  string
+		to    *time.Duration
+		parse func(string) (time.Duration, error)
+	}{{"wait", &opts.Wait, durationSetting}, {"lease", &opts.Lease, durationSetting}, {"retain", &opts.Retain, parseDays}} {
+		var err error
+		if *d.to, err = d.parse(v.GetString(d.name)); err != nil {
+			return v.Unparsable(d.name, err)
+		}
+	}
+	if opts.Lease < 3*time.Millisecond {
+		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
+	}
+	opts.Log = v.GetString("log")
+	opts.Verbose = v.GetBool("verbose")
+	return nil
+}
+
+func nameSet(names []string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// mode is how a tool's calls are handled: --once and --pass, then the
+// tool's mcp setting, then its annotations (ModeAuto).
+func (opts *mcpOptions) mode(tool string) mcp.Mode {
+	switch {
+	case opts.Once[tool]:
+		return mcp.ModeOnce
+	case opts.Pass[tool]:
+		return mcp.ModePass
+	}
+	return opts.tools[tool].mode
+}
+
+func (opts *mcpOptions) keyArg(tool string) string {
+	if t, ok := opts.tools[tool]; ok {
+		return t.keyArg
+	}
+	return opts.KeyArg
+}
+
+func (opts *mcpOptions) recoverFor(tool string) ledger.Policy {
+	if t, ok := opts.tools[tool]; ok && !changedFlag(opts.f, "recover") {
+		return t.recover
+	}
+	return opts.Recover
+}
+
+// changedFlag reports whether the running command's flag was given on the
+// command line.
+func changedFlag(f *Factory, name string) bool {
+	fl := f.Config.lookup(name)
+	return fl != nil && fl.Changed
+}
+
+// derive is the key of one tools/call request, as idemkey key --from mcp
+// --task TASK derives it from the same bytes, and the canonical whole
+// arguments its fingerprint covers. It runs on one goroutine (the
+// client's reader), so the spec's parsers are reused.
+func (opts *mcpOptions) derive(task, _ string, msg []byte) (mcp.Derived, error) {
+	opts.Spec.Task = task
+	lc, err := opts.Spec.load(msg)
+	if err != nil {
+		return mcp.Derived{}, err
+	}
+	req := append([]byte(`{"args":`), lc.Args.Append(nil)...)
+	return mcp.Derived{Key: string(opts.Key.key(nil, lc)), Request: append(req, '}')}, nil
+}
+
+// sqliteLocker is the SQLite store's kernel lock per key, as the ledger's
+// hold takes it.
+type sqliteLocker struct{ l keyLocker }
+
+func (s sqliteLocker) TryLock(key string) (io.Closer, error) {
+	f, err := s.l.LockKey(key)
+	if err != nil {
+		if isLocked(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+func runMCP(opts *mcpOptions) error {
+	f := opts.f
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// A client that went away must not kill idemkey with SIGPIPE between
+	// an outcome and the next: writes to it fail instead. (Caught, not
+	// ignored: the server gets the default disposition.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if len(opts.Command) > 0 {
+		if err := lookCommand(opts.Command[0]); err != nil {
+			return err
+		}
+	}
+	store, err := f.openLedger(ctx, opts.Ledger)
+	if err != nil {
+		return &codeError{Code: exitMCPFailed, Err: err}
+	}
+	defer store.Close()
+	po := mcp.Options{
+		Task: opts.Task, TaskMeta: opts.TaskMeta,
+		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Derive: opts.derive,
+		Difference: describeDifference,
+		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: holderName(),
+		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) },
+	}
+	if l, ok := store.(keyLocker); ok {
+		po.Locker = sqliteLocker{l}
+	}
+	if opts.Log != "" {
+		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return &codeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %v", err)}
+		}
+		defer lf.Close()
+		po.Log = lf
+	}
+	if opts.Verbose {
+		po.Trace = po.Diag
+		fmt.Fprintf(f.IO.Err, "idemkey: mcp proxy, ledger %s\n", redactStoreURL(opts.Ledger))
+	}
+	p := mcp.New(po)
+	if opts.URL != "" {
+		return opts.serveHTTP(ctx, p)
+	}
+	return opts.serveStdio(ctx, p)
+}
+
+// serveStdio starts the server as a child and serves the client through
+// it. The child gets idemkey's environment and standard error; its
+// standard input and output are pipes of idemkey's own (not exec's
+// copying ones, which Wait would close before the last message is read).
+func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
+	f := opts.f
+	c := exec.Command(opts.Command[0], opts.Command[1:]...)
+	c.Stderr = f.IO.Err
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return &codeError{Code: exitMCPFailed, Err: err}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return &codeError{Code: exitMCPFailed, Err: err}
+	}
+	c.Stdin, c.Stdout = inR, outW
+	err = c.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", opts.Command[0], err)}
+	}
+	defer outR.Close()
+	exited := make(chan struct{})
+	var werr error
+	go func() {
+		werr = c.Wait()
+		close(exited)
+	}()
+	var stopOnce sync.Once
+	stopServer := func() {
+		// MCP basic/transports, stdio shutdown: the input closed, then
+		// SIGTERM if the server has not exited, then SIGKILL; at once when
+		// idemkey itself was told to stop.
+		stopOnce.Do(func() { go stopChild(ctx, c, exited) })
+	}
+	serr := p.Serve(ctx, f.IO.In, f.IO.Out, mcp.NewStdio(inW, outR, stopServer))
+	stopServer()
+	<-exited
+	if !errors.Is(serr, mcp.ErrServerGone) {
+		return serr
+	}
+	return serverExit(f, opts.Command[0], c.ProcessState, werr)
+}
+
+// serverExit is idemkey's exit when the server ended the session: the
+// server's own code, or 128+N for signal N.
+func serverExit(f *Factory, name string, ps *os.ProcessState, werr error) error {
+	code := 0
+	if ps != nil {
+		code = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	}
+	why := "exited"
+	if werr != nil {
+		why = werr.Error()
+	}
+	fmt.Fprintf(f.IO.Err, "idemkey: the server %s ended (%s) before the client closed the session\n", name, why)
+	if code == 0 {
+		return nil
+	}
+	return &ExitError{Code: code}
+}
+
+// stopChild ends the server after its input was closed: SIGTERM after
+// a grace (at once if ctx ended: idemkey was told to stop), SIGKILL after
+// another.
+func stopChild(ctx context.Context, c *exec.Cmd, exited <-chan struct{}) {
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-exited:
+			t.Stop()
+			return
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		_ = c.Process.Signal(sig)
+		ctx = context.Background() // the next signal after a grace
+	}
+}
+
+// serveHTTP serves the client through a Streamable HTTP server.
+func (opts *mcpOptions) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
+	f := opts.f
+	h := http.Header{}
+	for _, line := range opts.Headers {
+		name, value, ok := strings.Cut(line, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return usageErrorf("-H %s: want \"Name: value\"", strconv.Quote(line))
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) })
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--url: %v", err)}
+	}
+	return p.Serve(ctx, f.IO.In, f.IO.Out, up)
+}

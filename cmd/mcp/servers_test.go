@@ -1,0 +1,239 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
+)
+
+// server-everything exercises every protocol feature: its progress
+// notifications, its sampling request (a server-to-client request in the
+// middle of a held call), its resources and the client's roots pass
+// through unchanged; the write that sampled is made once (its repeat asks
+// for no second sample).
+func TestMCPEverythingServer(t *testing.T) {
+	r := newMCPRig(t)
+	plan := mcpPlan{Command: r.bin, Sampling: true, Roots: true,
+		Args: proxy([]string{"--task", "t-every"}, []string{r.node, r.npmBin("server-everything", "dist/index.js"), "stdio"}),
+		Steps: []map[string]any{
+			step("list"),
+			call("trigger-long-running-operation", map[string]any{"duration": 0.2, "steps": 2}, "progress", true),
+			call("trigger-sampling-request", map[string]any{"prompt": "hi", "maxTokens": 5}),
+			step("notifications"),
+			call("trigger-sampling-request", map[string]any{"prompt": "hi", "maxTokens": 5}),
+			step("notifications"),
+			step("resources"),
+			call("get-roots-list", map[string]any{}),
+			call("echo", map[string]any{"message": "x"}),
+			step("ping"),
+		}}
+	steps, stderr := r.startClient(plan).wait()
+	var notes1, notes2 []map[string]any
+	json.Unmarshal(steps[3].Result, &notes1)
+	json.Unmarshal(steps[5].Result, &notes2)
+	progress, sampling := 0, 0
+	for _, n := range notes1 {
+		switch n["method"] {
+		case "notifications/progress":
+			progress++
+		case "sampling/createMessage":
+			sampling++
+		}
+	}
+	// The SDK's client drops the last progress, which comes with the
+	// answer (without idemkey too).
+	if progress < 1 || sampling != 1 {
+		t.Fatalf("progress %d, sampling requests %d (want 1 or 2, and 1): %v\n%s", progress, sampling, notes1, stderr)
+	}
+	first, again := steps[2].tool(t), steps[4].tool(t)
+	if !strings.Contains(first.text(), "sampled: ") || again.Meta[metaReplayed] != true || again.text() != first.text() {
+		t.Fatalf("the sampling write: %+v, then %+v", first, again)
+	}
+	for _, n := range notes2 {
+		if n["method"] == "sampling/createMessage" {
+			t.Fatalf("the replay asked for a sample: %v", notes2)
+		}
+	}
+	var res struct {
+		Count int `json:"count"`
+		Read  struct {
+			Contents []map[string]any `json:"contents"`
+		} `json:"read"`
+	}
+	if err := json.Unmarshal(steps[6].Result, &res); err != nil || res.Count == 0 || len(res.Read.Contents) == 0 {
+		t.Fatalf("resources: %s (%v)", steps[6].Result, err)
+	}
+	if s := steps[7].tool(t); !strings.Contains(s.text(), "file:///tmp") {
+		t.Fatalf("get-roots-list (the server asks the client for its roots): %+v", s)
+	}
+	if s := steps[8].tool(t); s.text() != "Echo: x" {
+		t.Fatalf("echo: %+v", s)
+	}
+	if steps[9].Error != "" {
+		t.Fatalf("ping: %s", steps[9].Error)
+	}
+}
+
+// --log writes one record per tools/call that idemkey drift reads without
+// options: here a write whose trace id the model regenerates on every
+// retry is found drifting, with the --omit that gives it one key.
+func TestMCPLogReadByDrift(t *testing.T) {
+	r := newMCPRig(t)
+	log := r.path("calls.log")
+	var steps []map[string]any
+	for i := 0; i < 4; i++ {
+		for try := 0; try < 3; try++ {
+			steps = append(steps, call("charge", map[string]any{
+				"amount": 100 + i, "currency": "eur",
+				"trace_id": fmt.Sprintf("4bf92f3577b34da6a3ce929d0e0e%04d", i*10+try),
+			}))
+		}
+	}
+	steps = append(steps, call("lookup", map[string]any{"q": "x"}))
+	got, _ := r.client(proxy([]string{"--task", "t-log", "--log", log}, r.counting()), append([]map[string]any{step("list")}, steps...)...)
+	got = got[1:]
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != len(got) {
+		t.Fatalf("%d log records for %d calls:\n%s", len(lines), len(got), b)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"time", "task", "tool", "args", "request_id", "key", "attempt", "action"} {
+		if _, ok := rec[k]; !ok {
+			t.Fatalf("the log record has no %q: %s", k, lines[0])
+		}
+	}
+	if rec["action"] != "forwarded" || !strings.Contains(lines[len(lines)-1], `"action":"passed"`) {
+		t.Fatalf("actions: %s … %s", lines[0], lines[len(lines)-1])
+	}
+	out, errOut, code := r.idemkey("drift", log)
+	if code != 1 || !strings.Contains(out, "tool charge") || !strings.Contains(out, "--omit /trace_id") {
+		t.Fatalf("idemkey drift: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Over Streamable HTTP (the counting server on the SDK's transport, its
+// answers as event streams or as JSON): a repeated write runs once, the
+// server's notifications pass, the session's key in _meta is idemkey
+// key's; kill -9 of the server mid-call leaves the call unknown.
+func TestMCPStreamableHTTP(t *testing.T) {
+	for _, mode := range []string{"sse", "json"} {
+		t.Run(mode, func(t *testing.T) {
+			r := newMCPRig(t)
+			extra := []string{"--http"}
+			if mode == "json" {
+				extra = append(extra, "--json")
+			}
+			url, srv := r.httpServer(extra...)
+			charge := map[string]any{"amount": 7, "currency": "chf"}
+			steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
+				step("list"),
+				call("charge", charge),
+				call("charge", charge),
+				call("notify", map[string]any{}, "progress", true),
+				step("notifications"),
+			)
+			first, again := steps[1].tool(t), steps[2].tool(t)
+			if again.Meta[metaReplayed] != true || again.text() != first.text() {
+				t.Fatalf("repeated charge over HTTP: %+v\n%s", again, stderr)
+			}
+			c := r.calls(r.count, "charge")
+			if want := r.key("--task", "t-http", "--tool", "charge", r.write("c.json", `{"amount":7,"currency":"chf"}`)); len(c) != 1 || *c[0].Key != want {
+				t.Fatalf("the server ran %+v, want once with %s", c, want)
+			}
+			if mode == "json" {
+				return // a JSON answer carries no notifications
+			}
+			var notes []map[string]any
+			json.Unmarshal(steps[4].Result, &notes)
+			methods := fmt.Sprint(notes)
+			if !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
+				t.Fatalf("the server's notifications: %v", notes)
+			}
+			c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-http", "--url", url},
+				Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
+			r.waitCalls(len(r.calls(r.count, "")) + 1)
+			srv.Process.Signal(syscall.SIGKILL)
+			steps, _ = c2.wait()
+			if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "unknown") {
+				t.Fatalf("the call whose HTTP server died: %+v", s)
+			}
+		})
+	}
+}
+
+// httpServer starts the counting server over Streamable HTTP and returns
+// its URL.
+func (r *mcpRig) httpServer(extra ...string) (string, *exec.Cmd) {
+	r.t.Helper()
+	urlFile := r.path(fmt.Sprintf("url-%d", time.Now().UnixNano()))
+	c := exec.Command(r.node, append([]string{r.script("counting-server.mjs")}, extra...)...)
+	c.Env = append(append([]string{}, r.env...), "URL_FILE="+urlFile)
+	c.Stderr = os.Stderr
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(urlFile); err == nil && len(b) > 0 {
+			return string(b), c
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.t.Fatal("the HTTP server did not start")
+	return "", nil
+}
+
+// Two proxies, each with its own client and server, on one PostgreSQL
+// ledger, racing one call from a barrier: one effect; the other waits and
+// answers the first's result.
+func TestMCPTwoProxiesRacePostgres(t *testing.T) {
+	r := newMCPRig(t)
+	url := testserver.Postgres(t)
+	barrier := r.path("go")
+	var clients []*runningClient
+	for i := 0; i < 2; i++ {
+		clients = append(clients, r.startClient(mcpPlan{Command: r.bin,
+			Args: proxy([]string{"--task", "t-race", "--ledger", url, "--wait", "30s"}, r.counting()),
+			Steps: []map[string]any{
+				step("list"),
+				step("waitFile", "path", barrier),
+				call("slow", map[string]any{"ms": 300, "note": "race"}),
+			}}))
+	}
+	time.Sleep(2 * time.Second) // both connected, waiting at the barrier
+	r.write("go", "go\n")
+	var texts []string
+	replayed := 0
+	for _, c := range clients {
+		steps, stderr := c.wait()
+		res := steps[2].tool(t)
+		if res.IsError {
+			t.Fatalf("a racer got %+v\n%s", res, stderr)
+		}
+		if res.Meta[metaReplayed] == true {
+			replayed++
+		}
+		texts = append(texts, res.text())
+	}
+	if c := r.calls(r.count, "slow"); len(c) != 2 || c[0].Phase != "start" || c[1].Phase != "done" {
+		t.Fatalf("the server counted %+v: want one call (its start and end)", c)
+	}
+	if replayed != 1 || texts[0] != texts[1] {
+		t.Fatalf("results %q, %d replayed: want one result, once replayed", texts, replayed)
+	}
+}

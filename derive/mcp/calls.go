@@ -1,0 +1,498 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+)
+
+// maxResult bounds the result a record keeps (the ledger holds a record
+// in memory and in one row); a larger one keeps its length and sha256,
+// and its replay says that the result was not kept.
+const maxResult = 64 << 20
+
+// maxKeptRequest bounds the request a record keeps to show a mismatch;
+// the fingerprint is always of the whole request (as run's).
+const maxKeptRequest = 1 << 20
+
+// completeTimeout bounds the write of an outcome.
+const completeTimeout = 30 * time.Second
+
+// toolsCall handles a tools/call request: it returns what to send on, or
+// nil when idemkey answered it itself.
+func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte {
+	id := m.idRaw()
+	params := m.value(m.params)
+	if len(params) == 0 || params[0] != '{' {
+		answer(errorResponse(id, codeInvalidParams, "Invalid params: tools/call takes a params object"))
+		return nil
+	}
+	tool, ok := stringValue(objectMember(params, "name"))
+	if !ok || tool == "" {
+		answer(errorResponse(id, codeInvalidParams, "Invalid params: tools/call takes the tool's name in params.name"))
+		return nil
+	}
+	c := &call{id: clone(id), idKey: m.idKey(), tool: tool, args: clone(objectMember(params, "arguments")), task: p.o.Task}
+	if p.o.TaskMeta != "" {
+		c.task, _ = stringValue(objectMember(objectMember(params, "_meta"), p.o.TaskMeta))
+	}
+	if p.mode(tool) == ModePass {
+		p.logCall(c, "passed")
+		return m.raw
+	}
+	if c.task == "" {
+		// A write without a task scope would share its key with every
+		// task's: never sent unkeyed.
+		p.o.Diag(fmt.Sprintf("tools/call %s (id %s) has no task id in params._meta[%q]: answered with an error, not sent", tool, id, p.o.TaskMeta))
+		answer(errorResponse(id, codeInvalidParams, fmt.Sprintf("Invalid params: idemkey needs this call's task id in params._meta[%q], set by the harness; the call was not sent", p.o.TaskMeta)))
+		return nil
+	}
+	if p.o.KeyArg != nil {
+		c.keyArg = p.o.KeyArg(tool)
+	}
+	keyMsg := m.raw
+	if c.keyArg != "" && objectMember(c.args, c.keyArg) != nil {
+		// The argument idemkey sets is not the model's to choose, and the
+		// key never covers what idemkey inserts.
+		keyMsg = setMembers(m.raw, kv{"params", setMembers(params, kv{"arguments", setMembers(c.args, kv{c.keyArg, nil})})})
+		p.o.Diag(fmt.Sprintf("tools/call %s (id %s): the client's argument %q is replaced by the key, and is not part of it", tool, id, c.keyArg))
+	}
+	d, err := p.o.Derive(c.task, tool, keyMsg)
+	if err != nil {
+		p.logCall(c, "refused")
+		answer(response(id, toolError("idemkey: this call was not sent: its idempotency key could not be derived: "+err.Error(), kv{MetaOutcome, quoted("unkeyed")})))
+		return nil
+	}
+	c.d, c.key = d, d.Key
+	held, err := p.hold(p.ctx, c, 0)
+	if err != nil {
+		p.ledgerDown(c, err, answer)
+		return nil
+	}
+	if held.Action == ledger.ActBusy && p.o.Wait > 0 && !inBatch {
+		p.waitFor(c, m)
+		return nil
+	}
+	return p.decided(c, m, held, answer)
+}
+
+// hold claims the call's key through the ledger's one loop.
+func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.Held, error) {
+	policy := ledger.RecoverFail
+	if p.o.Recover != nil {
+		policy = p.o.Recover(c.tool)
+	}
+	req := c.d.Request
+	if len(req) > maxKeptRequest {
+		req = []byte{} // not NULL: PostgreSQL's column is NOT NULL
+	}
+	return ledger.Hold(ctx, p.o.Store, ledger.HoldRequest{
+		Claim: ledger.ClaimRequest{
+			Record: ledger.Record{
+				Key: c.key, Task: c.task, Tool: c.tool, Kind: "mcp",
+				Fingerprint: fingerprint(c.d.Request), Request: req, Holder: p.o.Holder,
+			},
+			Lease: p.o.Lease, Recover: policy, Retain: p.o.Retain,
+		},
+		Wait:      wait,
+		Locker:    p.o.Locker,
+		Reconcile: p.o.Reconcile,
+		Events: ledger.HoldEvents{
+			Waiting: func(rec *ledger.Record) {
+				who := ""
+				if rec != nil {
+					who = fmt.Sprintf(" (attempt %d, by %s)", rec.Attempt, rec.Holder)
+				}
+				p.o.Diag(fmt.Sprintf("%s (tools/call %s) is in flight%s: waiting up to %s", c.key, c.tool, who, p.o.Wait))
+			},
+			RenewFailed: func(err error) {
+				p.o.Diag(fmt.Sprintf("warning: renewing the lease of %s failed (retried): %v", c.key, err))
+			},
+			Lost: func(err error) {
+				p.o.Diag(fmt.Sprintf("warning: the hold of %s (tools/call %s) was lost while the server works on it: %v", c.key, c.tool, err))
+			},
+		},
+	})
+}
+
+// decided acts on the ledger's decision for a call: it returns the call
+// to send (ActRun), or answers it and returns nil.
+func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]byte)) []byte {
+	rec := held.Record
+	switch held.Action {
+	case ledger.ActRun:
+		c.hold, c.attempt = held.Hold, held.Hold.Attempt()
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			p.finish(c, ledger.Outcome{State: ledger.Failed, ExitCode: 1, Reason: "not sent: the session ended first"})
+			return nil
+		}
+		c.sent, c.sentAt = true, time.Now()
+		p.calls[c.idKey] = c
+		p.recount()
+		p.mu.Unlock()
+		p.logCall(c, "forwarded")
+		return rewriteCall(m, c.key, c.attempt, c.keyArg)
+	case ledger.ActReplay:
+		c.attempt = rec.Attempt
+		p.logCall(c, "replayed")
+		answer(response(c.id, replayResult(rec)))
+	case ledger.ActBusy:
+		action := "refused"
+		if c.waited {
+			action = "waited"
+		}
+		p.logCall(c, action)
+		answer(response(c.id, toolError(busyText(c.key, rec, p.o.Wait), outcomeMeta(c.key, rec, "busy")...)))
+	case ledger.ActUnknown:
+		p.logCall(c, "refused")
+		answer(response(c.id, toolError(unknownText(c.key, rec.Attempt, rec.StartedAt, rec.Holder, rec.Reason), outcomeMeta(c.key, rec, "unknown")...)))
+	case ledger.ActMismatch:
+		p.logCall(c, "refused")
+		what := "the arguments differ"
+		if p.o.Difference != nil {
+			what = p.o.Difference(rec.Request, c.d.Request)
+		}
+		answer(response(c.id, toolError(mismatchText(c.key, rec, what), outcomeMeta(c.key, rec, "mismatch")...)))
+	}
+	return nil
+}
+
+// waitFor waits, in a goroutine of its own, for the call's key that is
+// in flight elsewhere, then acts on what the ledger decides; the client's
+// other messages go on meanwhile. A cancellation of the call ends the
+// wait.
+func (p *Proxy) waitFor(c *call, m *message) {
+	m = readMessage(clone(m.raw)) // the line's buffer is the reader's
+	ctx, cancel := context.WithCancel(p.ctx)
+	c.cancel, c.waited = cancel, true
+	p.mu.Lock()
+	p.calls[c.idKey] = c
+	p.recount()
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer cancel()
+		held, err := p.hold(ctx, c, p.o.Wait)
+		p.mu.Lock()
+		still := p.calls[c.idKey] == c && !p.closed
+		if still {
+			delete(p.calls, c.idKey)
+			p.recount()
+		}
+		p.mu.Unlock()
+		switch {
+		case !still:
+			// Cancelled (or the session ended) meanwhile: nothing is sent
+			// and nothing answered (MCP: a cancelled request gets no
+			// answer).
+			if err == nil && held.Hold != nil {
+				c.hold = held.Hold
+				p.finish(c, ledger.Outcome{State: ledger.Failed, ExitCode: 1, Reason: "not sent: cancelled while it waited"})
+			}
+		case err != nil:
+			p.ledgerDown(c, err, p.toClient)
+		default:
+			if fwd := p.decided(c, m, held, p.toClient); fwd != nil {
+				p.send(fwd, c.id)
+			}
+		}
+	}()
+}
+
+// ledgerDown answers a call that could not be claimed: it is not sent.
+func (p *Proxy) ledgerDown(c *call, err error, answer func([]byte)) {
+	p.logCall(c, "refused")
+	p.o.Diag(fmt.Sprintf("tools/call %s (id %s) not sent: the ledger failed: %v", c.tool, c.id, err))
+	answer(errorResponse(c.id, codeInternalError, "idemkey: the ledger is unavailable, so this call was not sent: "+err.Error()))
+}
+
+// cancelled handles the client's notifications/cancelled (MCP
+// basic/utilities/cancellation) and reports whether to send it on. A
+// call idemkey sent is recorded unknown: the server may have acted on it
+// before it saw the cancellation. A call still waiting is dropped, and
+// the notification with it (the server never saw the request).
+func (p *Proxy) cancelled(m *message) bool {
+	k, ok := idKey(objectMember(m.value(m.params), "requestId"))
+	if !ok {
+		return true
+	}
+	p.mu.Lock()
+	c := p.calls[k]
+	if c != nil {
+		delete(p.calls, k)
+	}
+	delete(p.lists, k)
+	p.recount()
+	p.mu.Unlock()
+	switch {
+	case c == nil:
+		return true
+	case !c.sent:
+		c.cancel()
+		return false
+	}
+	p.finish(c, ledger.Outcome{State: ledger.Unknown, ExitCode: ledger.NoExit,
+		Reason: "cancelled by the client after it was sent (notifications/cancelled): the server may have acted on it"})
+	return true
+}
+
+// complete records the outcome the server's response gives a held call:
+// succeeded with the whole result, or failed for a result with isError
+// true or a JSON-RPC error.
+func (p *Proxy) complete(c *call, m *message) {
+	o := ledger.Outcome{State: ledger.Succeeded}
+	switch result := m.value(m.result); {
+	case m.err != nil && m.result == nil:
+		o.State, o.ExitCode, o.Stdout = ledger.Failed, 1, output(m.value(m.err))
+		o.Reason = "the server answered with a JSON-RPC error: " + shorten(string(m.value(m.err)), 200)
+	case isTrue(objectMember(result, "isError")):
+		o.State, o.ExitCode, o.Stdout = ledger.Failed, 1, output(result)
+		o.Reason = "the tool's result has isError: true"
+	default:
+		o.Stdout = output(result)
+	}
+	p.finish(c, o)
+}
+
+// lose records a sent call's outcome as unknown and answers it so.
+func (p *Proxy) lose(c *call, why string) {
+	p.finish(c, ledger.Outcome{State: ledger.Unknown, ExitCode: ledger.NoExit, Reason: why})
+	rec := &ledger.Record{Key: c.key, Attempt: c.attempt, StartedAt: c.sentAt, Holder: p.o.Holder}
+	p.toClient(response(c.id, toolError(unknownText(c.key, c.attempt, c.sentAt, p.o.Holder, why), outcomeMeta(c.key, rec, "unknown")...)))
+}
+
+// finish completes a held call's attempt.
+func (p *Proxy) finish(c *call, o ledger.Outcome) {
+	if c.hold == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+	defer cancel()
+	comp := c.hold.Complete(ctx, o)
+	if comp.Err != nil && !errors.Is(comp.Err, ledger.ErrCompleted) {
+		p.o.Diag(fmt.Sprintf("warning: the outcome (%s) of attempt %d of %s (tools/call %s) was not recorded: %v", o.State, c.attempt, c.key, c.tool, comp.Err))
+	}
+}
+
+// output is a result as a record keeps it.
+func output(b []byte) ledger.Output {
+	o := ledger.Output{Length: int64(len(b)), SHA256: fingerprint(b)}
+	if len(b) > maxResult {
+		o.Truncated = true
+		return o
+	}
+	o.Data = clone(b)
+	return o
+}
+
+// rewriteCall is the call as idemkey sends it: the key and the attempt in
+// params._meta, and, with keyArg, the key in that argument too.
+func rewriteCall(m *message, key string, attempt int64, keyArg string) []byte {
+	params := m.value(m.params)
+	set := []kv{{"_meta", setMembers(objectMember(params, "_meta"), kv{MetaKey, quoted(key)}, kv{MetaAttempt, number(attempt)})}}
+	if keyArg != "" {
+		set = append(set, kv{"arguments", setMembers(objectMember(params, "arguments"), kv{keyArg, quoted(key)})})
+	}
+	return setMembers(m.raw, kv{"params", setMembers(params, set...)})
+}
+
+// replayResult is a succeeded record's result, marked as replayed.
+func replayResult(rec *ledger.Record) []byte {
+	data := rec.Stdout.Data
+	if len(data) > 0 && !rec.Stdout.Truncated && (data[0] != '{' || validJSON(data) != nil) {
+		// Not a result: what a reconcile command printed (issue 22), as
+		// the answer's text.
+		data = []byte(`{"content":[{"type":"text","text":` + string(quoted(string(data))) + `}]}`)
+	}
+	if len(data) == 0 || rec.Stdout.Truncated {
+		why := "the ledger has none"
+		if rec.Stdout.Truncated {
+			why = fmt.Sprintf("it was %d bytes", rec.Stdout.Length)
+		}
+		text := fmt.Sprintf("idemkey: this call succeeded before (attempt %d, recorded at %s; %s), but its result was not kept (%s). It was not sent again.",
+			rec.Attempt, stamp(rec.EndedAt), rec.Reason, why)
+		data = []byte(`{"content":[{"type":"text","text":` + string(quoted(text)) + `}]}`)
+	}
+	marks := []kv{{MetaReplayed, []byte("true")}, {MetaKey, quoted(rec.Key)}, {MetaAttempt, number(rec.Attempt)}, {MetaRecorded, quoted(stamp(rec.EndedAt))}}
+	return setMembers(data, kv{"_meta", setMembers(objectMember(data, "_meta"), marks...)})
+}
+
+// outcomeMeta are the _meta members of idemkey's own tool errors.
+func outcomeMeta(key string, rec *ledger.Record, outcome string) []kv {
+	meta := []kv{{MetaOutcome, quoted(outcome)}, {MetaKey, quoted(key)}}
+	if rec != nil && rec.Attempt > 0 {
+		meta = append(meta, kv{MetaAttempt, number(rec.Attempt)})
+	}
+	return meta
+}
+
+func busyText(key string, rec *ledger.Record, wait time.Duration) string {
+	who := "another holder"
+	if rec != nil && rec.State == ledger.Running {
+		who = fmt.Sprintf("attempt %d, started at %s by %s", rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+	}
+	waited := "idemkey did not wait for it (--wait)"
+	if wait > 0 {
+		waited = fmt.Sprintf("idemkey waited %s for its outcome", wait)
+	}
+	return fmt.Sprintf("idemkey: this call is in flight (%s; key %s) and was not sent again; %s. Call it again later to get its result.", who, key, waited)
+}
+
+func unknownText(key string, attempt int64, started time.Time, holder, reason string) string {
+	return fmt.Sprintf("idemkey: the outcome of this call is unknown, so it was not sent again: attempt %d (key %s), sent at %s by %s, ended without an answer: %s. "+
+		"Check with the tool's owner whether it took effect, then settle it: idemkey ledger resolve %s --as succeeded (later calls get a recorded answer) or --as failed (the next call runs again); "+
+		"an idemkey mcp started with --recover retry sends it again with the same key, for a server that dedupes by it.",
+		attempt, key, stamp(started), holder, reason, key)
+}
+
+func mismatchText(key string, rec *ledger.Record, what string) string {
+	return fmt.Sprintf("idemkey: this call was not sent: its key %s was recorded for a call with other arguments (attempt %d, %s): %s. "+
+		"One key must mean one call: if the difference does not matter, the recorded call stands; otherwise give this call its own key, or drop the record: idemkey ledger forget %s.",
+		key, rec.Attempt, rec.State, what, key)
+}
+
+// stamp is a time as records show it.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// clientBatch handles a JSON-RPC batch of the client's (JSON-RPC 2.0 §6),
+// where the agreed revision has them (2025-03-26; 2025-06-18 removed
+// them). Its messages are read one by one; those idemkey answers are
+// answered in one batch of their own, the rest sent on as a batch (as
+// written, when idemkey changed none). Another revision's batch is an
+// Invalid Request, as its servers answer it: not sent on, so that no
+// tools/call passes in it unkeyed.
+func (p *Proxy) clientBatch(line []byte) {
+	els := elements(line, skipSpace(line, 0))
+	p.mu.Lock()
+	version := p.version
+	p.mu.Unlock()
+	switch {
+	case len(els) == 0:
+		p.toClient(errorResponse(nil, codeInvalidRequest, "Invalid Request: an empty batch"))
+		return
+	case version != "2025-03-26":
+		rev := "the revision agreed on (" + version + ")"
+		if version == "" {
+			rev = "a session before initialize"
+		}
+		p.toClient(errorResponse(nil, codeInvalidRequest, "Invalid Request: JSON-RPC batches are not part of "+rev+"; only MCP 2025-03-26 has them"))
+		return
+	}
+	var local, fwd, ids [][]byte
+	changed := false
+	for _, e := range els {
+		el := line[e[0]:e[1]]
+		if el[0] != '{' {
+			fwd = append(fwd, el) // the server answers it: Invalid Request
+			continue
+		}
+		f, id := p.clientMessage(readMessage(el), func(b []byte) { local = append(local, b) }, true)
+		if f == nil {
+			changed = true
+			continue
+		}
+		changed = changed || len(f) != len(el) || &f[0] != &el[0]
+		fwd = append(fwd, f)
+		if id != nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(local) > 0 {
+		p.toClient(joinArray(local))
+	}
+	switch {
+	case len(fwd) == 0:
+	case !changed:
+		p.sendIDs(line, ids)
+	default:
+		p.sendIDs(joinArray(fwd), ids)
+	}
+}
+
+func joinArray(parts [][]byte) []byte {
+	out := []byte{'['}
+	for i, b := range parts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']')
+}
+
+// logCall appends the call's record to the log: one JSON Lines record in
+// the call shape `idemkey drift` reads by default ({"task","tool","args"};
+// the request id is "request_id", never "id", which drift would take for
+// the model's call id), with the time, the key, the attempt and what
+// idemkey did: passed, forwarded, replayed, waited or refused.
+func (p *Proxy) logCall(c *call, action string) {
+	if p.o.Trace != nil {
+		line := fmt.Sprintf("tools/call %s (id %s, task %q): %s", c.tool, c.id, c.task, action)
+		if c.key != "" {
+			line += fmt.Sprintf(", key %s, attempt %d", c.key, c.attempt)
+		}
+		p.o.Trace(line)
+	}
+	if p.o.Log == nil || c.task == "" {
+		return
+	}
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	b := append(p.logBuf[:0], `{"time":`...)
+	b = appendQuoted(b, p.o.Now().UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"task":`...)
+	b = appendQuoted(b, c.task)
+	b = append(b, `,"tool":`...)
+	b = appendQuoted(b, c.tool)
+	b = append(b, `,"args":`...)
+	if c.args != nil {
+		b = append(b, c.args...)
+	} else {
+		b = append(b, `{}`...)
+	}
+	b = append(b, `,"request_id":`...)
+	b = append(b, c.id...)
+	if c.key != "" {
+		b = append(b, `,"key":`...)
+		b = appendQuoted(b, c.key)
+	}
+	if c.attempt > 0 {
+		b = append(b, `,"attempt":`...)
+		b = append(b, number(c.attempt)...)
+	}
+	b = append(b, `,"action":`...)
+	b = appendQuoted(b, action)
+	b = append(b, "}\n"...)
+	if _, err := p.o.Log.Write(b); err != nil {
+		p.o.Diag("warning: writing the log: " + err.Error())
+	}
+	if cap(b) > bigLine {
+		b = nil
+	}
+	p.logBuf = b
+}

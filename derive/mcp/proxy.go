@@ -1,0 +1,534 @@
+// Package mcp is the library behind `idemkey mcp`: a raw, message-preserving
+// proxy between an MCP client (on standard input and output) and an MCP
+// server (a stdio child, or a Streamable HTTP endpoint) that gives every
+// write tool call an idempotency key derived by the harness and makes it
+// happen once, through the ledger's one claim loop (ledger.Hold).
+//
+// Every message passes through as it was written (MCP basic/index:
+// JSON-RPC 2.0 requests, notifications and responses; basic/transports:
+// one message a line on stdio), in the order of its stream, except the
+// tools/call requests of write tools and their answers:
+//
+//   - the first call is claimed, then forwarded with the key and the
+//     attempt in params._meta (MetaKey, MetaAttempt); its answer is
+//     recorded (succeeded with the whole result, or failed for isError
+//     true or a JSON-RPC error) before it is passed on;
+//   - a repeat of a succeeded call is answered from the ledger, under the
+//     new request's id, its result marked in _meta (MetaReplayed);
+//   - a call in flight elsewhere, an unknown outcome (the server, the
+//     proxy or the machine died, or the client cancelled it after it was
+//     sent) and a key recorded for other arguments are answered with a
+//     tool error result (isError: true) the model can read, never sent.
+//
+// Which tools are writes: all, except those whose tools/list annotations
+// say readOnlyHint: true (tracked as tools/list results pass), unless
+// Options.Mode says otherwise. The package imports no os and no CLI
+// package: the caller starts the server and opens the ledger.
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+)
+
+// The _meta members idemkey writes (MCP basic/index, "General fields":
+// _meta keys take a reverse-DNS prefix and a slash).
+const (
+	MetaKey      = "com.github.idemkey/idempotency-key" // the call's key, on the forwarded request and on idemkey's answers
+	MetaAttempt  = "com.github.idemkey/attempt"         // the attempt number, 1, 2, …
+	MetaReplayed = "com.github.idemkey/replayed"        // true on a result answered from the ledger
+	MetaRecorded = "com.github.idemkey/recorded-at"     // when a replayed result was recorded (RFC 3339)
+	MetaOutcome  = "com.github.idemkey/outcome"         // on idemkey's tool errors: busy, unknown, mismatch, unkeyed
+)
+
+// Mode is how a tool's calls are handled.
+type Mode int
+
+const (
+	// ModeAuto: by the tool's tools/list annotations, once unless they
+	// say readOnlyHint: true.
+	ModeAuto Mode = iota
+	// ModeOnce: keyed, recorded, and made once.
+	ModeOnce
+	// ModePass: passed through untouched, never recorded.
+	ModePass
+)
+
+// Derived is a call's key and the text its fingerprint is computed from.
+type Derived struct {
+	Key string
+	// Request is the canonical form of what must match for a replay
+	// (the whole arguments), kept in the record to show a mismatch.
+	Request []byte
+}
+
+// Options configure a Proxy.
+type Options struct {
+	// Task is the task id of every call; TaskMeta, if set instead, names
+	// the params._meta member that carries each call's task id.
+	Task, TaskMeta string
+	// Mode says how a tool's calls are handled (nil: ModeAuto).
+	Mode func(tool string) Mode
+	// KeyArg names the argument that also carries the key for a tool
+	// ("" for none); the key never covers it.
+	KeyArg func(tool string) string
+	// Recover is a tool's policy for an unknown outcome (nil: fail).
+	Recover func(tool string) ledger.Policy
+	// Derive derives the key of the tools/call request msg (the whole
+	// message as the client sent it, without a KeyArg argument) for
+	// task, exactly as `idemkey key --from mcp` does.
+	Derive func(task, tool string, msg []byte) (Derived, error)
+	// Difference says in words where a recorded request and a new one
+	// differ (nil: "the arguments differ").
+	Difference func(recorded, now []byte) string
+	// The ledger: its store, its kernel lock per key (nil on a lease
+	// store), the lease of a call in flight, how long a call in flight
+	// elsewhere is waited for, how long a finished record counts, and
+	// the holder's name (host and pid).
+	Store               ledger.Store
+	Locker              ledger.KeyLocker
+	Lease, Wait, Retain time.Duration
+	Holder              string
+	// Reconcile, if set, asks the owner about an unknown outcome before
+	// the recovery policy applies (issue 22; ledger.HoldRequest.Reconcile):
+	// a Happened answer's Output is replayed (a result, or text).
+	Reconcile ledger.Reconciler
+	// Log, if set, gets one JSON Lines record per tools/call (see
+	// logCall), in the shape `idemkey drift` reads.
+	Log io.Writer
+	// Diag gets idemkey's diagnostics, one line each (for stderr).
+	Diag func(msg string)
+	// Trace, if set, gets a line for each tools/call idemkey handles.
+	Trace func(msg string)
+	// Now is the clock of the log's times (nil: time.Now).
+	Now func() time.Time
+}
+
+// Proxy is one client's session through idemkey. Use it once.
+type Proxy struct {
+	o   Options
+	up  Upstream
+	out io.Writer
+	ctx context.Context
+
+	outMu  sync.Mutex
+	outBuf []byte
+	outErr error
+
+	logMu  sync.Mutex
+	logBuf []byte
+
+	mu       sync.Mutex
+	calls    map[string]*call // tools/call requests held: sent, or waiting for a holder elsewhere
+	lists    map[string]bool  // tools/list requests in flight
+	initID   string           // the initialize request in flight
+	version  string           // the protocol revision agreed on
+	readOnly map[string]bool  // tools whose annotations say readOnlyHint: true
+	closed   bool
+	watch    atomic.Int64 // len(calls) + len(lists) + (initID != ""): the server's messages are read only when > 0
+
+	wg sync.WaitGroup // the calls waiting for a holder elsewhere
+}
+
+// call is a tools/call request idemkey holds.
+type call struct {
+	id, args  []byte // as the client wrote them (copies)
+	idKey     string
+	task      string
+	tool, key string
+	keyArg    string
+	d         Derived
+	hold      *ledger.Holding // once claimed
+	attempt   int64
+	sent      bool
+	sentAt    time.Time
+	waited    bool
+	cancel    context.CancelFunc // of a wait
+}
+
+// New returns a proxy with the options o.
+func New(o Options) *Proxy {
+	if o.Diag == nil {
+		o.Diag = func(string) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, readOnly: map[string]bool{}}
+}
+
+// ErrServerGone is returned by Serve when the server ended the session
+// before the client did (its process exited, its output closed).
+var ErrServerGone = errors.New("the server has gone")
+
+// Serve passes messages between the client (it reads client, writes out)
+// and up until one side ends: when the client's input ends, the calls
+// waiting for a holder elsewhere end (within Options.Wait), the server is
+// told (Upstream.Close) and Serve waits for it to go; when the server goes
+// first, Serve returns an error wrapping ErrServerGone; when ctx ends, as
+// when the client's input ends, without the waits. Calls in flight when
+// the server goes are recorded unknown and answered so.
+func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up Upstream) error {
+	p.ctx, p.out, p.up = ctx, out, up
+	srv := make(chan error, 1)
+	go func() { srv <- up.Run(ctx, p) }()
+	cli := make(chan error, 1)
+	go func() { cli <- p.readClient(client) }()
+	select {
+	case err := <-srv:
+		why := "the server closed its output"
+		if err != nil {
+			why = "the server's output ended: " + err.Error()
+		}
+		p.serverGone(why)
+		p.wg.Wait()
+		return fmt.Errorf("%w (%s)", ErrServerGone, why)
+	case err := <-cli:
+		if err != nil {
+			p.o.Diag("reading the client: " + err.Error())
+		}
+		// The client's input ended: the calls waiting for a holder
+		// elsewhere end first (within --wait; their answers still go
+		// out), then the server is told.
+		waits := make(chan struct{})
+		go func() { p.wg.Wait(); close(waits) }()
+		select {
+		case <-waits:
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+		// Told to stop (a signal).
+	}
+	p.stopWaits()
+	up.Close()
+	err := <-srv
+	why := "the server ended after the client went"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	p.serverGone(why)
+	p.wg.Wait()
+	return nil
+}
+
+// readClient reads the client's messages, one a line, until its input
+// ends. A last line without its newline is a message if it is whole.
+func (p *Proxy) readClient(r io.Reader) error {
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		switch {
+		case err == errCut && validJSON(line) != nil:
+			p.o.Diag("the client's input ended in the middle of a message: it was not passed on")
+			return nil
+		case err == io.EOF:
+			return nil
+		case err != nil && err != errCut:
+			return err
+		}
+		if !blank(line) {
+			p.fromClient(line)
+		}
+		if err == errCut {
+			return nil
+		}
+	}
+}
+
+// fromClient handles one line of the client's.
+func (p *Proxy) fromClient(line []byte) {
+	if err := validJSON(line); err != nil {
+		// JSON-RPC 2.0 §5.1: invalid JSON is answered with a parse error
+		// (id null); it is not passed on, so that no server reads into
+		// it a call idemkey did not see.
+		p.o.Diag(fmt.Sprintf("the client sent a line that is not JSON (%v): answered with a parse error", err))
+		p.toClient(errorResponse(nil, codeParseError, "Parse error: "+err.Error()))
+		return
+	}
+	if line[skipSpace(line, 0)] == '[' {
+		p.clientBatch(line)
+		return
+	}
+	m := readMessage(line)
+	if fwd, id := p.clientMessage(m, p.toClient, false); fwd != nil {
+		p.send(fwd, id)
+	}
+}
+
+// clientMessage handles one message of the client's (alone, or in a
+// batch) and returns what to send on (nil: nothing) and, for a request,
+// its id. answer takes idemkey's own answers.
+func (p *Proxy) clientMessage(m *message, answer func([]byte), inBatch bool) (fwd, id []byte) {
+	switch m.kind {
+	case kindRequest:
+		id = m.idRaw()
+		k := m.idKey()
+		p.mu.Lock()
+		_, dup := p.calls[k]
+		p.mu.Unlock()
+		if dup {
+			// A tools/call idemkey holds has this id: its answer must not
+			// be taken for another's (MCP: an id is never reused in a
+			// session).
+			answer(errorResponse(id, codeInvalidRequest, "Invalid Request: the id "+string(id)+" is in use by a tools/call in flight"))
+			return nil, nil
+		}
+		switch m.method {
+		case "tools/call":
+			if fwd = p.toolsCall(m, answer, inBatch); fwd == nil {
+				return nil, nil
+			}
+			return fwd, id
+		case "tools/list":
+			p.mu.Lock()
+			p.lists[k] = true
+			p.recount()
+			p.mu.Unlock()
+		case "initialize":
+			p.mu.Lock()
+			p.initID = k
+			p.recount()
+			p.mu.Unlock()
+		}
+		return m.raw, id
+	case kindNotification:
+		if m.method == "notifications/cancelled" && !p.cancelled(m) {
+			return nil, nil
+		}
+	}
+	return m.raw, nil
+}
+
+// recount updates watch; p.mu is held.
+func (p *Proxy) recount() {
+	n := int64(len(p.calls) + len(p.lists))
+	if p.initID != "" {
+		n++
+	}
+	p.watch.Store(n)
+}
+
+// send sends a message of the client's on; a message that could not be
+// sent is answered for its request.
+func (p *Proxy) send(msg, id []byte) {
+	var ids [][]byte
+	if id != nil {
+		ids = [][]byte{id}
+	}
+	p.sendIDs(msg, ids)
+}
+
+func (p *Proxy) sendIDs(msg []byte, ids [][]byte) {
+	err := p.up.Send(p.ctx, msg, ids)
+	if err == nil {
+		return
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		se = &SendError{Maybe: true, Msg: err.Error()}
+	}
+	if len(ids) == 0 {
+		p.o.Diag("a message of the client's could not be sent to the server: " + se.Msg)
+	}
+	for _, id := range ids {
+		p.Unanswered(id, se.Maybe, se.Msg)
+	}
+}
+
+// toClient writes one message to the client: the message and its newline
+// in one write, never a part of one.
+func (p *Proxy) toClient(msg []byte) {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	if p.outErr != nil {
+		return
+	}
+	p.outBuf = append(append(p.outBuf[:0], msg...), '\n')
+	if _, err := p.out.Write(p.outBuf); err != nil {
+		p.outErr = err
+		p.o.Diag("writing to the client: " + err.Error())
+	}
+	if cap(p.outBuf) > bigLine {
+		p.outBuf = nil
+	}
+}
+
+// Message implements Sink: one message of the server's, passed on to the
+// client once idemkey has read what it needs from it (the outcome of a
+// call it holds is recorded first). wantIDs: return the ids of the
+// responses in it.
+func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
+	if !wantIDs && p.watch.Load() == 0 {
+		p.toClient(msg)
+		return nil
+	}
+	if validJSON(msg) != nil {
+		p.toClient(msg) // passed on as it is: the client answers it
+		return nil
+	}
+	var ids []string
+	if i := skipSpace(msg, 0); msg[i] == '[' {
+		for _, e := range elements(msg, i) {
+			if el := msg[e[0]:e[1]]; el[0] == '{' {
+				if m := readMessage(el); m.kind == kindResponse {
+					ids = append(ids, p.serverResponse(m))
+				}
+			}
+		}
+	} else if m := readMessage(msg); m.kind == kindResponse {
+		ids = append(ids, p.serverResponse(m))
+	}
+	p.toClient(msg)
+	return ids
+}
+
+// serverResponse reads a response of the server's before it is passed
+// on: the outcome of a held call is recorded, a tools/list result and an
+// initialize result are read. It returns the id's identity.
+func (p *Proxy) serverResponse(m *message) string {
+	k := m.idKey()
+	p.mu.Lock()
+	c := p.takeSent(k)
+	list := p.lists[k]
+	delete(p.lists, k)
+	init := k != "" && k == p.initID
+	if init {
+		p.initID = ""
+	}
+	p.recount()
+	p.mu.Unlock()
+	switch {
+	case c != nil:
+		p.complete(c, m)
+	case list:
+		p.trackTools(m.value(m.result))
+	case init:
+		if v, ok := stringValue(objectMember(m.value(m.result), "protocolVersion")); ok {
+			p.mu.Lock()
+			p.version = v
+			p.mu.Unlock()
+			p.up.SetVersion(v)
+		}
+	}
+	return k
+}
+
+// takeSent removes and returns the call sent with id k, or nil (a call
+// still waiting stays); p.mu is held.
+func (p *Proxy) takeSent(k string) *call {
+	c := p.calls[k]
+	if c == nil || !c.sent {
+		return nil
+	}
+	delete(p.calls, k)
+	return c
+}
+
+// trackTools reads the annotations of a tools/list result (MCP
+// server/tools: ToolAnnotations.readOnlyHint).
+func (p *Proxy) trackTools(result []byte) {
+	tools := objectMember(result, "tools")
+	if len(tools) == 0 || tools[0] != '[' {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range elements(tools, 0) {
+		t := tools[e[0]:e[1]]
+		name, ok := stringValue(objectMember(t, "name"))
+		if !ok {
+			continue
+		}
+		if isTrue(objectMember(objectMember(t, "annotations"), "readOnlyHint")) {
+			p.readOnly[name] = true
+		} else {
+			delete(p.readOnly, name)
+		}
+	}
+}
+
+// mode is how the tool's calls are handled.
+func (p *Proxy) mode(tool string) Mode {
+	if p.o.Mode != nil {
+		if m := p.o.Mode(tool); m != ModeAuto {
+			return m
+		}
+	}
+	p.mu.Lock()
+	ro := p.readOnly[tool]
+	p.mu.Unlock()
+	if ro {
+		return ModePass
+	}
+	return ModeOnce
+}
+
+// Unanswered implements Sink: a request the server will not answer. A
+// held call is recorded (unknown if the server may have acted on it,
+// failed if it surely did not) and answered; any other request is
+// answered with an error, so that the client does not wait for ever.
+func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
+	k, _ := idKey(id)
+	p.mu.Lock()
+	c := p.takeSent(k)
+	delete(p.lists, k)
+	p.recount()
+	p.mu.Unlock()
+	switch {
+	case c == nil:
+		p.toClient(errorResponse(id, codeInternalError, "idemkey: the server did not answer: "+why))
+	case maybe:
+		p.lose(c, "the server's answer was lost: "+why)
+	default:
+		p.finish(c, ledger.Outcome{State: ledger.Failed, ExitCode: 1, Reason: "not sent: " + why})
+		p.toClient(errorResponse(id, codeInternalError, "idemkey: the call could not be sent to the server (it did not run): "+why))
+	}
+}
+
+// serverGone ends the session's calls: those sent are unknown, those
+// waiting end.
+func (p *Proxy) serverGone(why string) {
+	p.mu.Lock()
+	p.closed = true
+	var sent []*call
+	for k, c := range p.calls {
+		delete(p.calls, k)
+		if c.sent {
+			sent = append(sent, c)
+		} else if c.cancel != nil {
+			c.cancel()
+		}
+	}
+	p.recount()
+	p.mu.Unlock()
+	for _, c := range sent {
+		p.lose(c, why)
+	}
+}
+
+// stopWaits ends the waits for holders elsewhere (the client has gone).
+func (p *Proxy) stopWaits() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, c := range p.calls {
+		if !c.sent && c.cancel != nil {
+			c.cancel()
+			delete(p.calls, k)
+		}
+	}
+	p.recount()
+}
+
+func fingerprint(req []byte) string {
+	sum := sha256.Sum256(req)
+	return hex.EncodeToString(sum[:])
+}
