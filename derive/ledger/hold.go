@@ -346,10 +346,12 @@ type Holding struct {
 	ownsLock bool
 	events   HoldEvents
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	stop   chan struct{}
-	ended  chan struct{} // closed when the renewal has stopped
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	lost    chan struct{} // closed when the hold is lost
+	lostErr error         // why, set before lost is closed
+	stop    chan struct{}
+	ended   chan struct{} // closed when the renewal has stopped
 
 	mu        sync.Mutex
 	done      bool
@@ -364,7 +366,7 @@ func newHolding(s Store, rec *Record, lease time.Duration, lock io.Closer, ownsL
 	ctx, cancel := context.WithCancelCause(context.Background())
 	h := &Holding{
 		s: s, rec: *rec, lease: lease, lock: lock, ownsLock: ownsLock, events: ev,
-		ctx: ctx, cancel: cancel, stop: make(chan struct{}), ended: make(chan struct{}),
+		ctx: ctx, cancel: cancel, lost: make(chan struct{}), stop: make(chan struct{}), ended: make(chan struct{}),
 	}
 	go h.renew()
 	return h
@@ -386,17 +388,20 @@ func (h *Holding) Lock() io.Closer { return h.lock }
 // Lost is closed when the hold is lost: a renewal matched nothing (a
 // newer claim holds the key, or its record is gone) or the store could
 // not be reached for a whole lease. LostErr says why.
-func (h *Holding) Lost() <-chan struct{} { return h.ctx.Done() }
+func (h *Holding) Lost() <-chan struct{} { return h.lost }
 
 // LostErr is why the hold was lost, nil while it is not.
 func (h *Holding) LostErr() error {
-	if h.ctx.Err() == nil {
+	select {
+	case <-h.lost:
+		return h.lostErr
+	default:
 		return nil
 	}
-	return context.Cause(h.ctx)
 }
 
-// Context ends when the hold is lost (its cause is LostErr) or ended.
+// Context ends when the hold is lost (its cause is LostErr) or ended
+// (ErrCompleted).
 func (h *Holding) Context() context.Context { return h.ctx }
 
 // renew renews the lease every third of it until stopped. A renewal that
@@ -431,6 +436,8 @@ func (h *Holding) renew() {
 			return // ended meanwhile: the failure is the end's, not a loss
 		default:
 		}
+		h.lostErr = err
+		close(h.lost)
 		h.cancel(err)
 		if h.events.Lost != nil {
 			h.events.Lost(err)
@@ -461,6 +468,8 @@ type Outcome struct {
 
 // Completion is what Complete did.
 type Completion struct {
+	// Attempt is the held attempt.
+	Attempt int64
 	// Record is the record as it was written (nil if it was not).
 	Record *Record
 	// Err is why the outcome was not recorded (nil if it was).
@@ -484,7 +493,7 @@ func (h *Holding) Complete(ctx context.Context, o Outcome) Completion {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
-		return Completion{Err: ErrCompleted}
+		return Completion{Attempt: h.rec.Attempt, Err: ErrCompleted}
 	}
 	h.done = true
 	h.stopRenewal()
@@ -504,9 +513,9 @@ func (h *Holding) write(ctx context.Context, rec *Record) Completion {
 	err := Complete(ctx, h.s, rec)
 	if err == nil {
 		h.cancel(ErrCompleted)
-		return Completion{Record: rec}
+		return Completion{Attempt: rec.Attempt, Record: rec}
 	}
-	c := Completion{Err: err}
+	c := Completion{Attempt: rec.Attempt, Err: err}
 	if errors.Is(err, ErrLeaseLost) {
 		if cur, _, gerr := h.s.Get(ctx, rec.Key); gerr == nil {
 			c.Current = cur
