@@ -339,8 +339,8 @@ func (o *postOptions) holdEvents(key string) ledger.HoldEvents {
 		Lost: func(error) {
 			if say {
 				pl := o.ledger
-				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder: %s; no retry will be sent\n",
-					pl.hold.Attempt(), key, lossWhy(context.Background(), pl.store, pl.hold, pl.lease))
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; no retry will be sent\n",
+					lossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
 			}
 		},
 	}
@@ -431,6 +431,9 @@ func (o *postOptions) ledgerRecord(ex *exchange, key string) {
 	pl := o.ledger
 	out := o.ledgerOutcome(ex)
 	c := pl.hold.Complete(context.Background(), out)
+	if !o.Silent || o.ShowError {
+		warnOutputsDropped(o.f.IO.Err, key, c)
+	}
 	switch {
 	case errors.Is(c.Err, ledger.ErrCompleted):
 		// Recorded by the interruption's handler.

@@ -886,8 +886,7 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs c
 	var once sync.Once
 	sayLost = func() {
 		once.Do(func() {
-			fmt.Fprintf(opts.f.IO.Err, "idemkey: lease lost: attempt %d of %s is no longer the key's holder: %s\n",
-				h.Attempt(), st.key, lossWhy(ctx, st.store, h, opts.Lease))
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", lossLine(ctx, st.store, h, st.key, opts.Lease))
 		})
 	}
 	go func() {
@@ -914,6 +913,7 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 	opts := st.opts
 	attempt := h.Attempt()
 	c := h.Complete(ctx, o)
+	warnOutputsDropped(opts.f.IO.Err, st.key, c)
 	if c.Err != nil {
 		st.warnNotRecorded(attempt, c)
 	} else {
@@ -988,55 +988,70 @@ func stopSignals(c chan os.Signal) {
 
 // warnNotRecorded says that an attempt's outcome was not recorded, why,
 // and what the key's record is now.
-func (st *runStep) warnNotRecorded(attempt int64, c ledger.Completion) {
+func (st *runStep) warnNotRecorded(attempt int64, c ledger.CompleteResult) {
 	fmt.Fprintf(st.opts.f.IO.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n",
 		attempt, st.key, notRecordedWhy(c))
 }
 
+// warnOutputsDropped says that an outcome was recorded without its
+// outputs' bytes (the store refused it for its size, issue 19.12).
+func warnOutputsDropped(w io.Writer, key string, c ledger.CompleteResult) {
+	if c.Err == nil && c.OutputsDropped {
+		fmt.Fprintf(w, "idemkey: warning: the outcome of attempt %d of %s was recorded without its output (the ledger refused it for its size: %v); a replay returns no output, only its length and sha256\n",
+			c.Attempt, key, c.Cause)
+	}
+}
+
 // notRecordedWhy says why a completion failed and what the key's record
 // is now.
-func notRecordedWhy(c ledger.Completion) string {
+func notRecordedWhy(c ledger.CompleteResult) string {
 	if !errors.Is(c.Err, ledger.ErrLeaseLost) {
 		s := fmt.Sprintf("%v; the next attempt will find it unknown", c.Err)
-		if c.Released {
-			s += " (its claim was released: at once)"
+		switch {
+		case c.Released:
+			s += " (the claim was released: at once)"
+		case c.ReleaseErr != nil:
+			s += fmt.Sprintf(" once the lease runs out (releasing the claim failed too: %v)", c.ReleaseErr)
 		}
 		return s
 	}
-	// The compare-and-set matched nothing: a newer attempt took the key
-	// over (its record stands), or the record was removed.
 	cur := c.Current
 	switch {
-	case cur == nil:
-		return "the key's record was removed meanwhile"
-	case cur.Attempt != c.Attempt:
-		return fmt.Sprintf("attempt %d holds the key now; its record stands", cur.Attempt)
+	case cur != nil && cur.Attempt != c.Attempt:
+		return fmt.Sprintf("attempt %d holds the key now; its record stands (%s)", cur.Attempt, recordNow(cur))
+	case errors.Is(c.Err, ledger.ErrAttemptEnded) && cur != nil:
+		return fmt.Sprintf("the attempt was recorded as %s by someone else meanwhile (its lease ran out, or a person resolved it); that record stands", cur.State)
 	}
-	// Settled meanwhile (ledger resolve after its lease ran out).
-	return fmt.Sprintf("its record was changed meanwhile to %s; that stands", cur.State)
+	return strings.TrimPrefix(c.Err.Error(), "lease lost: ")
 }
 
-// lossWhy says why a hold was lost: what the key's record is now, or that
-// the ledger did not answer for a whole lease.
-func lossWhy(ctx context.Context, s ledger.Store, h *ledger.Holding, lease time.Duration) string {
+// recordNow says whose a key's record is: its state, start and holder.
+func recordNow(cur *ledger.Record) string {
+	return fmt.Sprintf("%s, started at %s by %s", cur.State, stamp(cur.StartedAt), cur.Holder)
+}
+
+// lossLine says that a hold was lost and why: the ledger's word for what
+// happened to the key's record (item 19.17: a newer attempt, a record
+// gone, an attempt ended by someone else), with who holds the key now, or
+// that the ledger did not answer for a whole lease.
+func lossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string, lease time.Duration) string {
 	err := h.LostErr()
 	if !errors.Is(err, ledger.ErrLeaseLost) {
-		return fmt.Sprintf("the ledger did not answer for a whole lease (%s): %v; another worker may take the key over", lease, err)
+		return fmt.Sprintf("lease lost: the ledger did not answer for a whole lease (%s): %v; attempt %d of %s is no longer sure to hold the key, and another worker may take it over",
+			lease, err, h.Attempt(), key)
 	}
+	msg := fmt.Sprintf("%v: attempt %d of %s is no longer the key's holder", err, h.Attempt(), key)
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	cur, _, gerr := s.Get(rctx, h.Record().Key)
+	cur, _, gerr := s.Get(rctx, key)
 	cancel()
 	switch {
-	case gerr != nil:
-		return fmt.Sprintf("its record no longer matches (and reading it failed: %v)", gerr)
-	case cur == nil:
-		return "its record was removed (ledger forget or gc, or the store lost it)"
+	case gerr != nil || cur == nil:
 	case cur.Attempt != h.Attempt():
-		return fmt.Sprintf("attempt %d (started at %s by %s) holds the key now", cur.Attempt, stamp(cur.StartedAt), cur.Holder)
+		msg += fmt.Sprintf(" (attempt %d holds it now: %s)", cur.Attempt, recordNow(cur))
 	case cur.State != ledger.Running:
-		return fmt.Sprintf("its record was settled meanwhile as %s", cur.State)
+		msg += fmt.Sprintf(" (its record says %s now)", cur.State)
 	}
-	return "a newer claim holds the key"
+	return msg
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.

@@ -321,15 +321,17 @@ func TestHoldReconcile(t *testing.T) {
 func TestHoldReconcileHoldsKey(t *testing.T) {
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		key := unknownKey(t, hs)
-		lease := 150 * time.Millisecond
+		lease := time.Second
 		started, release := make(chan struct{}), make(chan struct{})
 		var asked int
 		var mu sync.Mutex
 		rc := func(context.Context, *ledger.Record) ledger.Reconciliation {
 			mu.Lock()
 			asked++
+			if asked == 1 {
+				close(started)
+			}
 			mu.Unlock()
-			close(started)
 			<-release
 			return ledger.Reconciliation{Verdict: ledger.Happened, Output: out("ok")}
 		}
@@ -347,7 +349,7 @@ func TestHoldReconcileHoldsKey(t *testing.T) {
 		other := holdReq(hs, key, lease)
 		other.Claim.Recover = ledger.RecoverRetry
 		other.Reconcile = rc
-		for range 4 { // several leases
+		for range 3 { // several leases
 			time.Sleep(lease)
 			mustHold(t, hs, other, ledger.ActBusy)
 		}
