@@ -398,31 +398,5 @@ func gcSparesReclaimedAfterWipe(e *env) {
 	if e.caps.Wipe == nil {
 		e.t.Skip("no Wipe for this store")
 	}
-	const older = time.Second
-	k := e.key()
-	d := e.claim(e.req(k), ledger.ActRun)
-	e.complete(d.Record, ledger.Succeeded, 0)
-	e.waitAged(k, older)
-	hook := &deleteHook{Store: e.s}
-	hook.before = func(key string) {
-		if key != k {
-			return
-		}
-		hook.before = nil
-		e.caps.Wipe(e.t, e.s)
-		again := e.claim(e.req(k), ledger.ActRun)
-		if again.Record.Attempt != d.Record.Attempt {
-			e.t.Fatalf("after the wipe: attempt %d, want %d (the marks are gone too)", again.Record.Attempt, d.Record.Attempt)
-		}
-		e.complete(again.Record, ledger.Succeeded, 0)
-	}
-	if _, err := ledger.GC(e.ctx, hook, ledger.GCRequest{OlderThan: older}); err != nil {
-		e.t.Fatal(err)
-	}
-	if hook.before != nil {
-		e.t.Fatal("gc did not try to remove the expired record")
-	}
-	if rec := e.wantState(k, ledger.Succeeded, d.Record.Attempt); rec.Token == d.Record.Token {
-		e.t.Fatal("the record is the one gc listed")
-	}
+	e.gcSparesRerun(true)
 }

@@ -886,12 +886,19 @@ func (d *deleteHook) Delete(ctx context.Context, key string, from *ledger.Versio
 // before it deletes it, the step runs again (a claim of an expired record
 // runs the next attempt) and succeeds. It is not the record gc listed: it
 // must stay, or the next run of the step would run it once more.
-func gcSparesReclaimed(e *env) {
+func gcSparesReclaimed(e *env) { e.gcSparesRerun(false) }
+
+// gcSparesRerun runs gc over an expired record that, before gc deletes
+// it, the step replaces by running again (after a wipe of the store with
+// wipe set, at the same attempt number), and checks that the new record
+// stays.
+func (e *env) gcSparesRerun(wipe bool) {
 	const older = time.Second
 	k := e.key()
 	d := e.claim(e.req(k), ledger.ActRun)
 	e.complete(d.Record, ledger.Succeeded, 0)
 	e.waitAged(k, older)
+	want := d.Record.Attempt + 1
 	hook := &deleteHook{Store: e.s}
 	hook.before = func(key string) {
 		if key != k {
@@ -900,7 +907,14 @@ func gcSparesReclaimed(e *env) {
 		hook.before = nil
 		req := e.req(k)
 		req.Retain = older
+		if wipe {
+			e.caps.Wipe(e.t, e.s)
+			want = d.Record.Attempt // the marks are gone too
+		}
 		again := e.claim(req, ledger.ActRun)
+		if again.Record.Attempt != want {
+			e.t.Fatalf("the step again: attempt %d, want %d", again.Record.Attempt, want)
+		}
 		e.complete(again.Record, ledger.Succeeded, 0)
 	}
 	if _, err := ledger.GC(e.ctx, hook, ledger.GCRequest{OlderThan: older}); err != nil {
@@ -909,7 +923,9 @@ func gcSparesReclaimed(e *env) {
 	if hook.before != nil {
 		e.t.Fatal("gc did not try to remove the expired record")
 	}
-	e.wantState(k, ledger.Succeeded, 2)
+	if rec := e.wantState(k, ledger.Succeeded, want); rec.Token == d.Record.Token {
+		e.t.Fatal("the record is the one gc listed")
+	}
 }
 
 func raceOneKey(e *env) {

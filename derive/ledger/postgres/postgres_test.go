@@ -33,6 +33,17 @@ func open(t *testing.T, url string) *Store {
 
 // The scenario table, in the default (exec) query mode and in the simple
 // protocol a transaction-mode pooler needs.
+// connect is a connection of the test's own to url, closed at its end.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 // wipe is TRUNCATE of the ledger's table and of its marks, as an
 // operator's TRUNCATE (or a restore of an old dump) would do.
 func wipe(t *testing.T, s ledger.Store) {
@@ -415,11 +426,7 @@ COMMENT ON TABLE "idemkey_ledger" IS 'idemkey ledger, schema 1'`
 func TestUpgradeFromSchema1(t *testing.T) {
 	url := testserver.Postgres(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	if _, err := conn.Exec(ctx, schema1); err != nil {
 		t.Fatal(err)
 	}

@@ -524,11 +524,26 @@ func textFields(rec *ledger.Record) map[string]*string {
 // rec).
 func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record, args []any, insert bool) (bool, error) {
 	var n int64
-	maybe, err := s.do(ctx, func() error {
+	run := func() error {
 		var err error
 		n, err = sc.Run(ctx, s.c, s.keys(rec.Key), args...).Int64()
 		return err
-	})
+	}
+	maybe, err := s.do(ctx, run)
+	// Refused under maxmemory, a small write is tried again for a while:
+	// the query buffer of a large write refused just before (the outcome
+	// with its outputs) counts as used memory until Redis shrinks it, a
+	// few hundred milliseconds later.
+	for pause := 50 * time.Millisecond; errors.Is(err, ledger.ErrTooLarge) && argsSize(args) < 1<<20 && pause < 2*time.Second; pause *= 2 {
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return false, err
+		}
+		var again bool
+		again, err = s.do(ctx, run)
+		maybe = maybe || again
+	}
 	if err != nil {
 		return false, err
 	}
@@ -547,6 +562,20 @@ func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record,
 		rec.Attempt = n
 	}
 	return n > 0, nil
+}
+
+// argsSize is the size of a script's arguments' bytes.
+func argsSize(args []any) int {
+	n := 0
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // Insert implements ledger.Store.
