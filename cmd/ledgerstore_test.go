@@ -2,10 +2,14 @@ package cmd
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -84,4 +88,93 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 	check("post -v --ledger", r.idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
 	check("run, store unreachable", r.idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
 	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), exitCode(errors.New("")))
+}
+
+// TestLedgerOfAnotherUserRefused: another local user runs the same step
+// into team/ledger.db (its key and fingerprint are computable), beneath a
+// shared sticky directory, then makes the directory 0777 and the files
+// 0666. root, and a second non-root user, replayed the other user's
+// output (here, their name) and never ran the step. Both now refuse the
+// ledger: exit 125, the path, its owner and mode named, a hint.
+func TestLedgerOfAnotherUserRefused(t *testing.T) {
+	r := newRig(t)
+	users := usertest.New(t, 2)
+	attacker, victim := users[0], users[1]
+	shared, exe := usertest.SharedDir(t)
+	bin := filepath.Join(shared, "idemkey")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(shared, "pub")
+	os.Mkdir(pub, 0o755)
+	os.Chmod(pub, os.ModeSticky|0o777)
+	team := filepath.Join(pub, "team", "ledger.db")
+	as := func(u *usertest.User, args ...string) result {
+		c := exec.Command(bin, args...)
+		c.Dir = shared
+		c.Env = append(withoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
+			"HOME="+shared, "XDG_CONFIG_HOME="+filepath.Join(shared, "none"), "NO_COLOR=1")
+		if u != nil {
+			u.As(c)
+		}
+		return r.run(c)
+	}
+	step := []string{"run", "--ledger", team, "--task", "t1", "--tool", "whoami", "--", "id", "-un"}
+	if res := as(&attacker, step...); res.code != 0 || string(res.stdout) != attacker.Name+"\n" {
+		t.Fatalf("the other user's run: exit %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+	if out, err := attacker.As(exec.Command("sh", "-c", "chmod 0777 "+filepath.Dir(team)+"; chmod 0666 "+team+"*")).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v: %s", err, out)
+	}
+	for _, u := range []*usertest.User{nil, &victim} {
+		res := as(u, step...)
+		who := "root"
+		if u != nil {
+			who = u.Name
+		}
+		if res.code != 125 || len(res.stdout) != 0 {
+			t.Fatalf("%s: exit %d, stdout %q, want 125 and nothing replayed: %s", who, res.code, res.stdout, res.stderr)
+		}
+		for _, want := range []string{"idemkey: error: ", filepath.Dir(team), attacker.Name, "0777", "\nhint: "} {
+			if !strings.Contains(string(res.stderr), want) {
+				t.Errorf("%s: the error lacks %q: %s", who, want, res.stderr)
+			}
+		}
+	}
+}
+
+// TestLedgerHardLinkRefused: a hard link to the ledger was a second,
+// independent set of key locks: a step running through one name could
+// be run again through the other. A ledger file with two links is
+// refused (exit 125), through either name, while the step runs.
+func TestLedgerHardLinkRefused(t *testing.T) {
+	r := newRig(t)
+	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.path("started") + "; while [ ! -e " + r.path("go") + " ]; do sleep 0.05; done; echo ran >> " + r.path("mark")}
+	holder := r.cmd(append([]string{"run"}, step...)...)
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("started")
+	link := r.path("or.db")
+	if err := os.Link(r.ledger, link); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan result, 1)
+	go func() { second <- r.idemkey(append([]string{"run", "--ledger", link}, step...)...) }()
+	var res result
+	select {
+	case res = <-second:
+	case <-time.After(20 * time.Second):
+		// Running the step a second time: let both end.
+		os.WriteFile(r.path("go"), nil, 0o644)
+		res = <-second
+	}
+	if res.code != 125 || !strings.Contains(string(res.stderr), "2 hard links") || !strings.Contains(string(res.stderr), "hint: ") {
+		t.Fatalf("through the link: exit %d, want 125 naming the hard links: %s", res.code, res.stderr)
+	}
+	os.WriteFile(r.path("go"), nil, 0o644)
+	holder.Wait()
+	if n := r.lines("mark"); n != 1 {
+		t.Fatalf("the step ran %d times", n)
+	}
 }
