@@ -29,8 +29,9 @@ const noFollow = syscall.O_NOFOLLOW
 //   - the ledger's own directory is trusted and writable by no one else,
 //     sticky or not: its -wal, -shm and .locks entries are created later,
 //     and another user could make them first;
-//   - the ledger file, its -wal and -shm files and its .locks directory,
-//     if they exist, are trusted, writable by no one else, and not
+//   - the ledger file, its -wal and -shm files, its .locks directory and
+//     its .outputs directory (large outputs, replayed from there), if
+//     they exist, are trusted, writable by no one else, and not
 //     symbolic links; the file has one hard link (a second name would be
 //     a second set of key locks and a second -wal) and is not a mount
 //     point of its own (a bind mount of the file alone: the same).
@@ -174,6 +175,7 @@ func trustFiles(real, shown string) error {
 	}
 	for _, sib := range []struct{ what, path string }{
 		{"ledger -wal file", real + "-wal"}, {"ledger -shm file", real + "-shm"}, {"lock directory", real + ".locks"},
+		{"output directory", real + ".outputs"},
 	} {
 		fi, err := os.Lstat(sib.path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -121,7 +121,8 @@ func TestTrustOtherUsersLedger(t *testing.T) {
 	path := filepath.Join(own, "ledger.db")
 	open(t, path, Options{}).Close()
 	os.Mkdir(path+".locks", 0o700)
-	for _, f := range []string{path, path + "-wal", path + "-shm", path + ".locks"} {
+	os.Mkdir(path+".outputs", 0o700)
+	for _, f := range []string{path, path + "-wal", path + "-shm", path + ".locks", path + ".outputs"} {
 		attacker.Chown(t, f)
 		refused(t, path, f, attacker.Name)
 		usertest.User{}.Chown(t, f)
