@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,7 +150,7 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 // refused (exit 125), through either name, while the step runs.
 func TestLedgerHardLinkRefused(t *testing.T) {
 	r := newRig(t)
-	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.path("started") + "; while [ ! -e " + r.path("go") + " ]; do sleep 0.05; done; echo ran >> " + r.path("mark")}
+	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.path("started") + "; while [ ! -e " + r.path("release") + " ]; do sleep 0.05; done; echo ran >> " + r.path("mark")}
 	holder := r.cmd(append([]string{"run"}, step...)...)
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
@@ -159,22 +160,118 @@ func TestLedgerHardLinkRefused(t *testing.T) {
 	if err := os.Link(r.ledger, link); err != nil {
 		t.Fatal(err)
 	}
-	second := make(chan result, 1)
-	go func() { second <- r.idemkey(append([]string{"run", "--ledger", link}, step...)...) }()
-	var res result
-	select {
-	case res = <-second:
-	case <-time.After(20 * time.Second):
-		// Running the step a second time: let both end.
-		os.WriteFile(r.path("go"), nil, 0o644)
-		res = <-second
-	}
+	res := r.idemkeyReleasing(append([]string{"run", "--ledger", link}, step...)...)
 	if res.code != 125 || !strings.Contains(string(res.stderr), "2 hard links") || !strings.Contains(string(res.stderr), "hint: ") {
 		t.Fatalf("through the link: exit %d, want 125 naming the hard links: %s", res.code, res.stderr)
 	}
-	os.WriteFile(r.path("go"), nil, 0o644)
+	os.WriteFile(r.path("release"), nil, 0o644)
 	holder.Wait()
 	if n := r.lines("mark"); n != 1 {
 		t.Fatalf("the step ran %d times", n)
+	}
+}
+
+// startStepHolder starts idemkey run with script as its command and
+// waits for the script's first line in mark; group puts idemkey in a
+// process group of its own (as a shell starts a job), else it stays in
+// the test's (as in a CI script).
+func (r *rig) startStepHolder(script string, group bool, extra ...string) (*exec.Cmd, []string) {
+	r.t.Helper()
+	script = `echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.path("mark") + "; " + script +
+		`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.05; done; echo done >> ` + r.path("ended")
+	args := append([]string{"run", "--task", "t1", "--tool", "deploy"}, extra...)
+	args = append(args, "--", "bash", "-c", script)
+	c := r.cmd(args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.waitLine("mark")
+	return c, args
+}
+
+// idemkeyReleasing is idemkey with args, bounded: a run that starts the
+// step again (the bug) would wait for release for ever; after 20 s the
+// release file is made, and the run ends.
+func (r *rig) idemkeyReleasing(args ...string) result {
+	r.t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- r.idemkey(args...) }()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(20 * time.Second):
+		os.WriteFile(r.path("release"), nil, 0o644)
+		return <-done
+	}
+}
+
+// TestRunFd3ReusedKeepsKeyBusy: a command that reuses fd 3 (exec
+// 3>script.log, a common idiom) closed the key's lock; after kill -9 of
+// idemkey the still-running step read as dead: 76, and with --recover
+// retry a second copy ran at once. The recorded holder (its pid and start
+// time, its process group, the step's environment) is checked before it
+// is declared dead, and the lock is passed at a high descriptor. Also a
+// command that closes every descriptor it inherited.
+func TestRunFd3ReusedKeepsKeyBusy(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		group        bool
+	}{
+		{"exec3-own-group", "exec 3>script.log", true},
+		{"exec3-shared-group", "exec 3>script.log", false},
+		{"closes-all", `for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			holder, args := r.startStepHolder(tc.script, tc.group)
+			_ = holder.Process.Signal(syscall.SIGKILL) // idemkey alone
+			_ = holder.Wait()
+			retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
+			for range 3 {
+				if res := r.idemkeyReleasing(retry...); res.code != 75 {
+					t.Fatalf("while the step runs: exit %d, want 75 (busy): %s", res.code, res.stderr)
+				}
+			}
+			if n := r.lines("mark"); n != 1 {
+				t.Fatalf("the step ran %d times", n)
+			}
+			// Once the step has ended, its outcome is unknown: not busy
+			// for ever.
+			os.WriteFile(r.path("release"), nil, 0o644)
+			r.waitLine("ended")
+			if res := r.until(75, args...); res.code != 76 {
+				t.Fatalf("after the step ended: exit %d, want 76: %s", res.code, res.stderr)
+			}
+		})
+	}
+}
+
+// TestRunLocksRemovedHolderAlive: removing a held lock file (rm -rf
+// ledger.db.locks, a temp cleaner) made the live holder look dead: with
+// --recover retry the step ran twice at once, and ledger forget removed
+// its record. The recorded holder is alive, so the key is busy.
+func TestRunLocksRemovedHolderAlive(t *testing.T) {
+	r := newRig(t)
+	holder, args := r.startStepHolder("true", true)
+	if err := os.RemoveAll(r.ledger + ".locks"); err != nil {
+		t.Fatal(err)
+	}
+	retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
+	if res := r.idemkeyReleasing(retry...); res.code != 75 {
+		t.Fatalf("with the locks removed: exit %d, want 75 (busy): %s", res.code, res.stderr)
+	}
+	key := r.cmdKey("t1", "deploy", args[len(args)-3:]...)
+	for _, verb := range [][]string{{"forget", key}, {"resolve", key, "--as", "failed"}} {
+		if res := r.idemkey(append([]string{"ledger"}, verb...)...); res.code != 1 || !strings.Contains(string(res.stderr), "its holder is alive") {
+			t.Fatalf("ledger %s: exit %d: %s", verb[0], res.code, res.stderr)
+		}
+	}
+	os.WriteFile(r.path("release"), nil, 0o644)
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("the holder: %v", err)
+	}
+	if res := r.idemkey(retry...); res.code != 0 || r.lines("mark") != 1 {
+		t.Fatalf("after the holder finished: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
 	}
 }

@@ -341,6 +341,8 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		Lease:   pl.lease,
 		Recover: ledger.RecoverRetry,
 		Retain:  pl.retain,
+		// A running record whose lock is free: its holder may live.
+		HolderAlive: holderAlive(store),
 	}
 	claimed := false
 	defer func() {

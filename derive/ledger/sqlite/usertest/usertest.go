@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package usertest gives tests real second Unix users, for what only
 // another user can do: own a file, plant a ledger, hold a directory.
 // Running as root (as here and in CI) it creates them with useradd and
