@@ -25,6 +25,7 @@ func deepShapes() []struct {
 } {
 	const depth = 9999
 	long := `"` + strings.Repeat("n", 110) + `"`
+	lossy := `{` + long + `:9007199254740993,` + long + `:1}` // a number rounded, a repeated name
 	var alt strings.Builder
 	for k := 0; k < depth; k++ {
 		if k%2 == 0 {
@@ -33,7 +34,7 @@ func deepShapes() []struct {
 			alt.WriteString(`{` + long + `:`)
 		}
 	}
-	alt.WriteString(`1`)
+	alt.WriteString(lossy)
 	for k := depth - 1; k >= 0; k-- {
 		if k%2 == 0 {
 			alt.WriteString(`]`)
@@ -46,7 +47,7 @@ func deepShapes() []struct {
 		name string
 		src  []byte
 	}{
-		{"objects-long-names", []byte(strings.Repeat(`{`+long+`:`, depth) + `1` + strings.Repeat(`}`, depth))},
+		{"objects-long-names", []byte(strings.Repeat(`{`+long+`:`, depth) + lossy + strings.Repeat(`}`, depth))},
 		{"objects", []byte(strings.Repeat(`{"a":`, depth) + `1` + strings.Repeat(`}`, depth))},
 		{"objects-escaped", []byte(strings.Repeat(`{"\u0061b":`, depth) + `"\u00e9"` + strings.Repeat(`}`, depth))},
 		{"arrays", []byte(strings.Repeat(`[`, depth) + `1` + strings.Repeat(`]`, depth))},
@@ -115,7 +116,7 @@ func TestDeepMemoryLinear(t *testing.T) {
 		}},
 		{"WriteCanonical-hash", func(src []byte) []byte {
 			h := sha256.New()
-			if _, err := canon.WriteCanonical(h, src, canon.JCS); err != nil {
+			if _, err := canon.WriteCanonical(h, src, canon.JS); err != nil {
 				t.Fatal(err)
 			}
 			return nil
@@ -140,6 +141,14 @@ func TestDeepMemoryLinear(t *testing.T) {
 			if _, ok := pass.Members(src, canon.JS); ok != (src[0] == '{') {
 				t.Fatal("Pass.Members failed")
 			}
+			return nil
+		}},
+		{"Losses", func(src []byte) []byte {
+			d, err := canon.Parse(src, canon.JS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Root().Losses(0)
 			return nil
 		}},
 		{"Parse-WriteTo", func(src []byte) []byte {
@@ -216,5 +225,35 @@ func TestDeepArraysEndLinear(t *testing.T) {
 		if !indexed || walked > 2*int64(len(src))+int64(levels) {
 			t.Errorf("%d levels, %d bytes: the walks read %d bytes (indexed %v); want at most about the input", levels, len(src), walked, indexed)
 		}
+	}
+}
+
+// TestLossesManyDuplicates has Losses check 100,000 repeated names inside a
+// value that a later repeat drops, and as many outside: each used to be
+// checked against every other, and its pointer found by a walk of its
+// object's members (quadratic: the test ran past the test binary's
+// timeout); now the walk meets each where its member was kept.
+func TestLossesManyDuplicates(t *testing.T) {
+	const n = 100000
+	var b strings.Builder
+	b.WriteString(`{"a":{`)
+	for k := 0; k < n; k++ {
+		fmt.Fprintf(&b, `"x%d":1,"x%d":2,`, k, k)
+	}
+	b.WriteString(`"z":0},"a":1,"b":{`)
+	for k := 0; k < n; k++ {
+		fmt.Fprintf(&b, `"y%d":1,"y%d":2,`, k, k)
+	}
+	b.WriteString(`"z":0}}`)
+	d, err := canon.Parse([]byte(b.String()), canon.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Duplicates()) != 2*n+1 {
+		t.Fatalf("%d duplicates, want %d", len(d.Duplicates()), 2*n+1)
+	}
+	ls := d.Root().Losses(0)
+	if len(ls) != n+1 || ls[0].Pointer != "/a" || ls[1].Pointer != "/b/y0" || ls[n].Pointer != fmt.Sprintf("/b/y%d", n-1) {
+		t.Fatalf("%d losses (want %d), the first %+v", len(ls), n+1, ls[:min(len(ls), 2)])
 	}
 }

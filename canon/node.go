@@ -1,6 +1,7 @@
 package canon
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"runtime"
@@ -330,8 +331,9 @@ func (d *Document) arrayEnd(i int) int {
 // order of their opening brackets.
 func (d *Document) indexArrays() {
 	src := d.src
-	var arrs []span
-	var open []int32 // indices into arrs of the arrays still open
+	n := bytes.Count(src[d.root:], []byte{'['}) // a bound: brackets in strings count too
+	arrs := make([]span, 0, n)
+	open := make([]int32, 0, n) // indices into arrs of the arrays still open
 	for j := d.root; j < len(src); j++ {
 		switch src[j] {
 		case '"':
