@@ -26,6 +26,7 @@ package diff
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/big"
@@ -165,6 +166,25 @@ type engine struct {
 
 	// alignBudget bounds the Myers search per array (edit-graph steps).
 	alignBudget int
+
+	// same is the last run of equal source bytes found (see equal); hashes
+	// are the canonical hashes of containers, by document and offset.
+	same   sameRun
+	hashes map[nodeKey]uint64
+}
+
+// sameRun is a run of n equal bytes at offset a of doc da's source and
+// offset b of db's; with diff, the bytes just past it differ.
+type sameRun struct {
+	da, db *canon.Document
+	a, b   int
+	n      int
+	diff   bool
+}
+
+type nodeKey struct {
+	d   *canon.Document
+	off int
 }
 
 func newEngine(s canon.Scheme, max int, explain bool) *engine {
@@ -192,8 +212,16 @@ func pointerOf(ts []token) string {
 	return b.String()
 }
 
-func (e *engine) push(a, b token) { e.pa, e.pb = append(e.pa, a), append(e.pb, b) }
-func (e *engine) pop()            { e.pa, e.pb = e.pa[:len(e.pa)-1], e.pb[:len(e.pb)-1] }
+func (e *engine) push(a, b token) {
+	if len(e.pa) == cap(e.pa) {
+		// Doubling: deep values push thousands, and append's growth would
+		// allocate four times the final stack on the way.
+		e.pa = append(make([]token, 0, 2*cap(e.pa)+16), e.pa...)
+		e.pb = append(make([]token, 0, 2*cap(e.pb)+16), e.pb...)
+	}
+	e.pa, e.pb = append(e.pa, a), append(e.pb, b)
+}
+func (e *engine) pop() { e.pa, e.pb = e.pa[:len(e.pa)-1], e.pb[:len(e.pb)-1] }
 
 // add records an Entry at the current pointers.
 func (e *engine) add(l *List, kind string, a, b Value, reason string) {
@@ -278,7 +306,7 @@ func Article(s string) string {
 
 // value compares two values at the current pointers.
 func (e *engine) value(a, b canon.Node) {
-	if bytes.Equal(a.Raw(), b.Raw()) {
+	if e.equal(a, b) {
 		return
 	}
 	ka, kb := e.ckind(a), e.ckind(b)
@@ -662,10 +690,98 @@ var wsSeed = maphash.MakeSeed()
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// hash returns a hash of a value's canonical text.
+// equal reports whether two values have the same source bytes. The walk
+// asks it at every level on the way down to a difference; comparing the
+// bytes each time would read a value nested k deep k times, quadratic for
+// deep nesting. So the run of equal bytes found last is kept: a pair of
+// values at the same distance from its start on both sides is answered
+// from it (equal when it covers them, different when the difference it
+// ends on lies inside them), and only other pairs compare bytes.
+func (e *engine) equal(a, b canon.Node) bool {
+	ra, rb := a.Raw(), b.Raw()
+	if len(ra) != len(rb) {
+		return false
+	}
+	r := &e.same
+	if r.da == a.Document() && r.db == b.Document() {
+		if d := a.Offset() - r.a; d >= 0 && d == b.Offset()-r.b && d <= r.n {
+			switch {
+			case len(ra) <= r.n-d:
+				return true
+			case r.diff:
+				return false
+			}
+		}
+	}
+	n := commonPrefix(ra, rb)
+	*r = sameRun{da: a.Document(), db: b.Document(), a: a.Offset(), b: b.Offset(), n: n, diff: n < len(ra)}
+	return n == len(ra)
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	lo := 0
+	for step := 4096; lo < n; {
+		k := min(step, n-lo)
+		if bytes.Equal(a[lo:lo+k], b[lo:lo+k]) {
+			lo += k
+			step *= 2
+			continue
+		}
+		if k <= 16 {
+			for lo < n && a[lo] == b[lo] {
+				lo++
+			}
+			return lo
+		}
+		step = k / 2 // the difference lies in this block: halve it
+	}
+	return lo
+}
+
+// hash returns a hash of a value's canonical text: of the text itself for
+// a scalar, and for a container of its members' names and values' hashes,
+// kept, so that each container is hashed once however many arrays around
+// it are aligned (hashing the text of every element of every enclosing
+// array would be quadratic in depth). Equal canonical texts have equal
+// hashes.
 func (e *engine) hash(n canon.Node) uint64 {
-	e.buf = n.Append(e.buf[:0])
-	return maphash.Bytes(e.seed, e.buf)
+	k := n.Kind()
+	if k != canon.Array && k != canon.Object {
+		e.buf = n.Append(e.buf[:0])
+		return maphash.Bytes(e.seed, e.buf)
+	}
+	key := nodeKey{n.Document(), n.Offset()}
+	if h, ok := e.hashes[key]; ok {
+		return h
+	}
+	var mh maphash.Hash
+	mh.SetSeed(e.seed)
+	var word [8]byte
+	put := func(h uint64) {
+		binary.LittleEndian.PutUint64(word[:], h)
+		mh.Write(word[:])
+	}
+	if k == canon.Array {
+		mh.WriteByte('[')
+		for _, el := range n.Elements() {
+			put(e.hash(el))
+		}
+	} else {
+		mh.WriteByte('{')
+		for _, m := range n.Members() {
+			put(uint64(len(m.Name)))
+			mh.WriteString(m.Name)
+			put(e.hash(m.Value))
+		}
+	}
+	h := mh.Sum64()
+	if e.hashes == nil {
+		e.hashes = map[nodeKey]uint64{}
+	}
+	e.hashes[key] = h
+	return h
 }
 
 // array compares two arrays: position by position when that explains
@@ -679,7 +795,7 @@ func (e *engine) array(a, b canon.Node) {
 	if len(ea) == len(eb) {
 		same := true
 		for k := range ea {
-			if !bytes.Equal(ea[k].Raw(), eb[k].Raw()) && e.hash(ea[k]) != e.hash(eb[k]) {
+			if !e.equal(ea[k], eb[k]) && e.hash(ea[k]) != e.hash(eb[k]) {
 				same = false
 				break
 			}

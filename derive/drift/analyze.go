@@ -368,16 +368,15 @@ const (
 
 var kindNames = [...]string{KindOther, KindTimestamp, KindID, KindCounter, KindFloat, KindReordered, KindReworded}
 
-// pointer returns the pointer of a leaf of p, learning the pointers of
-// p's leaves when it is not known yet.
-func (s *shard) pointer(p *Prepared, ptr uint64) string {
-	if name, ok := s.ptrNames[ptr]; ok {
+// pointer returns the pointer of a leaf of p, which it learns from p's
+// text the first time.
+func (s *shard) pointer(p *Prepared, l leaf) string {
+	if name, ok := s.ptrNames[l.ptr]; ok {
 		return name
 	}
-	if doc, err := canon.Parse(p.text, canon.JS); err == nil {
-		pointers(doc.Root(), rootPtr, "", s.ptrNames)
-	}
-	return s.ptrNames[ptr]
+	name := pointerAt(p.text, int(l.off))
+	s.ptrNames[l.ptr] = name
+	return name
 }
 
 // detail classifies each leaf where two calls differ. It gives up (false)
@@ -411,12 +410,12 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	for i < len(a.leaves) || j < len(b.leaves) {
 		switch {
 		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
-			if !add(s.pointer(a, a.leaves[i].ptr), entry{kind: kOther}) { // only a has it
+			if !add(s.pointer(a, a.leaves[i]), entry{kind: kOther}) { // only a has it
 				return nil, false
 			}
 			i++
 		case i == len(a.leaves) || b.leaves[j].ptr < a.leaves[i].ptr:
-			if !add(s.pointer(b, b.leaves[j].ptr), entry{kind: kOther}) {
+			if !add(s.pointer(b, b.leaves[j]), entry{kind: kOther}) {
 				return nil, false
 			}
 			j++
@@ -437,7 +436,7 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 			}
 			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 			e.unit = la.ptr
-			if !add(s.pointer(a, la.ptr), e) {
+			if !add(s.pointer(a, la), e) {
 				return nil, false
 			}
 		}
@@ -446,13 +445,13 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		la, lb := ab[0], ab[1]
 		e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 		e.unit = la.ptr
-		if !add(s.pointer(a, la.ptr), e) {
+		if !add(s.pointer(a, la), e) {
 			return nil, false
 		}
 	}
 	for _, ab := range arrays {
 		la, lb := ab[0], ab[1]
-		ptr := s.pointer(a, la.ptr)
+		ptr := s.pointer(a, la)
 		if la.ms == lb.ms {
 			if !add(ptr, entry{unit: la.ptr, kind: kReordered, near: true}) {
 				return nil, false

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,41 +25,62 @@ func omitKey(task, tool string, args canon.Node, omit []string) ([32]byte, error
 }
 
 func appendOmitting(dst []byte, n canon.Node, at string, omit []string) []byte {
-	switch n.Kind() {
-	case canon.Object:
-		dst = append(dst, '{')
-		first := true
-		for _, m := range n.Members() {
-			p := at + "/" + canon.PointerToken(m.Name)
-			if slices.Contains(omit, p) {
-				continue
+	// The pointer is built as the walk goes down, and compared only where
+	// it can match: a deep value costs no string per level.
+	var path []byte
+	var walk func(n canon.Node)
+	walk = func(n canon.Node) {
+		switch n.Kind() {
+		case canon.Object:
+			dst = append(dst, '{')
+			first := true
+			for _, m := range n.Members() {
+				mark := len(path)
+				path = append(append(path, '/'), canon.PointerToken(m.Name)...)
+				if !omitted(omit, path) {
+					if !first {
+						dst = append(dst, ',')
+					}
+					first = false
+					dst = canon.AppendQuoted(dst, m.Name)
+					dst = append(dst, ':')
+					walk(m.Value)
+				}
+				path = path[:mark]
 			}
-			if !first {
-				dst = append(dst, ',')
+			dst = append(dst, '}')
+		case canon.Array:
+			dst = append(dst, '[')
+			first := true
+			for i, e := range n.Elements() {
+				mark := len(path)
+				path = strconv.AppendInt(append(path, '/'), int64(i), 10)
+				if !omitted(omit, path) {
+					if !first {
+						dst = append(dst, ',')
+					}
+					first = false
+					walk(e)
+				}
+				path = path[:mark]
 			}
-			first = false
-			dst = canon.AppendQuoted(dst, m.Name)
-			dst = append(dst, ':')
-			dst = appendOmitting(dst, m.Value, p, omit)
+			dst = append(dst, ']')
+		default:
+			dst = n.Append(dst)
 		}
-		return append(dst, '}')
-	case canon.Array:
-		dst = append(dst, '[')
-		first := true
-		for i, e := range n.Elements() {
-			p := at + "/" + strconv.Itoa(i)
-			if slices.Contains(omit, p) {
-				continue
-			}
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = appendOmitting(dst, e, p, omit)
-		}
-		return append(dst, ']')
 	}
-	return n.Append(dst)
+	path = append(path, at...)
+	walk(n)
+	return dst
+}
+
+func omitted(omit []string, path []byte) bool {
+	for _, p := range omit {
+		if p == string(path) {
+			return true
+		}
+	}
+	return false
 }
 
 // analyze runs the analysis over a JSON Lines log of call records,
