@@ -1,5 +1,7 @@
 package canon
 
+import "sync/atomic"
+
 // AppendCanonicalLimits is AppendCanonical with the one pass's limits
 // lowered, so that shallow test inputs take the paths deep ones take: the
 // indexed path from deep open objects on, and member objects moved down
@@ -24,4 +26,6 @@ func (p *Pass) MembersLimits(src []byte, s Scheme, deep, dead int) ([]PassMember
 
 // Walked returns the bytes the document's array walks have read (see
 // arrayEnd), and whether its arrays are indexed.
-func (d *Document) Walked() (int64, bool) { return d.walked.Load(), d.arrs.Load() != nil }
+func (d *Document) Walked() (int64, bool) {
+	return atomic.LoadInt64(&d.walked), atomic.LoadPointer(&d.arrs) != nil
+}

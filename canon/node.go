@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Kind is the type of a JSON value.
@@ -291,8 +293,8 @@ func (d *Document) skip(i int) int {
 // indexes the ends of all its arrays, and later calls search the index:
 // whatever the calls, the cost stays linear in the input.
 func (d *Document) arrayEnd(i int) int {
-	if arrs := d.arrs.Load(); arrs != nil {
-		a := *arrs
+	if arrs := atomic.LoadPointer(&d.arrs); arrs != nil {
+		a := *(*[]span)(arrs)
 		lo, hi := 0, len(a)
 		for lo < hi {
 			h := int(uint(lo+hi) >> 1)
@@ -321,7 +323,7 @@ func (d *Document) arrayEnd(i int) int {
 			break
 		}
 	}
-	if d.walked.Add(int64(j+1-i)) > int64(len(src)) {
+	if atomic.AddInt64(&d.walked, int64(j+1-i)) > int64(len(src)) {
 		d.indexArrays()
 	}
 	return j + 1
@@ -350,5 +352,5 @@ func (d *Document) indexArrays() {
 			open = open[:len(open)-1]
 		}
 	}
-	d.arrs.Store(&arrs)
+	atomic.StorePointer(&d.arrs, unsafe.Pointer(&arrs))
 }

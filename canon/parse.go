@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"unsafe"
 )
 
 // Document is a valid JSON text, parsed under a scheme, ready to be written
@@ -25,10 +25,13 @@ type Document struct {
 	arena  []byte   // names that contained escapes: 4-byte source offset, then the decoded name
 	dups   []Duplicate
 
-	// The ends of arrays, for skip: walked element by element until the
-	// walks have read as much as the input, then indexed (see arrayEnd).
-	walked atomic.Int64
-	arrs   atomic.Pointer[[]span]
+	// The ends of arrays, for skip: scanned for until the scans have read
+	// as much as the input, then indexed (see arrayEnd). Both are read and
+	// written atomically (a Document is read from many goroutines), with
+	// sync/atomic's functions: a field of its types would make a Document,
+	// and every struct holding a Parser, impossible to copy.
+	walked int64
+	arrs   unsafe.Pointer // *[]span
 }
 
 // span is an array's offsets: its '[' and just past its ']'.

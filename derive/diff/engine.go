@@ -309,18 +309,28 @@ func (e *engine) value(a, b canon.Node) {
 	if e.equal(a, b) {
 		return
 	}
-	ka, kb := e.ckind(a), e.ckind(b)
-	if ka != kb {
-		if e.diffs.room() {
-			e.add(&e.diffs, KindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
-		}
-		return
-	}
-	switch ka {
-	case canon.Object:
+	switch ka, kb := e.ckind(a), e.ckind(b); {
+	case ka != kb:
+		e.typeDiff(a, b, ka, kb)
+	case ka == canon.Object:
 		e.object(a, b)
-	case canon.Array:
+	case ka == canon.Array:
 		e.array(a, b)
+	default:
+		e.scalar(a, b, ka)
+	}
+}
+
+// typeDiff reports values of different types.
+func (e *engine) typeDiff(a, b canon.Node, ka, kb canon.Kind) {
+	if e.diffs.room() {
+		e.add(&e.diffs, KindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
+	}
+}
+
+// scalar compares two scalars of kind k (as ckind sees them).
+func (e *engine) scalar(a, b canon.Node, k canon.Kind) {
+	switch k {
 	case canon.String:
 		e.str(a, b)
 	case canon.Number:
@@ -356,12 +366,46 @@ func numText(a, b canon.Node) string {
 	return b.Text()
 }
 
-// object compares two objects member by member, in canonical order.
+// object compares two objects member by member, in canonical order. It
+// lies on the recursion's path, once per level of nesting, so what it
+// needs only to plan the walk lives in memberPlan: a small frame here
+// keeps the stack of a value nested 10,000 deep small.
 func (e *engine) object(a, b canon.Node) {
 	ma, mb := a.Members(), b.Members()
 	if e.explain {
 		e.memberOrder(a, b, ma, mb)
 	}
+	for _, st := range memberPlan(ma, mb) {
+		switch st.op {
+		case stepSame:
+			e.member(ma[st.i], mb[st.j])
+		case stepRenamed:
+			e.renamed(ma[st.i], mb[st.j])
+		case stepRemoved:
+			e.removedMember(ma[st.i], true)
+		case stepAdded:
+			e.removedMember(mb[st.j], false)
+		}
+	}
+}
+
+// A memberStep is one step of the walk of two objects' members.
+type memberStep struct {
+	op   uint8
+	i, j int32 // indices into a's and b's members
+}
+
+const (
+	stepSame    = iota // the same name on both sides
+	stepRenamed        // names that look alike
+	stepRemoved        // a member only a has
+	stepAdded          // a member only b has
+)
+
+// memberPlan pairs the members of two objects, both in canonical order:
+// by name, and a removed name with an added one that looks the same.
+func memberPlan(ma, mb []canon.Member) []memberStep {
+	plan := make([]memberStep, 0, max(len(ma), len(mb)))
 	same := len(ma) == len(mb)
 	if same {
 		for k := range ma {
@@ -373,9 +417,9 @@ func (e *engine) object(a, b canon.Node) {
 	}
 	if same {
 		for k := range ma {
-			e.member(ma[k], mb[k])
+			plan = append(plan, memberStep{stepSame, int32(k), int32(k)})
 		}
-		return
+		return plan
 	}
 	inA := make(map[string]bool, len(ma))
 	for _, m := range ma {
@@ -413,35 +457,41 @@ func (e *engine) object(a, b canon.Node) {
 		switch {
 		case i < len(ma) && !inB[ma[i].Name]:
 			if pj, ok := pairOf[i]; ok {
-				e.renamed(ma[i], mb[pj])
+				plan = append(plan, memberStep{stepRenamed, int32(i), int32(pj)})
 			} else {
-				e.removedMember(ma[i], true)
+				plan = append(plan, memberStep{stepRemoved, int32(i), 0})
 			}
 			i++
 		case j < len(mb) && !inA[mb[j].Name]:
 			if !pairedB[j] {
-				e.removedMember(mb[j], false)
+				plan = append(plan, memberStep{stepAdded, 0, int32(j)})
 			}
 			j++
 		default:
-			e.member(ma[i], mb[j])
+			plan = append(plan, memberStep{stepSame, int32(i), int32(j)})
 			i++
 			j++
 		}
 	}
+	return plan
 }
 
 func (e *engine) member(ma, mb canon.Member) {
 	e.push(token{name: ma.Name, idx: -1}, token{name: mb.Name, idx: -1})
 	if e.explain {
-		ra, rb := nameToken(ma), nameToken(mb)
-		if !bytes.Equal(ra, rb) && e.notes.room() {
-			e.addRaw(&e.notes, NoteNameEscape, string(ra), string(rb),
-				"the member name is spelled with different escapes; the canonical form writes it "+string(canon.AppendQuoted(nil, ma.Name)))
-		}
+		e.nameEscapes(ma, mb)
 	}
 	e.value(ma.Value, mb.Value)
 	e.pop()
+}
+
+// nameEscapes notes a member name spelled with different escapes.
+func (e *engine) nameEscapes(ma, mb canon.Member) {
+	ra, rb := nameToken(ma), nameToken(mb)
+	if !bytes.Equal(ra, rb) && e.notes.room() {
+		e.addRaw(&e.notes, NoteNameEscape, string(ra), string(rb),
+			"the member name is spelled with different escapes; the canonical form writes it "+string(canon.AppendQuoted(nil, ma.Name)))
+	}
 }
 
 // renamed reports a member whose name differs only in a look-alike way and
@@ -792,21 +842,33 @@ func (e *engine) array(a, b canon.Node) {
 		e.element(ea[0], eb[0], 0, 0) // nothing to align (and deep [[[…]]] stays cheap)
 		return
 	}
-	if len(ea) == len(eb) {
-		same := true
+	if e.samePlaces(ea, eb) {
 		for k := range ea {
-			if !e.equal(ea[k], eb[k]) && e.hash(ea[k]) != e.hash(eb[k]) {
-				same = false
-				break
-			}
+			e.element(ea[k], eb[k], k, k)
 		}
-		if same {
-			for k := range ea {
-				e.element(ea[k], eb[k], k, k)
-			}
-			return
+		return
+	}
+	e.alignElements(a, b, ea, eb)
+}
+
+// samePlaces reports whether two arrays have their equal elements at the
+// same indices, so that comparing them position by position explains
+// everything.
+func (e *engine) samePlaces(ea, eb []canon.Node) bool {
+	if len(ea) != len(eb) {
+		return false
+	}
+	for k := range ea {
+		if !e.equal(ea[k], eb[k]) && e.hash(ea[k]) != e.hash(eb[k]) {
+			return false
 		}
 	}
+	return true
+}
+
+// alignElements compares two arrays whose elements moved: the same elements
+// reordered, or aligned by their hashes, gap by gap.
+func (e *engine) alignElements(a, b canon.Node, ea, eb []canon.Node) {
 	ha, hb := make([]uint64, len(ea)), make([]uint64, len(eb))
 	for k, n := range ea {
 		ha[k] = e.hash(n)
