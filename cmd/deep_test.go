@@ -21,26 +21,10 @@ import (
 func deepDocs() map[string]string {
 	const depth = 9999
 	long := `"` + strings.Repeat("n", 110) + `"`
-	var alt strings.Builder
-	for k := 0; k < depth; k++ {
-		if k%2 == 0 {
-			alt.WriteString(`[`)
-		} else {
-			alt.WriteString(`{` + long + `:`)
-		}
-	}
-	alt.WriteString(`1`)
-	for k := depth - 1; k >= 0; k-- {
-		if k%2 == 0 {
-			alt.WriteString(`]`)
-		} else {
-			alt.WriteString(`}`)
-		}
-	}
 	return map[string]string{
 		"objects":     strings.Repeat(`{`+long+`:`, depth) + `1` + strings.Repeat(`}`, depth),
 		"arrays":      strings.Repeat(`[`, depth) + long + strings.Repeat(`]`, depth),
-		"alternating": alt.String(),
+		"alternating": `[` + strings.Repeat(`{`+long+`:[`, depth/2) + `1` + strings.Repeat(`]}`, depth/2) + `]`,
 	}
 }
 
