@@ -87,7 +87,8 @@ type Call struct {
 // Options are the thresholds of the heuristic. The zero value of a field
 // means its default (see Defaults).
 type Options struct {
-	Window         int           // lines: retries lie at most this far apart
+	Window         int           // lines: how far back the search for a call's retries looks
+	MaxBetween     int           // a retry comes back with at most this many other calls of its task between (negative: none)
 	WindowTime     time.Duration // and at most this far apart in time, when known
 	MaxLeaves      int           // a retry differs at no more leaves
 	MaxFraction    float64       // nor at more than this share of the leaves
@@ -114,7 +115,8 @@ type Options struct {
 
 // Defaults are the default thresholds.
 var Defaults = Options{
-	Window:         500,
+	Window:         2000,
+	MaxBetween:     10,
 	WindowTime:     10 * time.Minute,
 	MaxLeaves:      8,
 	MaxFraction:    0.67,
@@ -132,6 +134,9 @@ func (o Options) withDefaults() Options {
 	d := Defaults
 	if o.Window > 0 {
 		d.Window = o.Window
+	}
+	if o.MaxBetween > 0 {
+		d.MaxBetween = o.MaxBetween
 	}
 	if o.WindowTime > 0 {
 		d.WindowTime = o.WindowTime
@@ -193,6 +198,13 @@ const (
 type Variation struct {
 	Pointer string // RFC 6901, relative to the arguments, as --omit takes it
 	Kind    string
+
+	// Regenerated: request metadata that each attempt regenerates (see
+	// diff.Regenerated), which the key may leave out. Any other variation
+	// is a value that identifies the effect, or may: the harness must send
+	// the same value, and Advice says how.
+	Regenerated bool
+	Advice      string
 }
 
 // Finding is one drift cluster or one collapsed key.
@@ -205,8 +217,9 @@ type Finding struct {
 
 	// Drift.
 	Variations []Variation // sorted by pointer
-	Omit       []string    // the --omit pointers that give the cluster one key
-	Verified   bool        // Rekey gave every call of the cluster one key with Omit
+	Omit       []string    // the regenerated pointers: the --omit flags to adopt
+	SendSame   []string    // the other varying pointers: values the harness must send the same
+	Verified   bool        // no value varies and Rekey gave every call of the cluster one key with Omit
 
 	// Collapse.
 	CallIDs []string // the distinct call ids, in order of appearance

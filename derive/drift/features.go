@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
 )
 
 // leaf is one leaf of the flattened arguments: a scalar, an empty object
@@ -40,6 +41,9 @@ type Prepared struct {
 	sigPrev int64  // seq of the previous call of its shard with the same stable hash, or -1
 	text    []byte // canonical arguments
 	group   uint64 // hash of task and tool
+	taskH   uint64 // hash of the task: its shard
+	fresh   bool   // the first call of its key
+	step    int32  // the task's calls up to this one that were the first of their keys
 }
 
 // Line returns the call's line.
@@ -98,7 +102,8 @@ type Scratch struct{ leaves []leaf }
 // form once and scanned: every leaf's canonical text is a slice of it.
 func Prepare(c Call, sc *Scratch) *Prepared {
 	p := &Prepared{line: c.Line, task: c.Task, tool: c.Tool, callID: c.CallID, time: c.Time, key: c.Key}
-	p.group = mix(hashString(c.Task) ^ mix(hashString(c.Tool)+1))
+	p.taskH = hashString(c.Task)
+	p.group = mix(p.taskH ^ mix(hashString(c.Tool)+1))
 	p.text = c.Text
 	if p.text == nil {
 		p.text = c.Args.Append(nil)
@@ -167,9 +172,9 @@ func stableUnit(l leaf, v []byte) uint64 {
 		}
 		if b := v[1 : len(v)-1]; mayBeVolatile(b) {
 			str := string(b)
-			_, id := idShape(str)
-			_, epoch := epochDigits(str)
-			_, at := parseTime(str)
+			_, id := diff.IDShape(str)
+			_, epoch := diff.EpochDigits(str)
+			_, at := diff.ParseTime(str)
 			if id || epoch || at {
 				return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
 			}
@@ -179,7 +184,7 @@ func stableUnit(l leaf, v []byte) uint64 {
 }
 
 // mayBeVolatile reports a string that could be a time or an id, a cheap
-// test before the exact ones (parseTime, epochDigits, idShape; it lets
+// test before the exact ones (diff.ParseTime, EpochDigits, IDShape; it lets
 // through all but short prefixed tokens without digits): 8 characters or
 // more with a digit among them, or 16 or more.
 func mayBeVolatile(s []byte) bool {
