@@ -132,11 +132,12 @@ func nameWords(name string) []string {
 // the arguments) whose values differ as shape says is request metadata
 // that each attempt regenerates, so that leaving it out of the key gives a
 // call's retries one key without merging distinct calls. It takes both
-// the values and the name: a time, an id or an integer that changes is
-// metadata only where the name says so (sent_at, request_id, attempt;
-// anything inside meta, _meta or headers), and never where a word of the
-// name says the field is part of the effect (start_time, order_id is not
-// even asked, request_amount). Anything else, and every other difference
+// the values and the name (the member's and its parent's): a time, an id
+// or an integer that changes is metadata only where the name says so
+// (sent_at, request_id, request.id, sent.unix, attempt; anything inside
+// meta, _meta or headers), and never where a word of the name says the
+// field is part of the effect (start_time, order.created_at,
+// request_amount; order_id says nothing of the request). Anything else, and every other difference
 // (float noise, a reordered array, reworded text, a changed title), is a
 // value: the harness must send the same value, not leave it out.
 func Regenerated(pointer string, shape Shape) bool {
@@ -147,7 +148,11 @@ func Regenerated(pointer string, shape Shape) bool {
 	if err != nil || len(toks) == 0 {
 		return false
 	}
+	// The name is the member's and its parent's: request.id, sent.unix.
 	name := nameWords(toks[len(toks)-1])
+	if len(toks) > 1 {
+		name = append(name, nameWords(toks[len(toks)-2])...)
+	}
 	for _, w := range name {
 		if effectWords[w] {
 			return false

@@ -55,6 +55,13 @@ func TestRegenerated(t *testing.T) {
 		{"/retries", ShapeCounter, true},
 		{"/numTries", ShapeCounter, true},
 		{"/attempt_id", ShapeID, true},
+		// Named by the parent.
+		{"/request/id", ShapeID, true},
+		{"/request/at", ShapeTime, true},
+		{"/sent/unix", ShapeTime, true},
+		{"/created/ms", ShapeTime, true},
+		{"/client/nonce", ShapeID, true},
+		{"/rows/0/ts", ShapeTime, true},
 
 		// Fields of the effect, whatever their values look like.
 		{"/start", ShapeTime, false},
@@ -70,6 +77,13 @@ func TestRegenerated(t *testing.T) {
 		{"/event/created_by", ShapeID, false},
 		{"/meeting/start", ShapeTime, false},
 		{"/meta/amount", ShapeCounter, false},
+		{"/order/created_at", ShapeTime, false},
+		{"/request/amount", ShapeCounter, false},
+		{"/at/ms", ShapeTime, false},
+		{"/reading/at", ShapeTime, false},
+		{"/batch_id", ShapeID, false},
+		{"/probe_id", ShapeID, false},
+		{"/document_id", ShapeID, false},
 		{"/order_id", ShapeID, false},
 		{"/customer_id", ShapeID, false},
 		{"/id", ShapeID, false},

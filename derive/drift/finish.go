@@ -103,7 +103,11 @@ func (a *Analyzer) Finish() *Report {
 		same += s.sameIDs // consecutive calls of one key, close enough to be retries
 		other += s.otherIDs
 	}
-	idsTell := same > other
+	// A call id is the model's tool call id, which its retries keep: two
+	// ids are two calls, unless the log shows otherwise (most retry-like
+	// pairs, and more than one, carry different ids: a log that gives
+	// every attempt an id of its own).
+	idsTell := !(other > same && other >= 2)
 
 	// Collapses: a key shared by consecutive calls that the retry rule
 	// would not join, by the same judgment of distance and call ids as for
