@@ -195,3 +195,15 @@ func Advice(shape Shape, kind string) string {
 	}
 	return same + " if the two are one call retried; if they are two calls, the keys are right to differ"
 }
+
+// EntryRegenerated reports whether a difference is request metadata that a
+// retry regenerates (see Regenerated): two values of one shape, at a
+// pointer into the arguments (ptr, relative to them) whose name says so.
+func EntryRegenerated(ptr string, en Entry) bool {
+	if en.Kind != KindValue {
+		return false // a member added, a type changed, …: never metadata
+	}
+	a, ok1 := en.A.Node()
+	b, ok2 := en.B.Node()
+	return ok1 && ok2 && Regenerated(ptr, ShapeOf(a, b))
+}
