@@ -227,6 +227,7 @@ func onePass(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr e
 	var buf bytes.Buffer
 	n, err := canon.WriteCanonical(&buf, src, s)
 	app, aerr := canon.AppendCanonical([]byte("x"), src, s)
+	limitsAgree(t, src, s, d, perr)
 	if perr != nil {
 		if err == nil || err.Error() != perr.Error() || aerr == nil || aerr.Error() != perr.Error() {
 			t.Fatalf("%s: %q: Parse fails with %v; WriteCanonical %v, AppendCanonical %v", s, src, perr, err, aerr)
@@ -244,6 +245,39 @@ func onePass(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr e
 		t.Fatalf("%s: %q: AppendCanonical = %q, %v; want x%q", s, src, app, aerr, want)
 	}
 	passAgrees(t, src, s, d, perr)
+}
+
+// onePassLimits are the one pass's limits (open objects from which a value
+// takes the indexed path; dead bytes from which a member object is moved
+// down) that limitsAgree tries: lowered, shallow inputs take the paths
+// that deep and large ones take with the real limits.
+var onePassLimits = [][2]int{{0, 0}, {1, 1}, {2, 0}, {3, 1 << 30}, {1 << 30, 0}}
+
+// limitsAgree checks the one pass and Pass.Members with lowered limits
+// against Parse.
+func limitsAgree(t *testing.T, src []byte, s canon.Scheme, d *canon.Document, perr error) {
+	t.Helper()
+	want := []byte("x")
+	var members []canon.Member
+	if perr == nil {
+		want = d.Append(want)
+		members = d.Root().Members()
+	}
+	for _, lim := range onePassLimits {
+		got, ok := canon.AppendCanonicalLimits([]byte("x"), src, s, lim[0], lim[1])
+		if ok != (perr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%s: %q: the one pass with limits %v = %q, %v; Parse: %q, %v", s, src, lim, got, ok, want, perr)
+		}
+		mems, ok := passPool.MembersLimits(src, s, lim[0], lim[1])
+		if ok != (perr == nil && d.Root().Kind() == canon.Object) || len(mems) != len(members) && ok {
+			t.Fatalf("%s: %q: Pass.Members with limits %v: %d members, %v; Parse: %d, %v", s, src, lim, len(mems), ok, len(members), perr)
+		}
+		for k := range mems {
+			if string(mems[k].Name) != members[k].Name || string(mems[k].Value) != string(members[k].Value.Append(nil)) {
+				t.Fatalf("%s: %q: Pass.Members with limits %v: [%d] = %q: %q", s, src, lim, k, mems[k].Name, mems[k].Value)
+			}
+		}
+	}
 }
 
 // passPool is one canon.Pass that every check reuses, as a batch does,

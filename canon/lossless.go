@@ -35,13 +35,50 @@ type Loss struct {
 // Losses returns the places, in source order, where the canonical form of
 // n denotes other values than its text: each number's decimal value is
 // compared exactly with its canonical text's, and each member a repeated
-// name drops is reported. At most limit are returned (all when limit <= 0).
+// name drops is reported (a repeated name inside a dropped value is that
+// value's loss). At most limit are returned (all when limit <= 0).
+//
+// The cost is linear in the value whatever its depth and its repeated
+// names: the pointer of the place walked is kept as a stack of tokens and
+// written out only for a loss, and the members a repeat dropped are found
+// from the member kept, as the walk meets it.
 func (n Node) Losses(limit int) []Loss {
 	d := n.d
 	var out []Loss
 	full := func() bool { return limit > 0 && len(out) >= limit }
-	var walk func(i int, ptr string)
-	walk = func(i int, ptr string) {
+	var path []byte // the pointer of the value walked
+	push := func(tok []byte, index int) (mark int) {
+		mark = len(path)
+		path = append(grow(path, 2*len(tok)+12), '/')
+		if tok == nil {
+			path = strconv.AppendInt(path, int64(index), 10)
+		} else {
+			path = appendPointerToken(path, tok)
+		}
+		return mark
+	}
+	pointer := func() string { return string(path) }
+	var keptBy map[int][]int // name offset → the duplicates it follows (Duplicate.Kept)
+	if len(d.dups) > 0 {
+		keptBy = make(map[int][]int, len(d.dups))
+		for k, dup := range d.dups {
+			keptBy[dup.Kept] = append(keptBy[dup.Kept], k)
+		}
+	}
+	var dropped func(kept int)
+	dropped = func(kept int) {
+		for _, k := range keptBy[kept] {
+			if full() {
+				return
+			}
+			dup := d.dups[k]
+			out = append(out, Loss{LossDuplicate, pointer(), dup.Dropped,
+				string(d.memberValue(dup.Dropped)), string(d.memberValue(dup.Kept))})
+			dropped(dup.Dropped) // a name repeated three times or more
+		}
+	}
+	var walk func(i int)
+	walk = func(i int) {
 		if full() {
 			return
 		}
@@ -49,44 +86,60 @@ func (n Node) Losses(limit int) []Loss {
 		case '{':
 			o := d.object(i)
 			for _, m := range d.mems[o.first : o.first+o.n] {
-				walk(d.valueOffset(m), ptr+"/"+PointerToken(string(d.name(m))))
+				mark := push(d.name(m), 0)
+				if keptBy != nil {
+					dropped(d.nameOffset(m))
+				}
+				walk(d.valueOffset(m))
+				path = path[:mark]
 			}
 		case '[':
-			for k, e := range (Node{d, i}).Elements() {
-				walk(e.off, ptr+"/"+strconv.Itoa(k))
+			src := d.src
+			j := skipWS(src, i+1)
+			for k := 0; src[j] != ']'; k++ {
+				mark := push(nil, k)
+				walk(j)
+				path = path[:mark]
+				if j = skipWS(src, d.skip(j)); src[j] == ',' {
+					j = skipWS(src, j+1)
+				}
 			}
 		case '"', 't', 'f', 'n':
 		default:
 			lit := d.src[i:numberEnd(d.src, i)]
 			f, ok := ParseNumber(lit)
 			if !ok {
-				out = append(out, Loss{LossOverflow, ptr, i, string(lit), "null"})
+				out = append(out, Loss{LossOverflow, pointer(), i, string(lit), "null"})
 				return
 			}
 			text := AppendNumber(nil, f)
 			if !sameDecimal(lit, text) {
-				out = append(out, Loss{LossNumber, ptr, i, string(lit), string(text)})
+				out = append(out, Loss{LossNumber, pointer(), i, string(lit), string(text)})
 			}
 		}
 	}
-	walk(n.off, "")
-	end := n.End()
-	for _, dup := range d.dups {
-		if full() {
-			break
-		}
-		if dup.Dropped < n.off || dup.Dropped >= end || d.insideDropped(dup.Dropped) {
-			continue
-		}
-		ptr := d.pathTo(n.off, dup.Dropped) + "/" + PointerToken(dup.Name)
-		out = append(out, Loss{LossDuplicate, ptr, dup.Dropped,
-			string(d.memberValue(dup.Dropped)), string(d.memberValue(dup.Kept))})
-	}
+	walk(n.off)
 	slices.SortStableFunc(out, func(a, b Loss) int { return a.Offset - b.Offset })
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
 	return out
+}
+
+// appendPointerToken appends a member name as an RFC 6901 reference
+// token: '~' as "~0", '/' as "~1".
+func appendPointerToken(dst, name []byte) []byte {
+	for _, c := range name {
+		switch c {
+		case '~':
+			dst = append(dst, '~', '0')
+		case '/':
+			dst = append(dst, '~', '1')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // memberValue returns the raw value of the member whose name starts at
@@ -95,52 +148,6 @@ func (d *Document) memberValue(name int) []byte {
 	j, _ := stringEnd(d.src, name)
 	j = skipWS(d.src, skipWS(d.src, j)+1)
 	return d.src[j:d.skip(j)]
-}
-
-// insideDropped reports whether off lies inside the value of a member that
-// a repeated name dropped (its own losses are that member's).
-func (d *Document) insideDropped(off int) bool {
-	for _, dup := range d.dups {
-		j, _ := stringEnd(d.src, dup.Dropped)
-		j = skipWS(d.src, skipWS(d.src, j)+1)
-		if off > j && off < d.skip(j) {
-			return true
-		}
-	}
-	return false
-}
-
-// pathTo returns the pointer, from the value at root, of the innermost
-// kept value that contains the offset target.
-func (d *Document) pathTo(root, target int) string {
-	ptr := ""
-	i := root
-	for {
-		next := -1
-		switch d.src[i] {
-		case '{':
-			o := d.object(i)
-			for _, m := range d.mems[o.first : o.first+o.n] {
-				if v := d.valueOffset(m); target >= v && target < d.skip(v) {
-					ptr += "/" + PointerToken(string(d.name(m)))
-					next = v
-					break
-				}
-			}
-		case '[':
-			for k, e := range (Node{d, i}).Elements() {
-				if target >= e.off && target < e.End() {
-					ptr += "/" + strconv.Itoa(k)
-					next = e.off
-					break
-				}
-			}
-		}
-		if next < 0 {
-			return ptr
-		}
-		i = next
-	}
 }
 
 // sameDecimal reports whether two valid JSON number literals denote the

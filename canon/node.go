@@ -1,11 +1,14 @@
 package canon
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Kind is the type of a JSON value.
@@ -271,17 +274,7 @@ func (d *Document) skip(i int) int {
 	case '{':
 		return int(d.object(i).end)
 	case '[':
-		j := skipWS(src, i+1)
-		if src[j] == ']' {
-			return j + 1
-		}
-		for {
-			j = skipWS(src, d.skip(j))
-			if src[j] == ']' {
-				return j + 1
-			}
-			j = skipWS(src, j+1)
-		}
+		return d.arrayEnd(i)
 	case '"':
 		end, _ := stringEnd(src, i)
 		return end
@@ -291,4 +284,73 @@ func (d *Document) skip(i int) int {
 		return i + 5
 	}
 	return numberEnd(src, i)
+}
+
+// arrayEnd returns the offset just past the (valid) array at src[i]. A
+// scan to the array's closing bracket reads all of it: asked at every level
+// of arrays nested thousands deep, that would be quadratic. So once the
+// scans of a document have read as many bytes as it holds, one more
+// indexes the ends of all its arrays, and later calls search the index:
+// whatever the calls, the cost stays linear in the input.
+func (d *Document) arrayEnd(i int) int {
+	if arrs := atomic.LoadPointer(&d.arrs); arrs != nil {
+		a := *(*[]span)(arrs)
+		lo, hi := 0, len(a)
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			if int(a[h].start) < i {
+				lo = h + 1
+			} else {
+				hi = h
+			}
+		}
+		return int(a[lo].end)
+	}
+	src := d.src
+	depth := 0
+	j := i
+	for ; ; j++ {
+		switch src[j] {
+		case '"':
+			j, _ = stringEnd(src, j)
+			j--
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	if atomic.AddInt64(&d.walked, int64(j+1-i)) > int64(len(src)) {
+		d.indexArrays()
+	}
+	return j + 1
+}
+
+// indexArrays records the offsets of every array of the document, in the
+// order of their opening brackets.
+func (d *Document) indexArrays() {
+	src := d.src
+	n := bytes.Count(src[d.root:], []byte{'['}) // a bound: brackets in strings count too
+	arrs := make([]span, 0, n)
+	open := make([]int32, 0, n) // indices into arrs of the arrays still open
+	for j := d.root; j < len(src); j++ {
+		switch src[j] {
+		case '"':
+			j, _ = stringEnd(src, j)
+			j--
+		case '[':
+			open = append(open, int32(len(arrs)))
+			arrs = append(arrs, span{start: uint32(j)})
+		case ']':
+			if len(open) == 0 {
+				break // not reached: the document is valid
+			}
+			arrs[open[len(open)-1]].end = uint32(j + 1)
+			open = open[:len(open)-1]
+		}
+	}
+	atomic.StorePointer(&d.arrs, unsafe.Pointer(&arrs))
 }

@@ -10,6 +10,17 @@ package canon
 // same buffer: there it is assembled after the values and moved down over
 // them. The pass gives up at the first problem; the caller then parses for
 // the exact error.
+//
+// Each open object copies its members' text once more when it closes, so
+// an object nested k objects deep is copied k times: linear for the
+// shallow objects of real arguments, quadratic for a hostile chain of
+// thousands. Below deepObjects open objects a value is therefore handed to
+// the indexed path (Parse's index of that value alone, then the encoder),
+// which is linear whatever the depth: no byte is copied more than
+// deepObjects times. And a member object whose members' values (now dead)
+// take deadMax bytes or more is moved down over them, so that the dead
+// bytes never outgrow the live ones by more than a constant: the memory
+// stays a small multiple of the input whatever its shape.
 
 import (
 	"encoding/binary"
@@ -36,6 +47,10 @@ type onepass struct {
 	tmp      []opMember  // scratch for rankSort
 	memo     [8]sortMemo // orders rankSort found, kept from text to text
 	at       int         // where object left a member's value in vals
+	open     int         // objects open
+	deep     int         // open objects from which a value takes the indexed path (deepObjects)
+	dead     int         // dead bytes from which a member object is moved down (deadMax)
+	sub      *parser     // the indexed path, for values below deepObjects open objects
 	w        io.Writer   // where out goes when no object is open, or nil
 	n        int64       // bytes written to w
 	err      error       // w's first error
@@ -58,7 +73,16 @@ func (c *onepass) init(src []byte, s Scheme, out []byte, w io.Writer) {
 	c.src, c.s, c.maxDepth, c.out, c.w = src, s, MaxDepth, out, w
 	c.cur = &c.out
 	c.vals, c.mems, c.names = c.vals[:0], c.mems[:0], c.names[:0]
+	c.open, c.deep, c.dead = 0, deepObjects, deadMax
 }
+
+// deepObjects is the number of open objects below which a value takes the
+// indexed path; deadMax is the size of the dead values under a member
+// object from which it is moved down over them.
+const (
+	deepObjects = 12
+	deadMax     = 256
+)
 
 func (c *onepass) name(m *opMember) []byte {
 	if m.name&inArena != 0 {
@@ -222,21 +246,32 @@ func (c *onepass) object(i, depth int, member bool) (int, bool) {
 		*c.cur = append(*c.cur, '{', '}')
 		return j + 1, true
 	}
+	if c.open >= c.deep {
+		return c.indexed(i, depth)
+	}
 	parent := c.cur
 	c.cur = &c.vals
 	vstart, mbase, nbase := len(c.vals), len(c.mems), len(c.names)
+	c.open++
 	j, ok := c.members(j, depth)
 	if !ok {
 		return 0, false
 	}
+	c.open--
 	seg := c.mems[mbase:]
 	if !c.order(seg) {
 		return 0, false
 	}
 	c.cur = parent
 	if member {
-		c.at = len(c.vals)
+		asm := len(c.vals)
 		c.vals = c.assemble(c.vals, seg)
+		c.at = asm
+		if asm-vstart >= c.dead {
+			n := copy(c.vals[vstart:], c.vals[asm:])
+			c.vals = c.vals[:vstart+n]
+			c.at = vstart
+		}
 	} else if parent == &c.vals {
 		// An element of an array in an object: assemble after the values,
 		// then move down over them to where the array goes on.
@@ -251,6 +286,60 @@ func (c *onepass) object(i, depth int, member bool) (int, bool) {
 	c.mems = c.mems[:mbase]
 	c.names = c.names[:nbase]
 	return j, true
+}
+
+// indexed appends the canonical form of the object at src[i], at nesting
+// depth depth, to *c.cur by the indexed path: Parse's index of that object
+// alone, then the encoder. It sets c.at to where the object starts, as
+// object does for a member.
+func (c *onepass) indexed(i, depth int) (int, bool) {
+	if c.sub == nil {
+		c.sub = new(parser)
+	}
+	p := c.sub
+	p.src, p.s, p.maxDepth = c.src, c.s, c.maxDepth
+	p.stack = p.stack[:0]
+	objs, mems := countIndex(c.src, i)
+	p.doc = Document{src: c.src, scheme: c.s, root: i, objs: grow(p.doc.objs[:0], objs), mems: grow(p.doc.mems[:0], mems), arena: p.doc.arena[:0]}
+	end, err := p.value(i, depth-1)
+	if err != nil {
+		return 0, false
+	}
+	c.at = len(*c.cur)
+	e := encoder{d: &p.doc, buf: grow(*c.cur, end-i)} // its size, unless numbers grow
+	e.value(i)
+	*c.cur = e.buf
+	p.doc.src, p.src = nil, nil
+	return end, true
+}
+
+// countIndex returns the number of objects and of members of the value at
+// src[i], which opens a container, as far as a scan that skips strings
+// (and checks nothing) tells: the sizes of its index.
+func countIndex(src []byte, i int) (objs, mems int) {
+	depth := 0
+	for j := i; j < len(src); j++ {
+		switch src[j] {
+		case '"':
+			for j++; j < len(src) && src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+		case '{':
+			objs++
+			depth++
+		case '[':
+			depth++
+		case ':':
+			mems++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return objs, mems
+			}
+		}
+	}
+	return objs, mems
 }
 
 // members reads the members of an object from src[j], its first member's
@@ -348,7 +437,7 @@ func (c *onepass) assemble(dst []byte, seg []opMember) []byte {
 		bound += 6*int(seg[k].nlen) + 4 + max(seg[k].v1-seg[k].v0, 0)
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, bound)
+	dst = grow(dst, bound)
 	b := dst[:cap(dst)]
 	vals := c.vals // if dst is vals and has moved, the old array still holds the values
 	w := start
@@ -376,6 +465,19 @@ func (c *onepass) assemble(dst []byte, seg []opMember) []byte {
 	}
 	b[w-1] = '}'
 	return b[:w]
+}
+
+// grow returns s with room for n more elements. Unlike append's growth,
+// which adds a quarter past a few hundred elements and so allocates four
+// times the final size on the way, it doubles: what it leaves to the
+// collector stays below the final size.
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), max(2*cap(s), len(s)+n, 16))
+	copy(t, s)
+	return t
 }
 
 // copySmall copies src to dst and returns len(src). A short src is copied
@@ -630,6 +732,9 @@ var passPool = sync.Pool{New: func() any { return &onepass{out: make([]byte, 0, 
 func (c *onepass) release() {
 	if cap(c.out) > 1<<20 || cap(c.vals) > 1<<20 || cap(c.mems) > 1<<14 || cap(c.names) > 1<<20 {
 		return
+	}
+	if p := c.sub; p != nil && (cap(p.doc.objs) > 1<<14 || cap(p.doc.mems) > 1<<14 || cap(p.doc.arena) > 1<<20 || cap(p.stack) > 1<<14) {
+		c.sub = nil
 	}
 	c.src, c.w, c.err, c.n = nil, nil, nil, 0
 	passPool.Put(c)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Document is a valid JSON text, parsed under a scheme, ready to be written
@@ -23,7 +24,18 @@ type Document struct {
 	mems   []member // each object's members, contiguous, in canonical order
 	arena  []byte   // names that contained escapes: 4-byte source offset, then the decoded name
 	dups   []Duplicate
+
+	// The ends of arrays, for skip: scanned for until the scans have read
+	// as much as the input, then indexed (see arrayEnd). Both are read and
+	// written atomically (a Document is read from many goroutines), with
+	// sync/atomic's functions: a field of its types would make a Document,
+	// and every struct holding a Parser, impossible to copy.
+	walked int64
+	arrs   unsafe.Pointer // *[]span
 }
+
+// span is an array's offsets: its '[' and just past its ']'.
+type span struct{ start, end uint32 }
 
 // Duplicate records a member name that appeared more than once in one
 // object. Under JS the last value wins, as in JSON.parse, and the earlier
@@ -92,7 +104,7 @@ func (pp *Parser) parseSequential(src []byte, s Scheme, maxDepth int) (*Document
 	p.src, p.s, p.maxDepth = src, s, maxDepth
 	p.stack = p.stack[:0]
 	objs, mems := p.doc.objs[:0], p.doc.mems[:0]
-	if len(src) > 1<<16 {
+	if len(src) > 4<<10 {
 		// Size the index once, from upper bounds that cost a fast count:
 		// growing it by appending would leave as much garbage as it keeps,
 		// and the collector would let the process grow to twice the live
@@ -312,7 +324,7 @@ func (p *parser) object(i, depth int) (int, *perr) {
 	src := p.src
 	d := &p.doc
 	idx := len(d.objs)
-	d.objs = append(d.objs, object{start: uint32(i)})
+	d.objs = append(grow(d.objs, 1), object{start: uint32(i)})
 	base := len(p.stack)
 	j := skipWS(src, i+1)
 	if j < len(src) && src[j] == '}' {
@@ -350,7 +362,7 @@ func (p *parser) object(i, depth int) (int, *perr) {
 		return 0, err
 	}
 	first := len(d.mems)
-	d.mems = append(d.mems, seg...)
+	d.mems = append(grow(d.mems, len(seg)), seg...)
 	if dups {
 		d.mems = p.dedupe(d.mems, first)
 	}
@@ -395,7 +407,7 @@ func (p *parser) member(i, j, depth int) (int, *perr) {
 		err.path = append(err.path, PointerToken(string(d.name(m))))
 		return 0, err
 	}
-	p.stack = append(p.stack, m)
+	p.stack = append(grow(p.stack, 1), m)
 	return end, nil
 }
 

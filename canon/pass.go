@@ -23,11 +23,18 @@ type PassMember struct {
 // gives the error) or its root is not an object. The slices returned are
 // valid until the next call on p.
 func (p *Pass) Members(src []byte, s Scheme) (mems []PassMember, ok bool) {
+	return p.members(src, s, deepObjects, deadMax)
+}
+
+// members is Members with the one pass's limits (see onepass.deep and
+// onepass.dead).
+func (p *Pass) members(src []byte, s Scheme, deep, dead int) (mems []PassMember, ok bool) {
 	if checkEncoding(src) != nil {
 		return nil, false
 	}
 	c := &p.c
 	c.init(src, s, c.out[:0], nil)
+	c.deep, c.dead = deep, dead
 	i := skipWS(src, 0)
 	if i >= len(src) || src[i] != '{' {
 		return nil, false

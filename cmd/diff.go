@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
@@ -26,6 +27,7 @@ type diffOptions struct {
 	Explain      bool
 	Schemes      bool
 	Max          int
+	Lines        [2]int // with --line: the line of each side's JSON Lines log (1-based), or 0
 }
 
 func newDiffCmd(f *Factory) *cobra.Command {
@@ -39,8 +41,11 @@ idempotency keys differ, or why two calls that look different share a key.
 A and B are files, or - for standard input (one of them). Each is either the
 bare arguments, with --task and --tool (or IDEMKEY_TASK and IDEMKEY_TOOL)
 applying to both sides, or a call record {"task":…,"tool":…,"args":…},
-recognised when the object has exactly those three members with string task
-and tool (--record insists on records). An explicit --from args, or --task
+recognised when the object has those members with string task and tool,
+whatever else it carries (a log line's call_id or timestamp; --record
+insists on records). --line N compares line N of each side, a JSON Lines
+log (a log of tool calls, as drift reads); --line N:M compares line N of A
+with line M of B, which may be the same file. An explicit --from args, or --task
 or --tool on the command line without --record, means both sides are bare
 arguments, whatever their shape. --omit and --only come from the flags,
 IDEMKEY_OMIT/IDEMKEY_ONLY or the config file, as for key, and the keys are
@@ -83,7 +88,8 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 		Example: `  idemkey diff --task t-42 --tool pay before.json after.json
   idemkey diff call1.json call2.json            # call records
   curl -s $URL | idemkey diff --json --task t --tool x pinned.json -
-  idemkey diff --explain --schemes a.json b.json`,
+  idemkey diff --explain --schemes a.json b.json
+  idemkey diff --line 3:7 calls.jsonl calls.jsonl # two lines of one log`,
 		Args: rangeArgs(2, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.FileA, opts.FileB = args[0], args[1]
@@ -128,6 +134,11 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 			if opts.Max < 0 {
 				return usageErrorf("invalid --max %d (want 0 for no limit, or a positive number)", opts.Max)
 			}
+			if l := f.Config.GetString("line"); l != "" {
+				if opts.Lines, err = parseLines(l); err != nil {
+					return err
+				}
+			}
 			return runDiff(opts)
 		},
 	}
@@ -144,14 +155,57 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 	fl.Bool("explain", false, "also list what canonicalization absorbed")
 	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
 	fl.Int("max", 50, "list at most N differences (and N warnings, N absorbed); 0: all")
+	fl.String("line", "", "compare line N of each side's JSON Lines log, or N:M (line N of A, line M of B)")
+	commandLineOnly(fl, "line")
 	addKeyFormatFlags(fl)
 	return cmd
 }
 
-// diffInput is a side's bytes before parsing.
+// parseLines reads --line: N (both sides) or N:M, lines counted from 1.
+func parseLines(text string) ([2]int, error) {
+	a, b, two := strings.Cut(text, ":")
+	if !two {
+		b = a
+	}
+	var lines [2]int
+	for k, t := range []string{a, b} {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 1 || t != strconv.Itoa(n) {
+			return lines, &UsageError{Err: fmt.Errorf("invalid --line %q", text), hint: "give a line number from 1, or two as N:M (line N of A, line M of B)"}
+		}
+		lines[k] = n
+	}
+	return lines, nil
+}
+
+// pickLine returns line n (from 1) of a side's data, a JSON Lines log.
+func pickLine(in diffInput, n int) (diffInput, error) {
+	data := in.data
+	for k := 1; ; k++ {
+		i := bytes.IndexByte(data, '\n')
+		line := data
+		if i >= 0 {
+			line = data[:i]
+		}
+		if k == n {
+			if len(bytes.TrimSpace(line)) == 0 {
+				return in, &InputError{Name: in.name, Line: n, Err: errors.New("the line is empty: no call to compare")}
+			}
+			return diffInput{data: line, name: in.name, line: n}, nil
+		}
+		if i < 0 || i == len(data)-1 {
+			return in, &InputError{Name: in.name, Err: fmt.Errorf("no line %d: the log has %d %s", n, k, diffPlural(k, "line"))}
+		}
+		data = data[i+1:]
+	}
+}
+
+// diffInput is a side's bytes before parsing: a whole file, or with line
+// > 0 that line of it.
 type diffInput struct {
 	data []byte
 	name string
+	line int
 }
 
 func runDiff(opts *diffOptions) error {
@@ -164,7 +218,12 @@ func runDiff(opts *diffOptions) error {
 		if err != nil {
 			return err
 		}
-		in[k] = diffInput{data, name}
+		in[k] = diffInput{data: data, name: name}
+		if opts.Lines[k] > 0 {
+			if in[k], err = pickLine(in[k], opts.Lines[k]); err != nil {
+				return err
+			}
+		}
 	}
 	a, b, err := loadSides(opts, in, opts.Scheme)
 	if err != nil {
@@ -246,15 +305,15 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 			sides[k] = side
 			continue
 		}
-		doc, err := parseDoc(in[k].data, in[k].name, s)
+		doc, err := canon.Parse(in[k].data, s)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, &InputError{Name: in[k].name, Line: in[k].line, Err: err}
 		}
 		side := &diff.Side{Name: in[k].name, Doc: doc}
 		root := doc.Root()
 		if opts.Record || !opts.BareArgs && diff.IsRecord(root) {
 			if err := side.FromRecord(root); err != nil {
-				return nil, nil, &InputError{Name: in[k].name, Err: err}
+				return nil, nil, &InputError{Name: in[k].name, Line: in[k].line, Err: err}
 			}
 		} else {
 			t, tl, err := taskTool()
@@ -286,7 +345,7 @@ func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diff.Side, 
 	}
 	lc, err := spec.load(in.data)
 	if err != nil {
-		return nil, inputErr(in.name, 0, err)
+		return nil, inputErr(in.name, in.line, err)
 	}
 	side := &diff.Side{Name: in.name, Task: lc.Call.Task, Tool: lc.Call.Tool, Args: lc.Call.Args, Doc: lc.Call.Args.Document()}
 	// Duplicate names are reported with pointers into the document they
@@ -420,8 +479,8 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 		} else {
 			o.str("reason", en.Reason)
 		}
-		if p, ok := argsPointer(en.Pointer); ok && !raw {
-			o.str("omit", p) // the pointer as --omit takes it
+		if p, ok := argsPointer(en.Pointer); ok && !raw && diff.EntryRegenerated(p, en) {
+			o.str("omit", p) // request metadata, the pointer as --omit takes it
 		}
 		b = append(b, trimNL(o.line())...)
 	}
@@ -479,9 +538,16 @@ func (r *diffResult) human(f *Factory) {
 	switch n := e.Diffs.Total(); {
 	case n > 0:
 		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, diffPlural2(n, "difference changes", "differences change")))
-		if omit := omitFlags(e.Diffs.Items); omit != "" {
-			fmt.Fprintf(w, "%s pointers above are into the call record; --omit and --only take them relative to the arguments, without /args: %s\n",
-				faint.Sprint("hint:"), omit)
+		meta, values := adviceLists(e.Diffs.Items)
+		if len(meta) > 0 {
+			fmt.Fprintf(w, "%s %s %s request metadata that each attempt regenerates: leaving %s out gives a call's retries one key "+
+				"(pointers above are into the call record; --omit and --only take them relative to the arguments, without /args): %s\n",
+				faint.Sprint("hint:"), strings.Join(meta, ", "), diffPlural2(len(meta), "looks like", "look like"),
+				diffPlural2(len(meta), "it", "them"), omitFlags(meta))
+		}
+		if len(values) > 0 {
+			fmt.Fprintf(w, "%s %s %s in value: if a and b are one call retried, the harness must send the same %s; if they are two calls, the keys are right to differ\n",
+				faint.Sprint("hint:"), strings.Join(values, ", "), diffPlural2(len(values), "differs", "differ"), diffPlural2(len(values), "value", "values"))
 		}
 	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
@@ -550,10 +616,12 @@ func argsPointer(p string) (string, bool) {
 	return "", false
 }
 
-// omitFlags spells the --omit flags that would leave the first few
-// differences inside the arguments out of the key.
-func omitFlags(es []diff.Entry) string {
-	var flags []string
+// adviceLists sorts the pointers (relative to the arguments) of the
+// differences inside the arguments: request metadata that a retry
+// regenerates, the only fields a hint may offer to leave out of the key,
+// and values, which the harness must send the same: leaving them out would
+// let distinct writes share a key.
+func adviceLists(es []diff.Entry) (meta, values []string) {
 	seen := map[string]bool{}
 	for _, en := range es {
 		p, ok := argsPointer(en.Pointer)
@@ -561,11 +629,32 @@ func omitFlags(es []diff.Entry) string {
 			continue
 		}
 		seen[p] = true
-		if len(flags) == 3 {
-			flags = append(flags, "…")
-			break
+		if diff.EntryRegenerated(p, en) {
+			meta = append(meta, diff.RevealPointer(p))
+		} else {
+			values = append(values, diff.RevealPointer(p))
 		}
-		flags = append(flags, "--omit "+shellQuote(diff.RevealPointer(p)))
+	}
+	return shortList(meta), shortList(values)
+}
+
+// shortList keeps the first three of a list and "…" for the rest.
+func shortList(ps []string) []string {
+	if len(ps) > 3 {
+		return append(ps[:3:3], "…")
+	}
+	return ps
+}
+
+// omitFlags spells the --omit flags of pointers.
+func omitFlags(ps []string) string {
+	var flags []string
+	for _, p := range ps {
+		if p == "…" {
+			flags = append(flags, p)
+			continue
+		}
+		flags = append(flags, "--omit "+shellQuote(p))
 	}
 	return strings.Join(flags, " ")
 }

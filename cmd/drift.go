@@ -48,11 +48,12 @@ func newDriftCmd(f *Factory) *cobra.Command {
   - drift: calls that look like one call retried but got more than one key,
     with the pointers whose values vary, the kind of each variation, and the
     --omit flags that give them one key (checked by deriving the keys again);
-  - collapsed writes: one key shared by calls that carry different call ids,
-    or that lie far apart in the log: possibly distinct writes, the later
-    swallowed;
-  - for each tool, the pointers that vary in most of its drift clusters: the
-    flags (or config lines) to adopt.
+  - collapsed writes: one key shared by calls that the retry rule would not
+    join as one call retried (far apart, or under different call ids where
+    the log keeps call ids across attempts): possibly distinct writes, the
+    later swallowed;
+  - for each tool, the request metadata that varies in most of its drift
+    clusters: the --omit flags (or config lines) to adopt.
 
 The log is JSON Lines, one call a line, in any --from shape (default call:
 {"task","tool","args"} records); for envelopes the task comes from --task or
@@ -73,22 +74,38 @@ Pointers are RFC 6901, relative to the arguments, exactly as --omit takes
 them. --omit and --only (flags, IDEMKEY_*, config) apply as for key: keys
 are derived with them, and what they leave out is not a variation.
 
-Two calls are one call retried when they have the same task and tool,
-different keys, lie at most --window lines (and --window-time, when times
-are known) apart, differ at no more than --max-leaves leaves (and no more
-than --max-fraction of them), and every difference is volatile: a
-reordered array; float noise (relative difference up to --float-tolerance);
-timestamps at most --time-gap apart, or random-looking ids (UUIDs, ULIDs,
-trace ids, prefixed tokens), at a pointer that differs in at least
---min-fresh of the tool's near-duplicate pairs; a counter that steps up by
-1 to --max-step at such a pointer, where most differences are such steps; a text reworded with
-the same numbers and at least --text-similarity of its words. Amounts,
-e-mail addresses, other ids and every other difference make calls distinct.
+Two calls are one call retried when they have the same task and tool, lie
+close (at most --max-between other calls of their task between them that
+are not themselves repeats, and at most --window-time apart when times are
+known; lines of other tasks do not count), differ at no more than
+--max-leaves leaves (and no more than --max-fraction of them), and every
+difference is volatile: a reordered array; float noise (relative
+difference up to --float-tolerance); timestamps at most --time-gap apart,
+or random-looking ids (UUIDs, ULIDs, trace ids, prefixed tokens), at a
+pointer that differs in at least --min-fresh of the tool's near-duplicate
+pairs; a counter that steps up by 1 to --max-step at such a pointer, where
+most differences are such steps; a text reworded with the same numbers and
+at least --text-similarity of its words. Where the log keeps call ids
+across attempts (most retry-like pairs share theirs), two call ids are two
+calls. Amounts, e-mail addresses, other ids and every other difference make
+calls distinct. A retry is searched for among the --window lines before it.
+One key shared by two calls that this rule would not join is a collapse.
+
+The advice is safe: --omit is suggested only for request metadata that a
+retry regenerates (timestamps of the attempt, request and trace ids,
+nonces, attempt counters, anything under meta, _meta or headers), judged
+by the pointer's name and the values; any other variation (float noise, a
+reordered array, reworded text, a time or id whose name does not say it is
+metadata) is a value: leaving it out would let distinct writes share a key,
+so drift says what differs and that the harness must send the same value.
 
 --json prints one object: {"findings":[{"kind":"drift"|"collapse","task",
-"tool","lines","keys","pointers"?,"variations"?,"omit"?,"verified"?,
-"call_ids"?,"reason"?}],"suggestions":[{"tool","omit","clusters"}],
-"calls","bad_lines"}.
+"tool","lines","keys","pointers"?,"variations"?:[{"pointer","kind",
+"regenerated","advice"?}],"omit"?,"send_same"?,"verified"?,"call_ids"?,
+"reason"?}],"suggestions":[{"tool","omit","clusters"}],"calls",
+"bad_lines"}: "omit" holds only regenerated metadata, "send_same" the
+values the harness must send the same, "verified" says the omit flags give
+the cluster one key (never while a value varies).
 
 Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 (a bad line is reported with its line number and skipped).`,
@@ -152,13 +169,13 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 			}
 			opts.JSON = v.GetBool("json")
 			a := drift.Options{
-				Window: v.GetInt("window"), WindowTime: v.GetDuration("window-time"), MaxLeaves: v.GetInt("max-leaves"),
+				Window: v.GetInt("window"), MaxBetween: v.GetInt("max-between"), WindowTime: v.GetDuration("window-time"), MaxLeaves: v.GetInt("max-leaves"),
 				MaxFraction: v.GetFloat64("max-fraction"), MinFresh: v.GetFloat64("min-fresh"), TimeGap: v.GetDuration("time-gap"),
 				FloatTolerance: v.GetFloat64("float-tolerance"), MaxStep: v.GetInt("max-step"), TextSimilarity: v.GetFloat64("text-similarity"),
 				Share: v.GetFloat64("share"), Scheme: spec.Scheme, Omit: spec.Omit, Only: spec.Only,
 			}
 			for name, bad := range map[string]bool{
-				"window": a.Window <= 0, "window-time": a.WindowTime <= 0, "max-leaves": a.MaxLeaves <= 0,
+				"window": a.Window <= 0, "max-between": a.MaxBetween < 0, "window-time": a.WindowTime <= 0, "max-leaves": a.MaxLeaves <= 0,
 				"max-fraction": a.MaxFraction <= 0 || a.MaxFraction > 1, "min-fresh": a.MinFresh <= 0 || a.MinFresh > 1,
 				"time-gap": a.TimeGap <= 0, "float-tolerance": a.FloatTolerance <= 0, "max-step": a.MaxStep <= 0,
 				"text-similarity": a.TextSimilarity <= 0 || a.TextSimilarity > 1, "share": a.Share <= 0 || a.Share > 1,
@@ -166,6 +183,9 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 				if bad {
 					return usageErrorf("invalid --%s %s", name, v.GetString(name))
 				}
+			}
+			if a.MaxBetween == 0 {
+				a.MaxBetween = -1 // none between: the analysis reads 0 as its default
 			}
 			opts.Analysis = a
 			return runDrift(opts)
@@ -183,8 +203,9 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
 	addKeyFormatFlags(fl)
 	fl.Bool("json", false, "print one JSON object for machines")
-	fl.Int("window", d.Window, "retries lie at most this many lines apart; a key shared farther apart is a collapse")
-	fl.Duration("window-time", d.WindowTime, "and at most this far apart in time, when the log has times")
+	fl.Int("window", d.Window, "how many lines back the search for a call's retries looks")
+	fl.Int("max-between", d.MaxBetween, "a retry comes back with at most this many other calls of its task between; a key shared farther apart is a collapse")
+	fl.Duration("window-time", d.WindowTime, "retries lie at most this far apart in time, when the log has times")
 	fl.Int("max-leaves", d.MaxLeaves, "a retry differs at no more leaves than this")
 	fl.Float64("max-fraction", d.MaxFraction, "nor at more than this share of the leaves")
 	fl.Float64("min-fresh", d.MinFresh, "timestamps and ids are volatile at a pointer that differs in this share of a tool's near-duplicate pairs")
@@ -192,7 +213,12 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 	fl.Float64("float-tolerance", d.FloatTolerance, "relative difference of float noise")
 	fl.Int("max-step", d.MaxStep, "a counter grows by at most this between attempts")
 	fl.Float64("text-similarity", d.TextSimilarity, "share of words a reworded text keeps")
-	fl.Float64("share", d.Share, "suggest the pointers that vary in at least this share of a tool's drift clusters")
+	fl.Float64("share", d.Share, "suggest the metadata pointers that vary in at least this share of a tool's drift clusters")
+	// --from takes otel besides the shapes key takes: the completion the
+	// tree gives every --from would leave it out.
+	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return append(slices.Clone(fromNames), fromOTel), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -571,10 +597,15 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 					vs = append(vs, ',')
 				}
 				vo := &jsonObject{}
-				vs = append(vs, trimNL(vo.str("pointer", v.Pointer).str("kind", v.Kind).line())...)
+				vo.str("pointer", v.Pointer).str("kind", v.Kind).bool("regenerated", v.Regenerated)
+				if v.Advice != "" {
+					vo.str("advice", v.Advice)
+				}
+				vs = append(vs, trimNL(vo.line())...)
 			}
 			o.raw("variations", append(vs, ']'))
 			o.raw("omit", stringsJSON(f.Omit))
+			o.raw("send_same", stringsJSON(f.SendSame))
 			o.bool("verified", f.Verified)
 		} else {
 			o.raw("call_ids", stringsJSON(f.CallIDs))
@@ -643,6 +674,31 @@ func linesList(ls []int) string {
 	return strings.Join(parts, ", ")
 }
 
+// driftAdvice says what gives a drift cluster one key: the metadata left
+// out (as flags, when that alone does it) and the values the harness must
+// send the same (never as flags: leaving them out would merge distinct
+// writes).
+func (opts *driftOptions) driftAdvice(w io.Writer, f *drift.Finding) {
+	var same []string
+	for _, p := range f.SendSame {
+		if p == "" {
+			p = "(top)"
+		}
+		same = append(same, revealText(p))
+	}
+	switch {
+	case len(f.SendSame) == 0 && f.Verified:
+		fmt.Fprintf(w, "  one key with: %s\n", omitArgs(f.Omit))
+	case len(f.SendSame) == 0:
+		fmt.Fprintf(w, "  not one key even with: %s\n", omitArgs(f.Omit))
+	case len(f.Omit) > 0:
+		fmt.Fprintf(w, "  leave out the metadata (%s) and send the same %s on every attempt: no --omit flag may stand in for that\n",
+			omitArgs(f.Omit), strings.Join(same, ", "))
+	default:
+		fmt.Fprintf(w, "  send the same %s on every attempt: no --omit flag may stand in for that\n", strings.Join(same, ", "))
+	}
+}
+
 func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 	w := bufio.NewWriter(opts.f.IO.Out)
 	drifts, collapses := 0, 0
@@ -656,16 +712,13 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 				if p == "" {
 					p = "(top)" // the whole arguments, as diff says
 				}
-				fmt.Fprintf(w, "  %-24s %s\n", p, v.Kind)
+				what := "request metadata, regenerated by each attempt"
+				if !v.Regenerated {
+					what = v.Advice
+				}
+				fmt.Fprintf(w, "  %-24s %-16s %s\n", p, v.Kind, what)
 			}
-			switch {
-			case len(f.Omit) == 0:
-				fmt.Fprintln(w, "  no --omit flag can give one key: the whole arguments vary")
-			case f.Verified:
-				fmt.Fprintf(w, "  one key with: %s\n", omitArgs(f.Omit))
-			default:
-				fmt.Fprintf(w, "  not one key even with: %s\n", omitArgs(f.Omit))
-			}
+			opts.driftAdvice(w, &f)
 			for _, k := range f.Keys {
 				fmt.Fprintf(w, "  key %s\n", opts.fmtKey(k))
 			}
@@ -680,7 +733,7 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 		fmt.Fprintln(w, "  possibly distinct writes swallowed; add a discriminator such as a step id")
 	}
 	if len(rep.Suggestions) > 0 {
-		fmt.Fprintln(w, "suggestions (the pointers that vary in most drift clusters of a tool):")
+		fmt.Fprintln(w, "suggestions (the request metadata that varies in most drift clusters of a tool):")
 		for _, s := range rep.Suggestions {
 			quoted := make([]string, len(s.Omit))
 			for k, p := range s.Omit {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ type driftJSON struct {
 		Keys     []string `json:"keys"`
 		Pointers []string `json:"pointers"`
 		Omit     []string `json:"omit"`
+		SendSame []string `json:"send_same"`
 		Verified bool     `json:"verified"`
 	} `json:"findings"`
 	Suggestions []struct {
@@ -81,7 +83,28 @@ func TestDriftCommandOnGeneratedLog(t *testing.T) {
 		if planted[k] {
 			hit++
 		}
-		if f.Kind != "drift" || checked >= 40 {
+		if f.Kind != "drift" {
+			continue
+		}
+		// Advice is safe: only request metadata is offered to leave out;
+		// a value that varied (noise, order, wording) is to send the same.
+		for _, p := range f.Omit {
+			if !slices.Contains(truth.Metadata[f.Tool], p) {
+				t.Errorf("lines %v: --omit %s offered, which is not request metadata of %s", f.Lines, p, f.Tool)
+			}
+		}
+		for _, p := range f.SendSame {
+			if !slices.Contains(truth.Values[f.Tool], p) {
+				t.Errorf("lines %v: %s of %s said to be a value to send the same", f.Lines, p, f.Tool)
+			}
+		}
+		if len(f.SendSame) > 0 {
+			if f.Verified {
+				t.Errorf("lines %v: verified although %v vary", f.Lines, f.SendSame)
+			}
+			continue
+		}
+		if checked >= 40 {
 			continue
 		}
 		// The flags, as key takes them, give the calls one key.

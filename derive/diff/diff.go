@@ -62,11 +62,11 @@ func Compare(a, b *Side, o Options) *Result {
 	return res
 }
 
-// IsRecord reports whether v looks like a call record: an object with
-// exactly the members task (a string), tool (a string) and args.
+// IsRecord reports whether v looks like a call record: an object with the
+// members task (a string), tool (a string) and args, whatever else it
+// carries (a log line's call_id, a timestamp): those three make a call.
 func IsRecord(v canon.Node) bool {
-	ms := v.Members()
-	if len(ms) != 3 {
+	if v.Kind() != canon.Object {
 		return false
 	}
 	t, ok1 := v.Get("task")

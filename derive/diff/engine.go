@@ -26,6 +26,7 @@ package diff
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/big"
@@ -165,6 +166,25 @@ type engine struct {
 
 	// alignBudget bounds the Myers search per array (edit-graph steps).
 	alignBudget int
+
+	// same is the last run of equal source bytes found (see equal); hashes
+	// are the canonical hashes of containers, by document and offset.
+	same   sameRun
+	hashes map[nodeKey]uint64
+}
+
+// sameRun is a run of n equal bytes at offset a of doc da's source and
+// offset b of db's; with diff, the bytes just past it differ.
+type sameRun struct {
+	da, db *canon.Document
+	a, b   int
+	n      int
+	diff   bool
+}
+
+type nodeKey struct {
+	d   *canon.Document
+	off int
 }
 
 func newEngine(s canon.Scheme, max int, explain bool) *engine {
@@ -192,8 +212,16 @@ func pointerOf(ts []token) string {
 	return b.String()
 }
 
-func (e *engine) push(a, b token) { e.pa, e.pb = append(e.pa, a), append(e.pb, b) }
-func (e *engine) pop()            { e.pa, e.pb = e.pa[:len(e.pa)-1], e.pb[:len(e.pb)-1] }
+func (e *engine) push(a, b token) {
+	if len(e.pa) == cap(e.pa) {
+		// Doubling: deep values push thousands, and append's growth would
+		// allocate four times the final stack on the way.
+		e.pa = append(make([]token, 0, 2*cap(e.pa)+16), e.pa...)
+		e.pb = append(make([]token, 0, 2*cap(e.pb)+16), e.pb...)
+	}
+	e.pa, e.pb = append(e.pa, a), append(e.pb, b)
+}
+func (e *engine) pop() { e.pa, e.pb = e.pa[:len(e.pa)-1], e.pb[:len(e.pb)-1] }
 
 // add records an Entry at the current pointers.
 func (e *engine) add(l *List, kind string, a, b Value, reason string) {
@@ -278,21 +306,31 @@ func Article(s string) string {
 
 // value compares two values at the current pointers.
 func (e *engine) value(a, b canon.Node) {
-	if bytes.Equal(a.Raw(), b.Raw()) {
+	if e.equal(a, b) {
 		return
 	}
-	ka, kb := e.ckind(a), e.ckind(b)
-	if ka != kb {
-		if e.diffs.room() {
-			e.add(&e.diffs, KindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
-		}
-		return
-	}
-	switch ka {
-	case canon.Object:
+	switch ka, kb := e.ckind(a), e.ckind(b); {
+	case ka != kb:
+		e.typeDiff(a, b, ka, kb)
+	case ka == canon.Object:
 		e.object(a, b)
-	case canon.Array:
+	case ka == canon.Array:
 		e.array(a, b)
+	default:
+		e.scalar(a, b, ka)
+	}
+}
+
+// typeDiff reports values of different types.
+func (e *engine) typeDiff(a, b canon.Node, ka, kb canon.Kind) {
+	if e.diffs.room() {
+		e.add(&e.diffs, KindType, nodeVal(a), nodeVal(b), typeReason(a, b, ka, kb))
+	}
+}
+
+// scalar compares two scalars of kind k (as ckind sees them).
+func (e *engine) scalar(a, b canon.Node, k canon.Kind) {
+	switch k {
 	case canon.String:
 		e.str(a, b)
 	case canon.Number:
@@ -328,12 +366,46 @@ func numText(a, b canon.Node) string {
 	return b.Text()
 }
 
-// object compares two objects member by member, in canonical order.
+// object compares two objects member by member, in canonical order. It
+// lies on the recursion's path, once per level of nesting, so what it
+// needs only to plan the walk lives in memberPlan: a small frame here
+// keeps the stack of a value nested 10,000 deep small.
 func (e *engine) object(a, b canon.Node) {
 	ma, mb := a.Members(), b.Members()
 	if e.explain {
 		e.memberOrder(a, b, ma, mb)
 	}
+	for _, st := range memberPlan(ma, mb) {
+		switch st.op {
+		case stepSame:
+			e.member(ma[st.i], mb[st.j])
+		case stepRenamed:
+			e.renamed(ma[st.i], mb[st.j])
+		case stepRemoved:
+			e.removedMember(ma[st.i], true)
+		case stepAdded:
+			e.removedMember(mb[st.j], false)
+		}
+	}
+}
+
+// A memberStep is one step of the walk of two objects' members.
+type memberStep struct {
+	op   uint8
+	i, j int32 // indices into a's and b's members
+}
+
+const (
+	stepSame    = iota // the same name on both sides
+	stepRenamed        // names that look alike
+	stepRemoved        // a member only a has
+	stepAdded          // a member only b has
+)
+
+// memberPlan pairs the members of two objects, both in canonical order:
+// by name, and a removed name with an added one that looks the same.
+func memberPlan(ma, mb []canon.Member) []memberStep {
+	plan := make([]memberStep, 0, max(len(ma), len(mb)))
 	same := len(ma) == len(mb)
 	if same {
 		for k := range ma {
@@ -345,9 +417,9 @@ func (e *engine) object(a, b canon.Node) {
 	}
 	if same {
 		for k := range ma {
-			e.member(ma[k], mb[k])
+			plan = append(plan, memberStep{stepSame, int32(k), int32(k)})
 		}
-		return
+		return plan
 	}
 	inA := make(map[string]bool, len(ma))
 	for _, m := range ma {
@@ -385,35 +457,41 @@ func (e *engine) object(a, b canon.Node) {
 		switch {
 		case i < len(ma) && !inB[ma[i].Name]:
 			if pj, ok := pairOf[i]; ok {
-				e.renamed(ma[i], mb[pj])
+				plan = append(plan, memberStep{stepRenamed, int32(i), int32(pj)})
 			} else {
-				e.removedMember(ma[i], true)
+				plan = append(plan, memberStep{stepRemoved, int32(i), 0})
 			}
 			i++
 		case j < len(mb) && !inA[mb[j].Name]:
 			if !pairedB[j] {
-				e.removedMember(mb[j], false)
+				plan = append(plan, memberStep{stepAdded, 0, int32(j)})
 			}
 			j++
 		default:
-			e.member(ma[i], mb[j])
+			plan = append(plan, memberStep{stepSame, int32(i), int32(j)})
 			i++
 			j++
 		}
 	}
+	return plan
 }
 
 func (e *engine) member(ma, mb canon.Member) {
 	e.push(token{name: ma.Name, idx: -1}, token{name: mb.Name, idx: -1})
 	if e.explain {
-		ra, rb := nameToken(ma), nameToken(mb)
-		if !bytes.Equal(ra, rb) && e.notes.room() {
-			e.addRaw(&e.notes, NoteNameEscape, string(ra), string(rb),
-				"the member name is spelled with different escapes; the canonical form writes it "+string(canon.AppendQuoted(nil, ma.Name)))
-		}
+		e.nameEscapes(ma, mb)
 	}
 	e.value(ma.Value, mb.Value)
 	e.pop()
+}
+
+// nameEscapes notes a member name spelled with different escapes.
+func (e *engine) nameEscapes(ma, mb canon.Member) {
+	ra, rb := nameToken(ma), nameToken(mb)
+	if !bytes.Equal(ra, rb) && e.notes.room() {
+		e.addRaw(&e.notes, NoteNameEscape, string(ra), string(rb),
+			"the member name is spelled with different escapes; the canonical form writes it "+string(canon.AppendQuoted(nil, ma.Name)))
+	}
 }
 
 // renamed reports a member whose name differs only in a look-alike way and
@@ -662,10 +740,98 @@ var wsSeed = maphash.MakeSeed()
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// hash returns a hash of a value's canonical text.
+// equal reports whether two values have the same source bytes. The walk
+// asks it at every level on the way down to a difference; comparing the
+// bytes each time would read a value nested k deep k times, quadratic for
+// deep nesting. So the run of equal bytes found last is kept: a pair of
+// values at the same distance from its start on both sides is answered
+// from it (equal when it covers them, different when the difference it
+// ends on lies inside them), and only other pairs compare bytes.
+func (e *engine) equal(a, b canon.Node) bool {
+	ra, rb := a.Raw(), b.Raw()
+	if len(ra) != len(rb) {
+		return false
+	}
+	r := &e.same
+	if r.da == a.Document() && r.db == b.Document() {
+		if d := a.Offset() - r.a; d >= 0 && d == b.Offset()-r.b && d <= r.n {
+			switch {
+			case len(ra) <= r.n-d:
+				return true
+			case r.diff:
+				return false
+			}
+		}
+	}
+	n := commonPrefix(ra, rb)
+	*r = sameRun{da: a.Document(), db: b.Document(), a: a.Offset(), b: b.Offset(), n: n, diff: n < len(ra)}
+	return n == len(ra)
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	lo := 0
+	for step := 4096; lo < n; {
+		k := min(step, n-lo)
+		if bytes.Equal(a[lo:lo+k], b[lo:lo+k]) {
+			lo += k
+			step *= 2
+			continue
+		}
+		if k <= 16 {
+			for lo < n && a[lo] == b[lo] {
+				lo++
+			}
+			return lo
+		}
+		step = k / 2 // the difference lies in this block: halve it
+	}
+	return lo
+}
+
+// hash returns a hash of a value's canonical text: of the text itself for
+// a scalar, and for a container of its members' names and values' hashes,
+// kept, so that each container is hashed once however many arrays around
+// it are aligned (hashing the text of every element of every enclosing
+// array would be quadratic in depth). Equal canonical texts have equal
+// hashes.
 func (e *engine) hash(n canon.Node) uint64 {
-	e.buf = n.Append(e.buf[:0])
-	return maphash.Bytes(e.seed, e.buf)
+	k := n.Kind()
+	if k != canon.Array && k != canon.Object {
+		e.buf = n.Append(e.buf[:0])
+		return maphash.Bytes(e.seed, e.buf)
+	}
+	key := nodeKey{n.Document(), n.Offset()}
+	if h, ok := e.hashes[key]; ok {
+		return h
+	}
+	var mh maphash.Hash
+	mh.SetSeed(e.seed)
+	var word [8]byte
+	put := func(h uint64) {
+		binary.LittleEndian.PutUint64(word[:], h)
+		mh.Write(word[:])
+	}
+	if k == canon.Array {
+		mh.WriteByte('[')
+		for _, el := range n.Elements() {
+			put(e.hash(el))
+		}
+	} else {
+		mh.WriteByte('{')
+		for _, m := range n.Members() {
+			put(uint64(len(m.Name)))
+			mh.WriteString(m.Name)
+			put(e.hash(m.Value))
+		}
+	}
+	h := mh.Sum64()
+	if e.hashes == nil {
+		e.hashes = map[nodeKey]uint64{}
+	}
+	e.hashes[key] = h
+	return h
 }
 
 // array compares two arrays: position by position when that explains
@@ -676,21 +842,33 @@ func (e *engine) array(a, b canon.Node) {
 		e.element(ea[0], eb[0], 0, 0) // nothing to align (and deep [[[…]]] stays cheap)
 		return
 	}
-	if len(ea) == len(eb) {
-		same := true
+	if e.samePlaces(ea, eb) {
 		for k := range ea {
-			if !bytes.Equal(ea[k].Raw(), eb[k].Raw()) && e.hash(ea[k]) != e.hash(eb[k]) {
-				same = false
-				break
-			}
+			e.element(ea[k], eb[k], k, k)
 		}
-		if same {
-			for k := range ea {
-				e.element(ea[k], eb[k], k, k)
-			}
-			return
+		return
+	}
+	e.alignElements(a, b, ea, eb)
+}
+
+// samePlaces reports whether two arrays have their equal elements at the
+// same indices, so that comparing them position by position explains
+// everything.
+func (e *engine) samePlaces(ea, eb []canon.Node) bool {
+	if len(ea) != len(eb) {
+		return false
+	}
+	for k := range ea {
+		if !e.equal(ea[k], eb[k]) && e.hash(ea[k]) != e.hash(eb[k]) {
+			return false
 		}
 	}
+	return true
+}
+
+// alignElements compares two arrays whose elements moved: the same elements
+// reordered, or aligned by their hashes, gap by gap.
+func (e *engine) alignElements(a, b canon.Node, ea, eb []canon.Node) {
 	ha, hb := make([]uint64, len(ea)), make([]uint64, len(eb))
 	for k, n := range ea {
 		ha[k] = e.hash(n)

@@ -3,9 +3,11 @@ package drift
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
@@ -20,7 +22,8 @@ type Analyzer struct {
 }
 
 // New starts an analysis. Calls are spread over one shard per core by
-// task and tool; each shard sees its calls in log order.
+// task (a task's own sequence of calls decides what is far apart); each
+// shard sees its calls in log order.
 func New(o Options) *Analyzer {
 	o = o.withDefaults()
 	a := &Analyzer{o: o}
@@ -46,7 +49,7 @@ const batchSize = 256
 // Add adds a prepared call; calls must come in log order.
 func (a *Analyzer) Add(p *Prepared) {
 	a.calls++
-	s := a.shards[p.group%uint64(len(a.shards))]
+	s := a.shards[p.taskH%uint64(len(a.shards))]
 	s.pending = append(s.pending, p)
 	if len(s.pending) == batchSize {
 		s.in <- s.pending
@@ -83,6 +86,13 @@ type shard struct {
 	keys  map[uint64]int32 // the key's first 64 bits → index into first
 	first []keyState
 	multi map[int32]*keyGroup
+	steps map[string]int32 // task → its calls so far that were the first of their keys
+
+	// Consecutive calls of one key, close enough to be one call retried,
+	// that carry call ids: the same ids, or different ones (evidence of
+	// whether the log keeps call ids across attempts, with the retry
+	// pairs').
+	sameIDs, otherIDs int
 
 	cand []int64
 }
@@ -96,9 +106,11 @@ type kept struct {
 	key        [32]byte
 }
 
+// keyState is the latest call of a key.
 type keyState struct {
 	line   int
 	time   int64
+	step   int32
 	callID span
 	group  int32 // index into multi, or -1
 }
@@ -161,12 +173,30 @@ func (t *strTable) id(s string) int32 {
 	return k
 }
 
+// keyGroup is a key shared by several calls.
 type keyGroup struct {
 	task, tool string
 	key        [32]byte
 	lines      []int
-	callIDs    []string
-	why        string
+	callIDs    []string            // distinct, in order of appearance
+	seen       map[string]struct{} // callIDs, as a set
+	far        string              // why two consecutive calls lie too far apart to be one call retried, or ""
+	idsDiffer  bool                // two consecutive calls carry different call ids
+}
+
+// addID adds a call id to the group's, once.
+func (g *keyGroup) addID(id string) {
+	if id == "" {
+		return
+	}
+	if _, ok := g.seen[id]; ok {
+		return
+	}
+	if g.seen == nil {
+		g.seen = map[string]struct{}{}
+	}
+	g.seen[id] = struct{}{}
+	g.callIDs = append(g.callIDs, id)
 }
 
 func newShard(o *Options) *shard {
@@ -179,7 +209,7 @@ func newShard(o *Options) *shard {
 		ring: make([]*Prepared, size), mask: size - 1,
 		cur: newBucketTable(), prev: newBucketTable(), recent: map[uint64][]int64{},
 		keptAt: map[int64]int32{}, stats: map[uint64]*[2]int32{},
-		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{},
+		keys: map[uint64]int32{}, multi: map[int32]*keyGroup{}, steps: map[string]int32{},
 		ptrNames: map[uint64]string{}, counters: map[[2]int32][2]int32{},
 	}
 }
@@ -209,6 +239,16 @@ func (s *shard) add(p *Prepared) {
 	s.seq++
 	s.ring[seq&s.mask] = p
 	p.seq = seq
+	// The task's own sequence: its calls that were the first of their
+	// keys (a repeat, however many times, is one call).
+	_, seen := s.keys[binary.LittleEndian.Uint64(p.key[:8])]
+	p.fresh = !seen
+	step := s.steps[p.task]
+	if p.fresh {
+		step++
+		s.steps[p.task] = step
+	}
+	p.step = step
 	s.cand = s.cand[:0]
 	consider := func(q int64) {
 		for _, c := range s.cand {
@@ -279,8 +319,7 @@ func (s *shard) add(p *Prepared) {
 // compare looks at a candidate pair: a, earlier, and b.
 func (s *shard) compare(a, b *Prepared) {
 	o := s.o
-	if a.group != b.group || a.task != b.task || a.tool != b.tool || b.line-a.line > o.Window ||
-		a.time != 0 && b.time != 0 && absDur(b.time-a.time) > int64(o.WindowTime) {
+	if a.group != b.group || a.task != b.task || a.tool != b.tool || o.far(a.time, a.step, b) != "" {
 		return
 	}
 	d, total := leafDiff(a.leaves, b.leaves)
@@ -368,16 +407,15 @@ const (
 
 var kindNames = [...]string{KindOther, KindTimestamp, KindID, KindCounter, KindFloat, KindReordered, KindReworded}
 
-// pointer returns the pointer of a leaf of p, learning the pointers of
-// p's leaves when it is not known yet.
-func (s *shard) pointer(p *Prepared, ptr uint64) string {
-	if name, ok := s.ptrNames[ptr]; ok {
+// pointer returns the pointer of a leaf of p, which it learns from p's
+// text the first time.
+func (s *shard) pointer(p *Prepared, l leaf) string {
+	if name, ok := s.ptrNames[l.ptr]; ok {
 		return name
 	}
-	if doc, err := canon.Parse(p.text, canon.JS); err == nil {
-		pointers(doc.Root(), rootPtr, "", s.ptrNames)
-	}
-	return s.ptrNames[ptr]
+	name := pointerAt(p.text, int(l.off))
+	s.ptrNames[l.ptr] = name
+	return name
 }
 
 // detail classifies each leaf where two calls differ. It gives up (false)
@@ -411,12 +449,12 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 	for i < len(a.leaves) || j < len(b.leaves) {
 		switch {
 		case j == len(b.leaves) || i < len(a.leaves) && a.leaves[i].ptr < b.leaves[j].ptr:
-			if !add(s.pointer(a, a.leaves[i].ptr), entry{kind: kOther}) { // only a has it
+			if !add(s.pointer(a, a.leaves[i]), entry{kind: kOther}) { // only a has it
 				return nil, false
 			}
 			i++
 		case i == len(a.leaves) || b.leaves[j].ptr < a.leaves[i].ptr:
-			if !add(s.pointer(b, b.leaves[j].ptr), entry{kind: kOther}) {
+			if !add(s.pointer(b, b.leaves[j]), entry{kind: kOther}) {
 				return nil, false
 			}
 			j++
@@ -437,7 +475,7 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 			}
 			e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 			e.unit = la.ptr
-			if !add(s.pointer(a, la.ptr), e) {
+			if !add(s.pointer(a, la), e) {
 				return nil, false
 			}
 		}
@@ -446,13 +484,13 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		la, lb := ab[0], ab[1]
 		e := classifyValues(s.o, a.text[la.off:la.end], b.text[lb.off:lb.end])
 		e.unit = la.ptr
-		if !add(s.pointer(a, la.ptr), e) {
+		if !add(s.pointer(a, la), e) {
 			return nil, false
 		}
 	}
 	for _, ab := range arrays {
 		la, lb := ab[0], ab[1]
-		ptr := s.pointer(a, la.ptr)
+		ptr := s.pointer(a, la)
 		if la.ms == lb.ms {
 			if !add(ptr, entry{unit: la.ptr, kind: kReordered, near: true}) {
 				return nil, false
@@ -539,52 +577,69 @@ func parentPointer(p string) string {
 	return ""
 }
 
-// trackKey records the call under its key, for collapses.
+// trackKey records the call under its key, for collapses: a key shared
+// by two consecutive calls that the retry rule would not join as one call
+// retried (far apart, or, where the log keeps call ids across attempts,
+// carrying different ones; Finish decides that last).
 func (s *shard) trackKey(p *Prepared) {
-	o := s.o
 	k64 := binary.LittleEndian.Uint64(p.key[:8])
 	idx, ok := s.keys[k64]
 	if !ok {
 		s.keys[k64] = int32(len(s.first))
-		s.first = append(s.first, keyState{line: p.line, time: p.time, callID: s.ids.addString(p.callID), group: -1})
+		s.first = append(s.first, keyState{line: p.line, time: p.time, step: p.step, callID: s.ids.addString(p.callID), group: -1})
 		return
 	}
 	st := &s.first[idx]
 	g := s.multi[st.group]
 	if st.group < 0 {
 		g = &keyGroup{task: p.task, tool: p.tool, key: p.key, lines: []int{st.line}}
-		if st.callID.n > 0 {
-			g.callIDs = append(g.callIDs, s.ids.str(st.callID))
-		}
+		g.addID(s.ids.str(st.callID))
 		st.group = int32(len(s.multi))
 		s.multi[st.group] = g
 	}
 	g.lines = append(g.lines, p.line)
-	if p.callID != "" && !contains(g.callIDs, p.callID) {
-		g.callIDs = append(g.callIDs, p.callID)
+	g.addID(p.callID)
+	prevID := s.ids.get(st.callID)
+	far := s.o.far(st.time, st.step, p)
+	if far != "" && g.far == "" {
+		g.far = far
 	}
-	switch {
-	case g.why != "":
-	case st.callID.n > 0 && p.callID != "" && string(s.ids.get(st.callID)) != p.callID:
-		g.why = "the calls carry different call ids"
-	case p.line-st.line > o.Window:
-		g.why = "the calls lie far apart in the log"
-	case st.time != 0 && p.time != 0 && absDur(p.time-st.time) > int64(o.WindowTime):
-		g.why = "the calls lie far apart in time"
+	if len(prevID) > 0 && p.callID != "" {
+		switch {
+		case string(prevID) != p.callID:
+			g.idsDiffer = true
+			if far == "" {
+				s.otherIDs++
+			}
+		case far == "":
+			s.sameIDs++
+		}
 	}
-	st.line, st.time = p.line, p.time
-	if p.callID != "" && string(s.ids.get(st.callID)) != p.callID {
+	st.line, st.time, st.step = p.line, p.time, p.step
+	if p.callID != "" && string(prevID) != p.callID {
 		st.callID = s.ids.addString(p.callID)
 	}
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
+// far says why two calls of one task, a (at time aTime and step aStep) and
+// later b, lie too far apart to be one call retried, or "" when they do
+// not: judged by the task's own
+// sequence (more than MaxBetween calls of the task between them that are
+// not themselves repeats) and by time (more than WindowTime, when both
+// times are known), never by lines of the log, whose other tasks' calls say
+// nothing about these two.
+func (o *Options) far(aTime int64, aStep int32, b *Prepared) string {
+	between := b.step - aStep
+	if b.fresh {
+		between-- // b itself
 	}
-	return false
+	switch {
+	case int(between) > max(o.MaxBetween, 0):
+		return fmt.Sprintf("the calls lie far apart: %d other calls of the task between them", between)
+	case aTime != 0 && b.time != 0 && absDur(b.time-aTime) > int64(o.WindowTime):
+		return "the calls lie far apart in time: " + time.Duration(absDur(b.time-aTime)).Round(time.Second).String()
+	}
+	return ""
 }
 
 func absDur(d int64) int64 {

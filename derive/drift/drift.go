@@ -9,8 +9,12 @@
 // Two calls are one call retried when all of these hold:
 //
 //  1. Same task and same tool, and different keys.
-//  2. Close in the log: at most Window lines apart, and, when both carry a
-//     time, at most WindowTime apart.
+//  2. Close: at most MaxBetween other calls of their task lie between them
+//     that are not themselves repeats (the first call of each key counts,
+//     its repeats do not), and, when both carry a time, at most WindowTime
+//     apart. Lines of the log do not count: in a busy log hundreds of
+//     other tasks' lines can lie between the attempts of one call. (The
+//     search for a call's retries looks Window lines back.)
 //  3. Their arguments, flattened to leaves (a scalar, an empty object or a
 //     whole array, each at its RFC 6901 pointer), differ at no more than
 //     MaxLeaves leaves and at no more than MaxFraction of the leaves.
@@ -32,9 +36,10 @@
 //     same numbers and share at least TextSimilarity of their words, or two
 //     strings that differ only in case, white space, normalization,
 //     invisible characters or look-alike letters.
-//  5. When the log keeps the model's tool call id across attempts (most
-//     retry-like pairs share theirs), the two calls do not carry different
-//     call ids: those are two calls the model made.
+//  5. The two calls do not carry different call ids, which are two calls
+//     the model made, unless the log gives every attempt an id of its own:
+//     most retry-like pairs (pairs that pass 1 to 4, or that share a key
+//     and pass 2), and more than one, carry different ids.
 //
 // A pointer is fresh for a tool when its value differs in at least
 // MinFresh of the tool's near-duplicate pairs of the same shape (pairs with
@@ -51,17 +56,29 @@
 //
 // # Collapsed writes
 //
-// A key shared by calls that carry different call ids (the model's tool
-// call id, never a transport request id), or by calls more than Window
-// lines (or WindowTime) apart, is a collapse finding: possibly distinct
-// writes, the later swallowed.
+// One rule decides both: a pair the retry rule joins when its keys differ
+// is not a collapse when they are equal. A key shared by two consecutive
+// calls that the rule would not join (far apart by 2, or carrying
+// different call ids by 5; a call id is the model's tool call id, never a
+// transport request id) is a collapse finding: possibly distinct writes,
+// the later swallowed.
+//
+// # Advice
+//
+// A finding's Omit holds only the varying pointers that are request
+// metadata a retry regenerates (diff.Regenerated: the pointer's name and
+// the values' shape); every other variation is a value the harness must
+// send the same (SendSame), never offered as an --omit flag, which would
+// let distinct writes share a key. Suggestions are made of Omit alone.
 //
 // # Cost
 //
 // Linear in the log: candidates come from buckets keyed by the hash of the
 // leaves with one leaf left out (any single-leaf difference), MinHash bands
 // over the leaf hashes (several leaves), and the last Recent calls of the
-// same task and tool; buckets forget what lies beyond the window. Only
+// same task and tool; buckets forget what lies beyond the window. The sets
+// of a collapse group's call ids and of a cluster's keys are sets, so a
+// group of a million calls costs no more than a million groups. Only
 // candidate pairs are compared leaf by leaf, with the diff engine when an
 // array changed inside.
 package drift
@@ -87,7 +104,8 @@ type Call struct {
 // Options are the thresholds of the heuristic. The zero value of a field
 // means its default (see Defaults).
 type Options struct {
-	Window         int           // lines: retries lie at most this far apart
+	Window         int           // lines: how far back the search for a call's retries looks
+	MaxBetween     int           // a retry comes back with at most this many other calls of its task between (negative: none)
 	WindowTime     time.Duration // and at most this far apart in time, when known
 	MaxLeaves      int           // a retry differs at no more leaves
 	MaxFraction    float64       // nor at more than this share of the leaves
@@ -114,7 +132,8 @@ type Options struct {
 
 // Defaults are the default thresholds.
 var Defaults = Options{
-	Window:         500,
+	Window:         2000,
+	MaxBetween:     10,
 	WindowTime:     10 * time.Minute,
 	MaxLeaves:      8,
 	MaxFraction:    0.67,
@@ -132,6 +151,9 @@ func (o Options) withDefaults() Options {
 	d := Defaults
 	if o.Window > 0 {
 		d.Window = o.Window
+	}
+	if o.MaxBetween != 0 {
+		d.MaxBetween = o.MaxBetween
 	}
 	if o.WindowTime > 0 {
 		d.WindowTime = o.WindowTime
@@ -193,6 +215,13 @@ const (
 type Variation struct {
 	Pointer string // RFC 6901, relative to the arguments, as --omit takes it
 	Kind    string
+
+	// Regenerated: request metadata that each attempt regenerates (see
+	// diff.Regenerated), which the key may leave out. Any other variation
+	// is a value that identifies the effect, or may: the harness must send
+	// the same value, and Advice says how.
+	Regenerated bool
+	Advice      string
 }
 
 // Finding is one drift cluster or one collapsed key.
@@ -205,8 +234,9 @@ type Finding struct {
 
 	// Drift.
 	Variations []Variation // sorted by pointer
-	Omit       []string    // the --omit pointers that give the cluster one key
-	Verified   bool        // Rekey gave every call of the cluster one key with Omit
+	Omit       []string    // the regenerated pointers: the --omit flags to adopt
+	SendSame   []string    // the other varying pointers: values the harness must send the same
+	Verified   bool        // no value varies and Rekey gave every call of the cluster one key with Omit
 
 	// Collapse.
 	CallIDs []string // the distinct call ids, in order of appearance

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
 )
 
 // leaf is one leaf of the flattened arguments: a scalar, an empty object
@@ -40,6 +41,9 @@ type Prepared struct {
 	sigPrev int64  // seq of the previous call of its shard with the same stable hash, or -1
 	text    []byte // canonical arguments
 	group   uint64 // hash of task and tool
+	taskH   uint64 // hash of the task: its shard
+	fresh   bool   // the first call of its key
+	step    int32  // the task's calls up to this one that were the first of their keys
 }
 
 // Line returns the call's line.
@@ -89,13 +93,6 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// childPtr is the hash of the pointer to member name of the value at
-// parent: the name is hashed as the canonical form writes it.
-func childPtr(parent uint64, name string) uint64 {
-	q := canon.AppendQuoted(nil, name)
-	return childPtrRaw(parent, q[1:len(q)-1])
-}
-
 const rootPtr = 0x51ed270b27f4a3c1
 
 // Scratch is memory that Prepare reuses; one per goroutine.
@@ -105,7 +102,8 @@ type Scratch struct{ leaves []leaf }
 // form once and scanned: every leaf's canonical text is a slice of it.
 func Prepare(c Call, sc *Scratch) *Prepared {
 	p := &Prepared{line: c.Line, task: c.Task, tool: c.Tool, callID: c.CallID, time: c.Time, key: c.Key}
-	p.group = mix(hashString(c.Task) ^ mix(hashString(c.Tool)+1))
+	p.taskH = hashString(c.Task)
+	p.group = mix(p.taskH ^ mix(hashString(c.Tool)+1))
 	p.text = c.Text
 	if p.text == nil {
 		p.text = c.Args.Append(nil)
@@ -174,9 +172,9 @@ func stableUnit(l leaf, v []byte) uint64 {
 		}
 		if b := v[1 : len(v)-1]; mayBeVolatile(b) {
 			str := string(b)
-			_, id := idShape(str)
-			_, epoch := epochDigits(str)
-			_, at := parseTime(str)
+			_, id := diff.IDShape(str)
+			_, epoch := diff.EpochDigits(str)
+			_, at := diff.ParseTime(str)
 			if id || epoch || at {
 				return mix(l.ptr + 0x7a3c5e9b1d2f4a68)
 			}
@@ -186,7 +184,7 @@ func stableUnit(l leaf, v []byte) uint64 {
 }
 
 // mayBeVolatile reports a string that could be a time or an id, a cheap
-// test before the exact ones (parseTime, epochDigits, idShape; it lets
+// test before the exact ones (diff.ParseTime, EpochDigits, IDShape; it lets
 // through all but short prefixed tokens without digits): 8 characters or
 // more with a digit among them, or 16 or more.
 func mayBeVolatile(s []byte) bool {
@@ -329,45 +327,73 @@ func childPtrRaw(parent uint64, raw []byte) uint64 {
 	return mix(parent*0x100000001b3 ^ hashBytes(raw))
 }
 
-// pointers adds to names the pointer of every leaf of n.
-func pointers(n canon.Node, ptr uint64, at string, names map[uint64]string) {
-	if n.Kind() == canon.Object && len(n.Members()) > 0 {
-		for _, m := range n.Members() {
-			pointers(m.Value, childPtr(ptr, m.Name), at+"/"+canon.PointerToken(m.Name), names)
-		}
-		return
-	}
-	names[ptr] = at
-}
-
-// unitPtr returns the hash of the pointer of the leaf that holds the value
-// at pointer p (RFC 6901) in root: p itself, or the array it lies in.
-func unitPtr(root canon.Node, p string) uint64 {
-	h := uint64(rootPtr)
-	n := root
-	for _, tok := range splitPointer(p) {
-		if n.Kind() != canon.Object {
-			return h
-		}
-		v, ok := n.Get(tok)
-		h = childPtr(h, tok)
+// pointerAt returns the RFC 6901 pointer of the leaf at text[off], a
+// canonical text: the names of the members open there, found by one scan
+// of the text up to it (every array and scalar on the way is a whole leaf,
+// skipped at once). The cost is at most the text's length however deep the
+// leaf lies (a pointer for every leaf of a deep text, written out ahead,
+// would be quadratic in its depth).
+func pointerAt(text []byte, off int) string {
+	var names [][2]int // the names of the members open, as canonical strings
+	i := 0
+	name := func() bool {
+		end, ok := skipString(text, i)
 		if !ok {
-			return h
+			return false
 		}
-		n = v
+		names[len(names)-1] = [2]int{i, end}
+		i = end + 1 // past the colon
+		return true
 	}
-	return h
+scan:
+	for i < off && i < len(text) {
+		switch text[i] {
+		case '{':
+			if i+1 < len(text) && text[i+1] == '}' {
+				i += 2 // an empty object, a leaf
+				continue
+			}
+			names = append(names, [2]int{})
+			i++
+			if !name() {
+				break scan
+			}
+		case ',':
+			i++
+			if len(names) == 0 || !name() {
+				break scan
+			}
+		case '}':
+			if len(names) == 0 {
+				break scan
+			}
+			names = names[:len(names)-1]
+			i++
+		default:
+			end, ok := skipValue(text, i)
+			if !ok {
+				break scan
+			}
+			i = end
+		}
+	}
+	var path []byte
+	for _, n := range names {
+		path = appendToken(append(path, '/'), text[n[0]:n[1]])
+	}
+	return string(path)
 }
 
-// splitPointer returns the decoded reference tokens of an RFC 6901
-// pointer (the callers' pointers are checked with canon.ParsePointer; one
-// that is not valid names no leaf).
-func splitPointer(p string) []string {
-	toks, err := canon.ParsePointer(p)
-	if err != nil {
-		return []string{p}
+// appendToken appends the member name whose canonical JSON string is q as
+// an RFC 6901 reference token.
+func appendToken(dst, q []byte) []byte {
+	name := string(q[1 : len(q)-1])
+	if bytes.IndexByte(q, '\\') >= 0 {
+		if d, err := canon.Parse(q, canon.JS); err == nil {
+			name = d.Root().Text()
+		}
 	}
-	return toks
+	return append(dst, canon.PointerToken(name)...)
 }
 
 // leafDiff compares two sorted leaf lists: the number of leaves that

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive/diff"
 )
 
 // Finish waits for the calls added so far and returns the report.
@@ -38,20 +39,6 @@ func (a *Analyzer) Finish() *Report {
 		t := stats[mix(hashString(tool)^unit)]
 		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
 	}
-	// Collapses first: then what they need can go.
-	var collapses []Finding
-	for _, s := range a.shards {
-		for _, g := range s.multi {
-			if g.why == "" {
-				continue
-			}
-			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
-				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: g.why})
-		}
-		s.keys, s.first, s.multi, s.ring, s.cur, s.prev, s.recent, s.keptAt = nil, nil, nil, nil, nil, nil, nil, nil
-		s.ids = arena{}
-	}
-	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
 
 	// Counters: per tool and pointer, integer differences, and how many
 	// are steps of 1 to MaxStep.
@@ -112,7 +99,36 @@ func (a *Analyzer) Finish() *Report {
 			}
 		}
 	}
-	idsTell := same > other
+	for _, s := range a.shards {
+		same += s.sameIDs // consecutive calls of one key, close enough to be retries
+		other += s.otherIDs
+	}
+	// A call id is the model's tool call id, which its retries keep: two
+	// ids are two calls, unless the log shows otherwise (most retry-like
+	// pairs, and more than one, carry different ids: a log that gives
+	// every attempt an id of its own).
+	idsTell := !(other > same && other >= 2)
+
+	// Collapses: a key shared by consecutive calls that the retry rule
+	// would not join, by the same judgment of distance and call ids as for
+	// the retry pairs. Then what they need can go.
+	var collapses []Finding
+	for _, s := range a.shards {
+		for _, g := range s.multi {
+			why := g.far
+			if g.idsDiffer && idsTell {
+				why = "the calls carry different call ids"
+			}
+			if why == "" {
+				continue
+			}
+			collapses = append(collapses, Finding{Kind: FindingCollapse, Task: g.task, Tool: g.tool,
+				Lines: g.lines, Keys: [][32]byte{g.key}, CallIDs: g.callIDs, Reason: why})
+		}
+		s.keys, s.first, s.multi, s.ring, s.cur, s.prev, s.recent, s.keptAt, s.steps = nil, nil, nil, nil, nil, nil, nil, nil, nil
+		s.ids = arena{}
+	}
+	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
 
 	// Clusters: connected components of the retry pairs, per shard.
 	var clusters []*cluster
@@ -206,28 +222,35 @@ func (a *Analyzer) driftFinding(c *cluster) Finding {
 	slices.SortFunc(c.members, func(x, y int32) int { return s.kept[x].line - s.kept[y].line }) // lines ascending
 	first := &s.kept[c.members[0]]
 	f := Finding{Kind: FindingDrift, Task: s.names.strs[first.task], Tool: s.names.strs[first.tool]}
+	seen := make(map[[32]byte]struct{}, 2)
 	for _, q := range c.members {
 		k := &s.kept[q]
 		f.Lines = append(f.Lines, k.line)
-		if !slices.Contains(f.Keys, k.key) {
+		if _, ok := seen[k.key]; !ok {
+			seen[k.key] = struct{}{}
 			f.Keys = append(f.Keys, k.key)
 		}
 	}
 	for p, kind := range c.kinds {
-		f.Variations = append(f.Variations, Variation{Pointer: p, Kind: kind})
+		v := Variation{Pointer: p, Kind: kind, Regenerated: diff.Regenerated(p, kindShape(kind))}
+		if !v.Regenerated {
+			v.Advice = diff.Advice(kindShape(kind), kind)
+		}
+		f.Variations = append(f.Variations, v)
 	}
 	slices.SortFunc(f.Variations, func(x, y Variation) int { return strings.Compare(x.Pointer, y.Pointer) })
 	for _, v := range f.Variations {
-		if v.Pointer == "" {
-			f.Omit = nil // the whole arguments vary: no --omit can help
-			return f
+		switch {
+		case !v.Regenerated:
+			// A value of the effect, or one that may be: never left out,
+			// which would let distinct writes share a key.
+			f.SendSame = append(f.SendSame, v.Pointer)
+		case len(f.Omit) > 0 && under(v.Pointer, f.Omit[len(f.Omit)-1]):
+		default:
+			f.Omit = append(f.Omit, v.Pointer)
 		}
-		if len(f.Omit) > 0 && under(v.Pointer, f.Omit[len(f.Omit)-1]) {
-			continue
-		}
-		f.Omit = append(f.Omit, v.Pointer)
 	}
-	if a.o.Rekey != nil {
+	if a.o.Rekey != nil && len(f.SendSame) == 0 {
 		f.Verified = true
 		var key [32]byte
 		for n, q := range c.members {
@@ -282,4 +305,17 @@ func suggestions(o *Options, fs []Finding) []Suggestion {
 	}
 	slices.SortFunc(out, func(x, y Suggestion) int { return strings.Compare(x.Tool, y.Tool) })
 	return out
+}
+
+// kindShape is the shape of the values of a variation kind.
+func kindShape(kind string) diff.Shape {
+	switch kind {
+	case KindTimestamp:
+		return diff.ShapeTime
+	case KindID:
+		return diff.ShapeID
+	case KindCounter:
+		return diff.ShapeCounter
+	}
+	return diff.ShapeOther
 }

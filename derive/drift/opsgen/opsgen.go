@@ -8,9 +8,10 @@
 // traceparent, counters from 0 and from 1, float noise (0.1+0.2 and one
 // ulp), arrays of scalars and of objects reordered, texts reworded
 // (synonyms, punctuation, case, white space, a word inserted), retries
-// that change up to four fields at once, close by or hundreds of lines
-// later, tasks interleaved, and the envelopes of every --from shape (call
-// records, MCP, OpenAI, Anthropic, OTLP JSON spans).
+// that change up to four fields at once, close by or after several other
+// calls of their task (hundreds of lines later when tasks are many), tasks
+// interleaved, and the envelopes of every --from shape (call records, MCP,
+// OpenAI, Anthropic, OTLP JSON spans).
 //
 // Planted, and what drift should say about each:
 //   - retries (same call id; MCP has none): one drift finding each;
@@ -22,8 +23,14 @@
 //     has call ids; a log without them cannot tell these from retries, so
 //     they are not planted there;
 //   - writes repeated with identical arguments under another call id
-//     close by, or far apart (beyond the window): one collapse each;
-//     repeated with the same call id close by: no finding.
+//     close by, or far apart (more than MaxBetween other calls of their
+//     task between): one collapse each; repeated with the same call id
+//     close by: no finding.
+//
+// Each tool says which of the fields its retries change are request
+// metadata (Truth.Metadata: the only fields drift may offer to leave out
+// of the key, and what Truth.Suggest holds); the others are values of the
+// effect (Truth.Values).
 package opsgen
 
 import (
@@ -69,18 +76,34 @@ type Config struct {
 	Shape  string // default ShapeCall
 	Tasks  int    // tasks running at once (default 60)
 	Window int    // the analysis window in lines (default 500)
+
+	// MaxBetween is the analysis's limit on a task's other calls between
+	// the attempts of one call (default 10, drift's): far retries stay
+	// within it, far collapses lie beyond it.
+	MaxBetween int
 }
 
 // Truth is what was planted.
 type Truth struct {
 	Drift    [][]int             // lines of each retried call with its retries
 	Collapse [][]int             // lines of each key shared by distinct writes
-	Suggest  map[string][]string // tool → pointers varying in at least half its drift clusters
+	Suggest  map[string][]string // tool → its request metadata varying in at least half its drift clusters
+	Metadata map[string][]string // tool → its request metadata: what its retries regenerate
+	Values   map[string][]string // tool → the values of the effect its retries changed (noise, order, wording)
 }
 
 type session struct {
 	id, email, name, city, zip, account string
 	left                                int
+	pending                             []*later // calls it makes again once it has made others
+}
+
+// later is a call a session makes again after wait more calls of its own;
+// made, at the line given, it calls made.
+type later struct {
+	ev   *event
+	wait int
+	made func(line int)
 }
 
 type event struct {
@@ -146,6 +169,36 @@ func (g *gen) traceparent() string { return "00-" + g.hex(32) + "-" + g.hex(16) 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
 // free returns the first free slot at or after i, or -1.
+// retriedCall is a call and the attempts made of it: their lines, and the
+// pointers they changed.
+type retriedCall struct {
+	tool  string
+	lines []int
+	ptrs  map[string]bool
+}
+
+func (rc *retriedCall) add(line int, ptrs []string) {
+	rc.lines = append(rc.lines, line)
+	for _, p := range ptrs {
+		rc.ptrs[p] = true
+	}
+}
+
+// due returns the call the session makes again now, if its wait is over,
+// and counts the session's call made otherwise.
+func (s *session) due() *later {
+	for k, l := range s.pending {
+		if l.wait == 0 {
+			s.pending = slices.Delete(s.pending, k, k+1)
+			return l
+		}
+	}
+	for _, l := range s.pending {
+		l.wait--
+	}
+	return nil
+}
+
 func (g *gen) free(i int) int {
 	for ; i < len(g.slots); i++ {
 		if g.slots[i] == nil {
@@ -178,12 +231,13 @@ func cloneArgs(m map[string]any) map[string]any { return clone(m).(map[string]an
 // A tool makes arguments, retries them (changing the volatile fields and
 // returning their pointers), and makes a distinct sibling.
 type tool struct {
-	name    string
-	make    func(g *gen, s *session) map[string]any
-	retry   func(g *gen, a map[string]any, attempt int) []string
-	sibling func(g *gen, a map[string]any)
-	probe   bool // distinct calls differ only in a random-looking id (needs call ids)
-	repeat  bool // no volatile fields: repeated writes
+	name     string
+	metadata []string // the request metadata among what retry changes
+	make     func(g *gen, s *session) map[string]any
+	retry    func(g *gen, a map[string]any, attempt int) []string
+	sibling  func(g *gen, a map[string]any)
+	probe    bool // distinct calls differ only in a random-looking id (needs call ids)
+	repeat   bool // no volatile fields: repeated writes
 }
 
 var words = map[string][]string{
@@ -248,7 +302,8 @@ func (g *gen) noisy(x float64) float64 {
 
 var tools = []tool{
 	{
-		name: "reserve_stock",
+		name:     "reserve_stock",
+		metadata: []string{"/meta/attempt", "/meta/request_id", "/meta/sent_at"},
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"sku": fmt.Sprintf("SKU-%05d", g.r.IntN(100000)), "quantity": 1 + g.r.IntN(20), "warehouse": g.pick("ZRH-2", "BSL-1", "GVA-4"),
@@ -273,7 +328,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "create_shipment",
+		name:     "create_shipment",
+		metadata: []string{"/requested_at_ms", "/trace/traceparent"},
 		make: func(g *gen, s *session) map[string]any {
 			var items []any
 			for range 2 + g.r.IntN(3) {
@@ -319,7 +375,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "issue_refund",
+		name:     "issue_refund",
+		metadata: []string{"/client/nonce", "/client/ts"},
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"payment": "pi_" + g.hex(24), "amount": map[string]any{"value": float64(100+g.r.IntN(20000)) / 100, "currency": g.pick("EUR", "CHF", "GBP")},
@@ -354,7 +411,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "send_notice",
+		name:     "send_notice",
+		metadata: []string{"/headers/x-b3-spanid", "/headers/x-request-id", "/retry_count", "/sent/unix"},
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"to": s.email, "template": g.pick("order_update", "delay_notice"),
@@ -400,7 +458,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "record_reading",
+		name:     "record_reading",
+		metadata: nil, // the reading's own time is a value: two readings at two times are two
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"sensor": fmt.Sprintf("s-%03d", g.r.IntN(1000)), "value": float64(g.r.IntN(40000))/1000 - 5, "unit": g.pick("C", "kPa", "%"),
@@ -433,7 +492,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "batch_upsert",
+		name:     "batch_upsert",
+		metadata: []string{"/rows/0/ts", "/rows/1/ts"}, // the batch id is an id of the effect, regenerated or not
 		make: func(g *gen, s *session) map[string]any {
 			var rows []any
 			for k := range 2 {
@@ -459,7 +519,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "attach_document",
+		name:     "attach_document",
+		metadata: []string{"/request/at", "/request/id"},
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"ticket": fmt.Sprintf("T-%05d", g.r.IntN(100000)), "document_id": g.uuid4(),
@@ -480,7 +541,8 @@ var tools = []tool{
 		},
 	},
 	{
-		name: "schedule_followup",
+		name:     "schedule_followup",
+		metadata: []string{"/meta/request_id"},
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{
 				"contact": s.email, "at": fmt.Sprintf("2025-07-%02dT%02d:00:00+02:00", 1+g.r.IntN(28), 8+g.r.IntN(9)),
@@ -498,8 +560,9 @@ var tools = []tool{
 		},
 	},
 	{
-		name:  "ping_service",
-		probe: true,
+		name:     "ping_service",
+		metadata: nil, // a probe id tells distinct probes apart
+		probe:    true,
 		make: func(g *gen, s *session) map[string]any {
 			return map[string]any{"service": g.pick("billing", "search", "auth"), "probe_id": g.uuid4()}
 		},
@@ -529,6 +592,9 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 	if cfg.Window == 0 {
 		cfg.Window = 500
 	}
+	if cfg.MaxBetween == 0 {
+		cfg.MaxBetween = 10
+	}
 	hasIDs := cfg.Shape != ShapeMCP
 	g := &gen{r: rand.New(rand.NewPCG(cfg.Seed, 0x0b5)), cfg: cfg, slots: make([]*event, cfg.Calls), times: make([]time.Time, cfg.Calls)}
 	t := time.Date(2025, 6, 1, 6, 0, 0, 0, time.UTC)
@@ -548,9 +614,10 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 	for k := range sessions {
 		sessions[k] = newSession()
 	}
-	truth := Truth{Suggest: map[string][]string{}}
+	truth := Truth{Suggest: map[string][]string{}, Metadata: map[string][]string{}, Values: map[string][]string{}}
 	varied := map[string]map[string]int{}
 	clusters := map[string]int{}
+	var retried []*retriedCall
 	newID := func() string { return "call_" + g.hex(20) }
 	for i := 0; i < cfg.Calls; i++ {
 		if g.slots[i] != nil {
@@ -558,6 +625,11 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 		}
 		k := g.r.IntN(len(sessions))
 		s := sessions[k]
+		if made := s.due(); made != nil {
+			g.slots[i] = made.ev
+			made.made(i + 1)
+			continue
+		}
 		if s.left--; s.left == 0 {
 			sessions[k] = newSession()
 		}
@@ -582,13 +654,13 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 					g.slots[j] = cp
 					truth.Collapse = append(truth.Collapse, []int{i + 1, j + 1})
 				}
-			case 1: // far apart
-				if j := g.free(i + cfg.Window + 20 + g.r.IntN(2*cfg.Window)); j >= 0 {
-					g.slots[j] = cp
-					truth.Collapse = append(truth.Collapse, []int{i + 1, j + 1})
-				}
+			case 1: // far apart: more than MaxBetween other calls of its task between
+				first := i + 1
+				s.pending = append(s.pending, &later{ev: cp, wait: cfg.MaxBetween + 1 + g.r.IntN(6), made: func(line int) {
+					truth.Collapse = append(truth.Collapse, []int{first, line})
+				}})
 			default: // the same call id close by: a retry that kept its key
-				if j := g.free(i + 1 + g.r.IntN(20)); j >= 0 {
+				if j := g.free(i + 1 + g.r.IntN(12)); j >= 0 {
 					g.slots[j] = cp
 				}
 			}
@@ -599,35 +671,27 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 				g.slots[j] = cp
 			}
 		case tl.retry != nil && x < 0.55:
-			lines := []int{i + 1}
+			rc := &retriedCall{tool: tl.name, lines: []int{i + 1}, ptrs: map[string]bool{}}
+			retried = append(retried, rc)
 			at, prev := i, ev
-			ptrs := map[string]bool{}
 			for a := range 1 + g.r.IntN(3) {
-				gap := 1 + g.r.IntN(12)
+				re := &event{s: s, tool: ev.tool, callID: ev.callID, args: cloneArgs(prev.args)}
+				ps := tl.retry(g, re.args, a+2)
 				if g.r.IntN(5) == 0 {
-					gap = 60 + g.r.IntN(cfg.Window-120) // far apart, still in the window
-				}
-				j := g.free(at + gap)
-				if j < 0 || j-at > cfg.Window-20 {
+					// Far apart, still close in the task's own sequence: a
+					// few other calls of the task first (hundreds of lines
+					// when tasks are many), each of which may bring its own
+					// retries and siblings between. The last attempt.
+					s.pending = append(s.pending, &later{ev: re, wait: 1 + g.r.IntN(max(cfg.MaxBetween/3, 1)), made: func(line int) { rc.add(line, ps) }})
 					break
 				}
-				re := &event{s: s, tool: ev.tool, callID: ev.callID, args: cloneArgs(prev.args)}
-				for _, p := range tl.retry(g, re.args, a+2) {
-					ptrs[p] = true
+				j := g.free(at + 1 + g.r.IntN(12))
+				if j < 0 {
+					break
 				}
 				g.slots[j] = re
-				lines = append(lines, j+1)
+				rc.add(j+1, ps)
 				at, prev = j, re
-			}
-			if len(lines) > 1 {
-				truth.Drift = append(truth.Drift, lines)
-				clusters[tl.name]++
-				if varied[tl.name] == nil {
-					varied[tl.name] = map[string]int{}
-				}
-				for p := range ptrs {
-					varied[tl.name][p]++
-				}
 			}
 		case tl.sibling != nil && x < 0.75:
 			sib := &event{s: s, tool: ev.tool, callID: newID(), args: cloneArgs(ev.args)}
@@ -637,13 +701,34 @@ func Generate(cfg Config, w io.Writer) (Truth, error) {
 			}
 		}
 	}
+	for _, rc := range retried {
+		if len(rc.lines) < 2 {
+			continue // its attempt was never made: the task ended first
+		}
+		slices.Sort(rc.lines) // a far attempt may come after a close one
+		truth.Drift = append(truth.Drift, rc.lines)
+		clusters[rc.tool]++
+		if varied[rc.tool] == nil {
+			varied[rc.tool] = map[string]int{}
+		}
+		for p := range rc.ptrs {
+			varied[rc.tool][p]++
+		}
+	}
+	for _, tl := range tools {
+		truth.Metadata[tl.name] = tl.metadata
+	}
 	for tool, ps := range varied {
 		for p, c := range ps {
-			if 2*c >= clusters[tool] {
+			switch {
+			case !slices.Contains(truth.Metadata[tool], p):
+				truth.Values[tool] = append(truth.Values[tool], p)
+			case 2*c >= clusters[tool]:
 				truth.Suggest[tool] = append(truth.Suggest[tool], p)
 			}
 		}
 		slices.Sort(truth.Suggest[tool])
+		slices.Sort(truth.Values[tool])
 	}
 	for i, ev := range g.slots {
 		args := render(g, ev.args, g.times[i]).(map[string]any)
