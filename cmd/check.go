@@ -64,7 +64,7 @@ across upgrades this way.`,
 			if err := checkPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
 				return err
 			}
-			if opts.Sel.tools, err = f.toolSelections(); err != nil {
+			if opts.Sel.Tools, err = f.toolSelections(); err != nil {
 				return err
 			}
 			return runCheck(opts)

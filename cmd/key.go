@@ -170,11 +170,8 @@ func runKey(opts *keyOptions) error {
 			}
 			if err == nil {
 				key = opts.Format.append(nil, k)
-				if look := envelopeLook(data); !spec.FromSet && look != nil && mayBeEnvelope(look) {
-					// Shaped like an envelope?
-					if doc, err := spec.outer.Parse(look, spec.Scheme); err == nil {
-						shape, shapeWhat = argsShape(doc.Root())
-					}
+				if look := envelopeLook(data); !spec.FromSet && look != nil && derive.MayHaveShape(look) {
+					shape, shapeWhat = spec.d().ShapeOf(look) // shaped like an envelope?
 				}
 			} else {
 				// The path below finds the same problem and reports it as
@@ -191,7 +188,7 @@ func runKey(opts *keyOptions) error {
 		}
 		if key != nil {
 			if shape != fromArgs {
-				spec.warn(shapeWarning(shape, shapeWhat, "the input looks like", ""))
+				spec.Warn(derive.ShapeWarning(shape, shapeWhat, "the input looks like"))
 			}
 			_, err = out.Write(append(key, '\n'))
 			return err
@@ -464,12 +461,12 @@ func (b *batchWarnings) note(lc loadedCall, lineNo int) {
 	b.loaded++
 	missed := 0
 	for i, p := range lc.Omit {
-		o := b.omit(lc.omitName, p)
+		o := b.omit(lc.OmitName, p)
 		o.lines++
 		if missed < len(lc.OmitMissed) && lc.OmitMissed[missed] == i {
 			missed++
 			if o.hint == "" {
-				o.hint = omitWarning(lc.omitName, p, lc.Args, "").hint
+				o.hint = derive.OmitWarning(lc.OmitName, p, lc.Args).Hint
 			}
 			continue
 		}
@@ -517,7 +514,7 @@ func (b *batchWarnings) print(f *Factory, name string) {
 		if s.more > 0 {
 			lead = fmt.Sprintf("%s:%d: this line and %d more look like", name, s.first, s.more)
 		}
-		f.printWarning(shapeWarning(s.from, s.what, lead, ""))
+		f.printWarning(warningFrom(derive.ShapeWarning(s.from, s.what, lead)))
 	}
 	for _, o := range b.omits {
 		if o.hits == 0 && o.lines > 0 {
@@ -634,23 +631,23 @@ func (r *chunkReader) next(buf []byte) []byte {
 
 // batchWorker is what one goroutine of a batch reuses from line to line.
 type batchWorker struct {
-	spec       callSpec
+	spec       *callSpec
+	pass       canon.Pass // for quickKey
 	keyer      *derive.Keyer
 	quick      bool   // lines may take quickKey
 	task, tool []byte // --task and --tool quoted, for --from args
 }
 
 func (opts *keyOptions) newBatchWorker() *batchWorker {
-	w := &batchWorker{spec: *opts.Spec, keyer: derive.NewKeyer(opts.Secret)}
-	s := &w.spec
-	s.outer, s.inner, s.pass = canon.Parser{}, canon.Parser{}, canon.Pass{}
-	s.warn = nil // summed up by runKeyBatch
+	w := &batchWorker{spec: opts.Spec.fresh(), keyer: derive.NewKeyer(opts.Secret)}
+	s := w.spec
+	s.Warn = nil // summed up by runKeyBatch
 	w.quick = !opts.JSON && len(s.Only) == 0 && len(s.Omit) == 0
 	switch s.From {
 	case fromCall:
 	case fromArgs:
 		t := derive.Text{Task: s.Task, Tool: s.Tool, Scheme: s.Scheme}
-		_, perTool := s.tools[s.Tool]
+		_, perTool := s.Tools[s.Tool]
 		w.quick = w.quick && !perTool && t.Validate() == nil
 		w.task, w.tool = canon.AppendQuoted(nil, s.Task), canon.AppendQuoted(nil, s.Tool)
 	default:
@@ -666,14 +663,14 @@ func (opts *keyOptions) newBatchWorker() *batchWorker {
 // an envelope. ok is false for any other line, and for an invalid one:
 // load then reads it and says what is wrong, or what to warn about.
 func (w *batchWorker) quickKey(body []byte) (key [32]byte, ok bool) {
-	s := &w.spec
+	s := w.spec
 	if s.From == fromArgs {
-		if !s.FromSet && mayBeEnvelope(body) {
+		if !s.FromSet && derive.MayHaveShape(body) {
 			return key, false
 		}
-		return w.keyer.KeyText(w.task, w.tool, &s.pass, body, s.Scheme)
+		return w.keyer.KeyText(w.task, w.tool, &w.pass, body, s.Scheme)
 	}
-	mems, ok := s.pass.Members(body, s.Scheme)
+	mems, ok := w.pass.Members(body, s.Scheme)
 	if !ok {
 		return key, false
 	}
@@ -691,7 +688,7 @@ func (w *batchWorker) quickKey(body []byte) (key [32]byte, ok bool) {
 	if args == nil || !plainString(task, s.Task) || !plainString(tool, s.Tool) {
 		return key, false
 	}
-	if _, perTool := s.tools[string(tool[1:len(tool)-1])]; perTool {
+	if _, perTool := s.Tools[string(tool[1:len(tool)-1])]; perTool {
 		return key, false // the tool's own --only and --omit apply: load does it
 	}
 	return w.keyer.Key(task, tool, args), true
@@ -709,7 +706,7 @@ func plainString(v []byte, want string) bool {
 }
 
 func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) {
-	spec := &w.spec
+	spec := w.spec
 	for i, ln := range c.lines {
 		lineNo := c.first + i
 		c.n++
