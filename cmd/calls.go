@@ -181,7 +181,9 @@ func (f *Factory) callSpec() (*callSpec, error) {
 		return nil, err
 	}
 	s.Warn = func(w derive.Warning) { f.printWarning(warning{msg: w.Msg, hint: w.Hint}) }
-	if s.From != fromCall && s.Task == "" {
+	if s.From != fromCall && s.From != fromAuto && s.Task == "" {
+		// (auto may read a call record, which carries its task: Load
+		// says when the input needs --task.)
 		_, _, err := f.taskTool() // the usage error for a missing task
 		return nil, err
 	}

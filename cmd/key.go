@@ -39,11 +39,14 @@ harness's idempotencyKey(task, tool, args) byte for byte.
 --from reads the call from an envelope (an MCP tools/call request, an OpenAI
 tool call, an Anthropic tool_use block, or a {"task","tool","args"} record);
 --from openai and --from anthropic also take an assistant message holding
-one tool call (or several, with --tool naming one). The task id comes from
---task unless --from call. Without --from, input shaped like an envelope is
-hashed as it is, with a warning. --batch reads JSON Lines, one call a line,
-and writes one key a line; a line may hold up to 64 MiB, an input up to
-2 GiB.`,
+one tool call (or several, with --tool naming one); --from auto reads any
+of these shapes, a call record as --from call does. The task id comes from
+--task unless the input is a call record (whose task must then agree with
+--task, if given). Without --from, input of any of these shapes is hashed
+as it is, with a warning; --from args says so and silences it.
+
+--batch reads JSON Lines, one call a line, and writes one key a line; a
+line may hold up to 64 MiB, an input up to 2 GiB.`,
 		Example: `  idemkey key --task t-42 --tool open_pull_request args.json
   echo '{"b":1,"a":2}' | IDEMKEY_TASK=t-42 IDEMKEY_TOOL=pay idemkey key --json
   idemkey key --task t-42 --from openai --format uuid tool_call.json

@@ -18,7 +18,7 @@ const (
 	FromMCP       = "mcp"       // a JSON-RPC tools/call request (MCP 2025-06-18, tools/call)
 	FromOpenAI    = "openai"    // a Chat Completions tool call or a Responses function_call item
 	FromAnthropic = "anthropic" // a tool_use content block
-	FromAuto      = "auto"      // detect an envelope (mcp, openai, anthropic); otherwise args
+	FromAuto      = "auto"      // any shape Shape knows (an envelope, a call record); otherwise args
 )
 
 // FromNames lists the shapes, in the order help text shows them.
@@ -136,12 +136,16 @@ func (s *Spec) Load(data []byte) (Loaded, error) {
 	}
 	root := doc.Root()
 	lc := Loaded{From: s.From}
-	switch {
-	case lc.From == FromAuto:
-		lc.From, _ = EnvelopeShape(root)
-	case lc.From == FromArgs && !s.FromSet:
-		// Bare arguments by default: say so if the input has a shape.
-		if shape, what := Shape(root); shape != FromArgs {
+	if s.From == FromAuto || !s.FromSet {
+		// auto reads every shape Shape knows, the call record too; input
+		// taken as bare arguments without being asked to (the default,
+		// or auto finding no shape) is warned about when it has one. Only
+		// --from args given by the user takes it as it is, silently.
+		shape, what := Shape(root)
+		if s.From == FromAuto {
+			lc.From = shape
+		}
+		if lc.From == FromArgs && shape != FromArgs {
 			lc.Shape, lc.ShapeWhat = shape, what
 		}
 	}

@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/idemkey/idemkey/canon"
@@ -39,5 +40,30 @@ func TestEnvelopeShapes(t *testing.T) {
 		if err != nil || lc.From != c.from {
 			t.Errorf("%s: --from auto reads it as %s (%v)", c.doc, lc.From, err)
 		}
+	}
+}
+
+// TestAutoReadsCallRecord: --from auto reads a call record as --from call
+// does (issue 19 item 21: it hashed the whole record, without a word), its
+// task checked against Task; the default --from args warns about it.
+func TestAutoReadsCallRecord(t *testing.T) {
+	rec := []byte(`{"task":"t-1","tool":"charge","args":{"b":1,"a":2}}`)
+	want, err := (&Spec{From: FromCall}).Load(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"", "t-1"} {
+		lc, err := (&Spec{From: FromAuto, FromSet: true, Task: task}).Load(rec)
+		if err != nil || lc.From != FromCall || lc.Call.Key() != want.Call.Key() || lc.Shape != "" {
+			t.Errorf("--task %q: from %s, key %x, shape %q (%v); want the record's key %x", task, lc.From, lc.Call.Key(), lc.Shape, err, want.Call.Key())
+		}
+	}
+	if _, err := (&Spec{From: FromAuto, Task: "t-2"}).Load(rec); err == nil || !strings.Contains(err.Error(), "contradicts the call record's task") {
+		t.Errorf("a record of another task: %v", err)
+	}
+	var warned []Warning
+	lc, err := (&Spec{From: FromArgs, Task: "t-1", Tool: "charge", Warn: func(w Warning) { warned = append(warned, w) }}).Load(rec)
+	if err != nil || lc.Shape != FromCall || len(warned) != 1 || !strings.Contains(warned[0].Msg, "a call record") {
+		t.Errorf("default --from args: shape %q, warnings %v (%v)", lc.Shape, warned, err)
 	}
 }
