@@ -232,7 +232,7 @@ func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
 		r.State, r.ExitCode, r.EndedAt = ledger.Unknown, 128+n, time.Now()
 		r.Reason = fmt.Sprintf("interrupted by %s with the request in flight: it may have reached the server", sigName(sig))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := ledger.Complete(ctx, pl.store, &r)
+		_, err := ledger.Complete(ctx, pl.store, &r)
 		cancel()
 		if !o.Silent || o.ShowError {
 			if err != nil {
@@ -277,7 +277,7 @@ func (o *postOptions) ledgerRenew(key string) (stop func()) {
 	if pl.claimed == nil || pl.lock != nil {
 		return func() {} // a kernel lock holds the key on one machine
 	}
-	attempt, lease := pl.claimed.Attempt, pl.lease
+	claimed, lease := pl.claimed, pl.lease
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -291,7 +291,7 @@ func (o *postOptions) ledgerRenew(key string) (stop func()) {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-			err := ledger.Renew(ctx, pl.store, key, attempt, lease)
+			err := ledger.Renew(ctx, pl.store, claimed, lease)
 			cancel()
 			switch {
 			case err == nil:
@@ -304,7 +304,7 @@ func (o *postOptions) ledgerRenew(key string) (stop func()) {
 				continue
 			}
 			if !o.Silent || o.ShowError {
-				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, key, err)
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", claimed.Attempt, key, err)
 			}
 			return
 		}
@@ -548,7 +548,7 @@ func (o *postOptions) ledgerRecord(ex *exchange) {
 		r.State, r.ExitCode, r.Meta, r.Stdout = ledger.Succeeded, 0, meta, rec.output()
 		r.Reason = "saved: HTTP " + res.resp.Status
 	}
-	if err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
+	if _, err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: %v\n", err)
 	} else if o.Verbose {
 		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(r.Reason))

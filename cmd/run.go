@@ -754,7 +754,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		}
 		r := rec
 		r.State, r.ExitCode, r.EndedAt, r.Reason = ledger.Failed, exitCannotExec, time.Now(), "could not start: "+err.Error()
-		_ = ledger.Complete(ctx, st.store, &r)
+		_, _ = ledger.Complete(ctx, st.store, &r)
 		return &codeError{Code: exitCannotExec, Err: err}
 	}
 
@@ -814,7 +814,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		r := rec
 		r.State, r.ExitCode, r.EndedAt = ledger.Failed, exitSignalStart+int(sig), time.Now()
 		r.Reason = fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)
-		if err := ledger.Complete(ctx, st.store, &r); err != nil {
+		if _, err := ledger.Complete(ctx, st.store, &r); err != nil {
 			fmt.Fprintf(ios.Err, "idemkey: warning: attempt %d of %s was stopped before its command started, and that was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
 		}
 		return &ExitError{Code: r.ExitCode}
@@ -889,7 +889,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 				return
 			case <-t.C:
 				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
-				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
+				err := ledger.Renew(rctx, st.store, d.Record, opts.Lease)
 				cancel()
 				if err == nil {
 					lastOK = time.Now()
@@ -943,7 +943,7 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	rec.State, rec.ExitCode, rec.Reason, rec.EndedAt = state, code, reason, time.Now()
 	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
 	recordedOK := false
-	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
+	if _, err := ledger.Complete(ctx, st.store, &rec); err != nil {
 		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n", attempt, st.key, st.notRecorded(ctx, attempt, err))
 	} else {
 		recordedOK = true
