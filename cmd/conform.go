@@ -91,31 +91,7 @@ leaves processes running).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Command = args
-			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
-				return err
-			}
-			switch o := f.Config.GetString("output"); o {
-			case "key":
-				opts.Output = conform.OutputKey
-			case "canonical":
-				opts.Output = conform.OutputCanonical
-			default:
-				return usageErrorf("invalid --output %q (want key or canonical)", o)
-			}
-			opts.PerCase = f.Config.GetBool("per-case")
-			opts.JSON = f.Config.GetBool("json")
-			// At least a millisecond: a bare number would be nanoseconds.
-			if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
-				return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
-			}
-			opts.Rules = f.Config.GetStringSlice("rule")
-			for _, r := range opts.Rules {
-				if conform.RuleTitle(r) == "" {
-					return &UsageError{Err: fmt.Errorf("unknown rule %q", r), hint: "the rules are: " + ruleNames()}
-				}
-			}
-			if opts.Skip, err = parseCaseIDs(f.Config.Source("skip"), f.Config.GetStringSlice("skip")); err != nil {
+			if err := opts.load(); err != nil {
 				return err
 			}
 			return runConform(opts)
@@ -129,7 +105,44 @@ leaves processes running).`,
 	cmd.Flags().Duration("timeout", 10*time.Second, "longest wait for one answer (or, with --per-case, one run)")
 	cmd.Flags().StringSlice("rule", nil, "run only the cases of this rule (repeatable)")
 	cmd.Flags().StringSlice("skip", nil, "leave out the case with this id, or the ids N-M (repeatable): known deviations")
+	completeValues(cmd, "output", "key", "canonical")
+	var rules []string
+	for _, r := range conform.Rules {
+		rules = append(rules, r.Name)
+	}
+	completeValues(cmd, "rule", rules...)
 	return cmd
+}
+
+// load reads conform's settings.
+func (opts *conformOptions) load() error {
+	f := opts.f
+	var err error
+	if opts.Scheme, err = f.scheme(); err != nil {
+		return err
+	}
+	switch o := f.Config.GetString("output"); o {
+	case "key":
+		opts.Output = conform.OutputKey
+	case "canonical":
+		opts.Output = conform.OutputCanonical
+	default:
+		return usageErrorf("invalid --output %q (want key or canonical)", o)
+	}
+	opts.PerCase = f.Config.GetBool("per-case")
+	opts.JSON = f.Config.GetBool("json")
+	// At least a millisecond: a bare number would be nanoseconds.
+	if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
+		return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
+	}
+	opts.Rules = f.Config.GetStringSlice("rule")
+	for _, r := range opts.Rules {
+		if conform.RuleTitle(r) == "" {
+			return &UsageError{Err: fmt.Errorf("unknown rule %q", r), hint: "the rules are: " + ruleNames()}
+		}
+	}
+	opts.Skip, err = parseCaseIDs(f.Config.Source("skip"), f.Config.GetStringSlice("skip"))
+	return err
 }
 
 // misbehaviour is an implementation that broke the protocol: exit 2.

@@ -70,6 +70,10 @@ type Spec struct {
 	Scheme       canon.Scheme
 	Only, Omit   []string // RFC 6901 pointers into the arguments
 	AllowMissing bool
+	// NoTask: the task takes no part in what is wanted (canon --from
+	// prints the arguments alone): none is needed, and a record's is not
+	// checked against Task.
+	NoTask bool
 
 	// How Task, Tool, Only and Omit are named in messages ("" means the
 	// flags: --task, --tool, --only, --omit).
@@ -190,7 +194,11 @@ func (s *Spec) finish(lc *Loaded, c Call) error {
 		}
 	}
 	lc.Call, lc.Args = c, c.Args
-	if err := c.Validate(); err != nil {
+	v := c
+	if s.NoTask && v.Task == "" {
+		v.Task = "-"
+	}
+	if err := v.Validate(); err != nil {
 		return err
 	}
 	if ts := s.ForTool(c.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
