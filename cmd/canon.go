@@ -51,43 +51,8 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
+			if err := opts.load(cmd); err != nil {
 				return err
-			}
-			opts.Call = f.Config.GetBool("call")
-			opts.Check = f.Config.GetBool("check")
-			if opts.Call && opts.Check {
-				return usageErrorf("--call and --check cannot be used together")
-			}
-			from := f.Config.GetString("from")
-			switch {
-			case opts.Call:
-				if opts.Spec, err = f.callSpec(); err != nil {
-					return err
-				}
-			case opts.Check && changed(cmd.Flags(), "from"):
-				return usageErrorf("--from does not go with --check")
-			case from != fromArgs:
-				if !validFrom(from) {
-					return f.Config.Invalid("from", "want "+orList(fromNames))
-				}
-				// The arguments out of an envelope: the task id is not
-				// part of what is printed, so none is asked for.
-				opts.Spec = &callSpec{From: from, Tool: f.Config.GetString("tool"), Scheme: opts.Scheme}
-				if from != fromCall {
-					opts.Spec.Task = "-"
-				}
-			}
-			if !opts.Call {
-				for _, name := range []string{"only", "omit", "allow-missing", "task"} {
-					if changed(cmd.Flags(), name) {
-						return usageErrorf("--%s goes with --call", name)
-					}
-				}
-				if changed(cmd.Flags(), "tool") && opts.Spec == nil {
-					return usageErrorf("--tool goes with --call or --from")
-				}
 			}
 			if opts.Check {
 				return runCanonCheck(opts)
@@ -100,6 +65,48 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 	fl.Bool("call", false, "print the hashed call text [TASK,TOOL,ARGS]")
 	fl.Bool("check", false, "list the FILEs that are not canonical; exit 1 if any")
 	return cmd
+}
+
+// load reads canon's settings: the scheme, and --call, --check or --from
+// with the flags that go with each.
+func (opts *canonOptions) load(cmd *cobra.Command) error {
+	f := opts.f
+	var err error
+	if opts.Scheme, err = f.scheme(); err != nil {
+		return err
+	}
+	opts.Call = f.Config.GetBool("call")
+	opts.Check = f.Config.GetBool("check")
+	if opts.Call && opts.Check {
+		return usageErrorf("--call and --check cannot be used together")
+	}
+	from := f.Config.GetString("from")
+	switch {
+	case opts.Call:
+		if opts.Spec, err = f.callSpec(); err != nil {
+			return err
+		}
+	case opts.Check && changed(cmd.Flags(), "from"):
+		return usageErrorf("--from does not go with --check")
+	case from != fromArgs:
+		if !validFrom(from) {
+			return f.Config.Invalid("from", "want "+orList(fromNames))
+		}
+		// The arguments out of an envelope: the task id is not
+		// part of what is printed, so none is asked for.
+		opts.Spec = &callSpec{From: from, Tool: f.Config.GetString("tool"), Scheme: opts.Scheme, NoTask: true}
+	}
+	if !opts.Call {
+		for _, name := range []string{"only", "omit", "allow-missing", "task"} {
+			if changed(cmd.Flags(), name) {
+				return usageErrorf("--%s goes with --call", name)
+			}
+		}
+		if changed(cmd.Flags(), "tool") && opts.Spec == nil {
+			return usageErrorf("--tool goes with --call or --from")
+		}
+	}
+	return nil
 }
 
 func runCanon(opts *canonOptions) error {

@@ -64,7 +64,7 @@ across upgrades this way.`,
 			if err := checkPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
 				return err
 			}
-			if opts.Sel.tools, err = f.toolSelections(); err != nil {
+			if opts.Sel.Tools, err = f.toolSelections(); err != nil {
 				return err
 			}
 			return runCheck(opts)
@@ -72,13 +72,18 @@ across upgrades this way.`,
 	}
 	fl := cmd.Flags()
 	fl.String("scheme", "js", "scheme for vectors that name none: js or jcs")
-	fl.String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(fromNames, ", ")+` (the tool then comes from the envelope)`)
+	fl.String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
+	completeValues(cmd, "from", checkFroms...)
 	addKeyFormatFlags(fl)
 	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (RFC 6901 pointer; repeatable)")
 	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (RFC 6901 pointer; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	return cmd
 }
+
+// checkFroms are the --from values check takes: a vector carries its task,
+// so not call.
+var checkFroms = []string{fromArgs, fromMCP, fromOpenAI, fromAnthropic, fromAuto}
 
 // vector is one line of a vectors file.
 type vector struct {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -32,6 +33,7 @@ type conformOptions struct {
 	JSON    bool
 	Timeout time.Duration
 	Rules   []string // run only these rules' cases
+	Skip    []int    // and not these cases (--skip)
 	Command []string
 }
 
@@ -46,21 +48,37 @@ example of each failing rule and the likely cause.
 
 COMMAND is started once. It reads one request a line on standard input,
 
-  {"id":…,"task":…,"tool":…,"args":<the arguments, inline>}
+  {"id":…,"task":…,"tool":…,"args":…,"args_text":"…"}
 
-and writes one answer a line on standard output, in order: the lower-case
-hex key (or, with --output canonical, the canonical text of
-[task, tool, args]), or an empty line for a call it rejects.
+where args_text holds the arguments' exact text (a JSON string: parse it
+as the arguments of a tool call), and args the same text inline where it
+is JSON (it is absent for the invalid-json cases), and writes one answer a
+line on standard output, in order: the lower-case hex key (or, with
+--output canonical, the canonical text of [task, tool, args]), or an empty
+line for a call it rejects. A reader of call records that rejects one
+without args (idemkey key --batch --from call) speaks this protocol.
 
 With --per-case, COMMAND is run once per case instead; in its arguments
 {task}, {tool} and {file} (a file holding the arguments) are replaced, and
 the arguments are also on its standard input. It prints the answer, or
 nothing for a rejection. Cases whose task id or tool name cannot be a
-command-line argument (a lone surrogate, a NUL) are skipped.
+command-line argument (a lone surrogate, a NUL) are skipped. One that exits
+with an error status on every case without an answer cannot run (exit 2).
+
+An implementation that stops short (dies, hangs, answers what is not an
+answer) gets the report of the cases it answered, and the error names the
+case it stopped at. --skip ID (or N-M) leaves out cases: known deviations a
+CI job accepts, while a new failure still fails it.
+
+conform stops every process COMMAND started when it ends or is stopped: on
+Linux the whole tree (it runs under a child subreaper, so a process in a
+session of its own, started with setsid, is reached too; one left running
+after COMMAND exits is an error); elsewhere COMMAND's process group.
 
 Exit status: 0 every case passes, 1 some fail, 2 a usage error or an
 implementation that misbehaves (exits early, prints too few or too many
-lines, prints something that is not an answer, or hangs past --timeout).`,
+lines, prints something that is not an answer, hangs past --timeout, or
+leaves processes running).`,
 		Example: `  idemkey conform -- python3 scripts/conformance/python_json.py
   idemkey conform --output canonical -- node scripts/conformance/harness.js canonical
   idemkey conform --per-case -- idemkey key --task {task} --tool {tool} {file}`,
@@ -73,29 +91,8 @@ lines, prints something that is not an answer, or hangs past --timeout).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Command = args
-			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
+			if err := opts.load(); err != nil {
 				return err
-			}
-			switch o := f.Config.GetString("output"); o {
-			case "key":
-				opts.Output = conform.OutputKey
-			case "canonical":
-				opts.Output = conform.OutputCanonical
-			default:
-				return usageErrorf("invalid --output %q (want key or canonical)", o)
-			}
-			opts.PerCase = f.Config.GetBool("per-case")
-			opts.JSON = f.Config.GetBool("json")
-			// At least a millisecond: a bare number would be nanoseconds.
-			if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
-				return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
-			}
-			opts.Rules = f.Config.GetStringSlice("rule")
-			for _, r := range opts.Rules {
-				if conform.RuleTitle(r) == "" {
-					return &UsageError{Err: fmt.Errorf("unknown rule %q", r), hint: "the rules are: " + ruleNames()}
-				}
 			}
 			return runConform(opts)
 		},
@@ -107,13 +104,52 @@ lines, prints something that is not an answer, or hangs past --timeout).`,
 	cmd.Flags().Bool("json", false, "print the report as one JSON object")
 	cmd.Flags().Duration("timeout", 10*time.Second, "longest wait for one answer (or, with --per-case, one run)")
 	cmd.Flags().StringSlice("rule", nil, "run only the cases of this rule (repeatable)")
+	cmd.Flags().StringSlice("skip", nil, "leave out the case with this id, or the ids N-M (repeatable): known deviations")
+	completeValues(cmd, "output", "key", "canonical")
+	var rules []string
+	for _, r := range conform.Rules {
+		rules = append(rules, r.Name)
+	}
+	completeValues(cmd, "rule", rules...)
 	return cmd
+}
+
+// load reads conform's settings.
+func (opts *conformOptions) load() error {
+	f := opts.f
+	var err error
+	if opts.Scheme, err = f.scheme(); err != nil {
+		return err
+	}
+	switch o := f.Config.GetString("output"); o {
+	case "key":
+		opts.Output = conform.OutputKey
+	case "canonical":
+		opts.Output = conform.OutputCanonical
+	default:
+		return usageErrorf("invalid --output %q (want key or canonical)", o)
+	}
+	opts.PerCase = f.Config.GetBool("per-case")
+	opts.JSON = f.Config.GetBool("json")
+	// At least a millisecond: a bare number would be nanoseconds.
+	if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
+		return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
+	}
+	opts.Rules = f.Config.GetStringSlice("rule")
+	for _, r := range opts.Rules {
+		if conform.RuleTitle(r) == "" {
+			return &UsageError{Err: fmt.Errorf("unknown rule %q", r), hint: "the rules are: " + ruleNames()}
+		}
+	}
+	opts.Skip, err = parseCaseIDs(f.Config.Source("skip"), f.Config.GetStringSlice("skip"))
+	return err
 }
 
 // misbehaviour is an implementation that broke the protocol: exit 2.
 type misbehaviour struct {
 	msg    string
 	stderr string // the end of the implementation's standard error
+	hint   string // what to do, instead of the standard error's end
 }
 
 func (e *misbehaviour) Error() string { return e.msg }
@@ -121,10 +157,41 @@ func (e *misbehaviour) ExitCode() int { return exitUsage }
 func (e *misbehaviour) Hint() string {
 	s := strings.TrimSpace(e.stderr)
 	if s == "" {
-		return ""
+		return e.hint
 	}
 	lines := strings.Split(s, "\n")
-	return "its standard error ended with: " + strings.TrimSpace(lines[len(lines)-1])
+	h := "its standard error ended with: " + strings.TrimSpace(lines[len(lines)-1])
+	if e.hint != "" {
+		h += "; " + e.hint
+	}
+	return h
+}
+
+// parseCaseIDs reads --skip: case ids and ranges of ids (N-M) of the
+// suite, named src in errors.
+func parseCaseIDs(src string, items []string) ([]int, error) {
+	n := len(conform.Cases())
+	var ids []int
+	for _, item := range items {
+		lo, hi, isRange := strings.Cut(item, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 1 || b < a {
+			return nil, &UsageError{Err: fmt.Errorf("invalid %s %q (want a case id, or ids N-M)", src, item),
+				hint: "the ids are those of idemkey vectors and of conform's report"}
+		}
+		if b > n {
+			return nil, usageErrorf("invalid %s %q: the suite has %d cases", src, item, n)
+		}
+		for id := a; id <= b; id++ {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), nil
 }
 
 func caseName(c conform.Case) string { return fmt.Sprintf("case %d (%s: %s)", c.ID, c.Rule, c.Note) }
@@ -138,16 +205,7 @@ func ruleNames() string {
 }
 
 func runConform(opts *conformOptions) error {
-	cases := conform.Cases()
-	if len(opts.Rules) > 0 {
-		var sel []conform.Case
-		for _, c := range cases {
-			if slices.Contains(opts.Rules, c.Rule) {
-				sel = append(sel, c)
-			}
-		}
-		cases = sel
-	}
+	cases := selectCases(opts)
 	// A signal stops the implementation (and what it started) before
 	// conform goes: it runs in a process group of its own.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,22 +237,60 @@ func runConform(opts *conformOptions) error {
 		fmt.Fprintf(opts.f.IO.Err, "idemkey: %v: the implementation was stopped\n", sig)
 		return &ExitError{Code: code}
 	}
-	if err != nil {
+	var mb *misbehaviour
+	stopped := err != nil && errors.As(err, &mb) && len(answers) > 0 && len(answers) < len(cases)
+	if err != nil && !stopped {
 		return err
 	}
-	r := conform.Evaluate(opts.Scheme, opts.Output, cases, answers)
+	// Stopped short: the report covers the cases answered, and the error
+	// names the case it stopped at (issue 19 item 29).
+	r := conform.Evaluate(opts.Scheme, opts.Output, cases[:len(answers)], answers)
+	rep := &conformRun{Report: r, NotRun: len(cases) - len(answers), Skip: opts.Skip, notRunIn: map[string]int{}}
+	for _, c := range cases[len(answers):] {
+		rep.notRunIn[c.Rule]++
+	}
+	if stopped {
+		c := cases[len(answers)]
+		rep.StoppedAt, rep.StopError = &c, err.Error()
+		mb.hint = fmt.Sprintf("the report covers the %d cases answered; --skip %d runs the others without it", len(answers), c.ID)
+	}
 	if opts.JSON {
-		err = writeConformJSON(opts.f.IO.Out, r)
+		err = writeConformJSON(opts.f.IO.Out, rep)
 	} else {
-		err = writeConformText(opts, r)
+		err = writeConformText(opts, rep)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if r.Failed > 0 {
+	case stopped:
+		return mb
+	case r.Failed > 0:
 		return &ExitError{Code: exitNegative}
 	}
 	return nil
+}
+
+// selectCases returns the cases of the rules --rule names (all without
+// it), less those --skip names.
+func selectCases(opts *conformOptions) []conform.Case {
+	var sel []conform.Case
+	for _, c := range conform.Cases() {
+		if (len(opts.Rules) == 0 || slices.Contains(opts.Rules, c.Rule)) && !slices.Contains(opts.Skip, c.ID) {
+			sel = append(sel, c)
+		}
+	}
+	return sel
+}
+
+// conformRun is a report and how the run went: the cases --skip left
+// out, and where it stopped short.
+type conformRun struct {
+	*conform.Report
+	Skip      []int         // --skip
+	NotRun    int           // cases not answered: the run stopped short
+	StoppedAt *conform.Case // the case it stopped at, or nil
+	StopError string
+	notRunIn  map[string]int // the cases not run, by rule
 }
 
 // capped keeps the first max bytes written to it.
@@ -273,17 +369,22 @@ type lineOrErr struct {
 	err  error
 }
 
-// runStream runs the implementation once, one request a line.
+// runStream runs the implementation once, one request a line. When it
+// stops short (dies, hangs, answers what is not an answer), the answers it
+// gave before are returned with the error, which names the case.
 func runStream(parent context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	argv := opts.Command
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	ownGroup(cmd)
-	defer killGroup(cmd)
+	proc, err := implCommand(ctx, argv)
+	if err != nil {
+		return nil, err
+	}
+	defer proc.close()
+	cmd := proc.cmd
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open must not hang us
-	stderr := &tail{}
-	cmd.Stderr = stderr
+	st := &stream{opts: opts, proc: proc, cancel: cancel, stderr: &tail{}}
+	cmd.Stderr = st.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -292,32 +393,147 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, startError(argv[0], err)
+	if err := proc.start(argv[0]); err != nil {
+		return nil, err
 	}
-	waited := false
-	wait := func() error { waited = true; return cmd.Wait() }
 	defer func() {
-		if !waited {
+		if !st.waited {
 			cancel()
 			cmd.Wait()
 		}
 	}()
-	go func() {
-		w := bufio.NewWriterSize(stdin, 64<<10)
-		var line []byte
-		for _, c := range cases {
-			line = append(conform.AppendRequest(line[:0], c), '\n')
-			if _, err := w.Write(line); err != nil {
-				break
-			}
-		}
-		w.Flush()
-		stdin.Close()
-	}()
-	lines := make(chan lineOrErr, 64)
+	go writeRequests(stdin, cases)
 	done := make(chan struct{}) // closed when runStream returns
 	defer close(done)
+	st.lines = readAnswerLines(stdout, done)
+	answers := make([]conform.Answer, 0, len(cases))
+	timer := time.NewTimer(opts.Timeout)
+	defer timer.Stop()
+	for i, c := range cases {
+		timer.Reset(opts.Timeout)
+		a, err := st.answer(timer, c, i, len(cases))
+		if err != nil {
+			return answers, err
+		}
+		answers = append(answers, a)
+	}
+	return answers, st.finish(timer, answers)
+}
+
+// stream is a running implementation of the stream protocol.
+type stream struct {
+	opts   *conformOptions
+	proc   *implProc
+	cancel context.CancelFunc
+	stderr *tail
+	lines  <-chan lineOrErr
+	waited bool
+}
+
+func (st *stream) wait() error { st.waited = true; return st.proc.cmd.Wait() }
+
+func (st *stream) fail(msg string) error {
+	return &misbehaviour{stderr: string(st.stderr.b), msg: msg}
+}
+
+// answer reads the answer for case c, the i-th of n.
+func (st *stream) answer(timer *time.Timer, c conform.Case, i, n int) (conform.Answer, error) {
+	argv0 := st.opts.Command[0]
+	select {
+	case l := <-st.lines:
+		if l.err == errTooLong {
+			return conform.Answer{}, st.fail(fmt.Sprintf("%s answered %s with a line longer than %d MiB", argv0, caseName(c), maxAnswer>>20))
+		}
+		if l.err != nil {
+			// Its standard output is closed: it is exiting, or is
+			// stopped if it does not within the timeout.
+			stop := time.AfterFunc(st.opts.Timeout, st.cancel)
+			werr := st.wait()
+			stop.Stop()
+			if _, err := st.proc.result(argv0); err != nil {
+				return conform.Answer{}, err
+			}
+			return conform.Answer{}, st.fail(fmt.Sprintf("%s %s after answering %d of %d cases: no answer for %s", argv0, endStatus(werr), i, n, caseName(c)))
+		}
+		a, err := parseAnswer(st.opts, c, l.line)
+		if err != nil {
+			err.(*misbehaviour).stderr = string(st.stderr.b)
+		}
+		return a, err
+	case <-timer.C:
+		return conform.Answer{}, st.fail(fmt.Sprintf("%s gave no answer for %s within %s (--timeout); it was stopped", argv0, caseName(c), st.opts.Timeout))
+	}
+}
+
+// endStatus says how a process that was waited for ended.
+func endStatus(werr error) string {
+	var xe *exec.ExitError
+	switch {
+	case errors.As(werr, &xe) && xe.Exited():
+		return fmt.Sprintf("exited with status %d", xe.ExitCode())
+	case werr != nil:
+		return "ended (" + werr.Error() + ")"
+	}
+	return "exited"
+}
+
+// finish checks that an implementation that answered every case prints
+// nothing more, exits, and leaves no process behind.
+func (st *stream) finish(timer *time.Timer, answers []conform.Answer) error {
+	argv0 := st.opts.Command[0]
+	timer.Reset(st.opts.Timeout)
+	select {
+	case l := <-st.lines:
+		if l.err == nil {
+			return st.fail(fmt.Sprintf("%s printed more lines than there are cases (%d), the first extra one %s: %s", argv0, len(answers), quoteShort(l.line), conform.ExtraLines(answers)))
+		}
+	case <-timer.C:
+		return st.fail(notExited(argv0, st.opts.Timeout))
+	}
+	// Its standard output is closed, but it may go on running (it closed
+	// the descriptor, or handed it on): the wait is bounded too.
+	stop := time.AfterFunc(st.opts.Timeout, st.cancel)
+	err := st.wait()
+	ctxDone := !stop.Stop()
+	left, rerr := st.proc.result(argv0)
+	switch {
+	case ctxDone:
+		return st.fail(notExited(argv0, st.opts.Timeout))
+	case rerr != nil:
+		return rerr
+	case left > 0:
+		return st.fail(fmt.Sprintf("%s exited after answering every case but left %s running (started in the background, or with setsid); %s stopped", argv0, processes(left), itThey(left)))
+	}
+	if err != nil {
+		// The answers are complete; an exit status is the implementation's
+		// own affair (idemkey key --batch exits 2 when it rejected a line).
+		fmt.Fprintf(st.opts.f.IO.Err, "idemkey: note: %s %s after answering every case\n", argv0, endStatus(err))
+	}
+	return nil
+}
+
+func processes(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "process", "processes")) }
+
+func itThey(n int) string { return plural(n, "it was", "they were") }
+
+// writeRequests writes one request a line for each case, then closes w.
+func writeRequests(w io.WriteCloser, cases []conform.Case) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	for _, c := range cases {
+		line = append(conform.AppendRequest(line[:0], c), '\n')
+		if _, err := bw.Write(line); err != nil {
+			break
+		}
+	}
+	bw.Flush()
+	w.Close()
+}
+
+// readAnswerLines sends the lines of r, each at most maxAnswer bytes, then
+// the error that ended them, until done is closed.
+func readAnswerLines(r io.Reader, done <-chan struct{}) <-chan lineOrErr {
+	lines := make(chan lineOrErr, 64)
 	go func() {
 		send := func(l lineOrErr) bool {
 			select {
@@ -327,7 +543,7 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 				return false
 			}
 		}
-		rd := bufio.NewReaderSize(stdout, 64<<10)
+		rd := bufio.NewReaderSize(r, 64<<10)
 		var buf []byte
 		for {
 			chunk, err := rd.ReadSlice('\n')
@@ -352,81 +568,18 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 			return
 		}
 	}()
-	answers := make([]conform.Answer, len(cases))
-	timer := time.NewTimer(opts.Timeout)
-	defer timer.Stop()
-	for i, c := range cases {
-		timer.Reset(opts.Timeout)
-		select {
-		case l := <-lines:
-			if l.err == errTooLong {
-				return nil, &misbehaviour{stderr: string(stderr.b),
-					msg: fmt.Sprintf("%s answered %s with a line longer than %d MiB", argv[0], caseName(c), maxAnswer>>20)}
-			}
-			if l.err != nil {
-				// Its standard output is closed: it is exiting, or is
-				// stopped if it does not within the timeout.
-				stop := time.AfterFunc(opts.Timeout, cancel)
-				werr := wait()
-				stop.Stop()
-				status := "exited"
-				var xe *exec.ExitError
-				if errors.As(werr, &xe) && xe.Exited() {
-					status = fmt.Sprintf("exited with status %d", xe.ExitCode())
-				} else if werr != nil {
-					status = "ended (" + werr.Error() + ")"
-				}
-				return nil, &misbehaviour{stderr: string(stderr.b),
-					msg: fmt.Sprintf("%s %s after answering %d of %d cases: no answer for %s", argv[0], status, i, len(cases), caseName(c))}
-			}
-			a, err := parseAnswer(opts, c, l.line)
-			if err != nil {
-				err.(*misbehaviour).stderr = string(stderr.b)
-				return nil, err
-			}
-			answers[i] = a
-		case <-timer.C:
-			return nil, &misbehaviour{stderr: string(stderr.b),
-				msg: fmt.Sprintf("%s gave no answer for %s within %s (--timeout); it was stopped", argv[0], caseName(c), opts.Timeout)}
-		}
-	}
-	// Every case answered: the implementation should now print nothing
-	// more and exit.
-	timer.Reset(opts.Timeout)
-	select {
-	case l := <-lines:
-		if l.err == nil {
-			return nil, &misbehaviour{stderr: string(stderr.b),
-				msg: fmt.Sprintf("%s printed more lines than there are cases (%d), the first extra one %s: %s", argv[0], len(cases), quoteShort(l.line), conform.ExtraLines(answers))}
-		}
-	case <-timer.C:
-		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
-	}
-	// Its standard output is closed, but it may go on running (it closed
-	// the descriptor, or handed it on): the wait is bounded too.
-	stop := time.AfterFunc(opts.Timeout, cancel)
-	err = wait()
-	if !stop.Stop() && ctx.Err() != nil {
-		return nil, &misbehaviour{stderr: string(stderr.b), msg: notExited(argv[0], opts.Timeout)}
-	}
-	if err != nil {
-		// The answers are complete; an exit status is the implementation's
-		// own affair (idemkey key --batch exits 2 when it rejected a line).
-		var xe *exec.ExitError
-		if errors.As(err, &xe) && xe.Exited() {
-			fmt.Fprintf(opts.f.IO.Err, "idemkey: note: %s exited with status %d after answering every case\n", argv[0], xe.ExitCode())
-		} else {
-			fmt.Fprintf(opts.f.IO.Err, "idemkey: note: %s: %v after answering every case\n", argv[0], err)
-		}
-	}
-	return answers, nil
+	return lines
 }
 
 func notExited(argv0 string, timeout time.Duration) string {
 	return fmt.Sprintf("%s answered every case but did not exit within %s of the end of its input (--timeout); it was stopped", argv0, timeout)
 }
 
-// runPerCase runs the implementation once per case.
+// runPerCase runs the implementation once per case. As runStream, it
+// returns the answers given before a case it misbehaved on, with the error.
+// An implementation that exits with an error status on every case without
+// answering cannot run (a missing program: 127 each time), and that is an
+// error too, not a suite of rejections.
 func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
 	dir, err := os.MkdirTemp("", "idemkey-conform-")
 	if err != nil {
@@ -434,10 +587,11 @@ func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case)
 	}
 	defer os.RemoveAll(dir)
 	file := dir + "/args.json"
-	answers := make([]conform.Answer, len(cases))
-	for i, c := range cases {
+	answers := make([]conform.Answer, 0, len(cases))
+	var fails runFailures
+	for _, c := range cases {
 		if !argSafe(c.Task) || !argSafe(c.Tool) {
-			answers[i] = conform.Answer{Skipped: true}
+			answers = append(answers, conform.Answer{Skipped: true})
 			continue
 		}
 		if err := os.WriteFile(file, []byte(c.Args), 0o600); err != nil {
@@ -451,85 +605,178 @@ func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		a, err := runOne(ctx, opts, c, argv)
+		a, run, err := runOne(ctx, opts, c, argv)
 		if err != nil {
-			return nil, err
+			return answers, err
 		}
-		answers[i] = a
+		fails.add(c, run, opts.Scheme)
+		answers = append(answers, a)
+	}
+	if err := fails.cannotRun(opts.Command[0]); err != nil {
+		return nil, err
 	}
 	return answers, nil
+}
+
+// caseRun is how one per-case run ended: its exit status (0 for success)
+// and whether it printed an answer.
+type caseRun struct {
+	status   int
+	answered bool
+	stderr   string
+}
+
+// runFailures counts the per-case runs that ended in an error status
+// without an answer.
+type runFailures struct {
+	runs, failed int
+	statuses     []int  // the distinct error statuses, first seen first
+	mustAccept   bool   // a failed case is one the scheme accepts
+	stderr       string // the last failed run's standard error
+}
+
+func (rf *runFailures) add(c conform.Case, run caseRun, s canon.Scheme) {
+	rf.runs++
+	if run.status == 0 || run.answered {
+		return
+	}
+	rf.failed++
+	rf.stderr = run.stderr
+	if !slices.Contains(rf.statuses, run.status) {
+		rf.statuses = append(rf.statuses, run.status)
+	}
+	if !conform.Expected(c, s).Rejected {
+		rf.mustAccept = true
+	}
+}
+
+// cannotRun is the error for an implementation that failed on every case
+// it was run for: all with 126 or 127 (the shell's "cannot execute" and
+// "not found"), or also on cases the scheme accepts. A run of rejections
+// only (--rule invalid-json, an implementation that exits 2 to reject) is
+// not.
+func (rf *runFailures) cannotRun(argv0 string) error {
+	if rf.runs == 0 || rf.failed < rf.runs {
+		return nil
+	}
+	notFound := true
+	for _, st := range rf.statuses {
+		notFound = notFound && (st == 126 || st == 127)
+	}
+	if !notFound && !rf.mustAccept {
+		return nil
+	}
+	var sts []string
+	for _, st := range rf.statuses {
+		sts = append(sts, strconv.Itoa(st))
+	}
+	return &misbehaviour{stderr: rf.stderr,
+		msg: fmt.Sprintf("%s exited with status %s on every case (%d of %d) without an answer: it cannot run", argv0, strings.Join(sts, ", "), rf.failed, rf.runs)}
 }
 
 // argSafe reports whether s can be passed as a command-line argument
 // unchanged: UTF-8 without NUL (a lone surrogate is not UTF-8).
 func argSafe(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv []string) (conform.Answer, error) {
+func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv []string) (conform.Answer, caseRun, error) {
 	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	ownGroup(cmd)
-	defer killGroup(cmd)
+	var run caseRun
+	proc, err := implCommand(ctx, argv)
+	if err != nil {
+		return conform.Answer{}, run, err
+	}
+	defer proc.close()
+	cmd := proc.cmd
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
 	stdout := &capped{max: maxAnswer + 1}
 	stderr := &tail{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
+	if err := proc.start(argv[0]); err != nil {
+		return conform.Answer{}, run, err
+	}
+	err = cmd.Wait()
+	left, rerr := proc.result(argv[0])
+	run.stderr = string(stderr.b)
+	fail := func(format string, args ...any) (conform.Answer, caseRun, error) {
+		return conform.Answer{}, run, &misbehaviour{stderr: run.stderr, msg: fmt.Sprintf(format, args...)}
+	}
 	var xe *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
-			msg: fmt.Sprintf("%s did not finish %s within %s (--timeout); it was stopped", argv[0], caseName(c), opts.Timeout)}
+		return fail("%s did not finish %s within %s (--timeout); it was stopped", argv[0], caseName(c), opts.Timeout)
+	case rerr != nil:
+		return conform.Answer{}, run, rerr
+	case left > 0:
+		return fail("%s exited on %s but left %s running (started in the background, or with setsid); %s stopped", argv[0], caseName(c), processes(left), itThey(left))
 	case errors.Is(err, exec.ErrWaitDelay):
 		// It exited, but a process it started still held its output.
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
-			msg: fmt.Sprintf("%s exited on %s but left its standard output open (a process it started in the background?); that was stopped", argv[0], caseName(c))}
+		return fail("%s exited on %s but left its standard output open (a process it started in the background?); that was stopped", argv[0], caseName(c))
 	case errors.As(err, &xe) && !xe.Exited():
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b), msg: fmt.Sprintf("%s crashed on %s: %v", argv[0], caseName(c), err)}
+		return fail("%s crashed on %s: %v", argv[0], caseName(c), err)
 	case err != nil && xe == nil:
-		return conform.Answer{}, startError(argv[0], err)
+		return conform.Answer{}, run, startError(argv[0], err)
+	case xe != nil:
+		run.status = xe.ExitCode()
 	}
 	if stdout.Len() > maxAnswer {
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
-			msg: fmt.Sprintf("%s answered %s with more than %d MiB", argv[0], caseName(c), maxAnswer>>20)}
+		return fail("%s answered %s with more than %d MiB", argv[0], caseName(c), maxAnswer>>20)
 	}
 	out := strings.TrimSuffix(stdout.String(), "\n")
 	if strings.Contains(out, "\n") {
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
-			msg: fmt.Sprintf("%s printed more than one line for %s: %s", argv[0], caseName(c), quoteShort(stdout.String()))}
+		return fail("%s printed more than one line for %s: %s", argv[0], caseName(c), quoteShort(stdout.String()))
 	}
 	if err != nil && out != "" {
-		return conform.Answer{}, &misbehaviour{stderr: string(stderr.b),
-			msg: fmt.Sprintf("%s printed an answer for %s but %v", argv[0], caseName(c), err)}
+		return fail("%s printed an answer for %s but %v", argv[0], caseName(c), err)
 	}
-	return parseAnswer(opts, c, out)
+	run.answered = out != ""
+	a, err := parseAnswer(opts, c, out)
+	return a, run, err
 }
 
 // ---- the report ----
 
-func writeConformText(opts *conformOptions, r *conform.Report) error {
+// conformHeader writes the report's first line: the counts, the cases
+// left out, and where the run stopped short.
+func conformHeader(b *strings.Builder, opts *conformOptions, run *conformRun) {
+	r := run.Report
+	what := "keys"
+	if r.Output == conform.OutputCanonical {
+		what = "canonical texts"
+	}
+	fmt.Fprintf(b, "%s: %s scheme, %s: %d passed, %d failed", strings.Join(opts.Command, " "), r.Scheme, what, r.Passed, r.Failed)
+	if r.Skipped > 0 {
+		fmt.Fprintf(b, ", %d skipped (a task id or tool name that cannot be a command-line argument)", r.Skipped)
+	}
+	if len(run.Skip) > 0 {
+		fmt.Fprintf(b, ", %d left out (--skip)", len(run.Skip))
+	}
+	if c := run.StoppedAt; c != nil {
+		fmt.Fprintf(b, ", %d not run: it stopped at %s", run.NotRun, caseName(*c))
+	}
+	b.WriteString("\n\n")
+}
+
+func writeConformText(opts *conformOptions, run *conformRun) error {
 	ios := opts.f.IO
 	mode := opts.f.colorMode()
 	red := ios.paint(mode, ios.Out, color.FgRed)
 	green := ios.paint(mode, ios.Out, color.FgGreen)
 	bold := ios.paint(mode, ios.Out, color.Bold)
+	r := run.Report
 	var b strings.Builder
-	what := "keys"
-	if r.Output == conform.OutputCanonical {
-		what = "canonical texts"
-	}
-	fmt.Fprintf(&b, "%s: %s scheme, %s: %d passed, %d failed", strings.Join(opts.Command, " "), r.Scheme, what, r.Passed, r.Failed)
-	if r.Skipped > 0 {
-		fmt.Fprintf(&b, ", %d skipped (a task id or tool name that cannot be a command-line argument)", r.Skipped)
-	}
-	b.WriteString("\n\n")
+	conformHeader(&b, opts, run)
 	width := 0
 	for _, rr := range r.Rules {
 		width = max(width, len(rr.Rule))
 	}
 	fmt.Fprintf(&b, "%-*s  %6s  %5s\n", width, "rule", "passed", "total")
 	for _, rr := range r.Rules {
+		if n := run.notRunIn[rr.Rule]; rr.Total() == 0 && rr.Skipped == 0 && n > 0 {
+			fmt.Fprintf(&b, "%-*s  %6s  %5s  not run (%d)\n", width, rr.Rule, "-", "-", n)
+			continue
+		}
 		if rr.Total() == 0 && rr.Skipped == 0 {
 			continue // not selected (--rule)
 		}
@@ -540,6 +787,9 @@ func writeConformText(opts *conformOptions, r *conform.Report) error {
 		mark := green.Sprint("ok")
 		if rr.Failed > 0 {
 			mark = red.Sprint("FAIL")
+		}
+		if n := run.notRunIn[rr.Rule]; n > 0 {
+			mark += fmt.Sprintf(" (%d more not run)", n)
 		}
 		fmt.Fprintf(&b, "%-*s  %6d  %5d  %s\n", width, rr.Rule, rr.Passed, rr.Total(), mark)
 	}
@@ -599,6 +849,18 @@ type conformJSON struct {
 	Failures []conformFailJSON `json:"failures"`
 	Causes   []string          `json:"causes"`
 	Like     string            `json:"like,omitempty"`
+	// How the run went: the ids --skip left out, the cases not run and
+	// the case the run stopped at (null when it answered every case).
+	SkippedIDs []int            `json:"skipped_ids"`
+	NotRun     int              `json:"not_run"`
+	StoppedAt  *conformStopJSON `json:"stopped_at"`
+}
+
+type conformStopJSON struct {
+	ID    int    `json:"id"`
+	Rule  string `json:"rule"`
+	Note  string `json:"note"`
+	Error string `json:"error"`
 }
 
 type conformRuleJSON struct {
@@ -622,9 +884,14 @@ type conformFailJSON struct {
 	Causes            []string `json:"causes"`
 }
 
-func writeConformJSON(w io.Writer, r *conform.Report) error {
+func writeConformJSON(w io.Writer, run *conformRun) error {
+	r := run.Report
 	out := conformJSON{Scheme: r.Scheme.String(), Output: r.Output.String(), Passed: r.Passed, Failed: r.Failed, Skipped: r.Skipped,
-		Cases: r.Passed + r.Failed + r.Skipped, Rules: []conformRuleJSON{}, Failures: []conformFailJSON{}, Causes: r.Causes, Like: r.Like}
+		Cases: r.Passed + r.Failed + r.Skipped, Rules: []conformRuleJSON{}, Failures: []conformFailJSON{}, Causes: r.Causes, Like: r.Like,
+		SkippedIDs: append([]int{}, run.Skip...), NotRun: run.NotRun}
+	if c := run.StoppedAt; c != nil {
+		out.StoppedAt = &conformStopJSON{ID: c.ID, Rule: c.Rule, Note: c.Note, Error: run.StopError}
+	}
 	if out.Causes == nil {
 		out.Causes = []string{}
 	}

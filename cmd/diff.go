@@ -114,7 +114,7 @@ Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
 				spec := &callSpec{
 					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
 					Scheme: opts.Scheme, Only: f.Config.GetStringSlice("only"), Omit: f.Config.GetStringSlice("omit"),
-					AllowMissing: f.Config.GetBool("allow-missing"), tools: tools,
+					AllowMissing: f.Config.GetBool("allow-missing"), Tools: tools,
 				}
 				if !validFrom(spec.From) {
 					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))

@@ -150,7 +150,7 @@ Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
 					return usageErrorf("--omit '' would drop the whole arguments value")
 				}
 			}
-			if spec.tools, err = f.toolSelections(); err != nil {
+			if spec.Tools, err = f.toolSelections(); err != nil {
 				return err
 			}
 			opts.Spec = spec
@@ -323,17 +323,12 @@ func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
 // rekey derives the key of full arguments with the user's --only and
 // --omit and the extra pointers omitted, through the loader key uses.
 func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
-	spec := *opts.Spec.forTool(tool)
-	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+	spec := opts.Spec.forTool(tool).fresh()
 	spec.Omit = append(append([]string{}, spec.Omit...), omit...)
 	if len(spec.Only) == 0 {
-		// --omit alone: the selection key applies (appendSelected), from
-		// the parsed canonical arguments.
-		sel := &selection{}
-		for _, p := range spec.Omit {
-			sel.add(p)
-		}
-		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: appendSelected(nil, args, sel, false), Scheme: spec.Scheme})
+		// --omit alone: the selection key applies (derive.AppendOmitted),
+		// from the parsed canonical arguments.
+		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: derive.AppendOmitted(nil, args, spec.Omit), Scheme: spec.Scheme})
 	}
 	sel, _, err := spec.selectArgs(args)
 	if err != nil {
@@ -364,13 +359,12 @@ func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
 		}
 	}()
 	for range workers {
-		spec := *opts.Spec
-		spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+		spec := opts.Spec.fresh()
 		go func() {
 			var sc drift.Scratch
 			var root canon.Parser
 			for c := range todo {
-				opts.prepareChunk(&spec, &root, &sc, c)
+				opts.prepareChunk(spec, &root, &sc, c)
 				close(c.done)
 			}
 		}()
@@ -757,8 +751,7 @@ func revealText(s string) string { return diff.RevealPointer(s) }
 // readOTel reads OTLP JSON traces and adds their execute_tool spans in
 // the order of their lines.
 func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
-	spec := *opts.Spec
-	spec.outer, spec.inner = canon.Parser{}, canon.Parser{}
+	spec := opts.Spec.fresh()
 	offset := 0
 	var sc drift.Scratch
 	for _, file := range opts.Files {

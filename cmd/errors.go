@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
 )
 
 // Exit codes shared by every command. Transfer failures in post use curl's
@@ -148,21 +149,8 @@ func plainText(s string) bool {
 }
 
 // printable shows a text as it is when it is short, UTF-8 and made of
-// printable characters only (U+E000 or U+2028 would be invisible);
-// otherwise quoted, and cut.
-func printable(s string) string {
-	if plainText(s) && len(s) <= 200 {
-		return s
-	}
-	if len(s) > 200 {
-		cut := 160
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
-	}
-	return fmt.Sprintf("%q", s)
-}
+// printable characters only; otherwise quoted, and cut (derive.Printable).
+func printable(s string) string { return derive.Printable(s) }
 
 // escapeControls writes the characters of s that a terminal or a log
 // reader would act on instead of showing as Go escapes: C0 and C1

@@ -39,11 +39,14 @@ harness's idempotencyKey(task, tool, args) byte for byte.
 --from reads the call from an envelope (an MCP tools/call request, an OpenAI
 tool call, an Anthropic tool_use block, or a {"task","tool","args"} record);
 --from openai and --from anthropic also take an assistant message holding
-one tool call (or several, with --tool naming one). The task id comes from
---task unless --from call. Without --from, input shaped like an envelope is
-hashed as it is, with a warning. --batch reads JSON Lines, one call a line,
-and writes one key a line; a line may hold up to 64 MiB, an input up to
-2 GiB.`,
+one tool call (or several, with --tool naming one); --from auto reads any
+of these shapes, a call record as --from call does. The task id comes from
+--task unless the input is a call record (whose task must then agree with
+--task, if given). Without --from, input of any of these shapes is hashed
+as it is, with a warning; --from args says so and silences it.
+
+--batch reads JSON Lines, one call a line, and writes one key a line; a
+line may hold up to 64 MiB, an input up to 2 GiB.`,
 		Example: `  idemkey key --task t-42 --tool open_pull_request args.json
   echo '{"b":1,"a":2}' | IDEMKEY_TASK=t-42 IDEMKEY_TOOL=pay idemkey key --json
   idemkey key --task t-42 --from openai --format uuid tool_call.json
@@ -134,66 +137,11 @@ func runKey(opts *keyOptions) error {
 		// Nothing but the key of the whole input is asked for: validate
 		// and canonicalize in one pass (derive.Text), without the parsed
 		// document, from the file mapped into memory.
-		var release func()
-		data, name, release, err = opts.f.readMapped(opts.File)
-		if err != nil {
-			return err
-		}
 		var key []byte
-		shape, shapeWhat := fromArgs, ""
-		// keep copies mapped data that the path below will read: release
-		// unmaps it. It runs inside guardFaults, as every read of the
-		// mapping does.
-		keep := func() {
-			if release != nil {
-				data = bytes.Clone(data)
-				tuneGC(len(data))
-			}
-		}
-		err = guardFaults(name, func() error {
-			if len(data) >= canon.ParallelMin && !rootIsArray(data) && !canon.InRuns(data) {
-				// A large object that the one pass would write on one core,
-				// holding the canonical text of the root's largest child
-				// about twice: the indexed path needs less memory (see
-				// onePassFits). An object whose bulk is one array is written
-				// in runs on every core, as an array is.
-				keep()
-				return nil
-			}
-			t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
-			var k [32]byte
-			var err error
-			if opts.Secret != nil {
-				k, err = t.HMAC(opts.Secret)
-			} else {
-				k, err = t.Key()
-			}
+		if key, data, name, err = opts.onePassKey(spec); err != nil || key != nil {
 			if err == nil {
-				key = opts.Format.append(nil, k)
-				if look := envelopeLook(data); !spec.FromSet && look != nil && mayBeEnvelope(look) {
-					// Shaped like an envelope?
-					if doc, err := spec.outer.Parse(look, spec.Scheme); err == nil {
-						shape, shapeWhat = argsShape(doc.Root())
-					}
-				}
-			} else {
-				// The path below finds the same problem and reports it as
-				// every other command does, from a copy it can trust.
-				keep()
+				_, err = out.Write(append(key, '\n'))
 			}
-			return nil
-		})
-		if release != nil {
-			release() // data is a copy now, if it is still needed
-		}
-		if err != nil {
-			return err
-		}
-		if key != nil {
-			if shape != fromArgs {
-				spec.warn(shapeWarning(shape, shapeWhat, "the input looks like", ""))
-			}
-			_, err = out.Write(append(key, '\n'))
 			return err
 		}
 	} else if data, name, err = opts.f.readJSON(opts.File); err != nil {
@@ -208,6 +156,71 @@ func runKey(opts *keyOptions) error {
 		_, err = out.Write(append(key, '\n'))
 		return err
 	}
+	_, err = out.Write(opts.keyJSON(key, lc))
+	return err
+}
+
+// onePassKey derives the key of the whole input, read as bare arguments,
+// in one pass, and warns when it has a known shape. When the one pass is
+// not the way (a large object, or invalid input, which load reports as
+// every command does), key is nil and data is a copy of the input to load.
+func (opts *keyOptions) onePassKey(spec *callSpec) (key, data []byte, name string, err error) {
+	var release func()
+	data, name, release, err = opts.f.readMapped(opts.File)
+	if err != nil {
+		return nil, nil, name, err
+	}
+	shape, shapeWhat := fromArgs, ""
+	// keep copies mapped data that load will read: release unmaps it. It
+	// runs inside guardFaults, as every read of the mapping does.
+	keep := func() {
+		if release != nil {
+			data = bytes.Clone(data)
+			tuneGC(len(data))
+		}
+	}
+	err = guardFaults(name, func() error {
+		if len(data) >= canon.ParallelMin && !rootIsArray(data) && !canon.InRuns(data) {
+			// A large object that the one pass would write on one core,
+			// holding the canonical text of the root's largest child
+			// about twice: the indexed path needs less memory (see
+			// onePassFits). An object whose bulk is one array is written
+			// in runs on every core, as an array is.
+			keep()
+			return nil
+		}
+		t := derive.Text{Task: spec.Task, Tool: spec.Tool, Args: data, Scheme: spec.Scheme}
+		var k [32]byte
+		var err error
+		if opts.Secret != nil {
+			k, err = t.HMAC(opts.Secret)
+		} else {
+			k, err = t.Key()
+		}
+		if err != nil {
+			keep() // load finds the same problem, from a copy it can trust
+			return nil
+		}
+		key = opts.Format.append(nil, k)
+		if look := envelopeLook(data); !spec.FromSet && look != nil && derive.MayHaveShape(look) {
+			shape, shapeWhat = spec.d().ShapeOf(look) // shaped like an envelope?
+		}
+		return nil
+	})
+	if release != nil {
+		release() // data is a copy now, if it is still needed
+	}
+	if err != nil {
+		return nil, nil, name, err
+	}
+	if key != nil && shape != fromArgs {
+		spec.Warn(derive.ShapeWarning(shape, shapeWhat, "the input looks like"))
+	}
+	return key, data, name, nil
+}
+
+// keyJSON is key --json's line for a loaded call.
+func (opts *keyOptions) keyJSON(key []byte, lc loadedCall) []byte {
 	o := &jsonObject{}
 	o.str("key", string(key)).
 		str("format", opts.Format.Name).
@@ -232,8 +245,7 @@ func runKey(opts *keyOptions) error {
 	}
 	o.key("canonical")
 	o.b = canon.AppendQuoted(o.b, string(lc.Call.AppendText(nil)))
-	_, err = out.Write(o.line())
-	return err
+	return o.line()
 }
 
 // runKeyBatch derives one key per line of JSON Lines input. Output line N
@@ -243,98 +255,135 @@ func runKey(opts *keyOptions) error {
 // reported on standard error with its line number. Chunks of lines are
 // derived in parallel on every core and written in input order.
 func runKeyBatch(opts *keyOptions) error {
-	ios := opts.f.IO
-	in, name := ios.In, stdinName
-	var size int64
-	if fh, ok := in.(*os.File); ok && (opts.File == "" || opts.File == "-") {
-		opts.f.noteTerminalStdin(fh)
+	in, name, size, closeIn, err := opts.batchInput()
+	if err != nil {
+		return err
 	}
-	if opts.File != "" && opts.File != "-" {
-		fh, err := os.Open(opts.File)
-		if err != nil {
-			return &InputError{Name: opts.File, Err: fileErr(err)}
-		}
-		defer fh.Close()
-		if st, err := fh.Stat(); err == nil {
-			if st.IsDir() {
-				return &InputError{Name: opts.File, Err: errors.New("is a directory, not a file")}
-			}
-			size = st.Size()
-		}
-		in, name = fh, opts.File
-	}
-
+	defer closeIn()
 	workers := runtime.GOMAXPROCS(0)
-	todo := make(chan *batchChunk, 2*workers)
-	order := make(chan *batchChunk, 2*workers)
-	quit := make(chan struct{})
-	defer close(quit)
-	// The chunks read and not yet written hold at most this many MiB
-	// (or one chunk, if it is larger), whatever the lengths of the lines.
-	mem := make(chan struct{}, 4*workers+2*batchLineLimit>>20)
+	b := &batch{
+		name:  name,
+		todo:  make(chan *batchChunk, 2*workers),
+		order: make(chan *batchChunk, 2*workers),
+		quit:  make(chan struct{}),
+		// The chunks read and not yet written hold at most this many MiB
+		// (or one chunk, if it is larger), whatever the lengths of the lines.
+		mem: make(chan struct{}, 4*workers+2*batchLineLimit>>20),
+	}
 	// Chunks written out come back to the reader, so that their buffers
 	// are reused while they are warm in the cache.
-	free := make(chan *batchChunk, cap(mem)+1)
-	var readErr error
-	// tooLong is the line past batchLineLimit, where reading stopped.
-	tooLong := 0
-	go func() { // reader: split the input into chunks of whole lines
-		defer close(todo)
-		defer close(order)
-		r := &chunkReader{in: in, limit: batchLineLimit}
-		for {
-			var c *batchChunk
-			select {
-			case c = <-free: // written out: its buffers are free
-				*c = batchChunk{data: c.data[:0], lines: c.lines[:0], out: c.out[:0]}
-			default:
-				c = &batchChunk{data: make([]byte, 0, batchChunkSize+64<<10)}
-			}
-			c.first, c.done = r.lineNo+1, make(chan struct{})
-			c.data = r.next(c.data)
-			c.read = int64(len(c.data))
-			if r.tooLong > 0 {
-				tooLong = r.tooLong
-				readErr = &InputError{Name: name, Line: tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
-			} else if r.err != nil {
-				readErr = &InputError{Name: name, Err: r.err}
-			}
-			if len(c.data) > 0 {
-				c.mib = min(1+cap(c.data)>>20, cap(mem))
-				for range c.mib {
-					select {
-					case mem <- struct{}{}:
-					case <-quit:
-						return
-					}
-				}
-				select {
-				case order <- c:
-				case <-quit:
-					return
-				}
-				select {
-				case todo <- c:
-				case <-quit:
-					return
-				}
-			}
-			if r.done {
-				return
-			}
-		}
-	}()
+	b.free = make(chan *batchChunk, cap(b.mem)+1)
+	defer close(b.quit)
+	go b.read(in)
 	for i := 0; i < workers; i++ {
 		bw := opts.newBatchWorker()
 		go func() {
-			for c := range todo {
+			for c := range b.todo {
 				c.split()
 				opts.deriveChunk(bw, c, name)
 				close(c.done)
 			}
 		}()
 	}
+	return opts.writeBatch(b, size)
+}
 
+// batchInput opens a batch's input: the file, or standard input (also for
+// -), with its size when it is a file.
+func (opts *keyOptions) batchInput() (in io.Reader, name string, size int64, closeIn func(), err error) {
+	in, name, closeIn = opts.f.IO.In, stdinName, func() {}
+	if opts.File == "" || opts.File == "-" {
+		if fh, ok := in.(*os.File); ok {
+			opts.f.noteTerminalStdin(fh)
+		}
+		return in, name, 0, closeIn, nil
+	}
+	fh, err := os.Open(opts.File)
+	if err != nil {
+		return nil, "", 0, nil, &InputError{Name: opts.File, Err: fileErr(err)}
+	}
+	if st, err := fh.Stat(); err == nil {
+		if st.IsDir() {
+			fh.Close()
+			return nil, "", 0, nil, &InputError{Name: opts.File, Err: errors.New("is a directory, not a file")}
+		}
+		size = st.Size()
+	}
+	return fh, opts.File, size, func() { fh.Close() }, nil
+}
+
+// batch is the pipeline of a key --batch: a reader splits the input into
+// chunks of whole lines (todo, and order for the writer), workers derive
+// their keys, the writer writes them in input order.
+type batch struct {
+	name        string
+	todo, order chan *batchChunk
+	free        chan *batchChunk // written out: their buffers are reused
+	quit        chan struct{}
+	mem         chan struct{} // a MiB of the memory budget a chunk holds
+	readErr     error
+	tooLong     int // the line past batchLineLimit, where reading stopped
+}
+
+// read splits in into chunks of whole lines, hands them to the workers
+// and the writer, and closes both channels at the end of the input, a
+// read error or a line over batchLineLimit.
+func (b *batch) read(in io.Reader) {
+	defer close(b.todo)
+	defer close(b.order)
+	r := &chunkReader{in: in, limit: batchLineLimit}
+	for {
+		var c *batchChunk
+		select {
+		case c = <-b.free: // written out: its buffers are free
+			*c = batchChunk{data: c.data[:0], lines: c.lines[:0], out: c.out[:0]}
+		default:
+			c = &batchChunk{data: make([]byte, 0, batchChunkSize+64<<10)}
+		}
+		c.first, c.done = r.lineNo+1, make(chan struct{})
+		c.data = r.next(c.data)
+		c.read = int64(len(c.data))
+		if r.tooLong > 0 {
+			b.tooLong = r.tooLong
+			b.readErr = &InputError{Name: b.name, Line: b.tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
+		} else if r.err != nil {
+			b.readErr = &InputError{Name: b.name, Err: r.err}
+		}
+		if len(c.data) > 0 && !b.send(c) {
+			return
+		}
+		if r.done {
+			return
+		}
+	}
+}
+
+// send takes c's share of the memory budget and hands c on; false when the
+// batch is given up.
+func (b *batch) send(c *batchChunk) bool {
+	c.mib = min(1+cap(c.data)>>20, cap(b.mem))
+	for range c.mib {
+		select {
+		case b.mem <- struct{}{}:
+		case <-b.quit:
+			return false
+		}
+	}
+	for _, ch := range []chan *batchChunk{b.order, b.todo} {
+		select {
+		case ch <- c:
+		case <-b.quit:
+			return false
+		}
+	}
+	return true
+}
+
+// writeBatch writes the chunks' output in input order as they are done,
+// reports their bad lines and, at the end, what went wrong. size is the
+// input's, for the progress line.
+func (opts *keyOptions) writeBatch(b *batch, size int64) error {
+	ios := opts.f.IO
 	w := bufio.NewWriterSize(ios.Out, 64<<10)
 	prog := newProgress(ios, size)
 	failed, lines := 0, 0
@@ -345,8 +394,8 @@ func runKeyBatch(opts *keyOptions) error {
 	for _, p := range opts.Spec.Omit {
 		sum.omit("", p)
 	}
-	defer func() { sum.print(opts.f, name) }()
-	for c := range order {
+	defer func() { sum.print(opts.f, b.name) }()
+	for c := range b.order {
 		<-c.done
 		sum.add(&c.warns)
 		for _, err := range c.errs {
@@ -360,11 +409,11 @@ func runKeyBatch(opts *keyOptions) error {
 			return err
 		}
 		for range c.mib {
-			<-mem
+			<-b.mem
 		}
 		if cap(c.data) <= 2<<20 {
 			select {
-			case free <- c:
+			case b.free <- c:
 			default:
 			}
 		}
@@ -375,22 +424,29 @@ func runKeyBatch(opts *keyOptions) error {
 		prog.update(lines, read)
 	}
 	prog.clear()
-	if tooLong > 0 {
+	return opts.endBatch(b, w, failed, lines)
+}
+
+// endBatch ends a batch whose chunks are all written: the line too long to
+// read, a read error, the count of the bad lines.
+func (opts *keyOptions) endBatch(b *batch, w *bufio.Writer, failed, lines int) error {
+	ios := opts.f.IO
+	if b.tooLong > 0 {
 		// The long line's output line, then the report: reading stopped.
 		if opts.JSON {
-			w.Write((&jsonObject{}).int("line", tooLong).str("error", oneLine(readErr.Error())).line())
+			w.Write((&jsonObject{}).int("line", b.tooLong).str("error", oneLine(b.readErr.Error())).line())
 		} else {
 			w.WriteByte('\n')
 		}
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		opts.f.printError(readErr)
-		fmt.Fprintf(ios.Err, "idemkey: %d of %d lines failed; the lines after line %d were not read\n", failed+1, lines+1, tooLong)
+		opts.f.printError(b.readErr)
+		fmt.Fprintf(ios.Err, "idemkey: %d of %d lines failed; the lines after line %d were not read\n", failed+1, lines+1, b.tooLong)
 		return &ExitError{Code: exitUsage}
 	}
-	if readErr != nil {
-		return readErr
+	if b.readErr != nil {
+		return b.readErr
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -464,12 +520,12 @@ func (b *batchWarnings) note(lc loadedCall, lineNo int) {
 	b.loaded++
 	missed := 0
 	for i, p := range lc.Omit {
-		o := b.omit(lc.omitName, p)
+		o := b.omit(lc.OmitName, p)
 		o.lines++
 		if missed < len(lc.OmitMissed) && lc.OmitMissed[missed] == i {
 			missed++
 			if o.hint == "" {
-				o.hint = omitWarning(lc.omitName, p, lc.Args, "").hint
+				o.hint = derive.OmitWarning(lc.OmitName, p, lc.Args).Hint
 			}
 			continue
 		}
@@ -517,7 +573,7 @@ func (b *batchWarnings) print(f *Factory, name string) {
 		if s.more > 0 {
 			lead = fmt.Sprintf("%s:%d: this line and %d more look like", name, s.first, s.more)
 		}
-		f.printWarning(shapeWarning(s.from, s.what, lead, ""))
+		f.printWarning(warningFrom(derive.ShapeWarning(s.from, s.what, lead)))
 	}
 	for _, o := range b.omits {
 		if o.hits == 0 && o.lines > 0 {
@@ -634,23 +690,23 @@ func (r *chunkReader) next(buf []byte) []byte {
 
 // batchWorker is what one goroutine of a batch reuses from line to line.
 type batchWorker struct {
-	spec       callSpec
+	spec       *callSpec
+	pass       canon.Pass // for quickKey
 	keyer      *derive.Keyer
 	quick      bool   // lines may take quickKey
 	task, tool []byte // --task and --tool quoted, for --from args
 }
 
 func (opts *keyOptions) newBatchWorker() *batchWorker {
-	w := &batchWorker{spec: *opts.Spec, keyer: derive.NewKeyer(opts.Secret)}
-	s := &w.spec
-	s.outer, s.inner, s.pass = canon.Parser{}, canon.Parser{}, canon.Pass{}
-	s.warn = nil // summed up by runKeyBatch
+	w := &batchWorker{spec: opts.Spec.fresh(), keyer: derive.NewKeyer(opts.Secret)}
+	s := w.spec
+	s.Warn = nil // summed up by runKeyBatch
 	w.quick = !opts.JSON && len(s.Only) == 0 && len(s.Omit) == 0
 	switch s.From {
 	case fromCall:
 	case fromArgs:
 		t := derive.Text{Task: s.Task, Tool: s.Tool, Scheme: s.Scheme}
-		_, perTool := s.tools[s.Tool]
+		_, perTool := s.Tools[s.Tool]
 		w.quick = w.quick && !perTool && t.Validate() == nil
 		w.task, w.tool = canon.AppendQuoted(nil, s.Task), canon.AppendQuoted(nil, s.Tool)
 	default:
@@ -666,14 +722,14 @@ func (opts *keyOptions) newBatchWorker() *batchWorker {
 // an envelope. ok is false for any other line, and for an invalid one:
 // load then reads it and says what is wrong, or what to warn about.
 func (w *batchWorker) quickKey(body []byte) (key [32]byte, ok bool) {
-	s := &w.spec
+	s := w.spec
 	if s.From == fromArgs {
-		if !s.FromSet && mayBeEnvelope(body) {
+		if !s.FromSet && derive.MayHaveShape(body) {
 			return key, false
 		}
-		return w.keyer.KeyText(w.task, w.tool, &s.pass, body, s.Scheme)
+		return w.keyer.KeyText(w.task, w.tool, &w.pass, body, s.Scheme)
 	}
-	mems, ok := s.pass.Members(body, s.Scheme)
+	mems, ok := w.pass.Members(body, s.Scheme)
 	if !ok {
 		return key, false
 	}
@@ -691,7 +747,7 @@ func (w *batchWorker) quickKey(body []byte) (key [32]byte, ok bool) {
 	if args == nil || !plainString(task, s.Task) || !plainString(tool, s.Tool) {
 		return key, false
 	}
-	if _, perTool := s.tools[string(tool[1:len(tool)-1])]; perTool {
+	if _, perTool := s.Tools[string(tool[1:len(tool)-1])]; perTool {
 		return key, false // the tool's own --only and --omit apply: load does it
 	}
 	return w.keyer.Key(task, tool, args), true
@@ -709,7 +765,7 @@ func plainString(v []byte, want string) bool {
 }
 
 func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) {
-	spec := &w.spec
+	spec := w.spec
 	for i, ln := range c.lines {
 		lineNo := c.first + i
 		c.n++

@@ -3,10 +3,12 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type ledgerOptions struct {
@@ -37,7 +40,9 @@ func newLedgerCmd(f *Factory) *cobra.Command {
 		Short: "Inspect and settle the records of run and post --ledger",
 		Long: `Inspect and settle the ledger that 'idemkey run' and 'idemkey post --ledger'
 keep: one record per idempotency key, in one of the states running,
-succeeded, failed or unknown.
+succeeded, failed or unknown. ls and show give the state a run would see:
+a running record whose holder is gone (its lease expired, or its lock is
+free) reads unknown, with how it ended.
 
 The ledger is a SQLite file on this machine: --ledger PATH, IDEMKEY_LEDGER,
 or $XDG_STATE_HOME/idemkey/ledger.db (default ~/.local/state/idemkey/ledger.db);
@@ -57,34 +62,72 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 	addLedgerFlag(pf)
 	pf.Bool("json", false, "print JSON")
 	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
-	pre := func(args ...string) error {
-		// A KEY argument left empty (an unset variable in "$KEY") is a
-		// mistake on the command line, not a key without a record.
-		if len(args) > 0 && args[0] == "" {
-			return &UsageError{Err: errors.New("the KEY argument is empty"),
-				hint: "give a key as run, post or ledger ls show it"}
-		}
-		if len(args) > 0 && !utf8.ValidString(args[0]) {
-			// No key is: keys are ASCII after a UTF-8 --prefix.
-			return usageErrorf("the KEY argument is not valid UTF-8: no recorded key is")
-		}
-		var err error
-		if opts.Ledger, err = f.ledgerSpec(); err != nil {
-			return err
-		}
-		opts.JSON = f.Config.GetBool("json")
-		if opts.Retain, err = parseDays(f.Config.GetString("retain")); err != nil {
-			return f.Config.Unparsable("retain", err)
-		}
-		return nil
+	show, resolve, forget := newLedgerShowCmd(opts), newLedgerResolveCmd(opts), newLedgerForgetCmd(opts)
+	for _, c := range []*cobra.Command{show, resolve, forget} {
+		c.SetFlagErrorFunc(keyFlagError)
 	}
+	cmd.AddCommand(newLedgerLsCmd(opts), show, resolve, forget, newLedgerGCCmd(opts), newLedgerInitCmd(opts))
+	return cmd
+}
 
+// prepare reads the settings every ledger subcommand shares, and checks
+// its KEY argument if it has one.
+func (opts *ledgerOptions) prepare(cmd *cobra.Command, args ...string) error {
+	// A KEY argument left empty (an unset variable in "$KEY") is a
+	// mistake on the command line, not a key without a record.
+	if len(args) > 0 && args[0] == "" {
+		return &UsageError{Err: errors.New("the KEY argument is empty"),
+			hint: "give a key as run, post or ledger ls show it"}
+	}
+	if len(args) > 0 && !utf8.ValidString(args[0]) {
+		// No key is: keys are ASCII after a UTF-8 --prefix.
+		return usageErrorf("the KEY argument is not valid UTF-8: no recorded key is")
+	}
+	f := opts.f
+	var err error
+	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+		return err
+	}
+	opts.JSON = f.Config.GetBool("json")
+	if opts.Retain, err = parseDays(f.Config.GetString("retain")); err != nil {
+		return f.Config.Unparsable("retain", err)
+	}
+	warnCommandLineOnly(f, cmd)
+	return nil
+}
+
+// warnCommandLineOnly warns about an IDEMKEY_* variable set for one of
+// cmd's flags that it takes from the command line only (commandLineOnly)
+// and that no command reads from the environment: it is not read, and
+// must not seem to be. (A config file's value for such a flag is warned
+// about when the file is read.) IDEMKEY_TASK and IDEMKEY_TOOL, which
+// key, run and post read, are left alone: ledger ls --task and --tool do
+// not narrow a listing by them, by design.
+func warnCommandLineOnly(f *Factory, cmd *cobra.Command) {
+	known := settingNamesOf(f, cmd.Root())
+	cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+		if !isCommandLineOnly(fl) || fl.Changed || known[fl.Name] {
+			return
+		}
+		if env := envName(fl.Name); f.IO.Getenv(env) != "" {
+			f.printWarning(warning{msg: fmt.Sprintf("%s is not read: %s takes --%s from the command line only", env, cmd.CommandPath(), fl.Name)})
+		}
+	})
+}
+
+// settingNamesOf is Factory.settingNames, set in init: the whole command
+// tree, which holds this command, is built from it.
+var settingNamesOf func(f *Factory, root *cobra.Command) map[string]bool
+
+func init() { settingNamesOf = (*Factory).settingNames }
+
+func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
 	ls := &cobra.Command{
 		Use:   "ls",
-		Short: "List records",
+		Short: "List records, in the state a run would see",
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := pre(); err != nil {
+			if err := opts.prepare(cmd); err != nil {
 				return err
 			}
 			// The filters come from the command line only: an IDEMKEY_TASK
@@ -108,14 +151,26 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 	}
 	ls.Flags().String("task", "", "only this task's records")
 	ls.Flags().String("tool", "", "only this tool's records")
-	ls.Flags().String("state", "", "only records in this state")
+	ls.Flags().String("state", "", "only records in this state, as a run would see it: running, succeeded, failed or unknown")
+	commandLineOnly(ls.Flags(), "task", "tool", "state")
+	completeValues(ls, "state", string(ledger.Running), string(ledger.Succeeded), string(ledger.Failed), string(ledger.Unknown))
+	return ls
+}
 
+// completeValues makes shell completion offer values for a flag of c.
+func completeValues(c *cobra.Command, flag string, values ...string) {
+	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+func newLedgerShowCmd(opts *ledgerOptions) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show KEY",
 		Short: "Show a record: its state, attempt, times, and its outputs' lengths and sha256",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(args...); err != nil {
+			if err := opts.prepare(cmd, args...); err != nil {
 				return err
 			}
 			out, _ := cmd.Flags().GetBool("stdout")
@@ -135,59 +190,81 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 	}
 	show.Flags().Bool("stdout", false, "print the recorded standard output's bytes")
 	show.Flags().Bool("stderr", false, "print the recorded standard error's bytes")
+	commandLineOnly(show.Flags(), "stdout", "stderr")
+	return show
+}
 
+func newLedgerResolveCmd(opts *ledgerOptions) *cobra.Command {
 	resolve := &cobra.Command{
-		Use:   "resolve KEY --as succeeded|failed",
+		Use:   "resolve KEY --as succeeded|failed [--stdout FILE] [--stderr FILE] [--exit-code N]",
 		Short: "Settle a step whose outcome is unknown, after checking its owner",
 		Long: `Settle a step whose outcome is unknown, after checking with the system that
 owns its effect whether it happened: --as succeeded makes later runs replay the
-record (with what output it has), --as failed lets the next run try again.`,
+record, --as failed lets the next run try again (or, with --replay-failed,
+replays it).
+
+What a replay returns is what the record holds: the output its attempt
+recorded before it was lost, if any. --stdout FILE and --stderr FILE
+(- for standard input) attach what a replay should print instead — the
+pull request's URL, the charge id found at the owner — and --exit-code N
+the status it exits with (0 for succeeded, 1 to 255 for failed; by
+default 0, and the attempt's own or 1). A replay of a resolved record that
+holds no output says so on standard error.`,
+		Example: `  idemkey ledger resolve KEY --as failed --reason 'no charge at the PSP'
+  echo ch_3Nv0 | idemkey ledger resolve KEY --as succeeded --stdout - --reason 'charge found'`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(args...); err != nil {
+			if err := opts.prepare(cmd, args...); err != nil {
 				return err
 			}
-			asFlag, _ := cmd.Flags().GetString("as")
-			as := ledger.State(asFlag)
-			if asFlag == "" {
-				return &UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
-					hint: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
+			req, err := opts.resolveRequest(cmd, args[0])
+			if err != nil {
+				return err
 			}
-			if as != ledger.Succeeded && as != ledger.Failed {
-				return usageErrorf("--as must be succeeded or failed, not %q", as)
-			}
-			reason, _ := cmd.Flags().GetString("reason")
-			return opts.resolve(args[0], as, reason)
+			return opts.resolve(req)
 		},
 	}
-	resolve.Flags().String("as", "", "succeeded or failed")
-	resolve.Flags().String("reason", "", "what was checked, kept in the record")
+	fl := resolve.Flags()
+	fl.String("as", "", "succeeded or failed")
+	fl.String("reason", "", "what was checked, kept in the record")
+	fl.String("stdout", "", "what a replay prints on standard output: this file's bytes (- for standard input)")
+	fl.String("stderr", "", "what a replay prints on standard error: this file's bytes (- for standard input)")
+	fl.Int("exit-code", -1, "the exit status a replay returns (succeeded: 0; failed: 1 to 255)")
+	commandLineOnly(fl, "as", "reason", "stdout", "stderr", "exit-code")
+	completeValues(resolve, "as", string(ledger.Succeeded), string(ledger.Failed))
+	return resolve
+}
 
-	forget := &cobra.Command{
+func newLedgerForgetCmd(opts *ledgerOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "forget KEY",
-		Short: "Remove a record: the next run of its step is attempt 1",
+		Short: "Remove a record: the next run of its step is its next attempt",
 		Args:  rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := pre(args...); err != nil {
+			if err := opts.prepare(cmd, args...); err != nil {
 				return err
 			}
 			return opts.forget(args[0])
 		},
 	}
+}
 
+func newLedgerGCCmd(opts *ledgerOptions) *cobra.Command {
 	gc := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove records older than --older-than (default: the retention, --retain, 7d)",
 		Long: `Remove records whose last change is older than --older-than, by default
 the retention run uses (--retain, IDEMKEY_RETAIN or the config file's
 retain; 7d): the records run ignores. With a retention of 0 (records kept
-for ever), gc without --older-than removes nothing. A running record is
-removed only once its holder is dead.`,
+for ever), gc without --older-than removes nothing. Running and unknown
+records are never removed: an unknown outcome waits for ledger resolve or
+forget.`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := pre(); err != nil {
+			if err := opts.prepare(cmd); err != nil {
 				return err
 			}
+			f := opts.f
 			if !f.Config.IsSet("older-than") {
 				return opts.gc(opts.Retain, true)
 			}
@@ -199,23 +276,21 @@ removed only once its holder is dead.`,
 		},
 	}
 	gc.Flags().String("older-than", "", "remove records whose last change is older than this (default: the retention)")
+	return gc
+}
 
-	initc := &cobra.Command{
+func newLedgerInitCmd(opts *ledgerOptions) *cobra.Command {
+	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the ledger (the file, or a shared store's table)",
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := pre(); err != nil {
+			if err := opts.prepare(cmd); err != nil {
 				return err
 			}
 			return opts.init()
 		},
 	}
-	for _, c := range []*cobra.Command{show, resolve, forget} {
-		c.SetFlagErrorFunc(keyFlagError)
-	}
-	cmd.AddCommand(ls, show, resolve, forget, gc, initc)
-	return cmd
 }
 
 // keyFlagError is the usage error of a flag that did not parse; when the
@@ -308,8 +383,51 @@ func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 	return fn(true)
 }
 
-// recordJSON writes the fields of a record that ls and show print.
-func recordJSON(o *jsonObject, r *ledger.Record, retain time.Duration) {
+// effective is rec as the next run of its key would see it
+// (ledger.Effective): a running record whose lease ran out on the store's
+// clock (expired: Get's, or ledger.LeaseExpired for a record from List),
+// or whose holder is gone (holderGone), reads unknown, with how its
+// holder ended in its reason (issue 19 item 26: ls and show said running).
+func effective(s ledger.Store, rec *ledger.Record, expired bool) *ledger.Record {
+	if rec == nil || rec.State != ledger.Running {
+		return rec
+	}
+	return ledger.Effective(rec, expired, !expired && holderGone(s, rec))
+}
+
+// holderGone reports whether a running record's holder is gone, on a
+// store with kernel locks (SQLite): its lock is free (lockHeld, or taken
+// for a moment where that cannot tell), and the store, if it can check
+// the recorded holder (HolderAlive), does not vouch for it. On a lease
+// store it is false: the lease decides.
+func holderGone(s ledger.Store, rec *ledger.Record) bool {
+	kl, ok := s.(keyLocker)
+	if !ok {
+		return false
+	}
+	held, known := false, false
+	if lp, ok := s.(interface{ LockPath(string) string }); ok {
+		held, known = lockHeld(lp.LockPath(rec.Key))
+	}
+	if !known {
+		lock, err := kl.LockKey(rec.Key)
+		if err != nil {
+			return false // held, or unknown: alive
+		}
+		lock.Close()
+	}
+	if held {
+		return false
+	}
+	if ha, ok := s.(interface{ HolderAlive(*ledger.Record) bool }); ok && ha.HolderAlive(rec) {
+		return false
+	}
+	return true
+}
+
+// recordJSON writes the fields of a record that ls and show print: r as
+// a run would see it (see effective), recorded the state the store holds.
+func recordJSON(o *jsonObject, r *ledger.Record, recorded ledger.State, retain time.Duration) {
 	o.str("key", r.Key).str("state", string(r.State))
 	o.key("attempt")
 	o.b = strconv.AppendInt(o.b, r.Attempt, 10)
@@ -321,13 +439,19 @@ func recordJSON(o *jsonObject, r *ledger.Record, retain time.Duration) {
 		o.b = strconv.AppendInt(o.b, int64(r.ExitCode), 10)
 	}
 	o.str("started_at", r.StartedAt.UTC().Format(time.RFC3339Nano))
-	if r.EndedAt.IsZero() {
-		o.raw("ended_at", []byte("null"))
-	} else {
-		o.str("ended_at", r.EndedAt.UTC().Format(time.RFC3339Nano))
+	for _, t := range []struct {
+		name string
+		at   time.Time
+	}{{"ended_at", r.EndedAt}, {"lease_until", r.LeaseUntil}} {
+		if t.at.IsZero() {
+			o.raw(t.name, []byte("null"))
+		} else {
+			o.str(t.name, t.at.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	o.str("holder", r.Holder).str("reason", r.Reason).str("fingerprint", r.Fingerprint)
 	o.bool("expired", ledger.Expired(r, retain, time.Now()))
+	o.str("recorded_state", string(recorded))
 	for _, s := range []struct {
 		name string
 		out  ledger.Output
@@ -351,7 +475,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 		return err
 	}
 	defer s.Close()
-	recs, err := s.List(ctx, flt)
+	recs, recorded, err := listEffective(ctx, s, flt)
 	if err != nil {
 		return err
 	}
@@ -363,7 +487,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 				b = append(b, ',')
 			}
 			o := &jsonObject{}
-			recordJSON(o, r, opts.Retain)
+			recordJSON(o, r, recorded[i], opts.Retain)
 			b = append(b, o.line()...)
 			b = b[:len(b)-1]
 		}
@@ -384,6 +508,30 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", shownText(r.Key), r.State, r.Attempt, exit, shownText(r.Task), shownText(r.Tool), stamp(r.StartedAt), stamp(r.EndedAt))
 	}
 	return tw.Flush()
+}
+
+// listEffective lists the records flt selects, each as a run would see it
+// (effective), with the state each has in the store: a state filter is
+// applied to the effective state, so --state unknown lists a running
+// record whose holder is gone, and --state running does not.
+func listEffective(ctx context.Context, s ledger.Store, flt ledger.Filter) ([]*ledger.Record, []ledger.State, error) {
+	want := flt.State
+	if want == ledger.Running || want == ledger.Unknown {
+		flt.State = ""
+	}
+	all, err := s.List(ctx, flt)
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []*ledger.Record
+	var recorded []ledger.State
+	for _, r := range all {
+		e := effective(s, r, ledger.LeaseExpired(r))
+		if want == "" || e.State == want {
+			recs, recorded = append(recs, e), append(recorded, r.State)
+		}
+	}
+	return recs, recorded, nil
 }
 
 // shownText is a recorded text as a table shows it: as it is, or quoted
@@ -487,24 +635,25 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		return err
 	}
 	defer s.Close()
-	r, _, err := s.Get(ctx, key)
+	stored, expired, err := s.Get(ctx, key)
 	if err != nil {
 		return err
 	}
-	if r == nil {
+	if stored == nil {
 		return notFound(ctx, s, key)
 	}
+	r := effective(s, stored, expired)
 	ios := opts.f.IO
 	if stdout || stderr {
 		name, out := "stdout", r.Stdout
 		if stderr {
 			name, out = "stderr", r.Stderr
 		}
-		return opts.showStream(r, name, out)
+		return opts.showStream(r, stored.State, name, out)
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, opts.Retain)
+		recordJSON(o, r, stored.State, opts.Retain)
 		_, err := ios.Out.Write(o.line())
 		return err
 	}
@@ -514,7 +663,11 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		exit = strconv.Itoa(r.ExitCode)
 	}
 	fmt.Fprintf(tw, "key:\t%s\n", shownText(r.Key))
-	fmt.Fprintf(tw, "state:\t%s\n", r.State)
+	if r.State != stored.State {
+		fmt.Fprintf(tw, "state:\t%s (recorded %s)\n", r.State, stored.State)
+	} else {
+		fmt.Fprintf(tw, "state:\t%s\n", r.State)
+	}
 	fmt.Fprintf(tw, "attempt:\t%d\n", r.Attempt)
 	fmt.Fprintf(tw, "task:\t%s\n", shownText(r.Task))
 	fmt.Fprintf(tw, "tool:\t%s\n", shownText(r.Tool))
@@ -523,9 +676,21 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	fmt.Fprintf(tw, "holder:\t%s\n", shownText(r.Holder))
 	fmt.Fprintf(tw, "started:\t%s\n", stamp(r.StartedAt))
 	fmt.Fprintf(tw, "ended:\t%s\n", stamp(r.EndedAt))
+	if !r.LeaseUntil.IsZero() && r.State == ledger.Running {
+		fmt.Fprintf(tw, "lease until:\t%s\n", stamp(r.LeaseUntil))
+	}
 	if r.Reason != "" {
 		fmt.Fprintf(tw, "reason:\t%s\n", shownText(r.Reason))
 	}
+	showOutputs(tw, r)
+	if ledger.Expired(r, opts.Retain, time.Now()) {
+		fmt.Fprintf(tw, "expired:\tyes (older than the retention, %s)\n", opts.f.Config.GetString("retain"))
+	}
+	return tw.Flush()
+}
+
+// showOutputs writes show's lines for the record's streams.
+func showOutputs(tw io.Writer, r *ledger.Record) {
 	for _, o := range []struct {
 		name string
 		out  ledger.Output
@@ -544,10 +709,6 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		}
 		fmt.Fprintf(tw, "%s:\t%d bytes, sha256 %s%s\n", o.name, o.out.Length, o.out.SHA256, t)
 	}
-	if ledger.Expired(r, opts.Retain, time.Now()) {
-		fmt.Fprintf(tw, "expired:\tyes (older than the retention, %s)\n", opts.f.Config.GetString("retain"))
-	}
-	return tw.Flush()
 }
 
 // showStream prints a recorded stream's bytes as they are, and says on
@@ -555,14 +716,16 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 // its first bytes only; an attempt whose holder died before recording its
 // outcome (a record running, or unknown from it) has no stream at all,
 // which is a negative answer, not an empty output.
-func (opts *ledgerOptions) showStream(r *ledger.Record, name string, out ledger.Output) error {
+func (opts *ledgerOptions) showStream(r *ledger.Record, recorded ledger.State, name string, out ledger.Output) error {
 	if out.SHA256 == "" {
 		why := fmt.Sprintf("its attempt %d ended without its output recorded (state %s)", r.Attempt, r.State)
 		switch {
 		case r.Kind == "post" && name == "stderr":
 			why = "post records the response's body (--stdout), no stderr"
 		case r.State == ledger.Running:
-			why = fmt.Sprintf("its attempt %d is running, or its holder died before recording its output", r.Attempt)
+			why = fmt.Sprintf("its attempt %d is running: its output is recorded when it ends", r.Attempt)
+		case recorded == ledger.Running:
+			why = fmt.Sprintf("its attempt %d's holder is gone, and never recorded its output (%s)", r.Attempt, r.Reason)
 		}
 		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: %s", shownText(r.Key), name, why)}
 	}
@@ -575,29 +738,80 @@ func (opts *ledgerOptions) showStream(r *ledger.Record, name string, out ledger.
 	return nil
 }
 
-func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) error {
+// maxResolveOutput bounds a stream attached by ledger resolve: it is held
+// in memory, and written in the record.
+const maxResolveOutput = 64 << 20
+
+// resolveRequest reads resolve's flags: --as, --reason, and what a replay
+// returns (--stdout, --stderr, --exit-code).
+func (opts *ledgerOptions) resolveRequest(cmd *cobra.Command, key string) (ledger.ResolveRequest, error) {
+	fl := cmd.Flags()
+	asFlag, _ := fl.GetString("as")
+	req := ledger.ResolveRequest{Key: key, As: ledger.State(asFlag)}
+	if asFlag == "" {
+		return req, &UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
+			hint: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
+	}
+	if req.As != ledger.Succeeded && req.As != ledger.Failed {
+		return req, usageErrorf("--as must be succeeded or failed, not %q", req.As)
+	}
+	req.Reason, _ = fl.GetString("reason")
+	if fl.Changed("exit-code") {
+		code, _ := fl.GetInt("exit-code")
+		switch {
+		case req.As == ledger.Succeeded && code != 0:
+			return req, &UsageError{Err: fmt.Errorf("--exit-code %d with --as succeeded: a succeeded step exits 0", code),
+				hint: "a step that exited with an error status is resolved --as failed"}
+		case req.As == ledger.Failed && (code < 1 || code > 255):
+			return req, usageErrorf("--exit-code %d with --as failed: want 1 to 255", code)
+		}
+		req.ExitCode = &code
+	}
+	stdinUsed := false
+	for _, o := range []struct {
+		flag string
+		out  **ledger.Output
+	}{{"stdout", &req.Stdout}, {"stderr", &req.Stderr}} {
+		name, _ := fl.GetString(o.flag)
+		if !fl.Changed(o.flag) {
+			continue
+		}
+		if name == "-" || name == "" {
+			if stdinUsed {
+				return req, usageErrorf("--stdout and --stderr cannot both read standard input (-)")
+			}
+			stdinUsed = true
+		}
+		data, display, err := opts.f.readInput(name)
+		if err != nil {
+			return req, err
+		}
+		if len(data) > maxResolveOutput {
+			return req, usageErrorf("--%s %s: %d bytes, more than a record holds here (%d MiB)", o.flag, display, len(data), maxResolveOutput>>20)
+		}
+		sum := sha256.Sum256(data)
+		*o.out = &ledger.Output{Data: data, Length: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	}
+	return req, nil
+}
+
+func (opts *ledgerOptions) resolve(req ledger.ResolveRequest) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	if as == ledger.Succeeded {
-		// post replays a succeeded record's saved response: without one
-		// it would fail on every later call of the key.
-		if r, _, err := s.Get(ctx, key); err != nil {
-			return err
-		} else if r != nil && r.Kind == "post" && len(r.Meta) == 0 {
-			return &codeError{Code: exitNegative, Err: &hintedError{
-				msg:  fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", shownText(key)),
-				hint: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
-			}}
-		}
+	key := req.Key
+	if err := checkResolvable(ctx, s, req); err != nil {
+		return err
 	}
 	var r *ledger.Record
 	err = withLock(s, key, func(locked bool) error {
 		var err error
-		r, err = ledger.Resolve(ctx, s, ledger.ResolveRequest{Key: key, As: as, Reason: reason, LocallyLocked: locked, HolderAlive: holderAlive(s)})
+		req.LocallyLocked = locked
+		req.HolderAlive = holderAlive(s)
+		r, err = ledger.Resolve(ctx, s, req)
 		return err
 	})
 	switch {
@@ -612,16 +826,56 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	}
 	if opts.JSON {
 		o := &jsonObject{}
-		recordJSON(o, r, opts.Retain)
+		recordJSON(o, r, r.State, opts.Retain)
 		_, err := opts.f.IO.Out.Write(o.line())
 		return err
 	}
 	next := "later runs replay it"
-	if as == ledger.Failed {
+	if req.As == ledger.Failed {
 		next = "the next run tries again"
 	}
-	fmt.Fprintf(opts.f.IO.Err, "idemkey: resolved %s as %s (attempt %d): %s\n", key, as, r.Attempt, next)
+	if req.As == ledger.Succeeded && !hasOutput(r) {
+		next += ", with no output (--stdout FILE attaches what a replay prints)"
+	}
+	fmt.Fprintf(opts.f.IO.Err, "idemkey: resolved %s as %s (attempt %d): %s\n", key, req.As, r.Attempt, next)
 	return nil
+}
+
+// checkResolvable refuses what a later call of a post record could not
+// replay: post replays a succeeded record's saved response (status,
+// headers and body), which resolve cannot attach.
+func checkResolvable(ctx context.Context, s ledger.Store, req ledger.ResolveRequest) error {
+	r, _, err := s.Get(ctx, req.Key)
+	if err != nil || r == nil || r.Kind != "post" {
+		return err
+	}
+	key := shownText(req.Key)
+	if req.Stdout != nil || req.Stderr != nil || req.ExitCode != nil {
+		return &UsageError{Err: fmt.Errorf("%s is a post: --stdout, --stderr and --exit-code attach what a run replays", key),
+			hint: "post replays the response it saved; --as failed lets the next post send the request again with the same key"}
+	}
+	if req.As == ledger.Succeeded && len(r.Meta) == 0 {
+		return &codeError{Code: exitNegative, Err: &hintedError{
+			msg:  fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", key),
+			hint: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
+		}}
+	}
+	return nil
+}
+
+// hasOutput reports whether a record holds any output to replay.
+func hasOutput(r *ledger.Record) bool { return r.Stdout.Length > 0 || r.Stderr.Length > 0 }
+
+// resolvedReplayNote is the note a replay of rec prints on standard error
+// (after its "replayed" line, for run), or "": a record settled by ledger
+// resolve that holds no output replays nothing, which a reader of the
+// step's output would take for the step's own silence (issue 19 item 27).
+// ledger.Resolve's reasons start with "resolved as".
+func resolvedReplayNote(key string, rec *ledger.Record) string {
+	if rec == nil || !strings.HasPrefix(rec.Reason, "resolved as ") || hasOutput(rec) {
+		return ""
+	}
+	return fmt.Sprintf("%s was settled by hand (%s) and holds no output: the replay prints nothing", shownText(key), shownText(rec.Reason))
 }
 
 func (opts *ledgerOptions) forget(key string) error {

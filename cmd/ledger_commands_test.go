@@ -9,7 +9,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -391,4 +395,98 @@ func TestLedgerNotUTF8(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLedgerEffectiveState (issue 19 item 26): ls and show said running
+// for a record whose holder was gone (its lease expired, its lock free),
+// --state unknown missed it, and --json had no lease. They give the state
+// a run would see, with how the holder ended, and the recorded one; a
+// live holder's record stays running. On Linux the lock is looked at, not
+// taken (a run starting meanwhile would read the key as busy): ls and show
+// leave no lock file behind.
+func TestLedgerEffectiveState(t *testing.T) {
+	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
+		kl, locks := s.store.(keyLocker)
+		if locks {
+			s.putRunning(t, "lost", 0)
+			s.putRunning(t, "live", 0)
+			lock, err := kl.LockKey("live") // the live holder
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Close()
+		} else {
+			s.putRunning(t, "lost", time.Millisecond)
+			s.putRunning(t, "live", time.Minute)
+			time.Sleep(50 * time.Millisecond)
+		}
+		byKey := func(args ...string) map[string]map[string]any {
+			t.Helper()
+			r := s.ledger(t, nil, append([]string{"ls", "--json"}, args...)...)
+			var recs []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || r.code != 0 {
+				t.Fatalf("ls --json %v: exit %d: %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+			}
+			m := map[string]map[string]any{}
+			for _, rec := range recs {
+				m[rec["key"].(string)] = rec
+			}
+			return m
+		}
+		all := byKey()
+		lost, live := all["lost"], all["live"]
+		if lost["state"] != "unknown" || lost["recorded_state"] != "running" || !strings.HasPrefix(lost["reason"].(string), "holder ") {
+			t.Errorf("a gone holder's record: %v", lost)
+		}
+		if live["state"] != "running" || live["recorded_state"] != "running" {
+			t.Errorf("a live holder's record: %v", live)
+		}
+		for _, rec := range all {
+			if _, ok := rec["lease_until"]; !ok {
+				t.Errorf("no lease_until: %v", rec)
+			}
+		}
+		if _, isString := live["lease_until"].(string); !locks && !isString {
+			t.Errorf("a lease store's running record: lease_until %v", live["lease_until"])
+		}
+		for state, want := range map[string]string{"unknown": "lost", "running": "live"} {
+			if got := byKey("--state", state); len(got) != 1 || got[want] == nil {
+				t.Errorf("ls --state %s: %v, want %s only", state, got, want)
+			}
+		}
+		if m := s.ledger(t, nil, "show", "lost", "--json").json(t); m["state"] != "unknown" || m["recorded_state"] != "running" {
+			t.Errorf("show --json of a gone holder's record: %v", m)
+		}
+		r := s.ledger(t, nil, "show", "lost")
+		if !regexp.MustCompile(`(?m)^state: +unknown \(recorded running\)$`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^reason: +holder `).MatchString(r.stdout) {
+			t.Errorf("show of a gone holder's record:\n%s", r.stdout)
+		}
+		if lp, ok := s.store.(interface{ LockPath(string) string }); ok && runtime.GOOS == "linux" {
+			if _, err := os.Stat(lp.LockPath("lost")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("ls and show made the lock file of a gone holder's key (they took its lock): %v", err)
+			}
+		}
+	})
+}
+
+// TestResolvedReplayNote: a replay of a record settled by ledger resolve
+// that holds no output says so (issue 19 item 27); one with output, or
+// one a run recorded, does not.
+func TestResolvedReplayNote(t *testing.T) {
+	out := ledger.Output{Data: []byte("x\n"), Length: 2}
+	for _, c := range []struct {
+		rec  ledger.Record
+		note bool
+	}{
+		{ledger.Record{State: ledger.Succeeded, Reason: "resolved as succeeded: checked (was: killed by signal 9 (killed))"}, true},
+		{ledger.Record{State: ledger.Failed, Reason: "resolved as failed"}, true},
+		{ledger.Record{State: ledger.Succeeded, Reason: "resolved as succeeded", Stdout: out}, false},
+		{ledger.Record{State: ledger.Failed, Reason: "resolved as failed", Stderr: out}, false},
+		{ledger.Record{State: ledger.Succeeded}, false},
+	} {
+		note := resolvedReplayNote("k1", &c.rec)
+		if (note != "") != c.note || c.note && !strings.Contains(note, "holds no output: the replay prints nothing") {
+			t.Errorf("%+v: note %q", c.rec, note)
+		}
+	}
 }

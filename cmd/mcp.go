@@ -226,7 +226,7 @@ func (opts *mcpOptions) callSpec() (*callSpec, error) {
 	s := &callSpec{
 		From: fromMCP, FromSet: true, Task: opts.Task,
 		Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
-		taskSrc: v.Source("task"),
+		TaskName: v.Source("task"),
 	}
 	var err error
 	if s.Scheme, err = f.scheme(); err != nil {
@@ -235,12 +235,13 @@ func (opts *mcpOptions) callSpec() (*callSpec, error) {
 	if err := checkPointers(v.Source("only"), v.Source("omit"), s.Only, s.Omit); err != nil {
 		return nil, err
 	}
-	if s.tools, err = f.toolSelections(); err != nil {
+	if s.Tools, err = f.toolSelections(); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var mu sync.Mutex
-	s.warn = func(w warning) {
+	s.Warn = func(dw derive.Warning) {
+		w := warning{msg: dw.Msg, hint: dw.Hint}
 		// A proxy sees the same call shape again and again: each warning
 		// once.
 		mu.Lock()

@@ -18,12 +18,22 @@ func newVectorsCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "vectors",
 		Short: "Print the conformance suite as JSON Lines",
-		Long: `Print the conformance suite, one case a line:
+		Long: `Print the conformance suite as JSON Lines, one case a line:
 
-  {"id":…,"rule":…,"note":…,"task":…,"tool":…,"args":<the arguments, inline>,
+  {"id":…,"rule":…,"note":…,"task":…,"tool":…,"args":…,"args_text":"…",
    "canonical":"…","key":"…"}
 
 or "error":true instead of canonical and key for a case the scheme rejects.
+
+args_text holds the exact text of the arguments, as a JSON string, in every
+case: parse it to test an implementation, since number text, repeated names
+and text that is not JSON (the invalid-json cases) survive only there. args
+holds the same arguments inline, for reading, where every JSON parser reads
+them alike (I-JSON, RFC 7493, nested at most 200 levels), and is absent
+otherwise. A task id or tool name holding a lone surrogate is given as its
+JSON string's text in task_text or tool_text instead. Every line is valid
+JSON that jq, Python's json.loads, JSON.parse and Go's encoding/json read.
+
 The cases cover every rule of the scheme (see 'idemkey conform'); ids are
 never reused and new cases are appended, so the suite can be pinned.`,
 		Example: `  idemkey vectors > conformance.jsonl

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive"
@@ -111,22 +112,44 @@ func KeyOf(text string) string {
 }
 
 // AppendRequest appends the line sent to an implementation for c, without
-// its newline: {"id":…,"task":…,"tool":…,"args":…} with the arguments
-// inline, exactly as written.
+// its newline: {"id":…,"task":…,"tool":…,"args":…,"args_text":"…"}.
+// args_text is the arguments' exact text as a JSON string, in every case:
+// number text, repeated names and text that is not JSON reach the
+// implementation as written. args is the same text inline where it is
+// JSON (RFC 8259), as a call record holds it, so that a reader of call
+// records (idemkey key --batch --from call) is an implementation too; it
+// is absent for the invalid-json cases, which such a reader rejects.
 func AppendRequest(dst []byte, c Case) []byte {
 	dst = appendMember(dst, '{', "id", strconv.Itoa(c.ID))
-	return append(appendCall(dst, c), '}')
+	dst = appendMember(dst, ',', "task", quote(c.Task))
+	dst = appendMember(dst, ',', "tool", quote(c.Tool))
+	if _, err := canon.Parse([]byte(c.Args), canon.JS); err == nil {
+		dst = appendMember(dst, ',', "args", c.Args)
+	}
+	dst = appendMember(dst, ',', "args_text", quote(c.Args))
+	return append(dst, '}')
 }
 
 // AppendVector appends c's line of the published suite under scheme s,
-// without its newline: the request's members, then rule, note, canonical
-// and key, or "error":true for a case the scheme rejects.
+// without its newline: id, rule, note, task, tool, args (where it can be
+// inline, see portableArgs), args_text, then canonical and key, or
+// "error":true for a case the scheme rejects. Every line is JSON (RFC
+// 8259) that common parsers read alike (JSON.parse, Python's json.loads,
+// Go's encoding/json, jq 1.6): what cannot be written so is carried only
+// as text — the arguments always in args_text, a task id or tool name
+// holding a lone surrogate in task_text or tool_text (its JSON string, as
+// text) instead of task or tool.
 func AppendVector(dst []byte, c Case, s canon.Scheme) []byte {
 	e := Expected(c, s)
 	dst = appendMember(dst, '{', "id", strconv.Itoa(c.ID))
 	dst = appendMember(dst, ',', "rule", quote(c.Rule))
 	dst = appendMember(dst, ',', "note", quote(c.Note))
-	dst = appendCall(dst, c)
+	dst = appendName(dst, "task", c.Task)
+	dst = appendName(dst, "tool", c.Tool)
+	if portableArgs(c.Args) {
+		dst = appendMember(dst, ',', "args", c.Args)
+	}
+	dst = appendMember(dst, ',', "args_text", quote(c.Args))
 	if e.Rejected {
 		return append(dst, `,"error":true}`...)
 	}
@@ -135,11 +158,29 @@ func AppendVector(dst []byte, c Case, s canon.Scheme) []byte {
 	return append(dst, '}')
 }
 
-// appendCall appends the task, tool and args members of c.
-func appendCall(dst []byte, c Case) []byte {
-	dst = appendMember(dst, ',', "task", quote(c.Task))
-	dst = appendMember(dst, ',', "tool", quote(c.Tool))
-	return appendMember(dst, ',', "args", c.Args)
+// appendName appends a task id or tool name as member name, or, when it
+// holds a lone surrogate (WTF-8: not UTF-8), its JSON string as text in
+// name_text: jq 1.6 stops at a lone surrogate's escape.
+func appendName(dst []byte, name, v string) []byte {
+	if utf8.ValidString(v) {
+		return appendMember(dst, ',', name, quote(v))
+	}
+	return appendMember(dst, ',', name+"_text", quote(quote(v)))
+}
+
+// portableDepth is the deepest nesting of arguments written inline in a
+// vector: jq 1.6 stops at 256 levels in a line, Python's json.loads near
+// 1,000.
+const portableDepth = 200
+
+// portableArgs reports whether arguments text can be written inline in a
+// vector: I-JSON (RFC 7493: UTF-8, no lone surrogates, unique names,
+// numbers within the double range), which every parser reads alike,
+// nested at most portableDepth levels.
+func portableArgs(text string) bool {
+	p := canon.Parser{MaxDepth: portableDepth}
+	_, err := p.Parse([]byte(text), canon.JCS)
+	return err == nil
 }
 
 func appendMember(dst []byte, sep byte, name, value string) []byte {

@@ -485,6 +485,11 @@ type ResolveRequest struct {
 	// HolderAlive vouches for it (as in ClaimRequest).
 	LocallyLocked bool
 	HolderAlive   HolderCheck
+	// Stdout, Stderr and ExitCode, when set, are what a replay of the
+	// settled record returns, in place of what its attempt recorded: what
+	// the person found at the owner (a pull request's URL, a charge id).
+	Stdout, Stderr *Output
+	ExitCode       *int
 }
 
 // Resolve settles an unknown record as succeeded (later claims replay it)
@@ -534,10 +539,18 @@ func resolved(rec *Record, req ResolveRequest, expired bool) *Record {
 		r.EndedAt = nowFunc(req.Now)
 	}
 	switch {
+	case req.ExitCode != nil:
+		r.ExitCode = *req.ExitCode
 	case req.As == Succeeded:
 		r.ExitCode = 0
 	case r.ExitCode <= 0:
 		r.ExitCode = 1
+	}
+	if req.Stdout != nil {
+		r.Stdout = *req.Stdout
+	}
+	if req.Stderr != nil {
+		r.Stderr = *req.Stderr
 	}
 	reason := "resolved as " + string(req.As)
 	if req.Reason != "" {

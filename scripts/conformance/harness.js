@@ -3,7 +3,8 @@
 //   idemkey conform -- node scripts/conformance/harness.js
 //   idemkey conform --output canonical -- node scripts/conformance/harness.js canonical
 //
-// One request a line on stdin, {"id","task","tool","args"}; one answer a line
+// One request a line on stdin, {"id","task","tool","args_text"} (the
+// arguments' exact text, parsed with JSON.parse); one answer a line
 // on stdout: the key (or the canonical text), or an empty line for a call
 // the harness rejects. canonical and idempotencyKey are the design's, verbatim.
 "use strict";
@@ -23,7 +24,8 @@ const output = process.argv[2] || "key";
 readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
   let answer = "";
   try {
-    const { task, tool, args } = JSON.parse(line);
+    const { task, tool, args_text } = JSON.parse(line);
+    const args = JSON.parse(args_text);
     answer = output === "canonical" ? canonical([task, tool, args]) : idempotencyKey(task, tool, args);
   } catch (e) {} // rejected: an empty line
   process.stdout.write(answer + "\n");

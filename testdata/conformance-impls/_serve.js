@@ -1,5 +1,6 @@
 // The protocol of `idemkey conform` for the Node implementations here: one
-// request a line on stdin, one answer a line on stdout (the key, or with the
+// request a line on stdin ({"id","task","tool","args_text"}: the arguments'
+// exact text, parsed here with JSON.parse), one answer a line on stdout (the key, or with the
 // argument "canonical" the text; an empty line for a rejection).
 // serve(text, hash) takes a function of (task, tool, args) returning the
 // canonical text, and optionally the function from that text to the key.
@@ -19,7 +20,8 @@ exports.serve = (text, hash = sha256) => {
   readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
     let answer = "";
     try {
-      const { task, tool, args } = JSON.parse(line);
+      const { task, tool, args_text } = JSON.parse(line);
+      const args = JSON.parse(args_text);
       const t = text(task, tool, args);
       answer = output === "canonical" ? t : hash(t);
     } catch (e) {}

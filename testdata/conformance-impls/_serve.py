@@ -1,8 +1,9 @@
 """The protocol of `idemkey conform` for the Python implementations here:
-one request a line on stdin, one answer a line on stdout (the key, or with
+one request a line on stdin ({"id","task","tool","args_text"}: the arguments'
+exact text), one answer a line on stdout (the key, or with
 the argument "canonical" the text; an empty line for a rejection).
 serve(canonical) takes a function of (task, tool, args) returning the text;
-decode, when given, parses the request line instead of json.loads."""
+decode, when given, parses the arguments' text instead of json.loads."""
 import hashlib
 import json
 import sys
@@ -14,8 +15,8 @@ def serve(canonical, decode=json.loads):
     output = sys.argv[1] if len(sys.argv) > 1 else "key"
     for line in sys.stdin:
         try:
-            call = decode(line)
-            text = canonical(call["task"], call["tool"], call["args"])
+            call = json.loads(line)
+            text = canonical(call["task"], call["tool"], decode(call["args_text"]))
             data = text.encode("utf-8")  # fails on a lone surrogate
             answer = text if output == "canonical" else hashlib.sha256(data).hexdigest()
         except Exception:

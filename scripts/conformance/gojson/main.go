@@ -6,9 +6,10 @@
 //	idemkey conform -- ./gojson
 //	idemkey conform --output canonical -- ./gojson canonical
 //
-// One request a line on stdin, {"id","task","tool","args"}; one answer a
-// line on stdout: the key (or the canonical text), or an empty line for a
-// call it rejects.
+// One request a line on stdin, {"id","task","tool","args","args_text"},
+// whose args_text (the arguments' exact text) it parses; one answer a line
+// on stdout: the key (or the canonical text), or an empty line for a call
+// it rejects.
 package main
 
 import (
@@ -36,12 +37,16 @@ func main() {
 func answer(line []byte, output string) string {
 	var call struct {
 		Task, Tool string
-		Args       any
+		ArgsText   string `json:"args_text"`
 	}
+	var args any
 	if err := json.Unmarshal(line, &call); err != nil {
 		return "" // rejected
 	}
-	text, err := json.Marshal([]any{call.Task, call.Tool, call.Args})
+	if err := json.Unmarshal([]byte(call.ArgsText), &args); err != nil {
+		return "" // rejected
+	}
+	text, err := json.Marshal([]any{call.Task, call.Tool, args})
 	if err != nil {
 		return ""
 	}

@@ -6,7 +6,8 @@
 //	idemkey conform --scheme jcs -- ./jsontext
 //	idemkey conform --scheme jcs --output canonical -- ./jsontext canonical
 //
-// One request a line on stdin, {"id","task","tool","args"}; one answer a
+// One request a line on stdin, {"id","task","tool","args_text"} (the
+// arguments' exact text); one answer a
 // line on stdout: the key (or the canonical text), or an empty line for a
 // call it rejects.
 package main
@@ -37,14 +38,18 @@ func main() {
 
 func answer(line []byte, output string) string {
 	var call struct {
-		Task string         `json:"task"`
-		Tool string         `json:"tool"`
-		Args jsontext.Value `json:"args"`
+		Task     string `json:"task"`
+		Tool     string `json:"tool"`
+		ArgsText string `json:"args_text"`
 	}
 	if err := json.Unmarshal(line, &call); err != nil {
 		return "" // rejected
 	}
-	text, err := json.Marshal([]any{call.Task, call.Tool, call.Args})
+	var args jsontext.Value
+	if err := json.Unmarshal([]byte(call.ArgsText), &args); err != nil {
+		return "" // rejected
+	}
+	text, err := json.Marshal([]any{call.Task, call.Tool, args})
 	if err != nil {
 		return ""
 	}

@@ -13,15 +13,19 @@ func main() {
 	goserve.Serve(func(line []byte) ([]byte, error) {
 		var call struct {
 			Task, Tool string
-			Args       any
+			ArgsText   string `json:"args_text"`
 		}
+		var args any
 		if err := json.Unmarshal(line, &call); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(call.ArgsText), &args); err != nil {
 			return nil, err
 		}
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
-		err := enc.Encode([]any{call.Task, call.Tool, call.Args})
+		err := enc.Encode([]any{call.Task, call.Tool, args})
 		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 	})
 }

@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/idemkey/idemkey/testdata/conformance-impls/goserve"
 )
@@ -14,13 +15,20 @@ func main() {
 	goserve.Serve(func(line []byte) ([]byte, error) {
 		var call struct {
 			Task, Tool string
-			Args       any
+			ArgsText   string `json:"args_text"`
 		}
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.UseNumber()
-		if err := dec.Decode(&call); err != nil {
+		var args any
+		if err := json.Unmarshal(line, &call); err != nil {
 			return nil, err
 		}
-		return json.Marshal([]any{call.Task, call.Tool, call.Args})
+		dec := json.NewDecoder(bytes.NewReader([]byte(call.ArgsText)))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			return nil, err
+		}
+		if dec.More() {
+			return nil, errors.New("data after the arguments")
+		}
+		return json.Marshal([]any{call.Task, call.Tool, args})
 	})
 }

@@ -1,5 +1,6 @@
 // Package goserve is the protocol of `idemkey conform` for the Go
-// implementations here: one request a line on stdin, one answer a line on
+// implementations here: one request a line on stdin ({"id","task","tool",
+// "args_text"}: the arguments' exact text), one answer a line on
 // stdout (the key, or with the argument "canonical" the text; an empty line
 // for a rejection).
 package goserve

@@ -15,14 +15,18 @@ import (
 func main() {
 	goserve.Serve(func(line []byte) ([]byte, error) {
 		var call struct {
-			Task string         `json:"task"`
-			Tool string         `json:"tool"`
-			Args jsontext.Value `json:"args"`
+			Task     string `json:"task"`
+			Tool     string `json:"tool"`
+			ArgsText string `json:"args_text"`
 		}
 		if err := json.Unmarshal(line, &call); err != nil {
 			return nil, err
 		}
-		text, err := json.Marshal([]any{call.Task, call.Tool, call.Args})
+		var args jsontext.Value
+		if err := json.Unmarshal([]byte(call.ArgsText), &args); err != nil {
+			return nil, err
+		}
+		text, err := json.Marshal([]any{call.Task, call.Tool, args})
 		if err != nil {
 			return nil, err
 		}
