@@ -22,8 +22,9 @@ import (
 //     caller's; the commands of one block share that directory, in order;
 //   - the lines after a command, up to the next command or the block's
 //     end, are what it prints, stdout and stderr together (2>&1), compared
-//     exactly; a line "…" stands for any number of lines (an abridged
-//     output);
+//     exactly, but for trailing blank lines; a line "…" stands for any
+//     number of lines and a "…" inside a line for any text (a time, a
+//     pid: an abridged output);
 //   - a command must exit 0, unless its line ends in "# exit N".
 
 // readmeStep is one command of a console block and what it must print.
@@ -113,7 +114,20 @@ func matchLines(want, got []string) bool {
 		}
 		return false
 	}
-	return len(got) > 0 && got[0] == want[0] && matchLines(want[1:], got[1:])
+	return len(got) > 0 && matchLine(want[0], got[0]) && matchLines(want[1:], got[1:])
+}
+
+// matchLine compares one line, where a "…" inside want stands for any
+// text.
+func matchLine(want, got string) bool {
+	if !strings.Contains(want, "…") {
+		return want == got
+	}
+	parts := strings.Split(want, "…")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$").MatchString(got)
 }
 
 func TestReadmeBlocksExtract(t *testing.T) {
@@ -144,6 +158,9 @@ func TestReadmeBlocksExtract(t *testing.T) {
 		{"a|…", "a", true},
 		{"a|…|d", "a|b|c", false},
 		{"a|b", "a|b|c", false},
+		{"at …, exit 0|x", "at 2026-12-01T09:50:15Z, exit 0|x", true},
+		{"at …, exit 0", "at 2026-12-01T09:50:15Z, exit 1", false},
+		{"a.b…", "axbc", false},
 	} {
 		if got := matchLines(strings.Split(c.want, "|"), strings.Split(c.got, "|")); got != c.ok {
 			t.Errorf("matchLines(%q, %q) = %v", c.want, c.got, got)
@@ -205,7 +222,7 @@ func TestReadmeExamples(t *testing.T) {
 				} else if err != nil {
 					t.Fatalf("README.md:%d: %v", s.line, err)
 				}
-				got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+				got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 				if len(out) == 0 {
 					got = nil
 				}
