@@ -593,7 +593,7 @@ func TestFleetPostgresSimpleProtocol(t *testing.T) {
 	// (trust authentication ignores the password: it is there to be hidden)
 	s.url += "&default_query_exec_mode=simple_protocol&table=fleet_steps&password=s3cret-pw"
 	fl := newFleet(t, s, nil)
-	if w := fl.run("a", "ledger", "init"); w.code != 0 || !strings.Contains(w.stderr.String(), "schema version 1") {
+	if w := fl.run("a", "ledger", "init"); w.code != 0 || !strings.Contains(w.stderr.String(), "schema version 2") {
 		t.Fatalf("ledger init: exit %d: %s", w.code, w.stderr.String())
 	}
 	step := fl.script("step.sh", `echo x >> ran; echo "attempt $IDEMPOTENCY_ATTEMPT"`)

@@ -283,7 +283,7 @@ func (noLedger) Insert(context.Context, *ledger.Record, time.Duration) (bool, er
 func (noLedger) Swap(context.Context, ledger.Version, bool, *ledger.Record, time.Duration) (bool, error) {
 	return false, errNoLedger
 }
-func (noLedger) Renew(context.Context, string, int64, time.Duration) (bool, error) {
+func (noLedger) Renew(context.Context, string, ledger.Version, time.Duration) (bool, error) {
 	return false, errNoLedger
 }
 func (noLedger) List(context.Context, ledger.Filter) ([]*ledger.Record, error) { return nil, nil }
@@ -634,7 +634,7 @@ func (opts *ledgerOptions) forget(key string) error {
 	var ok bool
 	err = withLock(s, key, func(locked bool) error {
 		var err error
-		ok, err = ledger.Forget(ctx, s, key, locked)
+		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked})
 		return err
 	})
 	if errors.Is(err, ledger.ErrBusy) {
@@ -676,28 +676,8 @@ func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
 	}
 	defer s.Close()
 	kl, isKL := s.(keyLocker)
+	// Running and unknown records are never collected (ledger.GC).
 	req := ledger.GCRequest{OlderThan: olderThan}
-	if !isKL {
-		// A lease store: a running record whose lease ran out on the
-		// store's clock has no live holder.
-		req.RunningRemovable = func(ctx context.Context, r *ledger.Record) bool {
-			_, expired, err := s.Get(ctx, r.Key)
-			return err == nil && expired
-		}
-	} else {
-		req.RunningRemovable = func(_ context.Context, r *ledger.Record) bool {
-			lock, err := kl.LockKey(r.Key)
-			if err != nil {
-				return false
-			}
-			// The holder is dead; the record is removed right after, and
-			// a new claim would have to take this lock first. Closing
-			// here opens a window in which a new claim inserts after the
-			// removal, which Delete's version check then spares.
-			lock.Close()
-			return true
-		}
-	}
 	before, err := s.List(ctx, ledger.Filter{})
 	if err != nil {
 		return err
@@ -705,6 +685,12 @@ func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
 	n, err := ledger.GC(ctx, s, req)
 	if err != nil {
 		return err
+	}
+	if cp, ok := s.(ledger.Checkpointer); ok {
+		// Copy the records into the file itself (SQLite's WAL).
+		if err := cp.Checkpoint(ctx); err != nil {
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: warning: %v\n", err)
+		}
 	}
 	if isKL {
 		after, err := s.List(ctx, ledger.Filter{})
@@ -738,6 +724,11 @@ func (opts *ledgerOptions) init() error {
 	if in, ok := s.(interface{ Init(context.Context) error }); ok {
 		// A shared store that creates its table on request.
 		if err := in.Init(ctx); err != nil {
+			return err
+		}
+	}
+	if cp, ok := s.(ledger.Checkpointer); ok {
+		if err := cp.Checkpoint(ctx); err != nil {
 			return err
 		}
 	}

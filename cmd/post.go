@@ -50,6 +50,9 @@ type postOptions struct {
 	Transport    transportConfig
 
 	ledger *postLedger // post --ledger (post_ledger.go)
+	// leaseLost is closed when the ledger's claim of the key is lost: no
+	// retry is sent after it (the newer holder sends its own).
+	leaseLost <-chan struct{}
 }
 
 // dataArg is one body flag: which one (-d, --data-binary, --data-raw,
@@ -606,7 +609,7 @@ func (o *postOptions) exchange(client *http.Client, req *http.Request, body []by
 		}
 		why, again := o.retryReason(res)
 		why = diagLine(why) // a server's reason phrase is not trusted
-		if !again {
+		if !again || o.lostLease(why) {
 			break
 		}
 		left := o.Retry - attempt + 1
@@ -634,12 +637,35 @@ func (o *postOptions) exchange(client *http.Client, req *http.Request, body []by
 			fmt.Fprintf(ios.Err, "idemkey: attempt %d: %s; retrying in %s (%s) with the same key, %d %s left\n",
 				attempt, why, roundDuration(wait), source, left, plural(left, "retry", "retries"))
 		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-o.leaseLost:
+		}
+		t.Stop()
+		if o.lostLease(why) {
+			break // the response stays the final one
+		}
 		res.close()
 		ex.retries++
-		time.Sleep(wait)
 	}
 	ex.final, ex.took = res, time.Since(ex.start)
 	return ex
+}
+
+// lostLease reports whether the ledger's claim of the key was lost (post
+// --ledger), saying so: a retry then could repeat the newer holder's
+// request.
+func (o *postOptions) lostLease(why string) bool {
+	select {
+	case <-o.leaseLost:
+	default:
+		return false
+	}
+	if !o.Silent {
+		fmt.Fprintf(o.f.IO.Err, "idemkey: not retrying: %s; the ledger's claim of the key was lost\n", why)
+	}
+	return true
 }
 
 // maxUnboundedWait bounds a wait when --retry-max-time is not given: a

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -34,10 +33,8 @@ type postLedger struct {
 	task   string        // the call's task and tool, as the key has them
 	tool   string
 
-	mu      sync.Mutex // held while the claimed attempt is completed
-	store   ledger.Store
-	lock    *os.File
-	claimed *ledger.Record
+	store ledger.Store
+	hold  *ledger.Holding // the claimed attempt, until it is recorded
 }
 
 // postLedgerDefault is the value of a bare --ledger: the default ledger
@@ -176,12 +173,12 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 	if ex != nil || err != nil {
 		return ex, err
 	}
+	defer pl.store.Close()
 	stopSignals := o.ledgerSignals(key)
-	stopRenew := o.ledgerRenew(key)
+	o.leaseLost = pl.hold.Lost() // no retry is sent once the key is another's
 	ex = o.exchange(client, req, body)
-	stopRenew()
 	stopSignals()
-	o.ledgerRecord(ex)
+	o.ledgerRecord(ex, key)
 	return ex, nil
 }
 
@@ -222,29 +219,22 @@ func (o *postOptions) ledgerSignals(key string) (stop func()) {
 // recorded yet, and ends the process by sig.
 func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
 	pl := o.ledger
-	pl.mu.Lock() // never released: the process ends here
 	n := 0
 	if s, ok := sig.(syscall.Signal); ok {
 		n = int(s)
 	}
-	if pl.claimed != nil {
-		r := *pl.claimed
-		r.State, r.ExitCode, r.EndedAt = ledger.Unknown, 128+n, time.Now()
-		r.Reason = fmt.Sprintf("interrupted by %s with the request in flight: it may have reached the server", sigName(sig))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := ledger.Complete(ctx, pl.store, &r)
-		cancel()
-		if !o.Silent || o.ShowError {
-			if err != nil {
-				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %v\n", r.Attempt, key, err)
-			} else {
-				fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", r.Attempt, key)
-			}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	c := pl.hold.Complete(ctx, ledger.Outcome{State: ledger.Unknown, ExitCode: 128 + n,
+		Reason: fmt.Sprintf("interrupted by %s with the request in flight: it may have reached the server", sigName(sig))})
+	cancel()
+	if !errors.Is(c.Err, ledger.ErrCompleted) && (!o.Silent || o.ShowError) {
+		if c.Err != nil {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, notRecordedWhy(c))
+		} else {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", c.Attempt, key)
 		}
-		closeFile(pl.lock)
-		pl.store.Close()
-		pl.claimed = nil
 	}
+	pl.store.Close()
 	signal.Reset(sig)
 	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
 		time.Sleep(5 * time.Second) // the signal's default action ends the process
@@ -263,53 +253,6 @@ func sigName(sig os.Signal) string {
 		return "SIGHUP"
 	}
 	return sig.String()
-}
-
-// ledgerRenew renews the claimed attempt's lease on a shared store every
-// third of it until the returned function is called, so that a request
-// in flight longer than the lease (a slow server, retries and their
-// waits) keeps the key: otherwise another invocation would read the
-// record as abandoned and send the request again while this one is still
-// in flight. A lost lease is said once; the response is still written,
-// but not recorded (the newer attempt's record stays).
-func (o *postOptions) ledgerRenew(key string) (stop func()) {
-	pl := o.ledger
-	if pl.claimed == nil || pl.lock != nil {
-		return func() {} // a kernel lock holds the key on one machine
-	}
-	attempt, lease := pl.claimed.Attempt, pl.lease
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(lease / 3)
-		defer t.Stop()
-		lastOK := time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), lease/3)
-			err := ledger.Renew(ctx, pl.store, key, attempt, lease)
-			cancel()
-			switch {
-			case err == nil:
-				lastOK = time.Now()
-				continue
-			case !errors.Is(err, ledger.ErrLeaseLost) && time.Since(lastOK) < lease:
-				if o.Verbose {
-					fmt.Fprintf(o.f.IO.Err, "* ledger: renewing the lease: %v\n", err)
-				}
-				continue
-			}
-			if !o.Silent || o.ShowError {
-				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, key, err)
-			}
-			return
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, error) {
@@ -333,86 +276,73 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 	request = canon.AppendQuoted(request, req.URL.Redacted())
 	request = append(request, '}')
 	sum := sha256.Sum256(request)
-	cr := ledger.ClaimRequest{
-		Record: ledger.Record{
-			Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
-			Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
+	hr := ledger.HoldRequest{
+		Claim: ledger.ClaimRequest{
+			Record: ledger.Record{
+				Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
+				Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
+			},
+			Lease: pl.lease,
+			// post always forwards the key: its recovery policy is retry.
+			Recover: ledger.RecoverRetry,
+			Retain:  pl.retain,
 		},
-		Lease:   pl.lease,
-		Recover: ledger.RecoverRetry,
-		Retain:  pl.retain,
+		Wait:   pl.wait,
+		Events: o.holdEvents(key),
 	}
-	claimed := false
-	defer func() {
-		if !claimed {
-			store.Close()
-		}
-	}()
-	kl, locker := store.(keyLocker)
-	var deadline time.Time
-	if pl.wait > 0 {
-		deadline = time.Now().Add(pl.wait)
+	if kl, ok := store.(keyLocker); ok {
+		hr.Locker = fileLocker{kl}
 	}
-	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		var busy *ledger.Record
-		var lock *os.File
-		if locker {
-			lock, err = kl.LockKey(key)
-			if err != nil && !isLocked(err) {
-				return nil, &ledgerUnavailable{spec: spec, err: err}
-			}
+	held, err := ledger.Hold(ctx, store, hr)
+	if err != nil || held.Action != ledger.ActRun {
+		store.Close()
+	}
+	if err != nil {
+		var se *ledger.StoreError
+		if errors.As(err, &se) {
+			err = se.Err
 		}
-		if lock == nil && locker {
-			// In flight in another process on this machine; a saved
-			// response is replayed without its lock.
-			rec, _, err := store.Get(ctx, key)
-			if err != nil {
-				return nil, &ledgerUnavailable{spec: spec, err: err}
-			}
-			if rec != nil && rec.State == ledger.Succeeded && rec.Fingerprint == cr.Record.Fingerprint && !ledger.Expired(rec, cr.Retain, time.Now()) {
-				return o.ledgerReplay(rec, key, req)
-			}
-			busy = rec
-		} else {
-			cr.LocallyLocked = lock != nil
-			d, err := ledger.Claim(ctx, store, cr)
-			if err != nil {
-				closeFile(lock)
-				return nil, &ledgerUnavailable{spec: spec, err: err}
-			}
-			if d.Action == ledger.ActRun {
-				claimed = true
-				pl.store, pl.lock, pl.claimed = store, lock, d.Record
-				if o.Verbose {
-					fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", d.Record.Attempt, key, redactStoreURL(spec))
-				}
-				return nil, nil
-			}
-			closeFile(lock)
-			switch d.Action {
-			case ledger.ActReplay:
-				return o.ledgerReplay(d.Record, key, req)
-			case ledger.ActMismatch:
-				return nil, &UsageError{
-					Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(d.Record, request)),
-					hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
-				}
-			}
-			busy = d.Record
+		return nil, &ledgerUnavailable{spec: spec, err: err}
+	}
+	switch held.Action {
+	case ledger.ActRun:
+		pl.store, pl.hold = store, held.Hold
+		if o.Verbose {
+			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", held.Hold.Attempt(), key, redactStoreURL(spec))
 		}
-		if deadline.IsZero() || time.Now().After(deadline) {
-			return nil, o.ledgerBusy(key, busy)
+		return nil, nil
+	case ledger.ActReplay:
+		return o.ledgerReplay(held.Record, key, req)
+	case ledger.ActMismatch:
+		return nil, &UsageError{
+			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(held.Record, request)),
+			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
 		}
-		if pause == 5*time.Millisecond && o.Verbose {
-			fmt.Fprintf(o.f.IO.Err, "* ledger: the request with key %s is in flight elsewhere: waiting up to %s\n", key, pl.wait)
-		}
-		if w, ok := store.(ledger.Waiter); ok && !locker {
-			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
-			_ = w.Wait(wctx, key)
-			cancel()
-		} else {
-			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
-		}
+	}
+	return nil, o.ledgerBusy(key, held.Record)
+}
+
+// holdEvents are the hold's diagnostics, as post writes them.
+func (o *postOptions) holdEvents(key string) ledger.HoldEvents {
+	say := !o.Silent || o.ShowError
+	return ledger.HoldEvents{
+		Waiting: func(*ledger.Record) {
+			if o.Verbose {
+				fmt.Fprintf(o.f.IO.Err, "* ledger: the request with key %s is in flight elsewhere: waiting up to %s\n", key, o.ledger.wait)
+			}
+		},
+		RenewFailed: func(err error) {
+			if o.Verbose {
+				fmt.Fprintf(o.f.IO.Err, "* ledger: renewing the lease: %v\n", err)
+			}
+		},
+		Lost: func(error) {
+			if say {
+				pl := o.ledger
+				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; no retry will be sent\n",
+					lossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
+			}
+		},
 	}
 }
 
@@ -497,60 +427,60 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 // ledgerRecord records the outcome of the claimed request: its final
 // response if it is saved, else failed (the next invocation tries again
 // with the same key).
-func (o *postOptions) ledgerRecord(ex *exchange) {
+func (o *postOptions) ledgerRecord(ex *exchange, key string) {
 	pl := o.ledger
-	if pl == nil {
-		return
+	out := o.ledgerOutcome(ex)
+	c := pl.hold.Complete(context.Background(), out)
+	if !o.Silent || o.ShowError {
+		warnOutputsDropped(o.f.IO.Err, key, c)
 	}
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.claimed == nil {
-		return
+	switch {
+	case errors.Is(c.Err, ledger.ErrCompleted):
+		// Recorded by the interruption's handler.
+	case c.Err != nil:
+		if !o.Silent || o.ShowError {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, notRecordedWhy(c))
+		}
+	case o.Verbose:
+		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(out.Reason))
 	}
-	defer func() {
-		closeFile(pl.lock)
-		pl.store.Close()
-		pl.claimed = nil
-	}()
+}
+
+// ledgerOutcome is the outcome of the claimed request: its final response
+// if it is saved, else failed.
+func (o *postOptions) ledgerOutcome(ex *exchange) ledger.Outcome {
 	res := ex.final
-	r := *pl.claimed
-	r.EndedAt = time.Now()
 	var data []byte
 	var readErr error
 	tooLarge := res.err == nil && savedStatus(res.resp.StatusCode) && res.body.size() > maxRecordedOutput
 	if res.err == nil && savedStatus(res.resp.StatusCode) && !tooLarge {
 		data, readErr = io.ReadAll(res.body.reader())
 	}
+	failed := func(code int, why string) ledger.Outcome {
+		return ledger.Outcome{State: ledger.Failed, ExitCode: code, Reason: "not saved: " + why}
+	}
 	switch {
 	case res.err != nil:
-		r.State, r.ExitCode, r.Reason = ledger.Failed, res.err.Code, "not saved: "+res.err.Error()
+		return failed(res.err.Code, res.err.Error())
 	case !savedStatus(res.resp.StatusCode):
-		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: HTTP "+res.resp.Status
+		return failed(1, "HTTP "+res.resp.Status)
 	case tooLarge:
 		// A replay must give the whole body, and a record is one row
 		// held in memory: a response past the cap is not saved, and the
 		// next invocation sends the request again, with the same key.
-		r.State, r.ExitCode = ledger.Failed, 1
-		r.Reason = fmt.Sprintf("not saved: the response body (%d bytes) is larger than the ledger keeps (%d)", res.body.size(), maxRecordedOutput)
+		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.body.size(), maxRecordedOutput))
 		if !o.Silent || o.ShowError {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", r.Reason)
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", out.Reason)
 		}
+		return out
 	case readErr != nil:
-		r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: reading the body: "+readErr.Error()
-	default:
-		meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head(), Hops: saveHops(res.hops)})
-		if err != nil {
-			r.State, r.ExitCode, r.Reason = ledger.Failed, 1, "not saved: "+err.Error()
-			break
-		}
-		rec := newRecorder(int64(len(data)))
-		rec.Write(data)
-		r.State, r.ExitCode, r.Meta, r.Stdout = ledger.Succeeded, 0, meta, rec.output()
-		r.Reason = "saved: HTTP " + res.resp.Status
+		return failed(1, "reading the body: "+readErr.Error())
 	}
-	if err := ledger.Complete(context.Background(), pl.store, &r); err != nil && (!o.Silent || o.ShowError) {
-		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: %v\n", err)
-	} else if o.Verbose {
-		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(r.Reason))
+	meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head(), Hops: saveHops(res.hops)})
+	if err != nil {
+		return failed(1, err.Error())
 	}
+	rec := newRecorder(int64(len(data)))
+	rec.Write(data)
+	return ledger.Outcome{State: ledger.Succeeded, ExitCode: 0, Meta: meta, Stdout: rec.output(), Reason: "saved: HTTP " + res.resp.Status}
 }

@@ -92,8 +92,25 @@ func (s *qa4Store) put(t *testing.T, key string, state ledger.State, age time.Du
 	if state != ledger.Succeeded {
 		rec.ExitCode = 1
 	}
-	if ok, err := s.store.Insert(context.Background(), rec, time.Minute); err != nil || !ok {
+	ctx := context.Background()
+	if ok, err := s.store.Insert(ctx, rec, time.Minute); err != nil || !ok {
 		t.Fatalf("insert %s: %v %v", key, ok, err)
+	}
+	// PostgreSQL and Redis age a record on their own clock, from their
+	// time of its last write: set that too.
+	var err error
+	switch st := s.store.(type) {
+	case *postgres.Store:
+		var conn *pgx.Conn
+		if conn, err = pgx.Connect(ctx, s.spec); err == nil {
+			_, err = conn.Exec(ctx, `UPDATE `+st.Table()+` SET stored_at = $2 WHERE key = $1`, key, end)
+			conn.Close(ctx)
+		}
+	case *redis.Store:
+		err = st.Client().HSet(ctx, redis.DefaultPrefix+"r:"+key, "stored", end.UnixMicro()).Err()
+	}
+	if err != nil {
+		t.Fatalf("backdate %s: %v", key, err)
 	}
 }
 

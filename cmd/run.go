@@ -261,6 +261,8 @@ type runStep struct {
 	// stdin is the command's standard input when the arguments were read
 	// from idemkey's (--args -): the same bytes (nil: idemkey's own).
 	stdin func() (io.Reader, func())
+	// sigs takes in the signals from the claim on (see holdRequest).
+	sigs chan os.Signal
 }
 
 // stdinOffset returns where standard input stands, if the arguments are
@@ -388,112 +390,76 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 	}
 }
 
-// replayable reports whether rec can be replayed without the key's lock.
-func (st *runStep) replayable(rec *ledger.Record) bool {
-	if rec == nil || ledger.Expired(rec, st.opts.Retain, time.Now()) || rec.Fingerprint != st.fingerprint {
-		return false
+// fileLocker is a store's kernel lock per key as the hold loop takes it:
+// nil and no error when another process holds it.
+type fileLocker struct{ kl keyLocker }
+
+func (l fileLocker) TryLock(key string) (io.Closer, error) {
+	f, err := l.kl.LockKey(key)
+	if isLocked(err) {
+		return nil, nil
 	}
-	return rec.State == ledger.Succeeded || (rec.State == ledger.Failed && st.opts.ReplayFailed)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// holdRequest is the hold of the step's key: the claim, the wait, the
+// store's lock, and the events run reports.
+func (st *runStep) holdRequest() ledger.HoldRequest {
+	opts := st.opts
+	req := ledger.HoldRequest{
+		Claim: st.claimRequest(),
+		Wait:  opts.Wait,
+		// Whether the command can run at all, before any claim (a record
+		// that can be replayed still is).
+		Prepare: func() error { return lookCommand(opts.Command[0]) },
+		// A signal from the claim on is taken in, not left to kill
+		// idemkey with the attempt claimed and its command not started
+		// (unknown, for a person to settle).
+		Guard: func() func(bool) {
+			sigs := make(chan os.Signal, 4)
+			notifyUnignored(sigs, stepSignals...)
+			st.sigs = sigs
+			return func(held bool) {
+				if !held {
+					stopSignals(sigs)
+				}
+			}
+		},
+		Events: ledger.HoldEvents{
+			Waiting:     func(*ledger.Record) { opts.logf("%s is running elsewhere: waiting up to %s", st.key, opts.Wait) },
+			RenewFailed: func(err error) { opts.logf("renewing the lease: %v", err) },
+		},
+	}
+	if st.locker != nil {
+		req.Locker = fileLocker{st.locker}
+	}
+	return req
 }
 
 func (st *runStep) run(ctx context.Context) error {
 	opts := st.opts
-	var deadline time.Time
-	if opts.Wait > 0 {
-		deadline = time.Now().Add(opts.Wait)
+	held, err := ledger.Hold(ctx, st.store, st.holdRequest())
+	if err != nil {
+		var se *ledger.StoreError
+		if errors.As(err, &se) {
+			return &ledgerUnavailable{spec: opts.Ledger, err: se.Err}
+		}
+		return err
 	}
-	pause := 5 * time.Millisecond
-	looked := false
-	for {
-		// On a shared store the claim reads the record itself, in the
-		// same round trip as its insert (ledger.InsertGetter), and
-		// decides replay and mismatch as this read would: the read first
-		// is for one machine (a replay without the key's lock), and for a
-		// command that cannot run (its record may still be replayed).
-		direct := st.locker == nil && !looked && lookCommand(opts.Command[0]) == nil
-		var rec *ledger.Record
-		var err error
-		if direct {
-			looked = true
-		} else if rec, _, err = st.store.Get(ctx, st.key); err != nil {
-			return &ledgerUnavailable{spec: opts.Ledger, err: err}
-		}
-		if rec != nil && !ledger.Expired(rec, opts.Retain, time.Now()) && rec.Fingerprint != st.fingerprint {
-			return st.mismatch(rec)
-		}
-		if st.replayable(rec) {
-			return st.replay(rec)
-		}
-		if !looked {
-			// Whether the command can run at all, before any claim.
-			if err := lookCommand(opts.Command[0]); err != nil {
-				return err
-			}
-			looked = true
-		}
-		var lock *os.File
-		busy := rec
-		if st.locker != nil {
-			lock, err = st.locker.LockKey(st.key)
-			if err != nil && !isLocked(err) {
-				return &ledgerUnavailable{spec: opts.Ledger, err: err}
-			}
-		}
-		if st.locker == nil || lock != nil {
-			req := st.claimRequest()
-			req.LocallyLocked = lock != nil
-			// A signal from the claim on is taken in, not left to kill
-			// idemkey with the attempt claimed and its command not
-			// started (unknown, for a person to settle).
-			sigs := make(chan os.Signal, 4)
-			notifyUnignored(sigs, stepSignals...)
-			d, err := ledger.Claim(ctx, st.store, req)
-			if err != nil || d.Action != ledger.ActRun {
-				stopSignals(sigs)
-			}
-			if err != nil {
-				closeFile(lock)
-				return &ledgerUnavailable{spec: opts.Ledger, err: err}
-			}
-			switch d.Action {
-			case ledger.ActRun:
-				return st.execute(ctx, d, lock, sigs)
-			case ledger.ActReplay:
-				closeFile(lock)
-				return st.replay(d.Record)
-			case ledger.ActMismatch:
-				closeFile(lock)
-				return st.mismatch(d.Record)
-			case ledger.ActUnknown:
-				closeFile(lock)
-				return st.unknown(d)
-			case ledger.ActBusy:
-				busy = d.Record
-			}
-		}
-		closeFile(lock)
-		if deadline.IsZero() || time.Now().After(deadline) {
-			return st.busy(busy)
-		}
-		if pause == 5*time.Millisecond {
-			opts.logf("%s is running elsewhere: waiting up to %s", st.key, opts.Wait)
-		}
-		if w, ok := st.store.(ledger.Waiter); ok && st.locker == nil {
-			wctx, cancel := context.WithDeadline(ctx, minTime(deadline, time.Now().Add(time.Second)))
-			_ = w.Wait(wctx, st.key)
-			cancel()
-		} else {
-			time.Sleep(min(pause, time.Until(deadline)+time.Millisecond))
-		}
-		pause = min(2*pause, 200*time.Millisecond)
+	switch held.Action {
+	case ledger.ActRun:
+		return st.execute(ctx, held, st.sigs)
+	case ledger.ActReplay:
+		return st.replay(held.Record)
+	case ledger.ActMismatch:
+		return st.mismatch(held.Record)
+	case ledger.ActUnknown:
+		return st.unknown(&held.Decision)
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	return st.busy(held.Record)
 }
 
 func closeFile(f *os.File) {
@@ -722,77 +688,33 @@ func drainPending(r *os.File, buf []byte, w io.Writer, rec *recorder) {
 }
 
 // execute runs the claimed attempt: the command with the key in its
-// environment, its output streamed and recorded, the lease renewed, the
-// outcome completed.
-func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.File, sigs chan os.Signal) error {
+// environment, its output streamed and recorded, the lease renewed (by
+// the hold), the outcome completed.
+func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.Signal) error {
 	opts := st.opts
-	ios := opts.f.IO
-	defer closeFile(lock)
+	h := held.Hold
+	defer h.Close()
 	defer signal.Stop(sigs)
 	if runTestHooks.beforeStart != nil {
 		runTestHooks.beforeStart()
 	}
-	attempt := d.Record.Attempt
-	if d.Previous != nil {
-		opts.logf("attempt %d of %s (attempt %d was %s)", attempt, st.key, d.Previous.Attempt, d.Previous.State)
+	attempt := h.Attempt()
+	if d := held.Previous; d != nil {
+		opts.logf("attempt %d of %s (attempt %d was %s)", attempt, st.key, d.Attempt, d.State)
 	} else {
 		opts.logf("attempt %d of %s", attempt, st.key)
 	}
-	rec := *d.Record
-	fail := func(err error) error {
-		// The command never started: the attempt failed as a shell
-		// reports it, and may run again.
-		var pe *os.PathError
-		if errors.As(err, &pe) && pe.Op == "fork/exec" {
-			// Found, yet not executable: ENOENT here is a missing #!
-			// interpreter or loader, not a missing file.
-			if errors.Is(pe.Err, syscall.ENOENT) {
-				err = fmt.Errorf("%s: cannot execute: its #! interpreter (or loader) was not found", pe.Path)
-			} else {
-				err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
-			}
-		}
-		r := rec
-		r.State, r.ExitCode, r.EndedAt, r.Reason = ledger.Failed, exitCannotExec, time.Now(), "could not start: "+err.Error()
-		_ = ledger.Complete(ctx, st.store, &r)
-		return &codeError{Code: exitCannotExec, Err: err}
-	}
-
-	c := exec.Command(opts.Command[0], opts.Command[1:]...)
-	if filepath.Base(opts.Command[0]) == opts.Command[0] {
-		if p, err := exec.LookPath(opts.Command[0]); err == nil || errors.Is(err, exec.ErrDot) {
-			c.Path = p
-		}
-	}
-	if errors.Is(c.Err, exec.ErrDot) {
-		c.Err = nil // see lookCommand
-	}
-	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
-		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
-	c.Stdin = ios.In
-	if st.stdin != nil {
-		in, started := st.stdin()
-		c.Stdin = in
-		defer started()
-	}
-	// The command stays in idemkey's process group, as a plain command
-	// would be: whatever kills idemkey's group (a CI runner cancelling
-	// the job, a shell's job control) reaches the command too, while a
-	// signal to idemkey alone is forwarded.
-	if lock != nil {
-		// Descriptors the command would have had without idemkey keep
-		// their numbers; the lock comes after them (3 when none).
-		c.ExtraFiles = append(inheritedFiles(), lock)
-	}
+	lock, _ := h.Lock().(*os.File)
+	c, started := st.command(attempt, lock)
+	defer started()
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return fail(err)
+		return st.notStarted(ctx, h, err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
-		return fail(err)
+		closeFiles(outR, outW)
+		return st.notStarted(ctx, h, err)
 	}
 	c.Stdout, c.Stderr = outW, errW
 	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
@@ -805,39 +727,14 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	defer signal.Stop(pipes)
 
 	if sig := pendingStop(sigs); sig != 0 {
-		// Stopped before the command started: it did nothing, and may
-		// run again.
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		r := rec
-		r.State, r.ExitCode, r.EndedAt = ledger.Failed, exitSignalStart+int(sig), time.Now()
-		r.Reason = fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)
-		if err := ledger.Complete(ctx, st.store, &r); err != nil {
-			fmt.Fprintf(ios.Err, "idemkey: warning: attempt %d of %s was stopped before its command started, and that was not recorded: %v; the next attempt will find it unknown\n", attempt, st.key, err)
-		}
-		return &ExitError{Code: r.ExitCode}
+		closeFiles(outR, outW, errR, errW)
+		return st.stoppedBeforeStart(ctx, h, sig)
 	}
-	err = c.Start()
-	if errors.Is(err, syscall.ENOEXEC) {
-		// An executable file that is not a program (a script without a
-		// #! line): the shell runs it, as execvp does for env and timeout.
-		sh := &exec.Cmd{Path: "/bin/sh", Args: append([]string{"sh", c.Path}, c.Args[1:]...), Env: c.Env,
-			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
-		if sh.Start() == nil {
-			c, err = sh, nil
-		}
+	if c, err = startCommand(c); err != nil {
+		closeFiles(outR, outW, errR, errW)
+		return st.notStarted(ctx, h, err)
 	}
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return fail(err)
-	}
-	outW.Close()
-	errW.Close()
+	closeFiles(outW, errW)
 	// The child holds the lock now too; this process keeps its copy until
 	// the outcome is recorded.
 	var copies sync.WaitGroup
@@ -845,74 +742,11 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 	// The command's own output is the command's business (a broken pipe
 	// reaches the command, and its exit code stays idemkey's), not a
 	// failure of idemkey to write a result: write beneath the watcher.
-	go tee(&copies, outR, underlying(ios.Out), outRec)
-	go tee(&copies, errR, underlying(ios.Err), errRec)
+	go tee(&copies, outR, underlying(opts.f.IO.Out), outRec)
+	go tee(&copies, errR, underlying(opts.f.IO.Err), errRec)
 
-	pid := c.Process.Pid
-	forward := func(sig syscall.Signal) {
-		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
-			return // the terminal sent it to the whole group: the command has it
-		}
-		_ = signalPid(pid, sig)
-	}
-	killTree := func() {
-		// The command and everything it started that is still its
-		// descendant, found before any of them dies.
-		for _, p := range processTree(pid) {
-			_ = signalPid(p, syscall.SIGKILL)
-		}
-	}
 	exited := make(chan struct{})
-	go func() {
-		// Signals are forwarded at once, in a loop of their own: a renewal
-		// may wait on a store that does not answer.
-		for {
-			select {
-			case <-exited:
-				return
-			case s := <-sigs:
-				forward(s.(syscall.Signal))
-			}
-		}
-	}()
-	var lost bool
-	var lostMu sync.Mutex
-	go func() {
-		// Renew the lease every third of it; on a lost lease, stop the
-		// command (or carry on, with --on-lease-lost continue).
-		t := time.NewTicker(opts.Lease / 3)
-		defer t.Stop()
-		lastOK := time.Now()
-		for {
-			select {
-			case <-exited:
-				return
-			case <-t.C:
-				rctx, cancel := context.WithTimeout(ctx, opts.Lease/3)
-				err := ledger.Renew(rctx, st.store, st.key, attempt, opts.Lease)
-				cancel()
-				if err == nil {
-					lastOK = time.Now()
-					continue
-				}
-				if !errors.Is(err, ledger.ErrLeaseLost) && time.Since(lastOK) < opts.Lease {
-					opts.logf("renewing the lease: %v", err)
-					continue
-				}
-				lostMu.Lock()
-				first := !lost
-				lost = true
-				lostMu.Unlock()
-				if first {
-					fmt.Fprintf(ios.Err, "idemkey: lease lost: attempt %d of %s is no longer the key's holder (%v)\n", attempt, st.key, err)
-					if opts.OnLeaseLost == "kill" {
-						killTree()
-					}
-				}
-			}
-		}
-	}()
-
+	lost := st.watch(ctx, h, c.Process.Pid, sigs, exited)
 	waitErr := c.Wait()
 	close(exited)
 	// Output written by processes the command left behind may never end:
@@ -926,59 +760,195 @@ func (st *runStep) execute(ctx context.Context, d *ledger.Decision, lock *os.Fil
 		stopReading(errR)
 		<-drained
 	}
-	outR.Close()
-	errR.Close()
+	closeFiles(outR, errR)
 
 	code, state, reason := exitOutcome(c.ProcessState, waitErr)
 	if ledgerTestHooks.crashAfterExit != nil && ledgerTestHooks.crashAfterExit() {
 		_ = signalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	lostMu.Lock()
-	wasLost := lost
-	lostMu.Unlock()
-	if wasLost && opts.OnLeaseLost == "kill" {
+	if h.LostErr() != nil && opts.OnLeaseLost == "kill" {
+		lost() // said once, even when the loss came after the command's exit
 		return &ExitError{Code: exitUnknown}
 	}
-	rec.State, rec.ExitCode, rec.Reason, rec.EndedAt = state, code, reason, time.Now()
-	rec.Stdout, rec.Stderr = outRec.output(), errRec.output()
-	recordedOK := false
-	if err := ledger.Complete(ctx, st.store, &rec); err != nil {
-		fmt.Fprintf(ios.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n", attempt, st.key, st.notRecorded(ctx, attempt, err))
+	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.output(), Stderr: errRec.output()}
+	return st.finish(ctx, h, o, outRec, errRec)
+}
+
+// command builds the attempt's command: the key in its environment, its
+// standard input, and the key's lock passed on (nil on a lease store).
+// started is to be called once the command has started (or failed to).
+func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started func()) {
+	opts := st.opts
+	c = exec.Command(opts.Command[0], opts.Command[1:]...)
+	if filepath.Base(opts.Command[0]) == opts.Command[0] {
+		if p, err := exec.LookPath(opts.Command[0]); err == nil || errors.Is(err, exec.ErrDot) {
+			c.Path = p
+		}
+	}
+	if errors.Is(c.Err, exec.ErrDot) {
+		c.Err = nil // see lookCommand
+	}
+	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
+		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
+	c.Stdin = opts.f.IO.In
+	started = func() {}
+	if st.stdin != nil {
+		c.Stdin, started = st.stdin()
+	}
+	// The command stays in idemkey's process group, as a plain command
+	// would be: whatever kills idemkey's group (a CI runner cancelling
+	// the job, a shell's job control) reaches the command too, while a
+	// signal to idemkey alone is forwarded.
+	if lock != nil {
+		// Descriptors the command would have had without idemkey keep
+		// their numbers; the lock comes after them (3 when none).
+		c.ExtraFiles = append(inheritedFiles(), lock)
+	}
+	return c, started
+}
+
+// startCommand starts c; an executable file that is not a program (a
+// script without a #! line) is run by the shell, as execvp does for env
+// and timeout.
+func startCommand(c *exec.Cmd) (*exec.Cmd, error) {
+	err := c.Start()
+	if errors.Is(err, syscall.ENOEXEC) {
+		sh := &exec.Cmd{Path: "/bin/sh", Args: append([]string{"sh", c.Path}, c.Args[1:]...), Env: c.Env,
+			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
+		if sh.Start() == nil {
+			return sh, nil
+		}
+	}
+	return c, err
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
+}
+
+// notStarted completes an attempt whose command never started: it failed
+// as a shell reports it (126), and may run again.
+func (st *runStep) notStarted(ctx context.Context, h *ledger.Holding, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "fork/exec" {
+		// Found, yet not executable: ENOENT here is a missing #!
+		// interpreter or loader, not a missing file.
+		if errors.Is(pe.Err, syscall.ENOENT) {
+			err = fmt.Errorf("%s: cannot execute: its #! interpreter (or loader) was not found", pe.Path)
+		} else {
+			err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
+		}
+	}
+	c := h.Complete(ctx, ledger.Outcome{State: ledger.Failed, ExitCode: exitCannotExec, Reason: "could not start: " + err.Error()})
+	if c.Err != nil {
+		st.warnNotRecorded(h.Attempt(), c)
+	}
+	return &codeError{Code: exitCannotExec, Err: err}
+}
+
+// stoppedBeforeStart completes an attempt stopped by sig before its
+// command started: it did nothing, and may run again.
+func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, sig syscall.Signal) error {
+	code := exitSignalStart + int(sig)
+	c := h.Complete(ctx, ledger.Outcome{State: ledger.Failed, ExitCode: code,
+		Reason: fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)})
+	if c.Err != nil {
+		st.warnNotRecorded(h.Attempt(), c)
+	}
+	return &ExitError{Code: code}
+}
+
+// watch forwards the signals idemkey takes in to the command (in a loop
+// of its own: nothing waits on the store there), and acts on a lost hold:
+// the loss is said, and with --on-lease-lost kill the command and its
+// descendants are killed. The returned function says the loss, once.
+func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
+	opts := st.opts
+	forward := func(sig syscall.Signal) {
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
+			return // the terminal sent it to the whole group: the command has it
+		}
+		_ = signalPid(pid, sig)
+	}
+	go func() {
+		for {
+			select {
+			case <-exited:
+				return
+			case s := <-sigs:
+				forward(s.(syscall.Signal))
+			}
+		}
+	}()
+	var once sync.Once
+	sayLost = func() {
+		once.Do(func() {
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", lossLine(ctx, st.store, h, st.key, opts.Lease))
+		})
+	}
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-h.Lost():
+		}
+		sayLost()
+		if opts.OnLeaseLost == "kill" {
+			// The command and everything it started that is still its
+			// descendant, found before any of them dies.
+			for _, p := range processTree(pid) {
+				_ = signalPid(p, syscall.SIGKILL)
+			}
+		}
+	}()
+	return sayLost
+}
+
+// finish records the attempt's outcome and returns the command's exit
+// code (125 when idemkey lost the command's output on the way).
+func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outcome, outRec, errRec *recorder) error {
+	opts := st.opts
+	attempt := h.Attempt()
+	c := h.Complete(ctx, o)
+	warnOutputsDropped(opts.f.IO.Err, st.key, c)
+	if c.Err != nil {
+		st.warnNotRecorded(attempt, c)
 	} else {
-		recordedOK = true
-		opts.logf("recorded %s (exit %d) for attempt %d of %s", state, code, attempt, st.key)
+		opts.logf("recorded %s (exit %d) for attempt %d of %s", o.State, o.ExitCode, attempt, st.key)
 		if ledgerTestHooks.crashAfterComplete {
 			_ = signalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 	}
-	for _, o := range []struct {
+	for _, s := range []struct {
 		name string
 		rec  *recorder
 	}{{"standard output", outRec}, {"standard error", errRec}} {
-		if o.rec.lost == nil {
+		if s.rec.lost == nil {
 			continue
 		}
 		// The command's writes went into idemkey's pipe and succeeded:
 		// only idemkey knows that its output was lost.
-		why := o.rec.lost
+		why := s.rec.lost
 		var pe *os.PathError
 		if errors.As(why, &pe) {
 			why = pe.Err
 		}
 		recorded := "was not recorded either"
-		if recordedOK {
-			recorded = fmt.Sprintf("is recorded as %s (exit %d)", state, code)
-			if state == ledger.Succeeded {
+		if c.Err == nil {
+			recorded = fmt.Sprintf("is recorded as %s (exit %d)", o.State, o.ExitCode)
+			if o.State == ledger.Succeeded {
 				recorded += ": a later run replays its output"
 			}
 		}
 		return &codeError{Code: exitRunFailed, Err: fmt.Errorf("writing the command's %s: %v; attempt %d %s",
-			o.name, why, attempt, recorded)}
+			s.name, why, attempt, recorded)}
 	}
-	if code != 0 {
-		return &ExitError{Code: code}
+	if o.ExitCode != 0 {
+		return &ExitError{Code: o.ExitCode}
 	}
 	return nil
 }
@@ -1016,25 +986,72 @@ func stopSignals(c chan os.Signal) {
 	}
 }
 
-// notRecorded says why an attempt's outcome was not recorded and what
-// the key's record is now.
-func (st *runStep) notRecorded(ctx context.Context, attempt int64, err error) string {
-	if !errors.Is(err, ledger.ErrLeaseLost) {
-		return fmt.Sprintf("%v; the next attempt will find it unknown", err)
+// warnNotRecorded says that an attempt's outcome was not recorded, why,
+// and what the key's record is now.
+func (st *runStep) warnNotRecorded(attempt int64, c ledger.CompleteResult) {
+	fmt.Fprintf(st.opts.f.IO.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n",
+		attempt, st.key, notRecordedWhy(c))
+}
+
+// warnOutputsDropped says that an outcome was recorded without its
+// outputs' bytes (the store refused it for its size, issue 19.12).
+func warnOutputsDropped(w io.Writer, key string, c ledger.CompleteResult) {
+	if c.Err == nil && c.OutputsDropped {
+		fmt.Fprintf(w, "idemkey: warning: the outcome of attempt %d of %s was recorded without its output (the ledger refused it for its size: %v); a replay returns no output, only its length and sha256\n",
+			c.Attempt, key, c.Cause)
 	}
-	// The compare-and-set matched nothing: a newer attempt took the key
-	// over (its record stands), or the record was removed.
-	cur, _, gerr := st.store.Get(ctx, st.key)
+}
+
+// notRecordedWhy says why a completion failed and what the key's record
+// is now.
+func notRecordedWhy(c ledger.CompleteResult) string {
+	if !errors.Is(c.Err, ledger.ErrLeaseLost) {
+		s := fmt.Sprintf("%v; the next attempt will find it unknown", c.Err)
+		switch {
+		case c.Released:
+			s += " (the claim was released: at once)"
+		case c.ReleaseErr != nil:
+			s += fmt.Sprintf(" once the lease runs out (releasing the claim failed too: %v)", c.ReleaseErr)
+		}
+		return s
+	}
+	cur := c.Current
 	switch {
-	case gerr == nil && cur == nil:
-		return "the key's record was removed meanwhile"
-	case gerr == nil && cur.Attempt != attempt:
-		return fmt.Sprintf("attempt %d holds the key now; its record stands", cur.Attempt)
-	case gerr == nil:
-		// Settled meanwhile (ledger resolve after its lease ran out).
-		return fmt.Sprintf("its record was changed meanwhile to %s; that stands", cur.State)
+	case cur != nil && cur.Attempt != c.Attempt:
+		return fmt.Sprintf("attempt %d holds the key now; its record stands (%s)", cur.Attempt, recordNow(cur))
+	case errors.Is(c.Err, ledger.ErrAttemptEnded) && cur != nil:
+		return fmt.Sprintf("the attempt was recorded as %s by someone else meanwhile (its lease ran out, or a person resolved it); that record stands", cur.State)
 	}
-	return "a newer attempt took the key over; its record stands"
+	return strings.TrimPrefix(c.Err.Error(), "lease lost: ")
+}
+
+// recordNow says whose a key's record is: its state, start and holder.
+func recordNow(cur *ledger.Record) string {
+	return fmt.Sprintf("%s, started at %s by %s", cur.State, stamp(cur.StartedAt), cur.Holder)
+}
+
+// lossLine says that a hold was lost and why: the ledger's word for what
+// happened to the key's record (item 19.17: a newer attempt, a record
+// gone, an attempt ended by someone else), with who holds the key now, or
+// that the ledger did not answer for a whole lease.
+func lossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string, lease time.Duration) string {
+	err := h.LostErr()
+	if !errors.Is(err, ledger.ErrLeaseLost) {
+		return fmt.Sprintf("lease lost: the ledger did not answer for a whole lease (%s): %v; attempt %d of %s is no longer sure to hold the key, and another worker may take it over",
+			lease, err, h.Attempt(), key)
+	}
+	msg := fmt.Sprintf("%v: attempt %d of %s is no longer the key's holder", err, h.Attempt(), key)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cur, _, gerr := s.Get(rctx, key)
+	cancel()
+	switch {
+	case gerr != nil || cur == nil:
+	case cur.Attempt != h.Attempt():
+		msg += fmt.Sprintf(" (attempt %d holds it now: %s)", cur.Attempt, recordNow(cur))
+	case cur.State != ledger.Running:
+		msg += fmt.Sprintf(" (its record says %s now)", cur.State)
+	}
+	return msg
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.

@@ -817,7 +817,7 @@ func TestRunLeaseLost(t *testing.T) {
 			}
 			_ = c.Wait()
 			code := c.ProcessState.ExitCode()
-			if !strings.Contains(errb.String(), "idemkey: lease lost: attempt 1 of ") {
+			if s := errb.String(); !strings.Contains(s, "idemkey: lease lost: a newer attempt holds the key: attempt 1 of ") || !strings.Contains(s, "(attempt 2 holds it now: running, ") {
 				t.Fatalf("no lease-lost report: %q", errb.String())
 			}
 			var attempt int

@@ -346,10 +346,12 @@ type Holding struct {
 	ownsLock bool
 	events   HoldEvents
 
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	stop   chan struct{}
-	ended  chan struct{} // closed when the renewal has stopped
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	lost    chan struct{} // closed when the hold is lost
+	lostErr error         // why, set before lost is closed
+	stop    chan struct{}
+	ended   chan struct{} // closed when the renewal has stopped
 
 	mu        sync.Mutex
 	done      bool
@@ -360,11 +362,17 @@ type Holding struct {
 // ErrCompleted: Complete of a hold that was completed or closed already.
 var ErrCompleted = errors.New("ledger: the attempt's hold has ended already")
 
+// DefaultLease is a hold's lease when none is given.
+const DefaultLease = 30 * time.Second
+
 func newHolding(s Store, rec *Record, lease time.Duration, lock io.Closer, ownsLock bool, ev HoldEvents) *Holding {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	h := &Holding{
 		s: s, rec: *rec, lease: lease, lock: lock, ownsLock: ownsLock, events: ev,
-		ctx: ctx, cancel: cancel, stop: make(chan struct{}), ended: make(chan struct{}),
+		ctx: ctx, cancel: cancel, lost: make(chan struct{}), stop: make(chan struct{}), ended: make(chan struct{}),
 	}
 	go h.renew()
 	return h
@@ -386,17 +394,20 @@ func (h *Holding) Lock() io.Closer { return h.lock }
 // Lost is closed when the hold is lost: a renewal matched nothing (a
 // newer claim holds the key, or its record is gone) or the store could
 // not be reached for a whole lease. LostErr says why.
-func (h *Holding) Lost() <-chan struct{} { return h.ctx.Done() }
+func (h *Holding) Lost() <-chan struct{} { return h.lost }
 
 // LostErr is why the hold was lost, nil while it is not.
 func (h *Holding) LostErr() error {
-	if h.ctx.Err() == nil {
+	select {
+	case <-h.lost:
+		return h.lostErr
+	default:
 		return nil
 	}
-	return context.Cause(h.ctx)
 }
 
-// Context ends when the hold is lost (its cause is LostErr) or ended.
+// Context ends when the hold is lost (its cause is LostErr) or ended
+// (ErrCompleted).
 func (h *Holding) Context() context.Context { return h.ctx }
 
 // renew renews the lease every third of it until stopped. A renewal that
@@ -414,7 +425,7 @@ func (h *Holding) renew() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), h.lease/3)
-		err := Renew(ctx, h.s, h.rec.Key, h.rec.Attempt, h.lease)
+		err := Renew(ctx, h.s, &h.rec, h.lease)
 		cancel()
 		switch {
 		case err == nil:
@@ -431,6 +442,8 @@ func (h *Holding) renew() {
 			return // ended meanwhile: the failure is the end's, not a loss
 		default:
 		}
+		h.lostErr = err
+		close(h.lost)
 		h.cancel(err)
 		if h.events.Lost != nil {
 			h.events.Lost(err)
@@ -459,8 +472,13 @@ type Outcome struct {
 	EndedAt time.Time
 }
 
-// Completion is what Complete did.
-type Completion struct {
+// CompleteResult is what Holding.Complete did.
+type CompleteResult struct {
+	// Attempt is the held attempt.
+	Attempt int64
+	// Completion says whether the outputs' bytes were dropped for their
+	// size (the outcome recorded without them).
+	Completion
 	// Record is the record as it was written (nil if it was not).
 	Record *Record
 	// Err is why the outcome was not recorded (nil if it was).
@@ -471,20 +489,24 @@ type Completion struct {
 	Current *Record
 	// Released reports that, the outcome not recorded, the claim was
 	// released, so that the next claim finds the key unknown at once
-	// instead of busy until the lease runs out.
-	Released bool
+	// instead of busy until the lease runs out; ReleaseErr is why not.
+	Released   bool
+	ReleaseErr error
 }
+
+// releaseTimeout bounds the release after a failed completion.
+const releaseTimeout = 5 * time.Second
 
 // Complete records the held attempt's outcome, fenced by its claim, and
 // ends the hold (the renewal stops; the kernel lock is released). When
 // the outcome cannot be written and the key is still this attempt's, the
 // claim is released so that the key reads unknown at once. The second
 // Complete (or one after Close) returns ErrCompleted in Err.
-func (h *Holding) Complete(ctx context.Context, o Outcome) Completion {
+func (h *Holding) Complete(ctx context.Context, o Outcome) CompleteResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.done {
-		return Completion{Err: ErrCompleted}
+		return CompleteResult{Attempt: h.rec.Attempt, Err: ErrCompleted}
 	}
 	h.done = true
 	h.stopRenewal()
@@ -500,19 +522,30 @@ func (h *Holding) Complete(ctx context.Context, o Outcome) Completion {
 }
 
 // write completes the attempt with rec (the hold's lock is the caller's).
-func (h *Holding) write(ctx context.Context, rec *Record) Completion {
-	err := Complete(ctx, h.s, rec)
-	if err == nil {
-		h.cancel(ErrCompleted)
-		return Completion{Record: rec}
-	}
-	c := Completion{Err: err}
-	if errors.Is(err, ErrLeaseLost) {
+func (h *Holding) write(ctx context.Context, rec *Record) CompleteResult {
+	defer h.cancel(ErrCompleted)
+	done, err := Complete(ctx, h.s, rec)
+	c := CompleteResult{Attempt: rec.Attempt, Completion: done, Err: err}
+	switch {
+	case err == nil:
+		if done.OutputsDropped {
+			rec.Stdout, rec.Stderr = dropData(rec.Stdout), dropData(rec.Stderr)
+		}
+		c.Record = rec
+	case errors.Is(err, ErrLeaseLost):
+		// A newer claim holds the key, or its record is gone: say which.
 		if cur, _, gerr := h.s.Get(ctx, rec.Key); gerr == nil {
 			c.Current = cur
 		}
+	default:
+		// Not written, and the key still this attempt's as far as anyone
+		// knows: end the lease now, so that the next claim finds the
+		// holder gone (unknown) at once instead of busy for a lease.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		c.ReleaseErr = Release(rctx, h.s, rec)
+		cancel()
+		c.Released = c.ReleaseErr == nil
 	}
-	h.cancel(ErrCompleted)
 	return c
 }
 
@@ -546,7 +579,8 @@ func (h *Holding) Close() {
 // again as it was. It returns the settled record, or nil when another
 // holder took the key meanwhile (the caller reads it as busy).
 func (req *HoldRequest) reconcile(ctx context.Context, s Store, unknown *Record, lock io.Closer) (Reconciliation, *Record, error) {
-	h, err := holdForReconcile(ctx, s, unknown, req.Claim, lock, req.Events)
+	cr := req.Claim
+	h, err := holdForReconcile(ctx, s, unknown, VersionOf(unknown), false, cr.Record.Holder, cr.Lease, lock, req.Events)
 	if err != nil || h == nil {
 		return Reconciliation{}, nil, err
 	}
@@ -560,27 +594,28 @@ func (req *HoldRequest) reconcile(ctx context.Context, s Store, unknown *Record,
 
 // holdForReconcile claims the unknown record for its reconcile: the same
 // attempt, running, held by this caller (a live lease or its kernel lock),
-// so that no other caller reconciles or runs the key meanwhile. Nil, nil
-// when the record changed first.
-func holdForReconcile(ctx context.Context, s Store, unknown *Record, cr ClaimRequest, lock io.Closer, ev HoldEvents) (*Holding, error) {
+// so that no other caller reconciles or runs the key meanwhile. from is
+// the stored record's version (unknown, or running with a dead holder:
+// needExpired when that is for its lease to say). Nil, nil when the
+// record changed first.
+func holdForReconcile(ctx context.Context, s Store, unknown *Record, from Version, needExpired bool, holder string, lease time.Duration, lock io.Closer, ev HoldEvents) (*Holding, error) {
 	r := *unknown
-	r.State, r.Holder, r.LeaseUntil = Running, cr.Record.Holder, time.Time{}
+	// The same attempt under a claim of its own: a new token fences a
+	// stale holder of the attempt out of it.
+	r.State, r.Holder, r.LeaseUntil, r.Token = Running, holder, time.Time{}, NewToken()
 	r.Reason = "reconciling: asking the owner whether the effect happened"
 	if unknown.Reason != "" {
 		r.Reason += " (was: " + unknown.Reason + ")"
 	}
-	ok, err := s.Swap(ctx, VersionOf(unknown), false, &r, cr.Lease)
+	ok, err := s.Swap(ctx, from, needExpired, &r, lease)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return newHolding(s, &r, cr.Lease, lock, false, ev), nil
+	return newHolding(s, &r, lease, lock, false, ev), nil
 }
 
-// settle writes the reconcile's answer over the reconciling claim: a
-// Happened answer makes the record succeeded with the answer's output, a
-// NotHappened one failed, an Undecided one (or a hold lost meanwhile)
-// leaves it unknown as it was. Every reason says it was reconciled. It
-// returns the settled record, nil if the hold was lost.
+// settle writes the reconcile's answer over the reconciling claim (see
+// Settle). It returns the settled record, nil if the hold was lost.
 func (h *Holding) settle(ctx context.Context, unknown *Record, r Reconciliation, now time.Time) (*Record, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -589,15 +624,33 @@ func (h *Holding) settle(ctx context.Context, unknown *Record, r Reconciliation,
 	if h.LostErr() != nil {
 		return nil, nil
 	}
+	rec := Settle(unknown, r, h.rec.Holder, now)
+	rec.Token = h.rec.Token // the reconcile's claim
+	c := h.write(ctx, rec)
+	if c.Err != nil {
+		if errors.Is(c.Err, ErrLeaseLost) {
+			return nil, nil
+		}
+		return nil, c.Err
+	}
+	return c.Record, nil
+}
+
+// Settle is the record an unknown one becomes by a reconcile's answer
+// (issue 22): Happened, succeeded with the answer's output (exit 0);
+// NotHappened, failed (its exit code, or 1); Undecided, unknown as it was.
+// The reason says it was reconciled, what the owner said, and how the
+// attempt had ended.
+func Settle(unknown *Record, r Reconciliation, holder string, now time.Time) *Record {
 	rec := *unknown
 	rec.LeaseUntil = time.Time{}
 	switch r.Verdict {
 	case Happened:
-		rec.State, rec.ExitCode, rec.Holder = Succeeded, 0, h.rec.Holder
+		rec.State, rec.ExitCode, rec.Holder = Succeeded, 0, holder
 		rec.Stdout, rec.Stderr, rec.Meta = r.Output, Output{}, r.Meta
 		rec.Reason = reconciledReason("succeeded: the owner says the effect happened", r.Note, unknown.Reason)
 	case NotHappened:
-		rec.State, rec.Holder = Failed, h.rec.Holder
+		rec.State, rec.Holder = Failed, holder
 		if rec.ExitCode <= 0 {
 			rec.ExitCode = 1
 		}
@@ -606,14 +659,7 @@ func (h *Holding) settle(ctx context.Context, unknown *Record, r Reconciliation,
 	if rec.EndedAt.IsZero() {
 		rec.EndedAt = now
 	}
-	c := h.write(ctx, &rec)
-	if c.Err != nil {
-		if errors.Is(c.Err, ErrLeaseLost) {
-			return nil, nil
-		}
-		return nil, c.Err
-	}
-	return c.Record, nil
+	return &rec
 }
 
 func reconciledReason(what, note, was string) string {

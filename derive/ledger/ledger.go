@@ -57,7 +57,15 @@ type Record struct {
 	Request []byte `json:"-"`
 
 	State   State `json:"state"`
-	Attempt int64 `json:"attempt"` // 1, 2, …; every claim and takeover adds one (fencing)
+	Attempt int64 `json:"attempt"` // 1, 2, …; every claim and takeover adds one, and never goes back for a key
+	// Token is the attempt's claim token: 128 random bits in hex, new for
+	// every claim and takeover (never for a record's later writes). Every
+	// renewal, completion, takeover, resolution and removal compares it,
+	// so a paused holder never matches a newer claim, even one at the same
+	// attempt number (after the record was removed, expired or lost with
+	// the store's data). Empty in a record written before tokens were
+	// kept; such a record is fenced by its attempt and state, as before.
+	Token string `json:"token,omitempty"`
 
 	Holder   string `json:"holder,omitempty"` // host and pid of the attempt
 	ExitCode int    `json:"exit_code"`        // the command's exit code, 128+N for signal N, NoExit (-1) if none
@@ -68,6 +76,14 @@ type Record struct {
 	// LeaseUntil is when a running attempt's lease runs out, on the
 	// store's clock (zero for stores whose liveness is a kernel lock).
 	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// StoredAt is when the store last wrote the record, on the store's
+	// own clock (PostgreSQL's now(), Redis's TIME; zero for a store
+	// without one, and for a record written before it was kept), and
+	// ReadAt when this copy was read, on the same clock: retention is
+	// judged on them where they are set (see Age), never on a worker's
+	// clock. Both are set by the store, never by the caller.
+	StoredAt time.Time `json:"-"`
+	ReadAt   time.Time `json:"-"`
 
 	Stdout Output `json:"stdout"`
 	Stderr Output `json:"stderr"`
@@ -86,16 +102,13 @@ type Output struct {
 }
 
 // Version identifies one state of a record for a compare-and-set: the
-// swap happens only if the stored record still has this attempt and
-// state.
+// swap happens only if the stored record still has this attempt, state
+// and token (an empty token matches only a record without one: a record
+// written before tokens were kept).
 type Version struct {
 	Attempt int64
 	State   State
-	// StartedAt, if set, also pins the attempt's start, to the
-	// millisecond (Delete only): a claim of an expired record starts over
-	// at attempt 1, so once it completes the new record can have the
-	// version of the one gc listed; gc must not remove it for the old one.
-	StartedAt time.Time
+	Token   string
 }
 
 // Filter selects records for List; zero fields match everything.
@@ -118,17 +131,28 @@ type Store interface {
 	// on the store's clock (always false for stores without leases).
 	Get(ctx context.Context, key string) (rec *Record, expired bool, err error)
 	// Insert stores rec if the key has no record and reports whether it
-	// did. A running rec gets LeaseUntil = store now + lease.
+	// did. A running rec gets LeaseUntil = store now + lease. The attempt
+	// stored is the larger of rec.Attempt and one more than the key's
+	// high-water mark, and Insert sets rec.Attempt to it: the store keeps,
+	// per key, a mark of the highest attempt it has had that outlives the
+	// record (kept when the record is deleted, or expires by a store's
+	// own ttl), so that attempt numbers never go back for a key. Losing
+	// the mark with the store's data (TRUNCATE, FLUSHALL) is allowed: the
+	// token still fences.
 	Insert(ctx context.Context, rec *Record, lease time.Duration) (bool, error)
 	// Swap replaces the key's record by rec if the stored one still has
 	// version from (and, when needExpired is set, a lease that has run
 	// out on the store's clock), and reports whether it did. A running
 	// rec gets LeaseUntil = store now + lease.
 	Swap(ctx context.Context, from Version, needExpired bool, rec *Record, lease time.Duration) (bool, error)
-	// Renew extends the lease of the key's record if it is still running
-	// at attempt, and reports whether it was.
-	Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error)
-	// List returns the records that match f, without their outputs' data.
+	// Renew sets the lease of the key's record to store now + lease if
+	// the stored record still has version from (always a running one),
+	// and reports whether it did. A lease of zero or less ends the lease
+	// at once (Release): the record then reads as expired.
+	Renew(ctx context.Context, key string, from Version, lease time.Duration) (bool, error)
+	// List returns the records that match f, without their outputs' data;
+	// a store with leases sets each running record's LeaseUntil and every
+	// record's ReadAt, so that LeaseExpired tells an expired lease.
 	List(ctx context.Context, f Filter) ([]*Record, error)
 	// Delete removes the key's record and reports whether it did. With
 	// from set, only if the stored record still has that version (so that
@@ -149,8 +173,8 @@ type Store interface {
 // it instead of a Get followed by an Insert: a fresh key costs one round
 // trip instead of two.
 type InsertGetter interface {
-	// InsertOrGet stores rec if the key has no record, as Insert does,
-	// and reports inserted. Otherwise it returns the stored record and
+	// InsertOrGet stores rec if the key has no record, as Insert does
+	// (rec.Attempt included), and reports inserted. Otherwise it returns the stored record and
 	// whether its lease ran out, as Get does; stored may be nil when the
 	// conflicting record is not visible yet (or was removed meanwhile),
 	// and the caller reads again.
@@ -188,12 +212,54 @@ type Waiter interface {
 	Wait(ctx context.Context, key string) error
 }
 
+// Checkpointer is implemented by stores that keep committed records in a
+// log beside their file until a checkpoint copies them into it (SQLite's
+// WAL): Checkpoint copies every committed record into the database file
+// and empties the log, so that the file alone holds the ledger (a copy of
+// it is complete). `ledger gc` and `ledger init` call it.
+type Checkpointer interface {
+	Checkpoint(ctx context.Context) error
+}
+
+// ErrTooLarge is what a store's error for a write refused for its size
+// wraps (errors.Is): SQLite's SQLITE_FULL and SQLITE_TOOBIG, PostgreSQL's
+// disk_full, out_of_memory and program_limit_exceeded, Redis's OOM under
+// maxmemory. Complete then stores the outcome without the outputs' bytes.
+var ErrTooLarge = errors.New("the store refused the write for its size")
+
+// TooLarge returns err marked as a write refused for its size: errors.Is
+// reports it as ErrTooLarge, and its text is err's.
+func TooLarge(err error) error { return &tooLarge{err} }
+
+type tooLarge struct{ err error }
+
+func (e *tooLarge) Error() string        { return e.err.Error() }
+func (e *tooLarge) Unwrap() error        { return e.err }
+func (e *tooLarge) Is(target error) bool { return target == ErrTooLarge }
+
 // Errors the rules return.
 var (
-	// ErrLeaseLost: a renewal or completion matched nothing, because a
-	// newer attempt took the key over (or the record was removed). The
-	// holder must not overwrite the newer attempt's record.
+	// ErrLeaseLost: a renewal or completion found the key's record held
+	// by another attempt (another token: a takeover, or a claim after the
+	// record was removed). The holder must not overwrite that record.
+	// ErrRecordGone and ErrAttemptEnded are lease losses too (errors.Is
+	// reports them as ErrLeaseLost), with their own words; a store's
+	// error (unreachable, refused) is passed through as it is, and is not
+	// a lease loss.
 	ErrLeaseLost = errors.New("lease lost: a newer attempt holds the key")
+	// ErrRecordGone: the key has no record any more (forgotten, collected
+	// by gc, expired by the store's ttl, or lost with the store's data).
+	ErrRecordGone error = &leaseLost{"lease lost: the key's record is gone (forgotten, collected by gc, expired by the store's ttl, or lost with the store's data)"}
+	// ErrAttemptEnded: the key's record is still this attempt's, but no
+	// longer running: another worker found its lease expired and recorded
+	// it as unknown, or a person resolved it.
+	ErrAttemptEnded error = &leaseLost{"lease lost: the attempt was recorded as ended by another worker (its lease expired) or resolved by a person"}
 	// ErrNotFound: no record for the key.
 	ErrNotFound = errors.New("no record for this key")
 )
+
+// leaseLost is a lease loss with its own words.
+type leaseLost struct{ msg string }
+
+func (e *leaseLost) Error() string        { return e.msg }
+func (e *leaseLost) Is(target error) bool { return target == ErrLeaseLost }

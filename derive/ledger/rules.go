@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -74,15 +76,39 @@ type ClaimRequest struct {
 	Recover Policy
 	// ReplayFailed replays a failed attempt instead of running again.
 	ReplayFailed bool
-	// Retain: a finished record older than this is ignored (zero: kept
-	// for ever).
+	// Retain: a succeeded or failed record older than this is ignored
+	// (zero: kept for ever); see Expired. An unknown or running record is
+	// never ignored.
 	Retain time.Duration
-	// Now is the caller's clock, for StartedAt, EndedAt and retention
-	// (time.Now if nil). Leases use the store's own clock.
+	// Now is the caller's clock, for StartedAt and EndedAt, and for
+	// retention on a store without a clock of its own (time.Now if nil).
+	// Leases, and retention where the store reports its clock, use the
+	// store's.
 	Now func() time.Time
 	// LocallyLocked: the caller holds the key's kernel lock, so a running
-	// record has no live holder (stores without leases, on one machine).
+	// record has no live holder (stores without leases, on one machine),
+	// unless HolderAlive says otherwise.
 	LocallyLocked bool
+	// HolderAlive, if set, is asked before a running record whose kernel
+	// lock is free (LocallyLocked) is declared dead: true means its
+	// holder is alive after all (the recorded process still runs; its
+	// lock was lost by accident), and the record is Busy. Nil: no check.
+	HolderAlive HolderCheck
+}
+
+// HolderCheck reports whether the holder recorded in rec is alive, by a
+// means other than the kernel lock (the recorded process and its start
+// time).
+type HolderCheck func(rec *Record) bool
+
+// dead reports whether a running record's holder is dead: its lease ran
+// out on the store's clock (expired), or its kernel lock is free
+// (locallyLocked) and alive, if set, does not vouch for it.
+func (alive HolderCheck) dead(rec *Record, expired, locallyLocked bool) bool {
+	if expired {
+		return true
+	}
+	return locallyLocked && (alive == nil || !alive(rec))
 }
 
 // Decision is the outcome of a claim.
@@ -119,17 +145,71 @@ func nowFunc(f func() time.Time) time.Time {
 	return f()
 }
 
-// VersionOf returns rec's version for a compare-and-set.
-func VersionOf(rec *Record) Version { return Version{Attempt: rec.Attempt, State: rec.State} }
+// NewToken returns a fresh claim token: 128 bits from crypto/rand, in
+// hex. It never repeats in practice, which is what fencing needs: a
+// paused holder's token matches no later claim of its key.
+func NewToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
+}
 
-// Expired reports whether a finished record is older than retain at now:
-// its end (or its start, if it has no end) is more than retain ago. A
-// running record never expires by retention: its liveness decides.
+// VersionOf returns rec's version for a compare-and-set.
+func VersionOf(rec *Record) Version {
+	return Version{Attempt: rec.Attempt, State: rec.State, Token: rec.Token}
+}
+
+// running is the version of rec's attempt while it runs: what its holder's
+// renewals and completion must still find.
+func running(rec *Record) Version {
+	return Version{Attempt: rec.Attempt, State: Running, Token: rec.Token}
+}
+
+// Age is how long ago rec last changed. On a store with its own clock
+// (rec.StoredAt and rec.ReadAt set), it is measured on that clock alone:
+// the time between the store's last write of the record and its read, so
+// that no worker's clock (one 8 days slow or fast) ages a record. Without
+// them (SQLite; a record written before StoredAt was kept), it is now
+// minus the record's end (or start, if it has none).
+func Age(rec *Record, now time.Time) time.Duration {
+	if !rec.StoredAt.IsZero() && !rec.ReadAt.IsZero() {
+		return rec.ReadAt.Sub(rec.StoredAt)
+	}
+	return now.Sub(lastChange(rec))
+}
+
+// Expired reports whether a succeeded or failed record is older than
+// retain (see Age for whose clock): a claim then ignores it and runs the
+// step as the key's next attempt. An unknown or running record never
+// expires: an unknown outcome waits for a person (resolve, forget), and a
+// running record's liveness decides.
 func Expired(rec *Record, retain time.Duration, now time.Time) bool {
-	if retain <= 0 || rec.State == Running {
+	if retain <= 0 || (rec.State != Succeeded && rec.State != Failed) {
 		return false
 	}
-	return now.Sub(lastChange(rec)) > retain
+	return Age(rec, now) > retain
+}
+
+// LeaseExpired reports whether a running record, as a store with leases
+// read it (its ReadAt set), has a lease that ran out on the store's clock
+// (the expired of Get, for records from List).
+func LeaseExpired(rec *Record) bool {
+	return rec.State == Running && !rec.LeaseUntil.IsZero() && !rec.ReadAt.IsZero() && !rec.ReadAt.Before(rec.LeaseUntil)
+}
+
+// Effective returns the record as the next claim would see it: a running
+// record whose lease expired (expired), or whose holder is known dead
+// (holderDead: its kernel lock is free and no other check vouches for
+// it), is a copy that reads unknown, with how it ended in Reason; any
+// other record is rec itself. For `ledger ls` and `show`.
+func Effective(rec *Record, expired, holderDead bool) *Record {
+	if rec == nil || rec.State != Running || !expired && !holderDead {
+		return rec
+	}
+	r := *rec
+	r.State = Unknown
+	r.Reason = deadReason(!expired)
+	return &r
 }
 
 func lastChange(rec *Record) time.Time {
@@ -139,29 +219,35 @@ func lastChange(rec *Record) time.Time {
 	return rec.StartedAt
 }
 
-// attemptRecord builds the running record of attempt n from the template.
+// attemptRecord builds the running record of attempt n from the template,
+// with a fresh token.
 func (req *ClaimRequest) attemptRecord(n int64, now time.Time) *Record {
 	t := req.Record
 	return &Record{
 		Key: t.Key, Task: t.Task, Tool: t.Tool, Kind: t.Kind,
 		Fingerprint: t.Fingerprint, Request: t.Request, Holder: t.Holder,
-		State: Running, Attempt: n, ExitCode: NoExit, StartedAt: now,
+		State: Running, Attempt: n, Token: NewToken(), ExitCode: NoExit, StartedAt: now,
 	}
 }
 
 // Claim decides what an attempt of a step does with the key, and claims
 // the key when it is to run. It is the one place where the rules live:
 //
-//   - no record, or a finished one older than Retain: claim attempt 1;
+//   - no record: claim the key's next attempt (1, or one more than the
+//     highest it had: attempt numbers never go back);
+//   - a succeeded or failed record older than Retain: ignored, as if
+//     there were none (the next attempt);
 //   - another fingerprint: Mismatch;
 //   - succeeded: Replay; failed: claim the next attempt, or Replay with
 //     ReplayFailed;
 //   - running with a live holder: Busy; running without one (its lease ran
-//     out, or the caller holds the kernel lock): recorded as unknown, then
-//     as unknown;
+//     out, or the caller holds the kernel lock and HolderAlive does not
+//     vouch for the holder): recorded as unknown, then as unknown;
 //   - unknown: Unknown with RecoverFail; the next attempt with RecoverRetry.
 //
-// Every claim and takeover is a compare-and-set; a lost race re-reads.
+// Every claim and takeover is a compare-and-set on the stored record's
+// attempt, state and token, and writes a fresh token; a lost race
+// re-reads.
 func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 	key := req.Record.Key
 	if key == "" {
@@ -175,53 +261,22 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 		return nil, fmt.Errorf("ledger: invalid recovery policy %q", policy)
 	}
 	var died *Record // the running record this claim found dead
-	ig, _ := s.(InsertGetter)
 	for round := range maxRounds {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		now := nowFunc(req.Now)
-		var rec *Record
-		var expired bool
-		var err error
-		if ig != nil && round == 0 {
-			// Most claims are of a fresh key or a replay: try the insert
-			// and read what is there in one go.
-			fresh := req.attemptRecord(1, now)
-			var inserted bool
-			inserted, rec, expired, err = ig.InsertOrGet(ctx, fresh, req.Lease)
-			if err != nil {
-				return nil, err
-			}
-			if inserted {
-				return &Decision{Action: ActRun, Record: fresh}, nil
-			}
-			if rec == nil {
-				continue
-			}
-		} else if rec, expired, err = s.Get(ctx, key); err != nil {
-			return nil, err
+		rec, expired, d, err := req.read(ctx, s, round, now)
+		if d != nil || err != nil {
+			return d, err
 		}
 		if rec == nil {
-			fresh := req.attemptRecord(1, now)
-			ok, err := s.Insert(ctx, fresh, req.Lease)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return &Decision{Action: ActRun, Record: fresh}, nil
-			}
 			continue
 		}
 		if Expired(rec, req.Retain, now) {
 			// Ignored: as if there were no record.
-			fresh := req.attemptRecord(1, now)
-			ok, err := s.Swap(ctx, VersionOf(rec), false, fresh, req.Lease)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return &Decision{Action: ActRun, Record: fresh}, nil
+			if d, err := req.next(ctx, s, rec, nil, now); d != nil || err != nil {
+				return d, err
 			}
 			continue
 		}
@@ -235,18 +290,18 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 			if req.ReplayFailed {
 				return &Decision{Action: ActReplay, Record: rec}, nil
 			}
-			if d, err := req.takeover(ctx, s, rec, now); d != nil || err != nil {
+			if d, err := req.next(ctx, s, rec, rec, now); d != nil || err != nil {
 				return d, err
 			}
 		case Running:
-			if !req.LocallyLocked && !expired {
+			if !req.HolderAlive.dead(rec, expired, req.LocallyLocked) {
 				return &Decision{Action: ActBusy, Record: rec}, nil
 			}
 			dead := *rec
 			dead.State = Unknown
 			dead.EndedAt = now
 			dead.LeaseUntil = time.Time{}
-			dead.Reason = deadReason(req.LocallyLocked)
+			dead.Reason = deadReason(req.LocallyLocked && !expired)
 			ok, err := s.Swap(ctx, VersionOf(rec), !req.LocallyLocked, &dead, 0)
 			if err != nil {
 				return nil, err
@@ -259,7 +314,7 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 			if policy == RecoverFail {
 				return &Decision{Action: ActUnknown, Record: rec, Previous: died}, nil
 			}
-			if d, err := req.takeover(ctx, s, rec, now); d != nil || err != nil {
+			if d, err := req.next(ctx, s, rec, rec, now); d != nil || err != nil {
 				return d, err
 			}
 		default:
@@ -269,67 +324,154 @@ func Claim(ctx context.Context, s Store, req ClaimRequest) (*Decision, error) {
 	return nil, ErrContention
 }
 
+// read returns the key's record (and whether its lease ran out), or, when
+// the key had none, the decision of the insert that claimed it; nothing
+// at all when the insert lost a race (read again). Most claims are of a
+// fresh key or a replay: on an InsertGetter the first round tries the
+// insert and reads what is there in one go.
+func (req *ClaimRequest) read(ctx context.Context, s Store, round int, now time.Time) (*Record, bool, *Decision, error) {
+	if ig, ok := s.(InsertGetter); ok && round == 0 {
+		fresh := req.attemptRecord(1, now)
+		inserted, rec, expired, err := ig.InsertOrGet(ctx, fresh, req.Lease)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		if inserted {
+			return nil, false, &Decision{Action: ActRun, Record: fresh}, nil
+		}
+		return rec, expired, nil, nil
+	}
+	rec, expired, err := s.Get(ctx, req.Record.Key)
+	if err != nil || rec != nil {
+		return rec, expired, nil, err
+	}
+	fresh := req.attemptRecord(1, now)
+	ok, err := s.Insert(ctx, fresh, req.Lease)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if ok {
+		return nil, false, &Decision{Action: ActRun, Record: fresh}, nil
+	}
+	return nil, false, nil, nil
+}
+
 // deadReason says how a running record's holder was found dead: its
-// kernel lock free (locallyLocked), or its lease run out.
-func deadReason(locallyLocked bool) string {
-	if locallyLocked {
+// kernel lock free (lockFree), or its lease run out.
+func deadReason(lockFree bool) string {
+	if lockFree {
 		return "holder died: its lock was free while the record said running"
 	}
 	return "holder lost: its lease expired while the record said running"
 }
 
-// takeover claims the next attempt over rec; nil, nil if rec changed
-// meanwhile.
-func (req *ClaimRequest) takeover(ctx context.Context, s Store, rec *Record, now time.Time) (*Decision, error) {
-	next := req.attemptRecord(rec.Attempt+1, now)
-	ok, err := s.Swap(ctx, VersionOf(rec), false, next, req.Lease)
+// next claims the next attempt over rec, with a fresh token (prev is the
+// decision's Previous); nil, nil if rec changed meanwhile.
+func (req *ClaimRequest) next(ctx context.Context, s Store, rec, prev *Record, now time.Time) (*Decision, error) {
+	n := req.attemptRecord(rec.Attempt+1, now)
+	ok, err := s.Swap(ctx, VersionOf(rec), false, n, req.Lease)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return &Decision{Action: ActRun, Record: next, Previous: rec}, nil
+	return &Decision{Action: ActRun, Record: n, Previous: prev}, nil
 }
 
-// Renew extends the lease of attempt's running record; ErrLeaseLost if the
-// record is no longer running at that attempt.
-func Renew(ctx context.Context, s Store, key string, attempt int64, lease time.Duration) error {
-	ok, err := s.Renew(ctx, key, attempt, lease)
+// Renew extends the lease of rec's attempt (rec as its claim returned it)
+// while it runs: ErrLeaseLost, ErrRecordGone or ErrAttemptEnded when the
+// stored record is no longer that attempt's running record (its token
+// compared), and a store's error as it is.
+func Renew(ctx context.Context, s Store, rec *Record, lease time.Duration) error {
+	ok, err := s.Renew(ctx, rec.Key, running(rec), lease)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return ErrLeaseLost
+		return lost(ctx, s, rec)
 	}
 	return nil
+}
+
+// Release ends the lease of rec's running attempt at once, on the store's
+// clock, fenced by its token: for a holder that exits without a recorded
+// outcome (its completion failed), so that the next claim finds the
+// holder dead (unknown) at once instead of busy for the rest of the lease.
+// On a store without leases it only checks the record (the kernel lock
+// ends with the holder). It reports the same errors as Renew.
+func Release(ctx context.Context, s Store, rec *Record) error {
+	return Renew(ctx, s, rec, 0)
+}
+
+// lost says why rec's attempt no longer matches the stored record.
+func lost(ctx context.Context, s Store, rec *Record) error {
+	cur, _, err := s.Get(ctx, rec.Key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w (reading the key's record to say more: %v)", ErrLeaseLost, err)
+	case cur == nil:
+		return ErrRecordGone
+	case cur.Token == rec.Token && cur.Attempt == rec.Attempt && cur.State != Running:
+		return ErrAttemptEnded
+	}
+	return ErrLeaseLost
+}
+
+// Completion reports how Complete recorded an outcome.
+type Completion struct {
+	// OutputsDropped: the store refused the record for its size
+	// (ErrTooLarge), and the outcome was recorded without the outputs'
+	// bytes: their lengths and sha256 are kept and Truncated is set, so a
+	// replay returns no output. The caller says so.
+	OutputsDropped bool
+	// Cause is the store's error for the full record (OutputsDropped).
+	Cause error
 }
 
 // Complete records the outcome of rec's attempt (rec.State succeeded,
 // failed or unknown), only if the stored record is still running at
-// rec.Attempt: ErrLeaseLost otherwise, and the newer record stays. On a
-// LazySwapper the outcome may become durable shortly after it is
-// recorded (see LazySwapper for why that is safe).
-func Complete(ctx context.Context, s Store, rec *Record) error {
+// rec's attempt and token: ErrLeaseLost (ErrRecordGone, ErrAttemptEnded)
+// otherwise, and the newer record stays. When the store refuses the
+// record for its size (ErrTooLarge), the outcome is recorded again
+// without the outputs' bytes, and Completion says so. On a LazySwapper the
+// outcome may become durable shortly after it is recorded (see
+// LazySwapper for why that is safe).
+func Complete(ctx context.Context, s Store, rec *Record) (Completion, error) {
 	switch rec.State {
 	case Succeeded, Failed, Unknown:
 	default:
-		return fmt.Errorf("ledger: complete with state %q (want succeeded, failed or unknown)", rec.State)
+		return Completion{}, fmt.Errorf("ledger: complete with state %q (want succeeded, failed or unknown)", rec.State)
 	}
 	r := *rec
 	r.LeaseUntil = time.Time{}
-	from := Version{Attempt: rec.Attempt, State: Running}
-	var ok bool
-	var err error
-	if ls, lazy := s.(LazySwapper); lazy {
-		ok, err = ls.SwapLazy(ctx, from, &r)
-	} else {
-		ok, err = s.Swap(ctx, from, false, &r, 0)
+	var c Completion
+	ok, err := swapOutcome(ctx, s, &r)
+	if errors.Is(err, ErrTooLarge) && (len(r.Stdout.Data) > 0 || len(r.Stderr.Data) > 0) {
+		c = Completion{OutputsDropped: true, Cause: err}
+		r.Stdout = dropData(r.Stdout)
+		r.Stderr = dropData(r.Stderr)
+		ok, err = swapOutcome(ctx, s, &r)
 	}
 	if err != nil {
-		return err
+		return Completion{}, err
 	}
 	if !ok {
-		return ErrLeaseLost
+		return Completion{}, lost(ctx, s, rec)
 	}
-	return nil
+	return c, nil
+}
+
+func swapOutcome(ctx context.Context, s Store, r *Record) (bool, error) {
+	if ls, lazy := s.(LazySwapper); lazy {
+		return ls.SwapLazy(ctx, running(r), r)
+	}
+	return s.Swap(ctx, running(r), false, r, 0)
+}
+
+// dropData is o without its bytes: its length and sha256 stay, and it is
+// marked truncated.
+func dropData(o Output) Output {
+	o.Data = nil
+	o.Truncated = true
+	return o
 }
 
 // ResolveRequest settles an unknown step: a person checked the owner.
@@ -339,15 +481,17 @@ type ResolveRequest struct {
 	Reason string
 	Now    func() time.Time
 	// LocallyLocked: the caller holds the key's kernel lock, so a running
-	// record's holder is dead and the record may be settled.
+	// record's holder is dead and the record may be settled, unless
+	// HolderAlive vouches for it (as in ClaimRequest).
 	LocallyLocked bool
+	HolderAlive   HolderCheck
 }
 
 // Resolve settles an unknown record as succeeded (later claims replay it)
 // or failed (later claims run the next attempt). A running record may be
-// settled only when its holder is dead (lease expired, or LocallyLocked);
-// ErrBusy otherwise. ErrNotUnknown for a finished record, ErrNotFound
-// without one.
+// settled only when its holder is dead (lease expired, or LocallyLocked
+// and HolderAlive does not vouch for it); ErrBusy otherwise. ErrNotUnknown
+// for a finished record, ErrNotFound without one.
 func Resolve(ctx context.Context, s Store, req ResolveRequest) (*Record, error) {
 	if req.As != Succeeded && req.As != Failed {
 		return nil, fmt.Errorf("ledger: resolve as %q (want succeeded or failed)", req.As)
@@ -363,67 +507,81 @@ func Resolve(ctx context.Context, s Store, req ResolveRequest) (*Record, error) 
 		switch rec.State {
 		case Unknown:
 		case Running:
-			if !expired && !req.LocallyLocked {
+			if !req.HolderAlive.dead(rec, expired, req.LocallyLocked) {
 				return rec, ErrBusy
 			}
 		default:
 			return rec, ErrNotUnknown
 		}
-		now := nowFunc(req.Now)
-		r := *rec
-		r.State = req.As
-		r.LeaseUntil = time.Time{}
-		if r.EndedAt.IsZero() {
-			r.EndedAt = now
-		}
-		switch {
-		case req.As == Succeeded:
-			r.ExitCode = 0
-		case r.ExitCode <= 0:
-			r.ExitCode = 1
-		}
-		reason := "resolved as " + string(req.As)
-		if req.Reason != "" {
-			reason += ": " + req.Reason
-		}
-		switch {
-		case rec.Reason != "":
-			reason += " (was: " + rec.Reason + ")"
-		case rec.State == Running:
-			// Settled straight from running: keep how it ended, as a
-			// claim that found it dead would.
-			reason += " (was: " + deadReason(req.LocallyLocked) + ")"
-		}
-		r.Reason = reason
-		ok, err := s.Swap(ctx, VersionOf(rec), rec.State == Running && !req.LocallyLocked, &r, 0)
+		r := resolved(rec, req, expired)
+		ok, err := s.Swap(ctx, VersionOf(rec), rec.State == Running && !req.LocallyLocked, r, 0)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			return &r, nil
+			return r, nil
 		}
 	}
 	return nil, ErrContention
 }
 
+// resolved is rec settled as req says.
+func resolved(rec *Record, req ResolveRequest, expired bool) *Record {
+	r := *rec
+	r.State = req.As
+	r.LeaseUntil = time.Time{}
+	if r.EndedAt.IsZero() {
+		r.EndedAt = nowFunc(req.Now)
+	}
+	switch {
+	case req.As == Succeeded:
+		r.ExitCode = 0
+	case r.ExitCode <= 0:
+		r.ExitCode = 1
+	}
+	reason := "resolved as " + string(req.As)
+	if req.Reason != "" {
+		reason += ": " + req.Reason
+	}
+	switch {
+	case rec.Reason != "":
+		reason += " (was: " + rec.Reason + ")"
+	case rec.State == Running:
+		// Settled straight from running: keep how it ended, as a
+		// claim that found it dead would.
+		reason += " (was: " + deadReason(req.LocallyLocked && !expired) + ")"
+	}
+	r.Reason = reason
+	return &r
+}
+
+// ForgetRequest removes one key's record.
+type ForgetRequest struct {
+	Key string
+	// LocallyLocked and HolderAlive: as in ClaimRequest.
+	LocallyLocked bool
+	HolderAlive   HolderCheck
+}
+
 // Forget removes the key's record, so that the next claim runs the step
-// as attempt 1. A running record with a live holder is not removed
-// (ErrBusy): its holder would otherwise complete a newer attempt's record.
-// It reports false, and no error, when there was no record.
-func Forget(ctx context.Context, s Store, key string, locallyLocked bool) (bool, error) {
+// again, as the key's next attempt (the store's high-water mark keeps the
+// attempt number going up). A running record with a live holder is not
+// removed (ErrBusy). It reports false, and no error, when there was no
+// record.
+func Forget(ctx context.Context, s Store, req ForgetRequest) (bool, error) {
 	for range maxRounds {
-		rec, expired, err := s.Get(ctx, key)
+		rec, expired, err := s.Get(ctx, req.Key)
 		if err != nil {
 			return false, err
 		}
 		if rec == nil {
 			return false, nil
 		}
-		if rec.State == Running && !expired && !locallyLocked {
+		if rec.State == Running && !req.HolderAlive.dead(rec, expired, req.LocallyLocked) {
 			return false, ErrBusy
 		}
 		v := VersionOf(rec)
-		ok, err := s.Delete(ctx, key, &v)
+		ok, err := s.Delete(ctx, req.Key, &v)
 		if err != nil {
 			return false, err
 		}
@@ -436,20 +594,18 @@ func Forget(ctx context.Context, s Store, key string, locallyLocked bool) (bool,
 
 // GCRequest removes old records.
 type GCRequest struct {
-	// OlderThan: records whose last change (end, or start) is older are
+	// OlderThan: succeeded and failed records whose Age is more are
 	// removed.
 	OlderThan time.Duration
 	Now       func() time.Time
-	// RunningRemovable is asked about an old running record; it is
-	// removed only if this reports true (its holder is known dead) and,
-	// on a store with leases, only if its lease has still run out when
-	// the store removes it (Delete checks it atomically). Nil: running
-	// records are kept.
-	RunningRemovable func(ctx context.Context, rec *Record) bool
 }
 
-// GC removes the records older than req.OlderThan and returns how many it
-// removed. A record that changed since it was listed stays.
+// GC removes the succeeded and failed records older than req.OlderThan
+// (see Age for whose clock) and returns how many it removed. An unknown
+// or running record is never removed, whatever its age: its outcome is
+// for a person to settle (resolve, forget), and removing it would let the
+// next run repeat a step that may have happened. A record that changed
+// since it was listed stays (its version, token included, is compared).
 func GC(ctx context.Context, s Store, req GCRequest) (int, error) {
 	recs, err := s.List(ctx, Filter{})
 	if err != nil {
@@ -458,14 +614,10 @@ func GC(ctx context.Context, s Store, req GCRequest) (int, error) {
 	now := nowFunc(req.Now)
 	n := 0
 	for _, rec := range recs {
-		if now.Sub(lastChange(rec)) <= req.OlderThan {
-			continue
-		}
-		if rec.State == Running && (req.RunningRemovable == nil || !req.RunningRemovable(ctx, rec)) {
+		if rec.State != Succeeded && rec.State != Failed || Age(rec, now) <= req.OlderThan {
 			continue
 		}
 		v := VersionOf(rec)
-		v.StartedAt = rec.StartedAt // this record, not a later claim at its attempt
 		ok, err := s.Delete(ctx, rec.Key, &v)
 		if err != nil {
 			return n, err

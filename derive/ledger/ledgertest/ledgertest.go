@@ -36,6 +36,17 @@ type Caps struct {
 	ShortLease time.Duration
 	// Concurrency is the number of goroutines racing one key (default 32).
 	Concurrency int
+	// Wipe, if set, loses every record of s and every high-water mark, as
+	// TRUNCATE, FLUSHALL or an emptied file would.
+	Wipe func(t *testing.T, s ledger.Store)
+	// Vanish, if set, makes the record of key disappear as the store
+	// itself can make it, behind the rules' back (Redis: its ttl runs
+	// out; SQLite: a DELETE), its high-water mark kept.
+	Vanish func(t *testing.T, s ledger.Store, key string)
+	// Cramped, if set, returns a store (with the keys of the scenario
+	// free) on which a claim fits but a completion with n bytes of output
+	// is refused for its size (a full disk, maxmemory).
+	Cramped func(t *testing.T) (s ledger.Store, n int)
 }
 
 // Run runs every scenario as a subtest; open returns a store with no
@@ -92,6 +103,16 @@ var scenarios = []scenario{
 	{"LeaseRenewed", true, leaseRenewed},
 	{"LeaseTakeoverFences", true, leaseTakeoverFences},
 	{"ResolveExpiredRunning", true, resolveExpiredRunning},
+	{"StaleHolderFenced", false, staleHolderFenced},
+	{"LeaseLostSaysWhy", false, leaseLostSaysWhy},
+	{"AttemptsNeverGoBack", false, attemptsNeverGoBack},
+	{"Release", false, release},
+	{"HolderAliveHook", false, holderAliveHook},
+	{"LongTaskTool", false, longTaskTool},
+	{"ListReportsLease", true, listReportsLease},
+	{"CompleteTooLarge", false, completeTooLarge},
+	{"LegacyRecord", false, legacyRecord},
+	{"GCSparesReclaimedAfterWipe", false, gcSparesReclaimedAfterWipe},
 }
 
 type env struct {
@@ -144,6 +165,23 @@ func (e *env) dead(req ledger.ClaimRequest) ledger.ClaimRequest {
 	}
 	e.waitExpired(req.Record.Key)
 	return req
+}
+
+// waitAged waits until the record of key is older than d as the rules
+// measure it (ledger.Age: on the store's clock where it reports one).
+func (e *env) waitAged(key string, d time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(d + 20*time.Second)
+	for {
+		rec := e.get(key)
+		if ledger.Age(rec, time.Now()) > d {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the record of %s did not age past %v", key, d)
+		}
+		time.Sleep(d / 10)
+	}
 }
 
 func (e *env) waitExpired(key string) {
@@ -208,7 +246,7 @@ func (e *env) complete(rec *ledger.Record, state ledger.State, code int) *ledger
 	r.State = state
 	r.ExitCode = code
 	r.EndedAt = time.Now()
-	if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
+	if _, err := ledger.Complete(e.ctx, e.s, &r); err != nil {
 		e.t.Fatalf("complete %s attempt %d as %s: %v", rec.Key, rec.Attempt, state, err)
 	}
 	return &r
@@ -279,10 +317,10 @@ func primitives(e *env) {
 	if ok, err := e.s.Swap(e.ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &next, 0); err != nil || !ok {
 		e.t.Fatalf("swap: %v %v", ok, err)
 	}
-	if ok, err := e.s.Renew(e.ctx, k, 1, time.Minute); err != nil || ok {
+	if ok, err := e.s.Renew(e.ctx, k, ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); err != nil || ok {
 		e.t.Fatalf("renew of a finished record: %v %v, want false", ok, err)
 	}
-	if ok, err := e.s.Renew(e.ctx, e.key(), 1, time.Minute); err != nil || ok {
+	if ok, err := e.s.Renew(e.ctx, e.key(), ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); err != nil || ok {
 		e.t.Fatalf("renew of a missing record: %v %v, want false", ok, err)
 	}
 	if ok, err := e.s.Delete(e.ctx, k, &ledger.Version{Attempt: 1, State: ledger.Running}); err != nil || ok {
@@ -355,7 +393,7 @@ func outputsRoundTrip(e *env) {
 	r.Stderr = output(strings.Repeat("e", 5000), 1024)
 	r.Meta = []byte(`{"status":201}`)
 	r.Reason = "exit status 3"
-	if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
+	if _, err := ledger.Complete(e.ctx, e.s, &r); err != nil {
 		e.t.Fatal(err)
 	}
 	req := e.req(k)
@@ -403,7 +441,7 @@ func oddTextRecorded(e *env) {
 	r := *d.Record
 	r.State, r.ExitCode, r.EndedAt = ledger.Failed, 126, time.Now()
 	r.Reason = "could not start: fork/exec ./\xff\x00run: no such file or directory"
-	if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
+	if _, err := ledger.Complete(e.ctx, e.s, &r); err != nil {
 		e.t.Fatalf("complete with a reason that is not UTF-8: %v", err)
 	}
 	req.ReplayFailed = true
@@ -550,23 +588,23 @@ func fencing(e *env) {
 	if second.Attempt != 2 {
 		e.t.Fatalf("takeover attempt %d, want 2", second.Attempt)
 	}
-	if err := ledger.Renew(e.ctx, e.s, k, first.Attempt, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
+	if err := ledger.Renew(e.ctx, e.s, first, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("stale renewal: %v, want ErrLeaseLost", err)
 	}
 	stale := *first
 	stale.State = ledger.Succeeded
 	stale.ExitCode = 0
 	stale.EndedAt = time.Now()
-	if err := ledger.Complete(e.ctx, e.s, &stale); !errors.Is(err, ledger.ErrLeaseLost) {
+	if _, err := ledger.Complete(e.ctx, e.s, &stale); !errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("stale completion: %v, want ErrLeaseLost", err)
 	}
 	e.wantState(k, ledger.Running, 2)
-	if err := ledger.Renew(e.ctx, e.s, k, 2, time.Minute); err != nil {
+	if err := ledger.Renew(e.ctx, e.s, second, time.Minute); err != nil {
 		e.t.Fatalf("current renewal: %v", err)
 	}
 	e.complete(second, ledger.Failed, 1)
 	// A completed attempt cannot complete twice.
-	if err := ledger.Complete(e.ctx, e.s, &stale); !errors.Is(err, ledger.ErrLeaseLost) {
+	if _, err := ledger.Complete(e.ctx, e.s, &stale); !errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("completion of a finished record: %v", err)
 	}
 	third := e.claim(e.req(k), ledger.ActRun).Record
@@ -579,7 +617,7 @@ func completeNeedsOutcome(e *env) {
 	k := e.key()
 	d := e.claim(e.req(k), ledger.ActRun)
 	r := *d.Record
-	if err := ledger.Complete(e.ctx, e.s, &r); err == nil || errors.Is(err, ledger.ErrLeaseLost) {
+	if _, err := ledger.Complete(e.ctx, e.s, &r); err == nil || errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("complete with state running: %v, want a usage error", err)
 	}
 	e.wantState(k, ledger.Running, 1)
@@ -647,15 +685,15 @@ func resolve(e *env) {
 
 func forget(e *env) {
 	k := e.key()
-	if ok, err := ledger.Forget(e.ctx, e.s, k, false); err != nil || ok {
+	if ok, err := ledger.Forget(e.ctx, e.s, ledger.ForgetRequest{Key: k, LocallyLocked: false}); err != nil || ok {
 		e.t.Fatalf("forget of a missing key: %v %v", ok, err)
 	}
 	d := e.claim(e.req(k), ledger.ActRun)
-	if _, err := ledger.Forget(e.ctx, e.s, k, false); !errors.Is(err, ledger.ErrBusy) {
+	if _, err := ledger.Forget(e.ctx, e.s, ledger.ForgetRequest{Key: k, LocallyLocked: false}); !errors.Is(err, ledger.ErrBusy) {
 		e.t.Fatalf("forget of a running step: %v, want ErrBusy", err)
 	}
 	e.complete(d.Record, ledger.Succeeded, 0)
-	if ok, err := ledger.Forget(e.ctx, e.s, k, false); err != nil || !ok {
+	if ok, err := ledger.Forget(e.ctx, e.s, ledger.ForgetRequest{Key: k, LocallyLocked: false}); err != nil || !ok {
 		e.t.Fatalf("forget: %v %v", ok, err)
 	}
 	if rec, _, err := e.s.Get(e.ctx, k); err != nil || rec != nil {
@@ -663,13 +701,13 @@ func forget(e *env) {
 	}
 	req := e.req(k)
 	req.Lease = e.deadLease()
-	if d := e.claim(req, ledger.ActRun); d.Record.Attempt != 1 {
-		e.t.Fatalf("after forget: attempt %d, want 1", d.Record.Attempt)
+	if d := e.claim(req, ledger.ActRun); d.Record.Attempt != 2 {
+		e.t.Fatalf("after forget: attempt %d, want 2 (attempt numbers never go back)", d.Record.Attempt)
 	}
 	if e.caps.Leases {
 		e.waitExpired(k)
 	}
-	if ok, err := ledger.Forget(e.ctx, e.s, k, !e.caps.Leases); err != nil || !ok {
+	if ok, err := ledger.Forget(e.ctx, e.s, ledger.ForgetRequest{Key: k, LocallyLocked: !e.caps.Leases}); err != nil || !ok {
 		e.t.Fatalf("forget of a dead running step: %v %v", ok, err)
 	}
 }
@@ -725,60 +763,96 @@ func listFilters(e *env) {
 	}
 }
 
+// retention: a succeeded or failed record older than Retain (ledger.Age:
+// on the store's clock where it has one) is ignored, whatever its
+// fingerprint, and the claim runs the key's next attempt. An unknown
+// record never expires into a run, nor does a running one. On a store with
+// its own clock, no worker's clock ages a record: neither a worker whose
+// clock is 8 days fast nor a completion written by one 8 days slow.
 func retention(e *env) {
+	const retain = time.Second
 	k := e.key()
 	d := e.claim(e.req(k), ledger.ActRun)
 	e.complete(d.Record, ledger.Succeeded, 0)
-	later := time.Now().Add(8 * 24 * time.Hour)
+	unknown := e.key()
+	d = e.claim(e.req(unknown), ledger.ActRun)
+	e.complete(d.Record, ledger.Unknown, 137)
+	e.waitAged(k, retain)
+	e.waitAged(unknown, retain)
 	req := e.req(k)
-	req.Now = func() time.Time { return later }
-	// An expired record is ignored, whatever its fingerprint.
+	req.Retain = retain
 	req.Record.Fingerprint = fp("b")
 	r := e.claim(req, ledger.ActRun)
-	if r.Record.Attempt != 1 || r.Previous != nil {
-		e.t.Fatalf("claim over an expired record: %+v", r.Record)
+	if r.Record.Attempt != 2 || r.Previous != nil {
+		e.t.Fatalf("claim over an expired record: attempt %d previous %v, want attempt 2 and no previous", r.Record.Attempt, r.Previous)
 	}
-	rec := e.wantState(k, ledger.Running, 1)
-	if rec.Fingerprint != fp("b") {
+	if rec := e.wantState(k, ledger.Running, 2); rec.Fingerprint != fp("b") {
 		e.t.Fatalf("fingerprint %s, want the new one", rec.Fingerprint)
 	}
 	// A running record never expires by retention.
 	e.claim(req, ledger.ActBusy)
-	// Within retention, kept.
+	// Nor an unknown one, with either policy's words: it waits for a person.
+	ureq := e.req(unknown)
+	ureq.Retain = retain
+	e.claim(ureq, ledger.ActUnknown)
+	e.wantState(unknown, ledger.Unknown, 1)
+
+	// Within retention, kept; zero retention keeps for ever.
 	k2 := e.key()
 	d = e.claim(e.req(k2), ledger.ActRun)
 	e.complete(d.Record, ledger.Succeeded, 0)
 	req2 := e.req(k2)
-	soon := time.Now().Add(6 * 24 * time.Hour)
-	req2.Now = func() time.Time { return soon }
+	req2.Retain = time.Hour
 	e.claim(req2, ledger.ActReplay)
-	// Zero retention keeps for ever.
 	req2.Retain = 0
-	req2.Now = func() time.Time { return later.Add(365 * 24 * time.Hour) }
+	req2.Now = func() time.Time { return time.Now().Add(365 * 24 * time.Hour) }
 	e.claim(req2, ledger.ActReplay)
+
+	// A worker whose clock is 8 days fast.
+	fast := e.req(k2)
+	fast.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
+	// A completion written by a worker whose clock is 8 days slow.
+	k3 := e.key()
+	d = e.claim(e.req(k3), ledger.ActRun)
+	slow := *d.Record
+	slow.State, slow.ExitCode, slow.EndedAt = ledger.Succeeded, 0, time.Now().Add(-8*24*time.Hour)
+	if _, err := ledger.Complete(e.ctx, e.s, &slow); err != nil {
+		e.t.Fatal(err)
+	}
+	want := ledger.ActReplay
+	if !e.caps.Leases {
+		// One machine, one clock: the caller's is the store's.
+		want = ledger.ActRun
+	}
+	e.claim(fast, want)
+	e.claim(e.req(k3), want)
 }
 
+// gc removes the succeeded and failed records older than its bound, and
+// never an unknown or running one, however old and whether or not its
+// holder is alive: removing it would let the next run repeat a step whose
+// outcome is unknown.
 func gc(e *env) {
+	const older = time.Second
 	old := e.key()
 	d := e.claim(e.req(old), ledger.ActRun)
 	e.complete(d.Record, ledger.Failed, 1)
+	unknown := e.key()
+	d = e.claim(e.req(unknown), ledger.ActRun)
+	e.complete(d.Record, ledger.Unknown, 137)
 	running := e.key()
 	rreq := e.req(running)
 	rreq.Lease = e.deadLease()
 	e.claim(rreq, ledger.ActRun)
-	later := time.Now().Add(48 * time.Hour)
-	recent := e.key()
-	req := e.req(recent)
-	req.Now = func() time.Time { return later }
-	d = e.claim(req, ledger.ActRun)
-	r := *d.Record
-	r.State = ledger.Succeeded
-	r.ExitCode = 0
-	r.EndedAt = later
-	if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
-		e.t.Fatal(err)
+	e.waitAged(old, older)
+	e.waitAged(unknown, older)
+	if e.caps.Leases {
+		e.waitExpired(running)
 	}
-	n, err := ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: 24 * time.Hour, Now: func() time.Time { return later.Add(time.Hour) }})
+	recent := e.key()
+	d = e.claim(e.req(recent), ledger.ActRun)
+	e.complete(d.Record, ledger.Succeeded, 0)
+	n, err := ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: older})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -788,33 +862,11 @@ func gc(e *env) {
 	if rec, _, _ := e.s.Get(e.ctx, old); rec != nil {
 		e.t.Fatalf("old record kept: %+v", rec)
 	}
+	e.wantState(unknown, ledger.Unknown, 1)
 	e.wantState(running, ledger.Running, 1)
 	e.wantState(recent, ledger.Succeeded, 1)
-	if e.caps.Leases {
-		e.gcSparesLiveLeases(later)
-		e.waitExpired(running)
-	}
-	// A running record is removed only when the caller says its holder is
-	// dead (and, on lease stores, its lease has run out).
-	asked := false
-	_, err = ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: 24 * time.Hour, Now: func() time.Time { return later.Add(time.Hour) },
-		RunningRemovable: func(_ context.Context, rec *ledger.Record) bool {
-			if rec.Key == running {
-				asked = true
-				return true
-			}
-			return false
-		}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if !asked {
-		e.t.Fatal("gc did not ask about the old running record")
-	}
-	if rec, _, _ := e.s.Get(e.ctx, running); rec != nil {
-		e.t.Fatalf("dead running record kept: %+v", rec)
-	}
-	e.wantState(recent, ledger.Succeeded, 1)
+	// The unknown step still waits for a person.
+	e.claim(e.req(unknown), ledger.ActUnknown)
 }
 
 // deleteHook is a store whose Delete runs before first.
@@ -832,14 +884,21 @@ func (d *deleteHook) Delete(ctx context.Context, key string, from *ledger.Versio
 
 // gcSparesReclaimed: gc lists an expired record (attempt 1, succeeded);
 // before it deletes it, the step runs again (a claim of an expired record
-// starts over at attempt 1) and succeeds. The new record has the version
-// the listed one had, but it is not the record gc listed: it must stay,
-// or the next run of the step would run it once more.
-func gcSparesReclaimed(e *env) {
+// runs the next attempt) and succeeds. It is not the record gc listed: it
+// must stay, or the next run of the step would run it once more.
+func gcSparesReclaimed(e *env) { e.gcSparesRerun(false) }
+
+// gcSparesRerun runs gc over an expired record that, before gc deletes
+// it, the step replaces by running again (after a wipe of the store with
+// wipe set, at the same attempt number), and checks that the new record
+// stays.
+func (e *env) gcSparesRerun(wipe bool) {
+	const older = time.Second
 	k := e.key()
 	d := e.claim(e.req(k), ledger.ActRun)
 	e.complete(d.Record, ledger.Succeeded, 0)
-	later := time.Now().Add(8 * 24 * time.Hour)
+	e.waitAged(k, older)
+	want := d.Record.Attempt + 1
 	hook := &deleteHook{Store: e.s}
 	hook.before = func(key string) {
 		if key != k {
@@ -847,63 +906,25 @@ func gcSparesReclaimed(e *env) {
 		}
 		hook.before = nil
 		req := e.req(k)
-		req.Now = func() time.Time { return later }
-		again := e.claim(req, ledger.ActRun)
-		r := *again.Record
-		r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, later
-		if err := ledger.Complete(e.ctx, e.s, &r); err != nil {
-			e.t.Fatal(err)
+		req.Retain = older
+		if wipe {
+			e.caps.Wipe(e.t, e.s)
+			want = d.Record.Attempt // the marks are gone too
 		}
+		again := e.claim(req, ledger.ActRun)
+		if again.Record.Attempt != want {
+			e.t.Fatalf("the step again: attempt %d, want %d", again.Record.Attempt, want)
+		}
+		e.complete(again.Record, ledger.Succeeded, 0)
 	}
-	if _, err := ledger.GC(e.ctx, hook, ledger.GCRequest{OlderThan: 7 * 24 * time.Hour, Now: func() time.Time { return later }}); err != nil {
+	if _, err := ledger.GC(e.ctx, hook, ledger.GCRequest{OlderThan: older}); err != nil {
 		e.t.Fatal(err)
 	}
 	if hook.before != nil {
 		e.t.Fatal("gc did not try to remove the expired record")
 	}
-	rec := e.wantState(k, ledger.Succeeded, 1)
-	if !sameTime(rec.StartedAt, later) {
-		e.t.Fatalf("record started at %v, want the new attempt's %v", rec.StartedAt, later)
-	}
-}
-
-// gcSparesLiveLeases: on a lease store, gc never removes a running record
-// whose lease is live when the store deletes it, whatever the caller
-// believed: neither one whose lease never ran out, nor one whose holder
-// renewed between gc's look at its lease and the delete (a holder revived
-// from SIGSTOP).
-func (e *env) gcSparesLiveLeases(later time.Time) {
-	live := e.key()
-	e.claim(e.req(live), ledger.ActRun)
-	revived := e.key()
-	req := e.req(revived)
-	req.Lease = e.caps.ShortLease
-	e.claim(req, ledger.ActRun)
-	e.waitExpired(revived)
-	_, err := ledger.GC(e.ctx, e.s, ledger.GCRequest{OlderThan: 24 * time.Hour, Now: func() time.Time { return later.Add(time.Hour) },
-		RunningRemovable: func(ctx context.Context, rec *ledger.Record) bool {
-			switch rec.Key {
-			case live:
-				return true // wrongly: its lease is live
-			case revived:
-				// Seen expired, then its holder renews before the delete.
-				if _, expired, err := e.s.Get(ctx, revived); err != nil || !expired {
-					e.t.Errorf("revived: expired %v, err %v", expired, err)
-				}
-				if err := ledger.Renew(ctx, e.s, revived, 1, time.Minute); err != nil {
-					e.t.Errorf("renew of the revived holder: %v", err)
-				}
-				return true
-			}
-			return false
-		}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.wantState(live, ledger.Running, 1)
-	e.wantState(revived, ledger.Running, 1)
-	if _, expired, _ := e.s.Get(e.ctx, revived); expired {
-		e.t.Fatal("the revived holder's renewed lease reads as expired")
+	if rec := e.wantState(k, ledger.Succeeded, want); rec.Token == d.Record.Token {
+		e.t.Fatal("the record is the one gc listed")
 	}
 }
 
@@ -970,7 +991,7 @@ func raceDistinctKeys(e *env) {
 			if err == nil {
 				r := *d.Record
 				r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
-				err = ledger.Complete(e.ctx, e.s, &r)
+				_, err = ledger.Complete(e.ctx, e.s, &r)
 			}
 			errs[i] = err
 		}()
@@ -1006,10 +1027,10 @@ func leaseRenewed(e *env) {
 	k := e.key()
 	req := e.req(k)
 	req.Lease = e.caps.ShortLease
-	e.claim(req, ledger.ActRun)
+	held := e.claim(req, ledger.ActRun).Record
 	// Renewed every third of the lease for four leases: never expired.
 	for range 12 {
-		if err := ledger.Renew(e.ctx, e.s, k, 1, e.caps.ShortLease); err != nil {
+		if err := ledger.Renew(e.ctx, e.s, held, e.caps.ShortLease); err != nil {
 			e.t.Fatalf("renew: %v", err)
 		}
 		if rec, expired, err := e.s.Get(e.ctx, k); err != nil || rec == nil || expired {
@@ -1019,7 +1040,7 @@ func leaseRenewed(e *env) {
 	}
 	e.claim(e.req(k), ledger.ActBusy)
 	e.waitExpired(k)
-	if err := ledger.Renew(e.ctx, e.s, k, 1, e.caps.ShortLease); err != nil {
+	if err := ledger.Renew(e.ctx, e.s, held, e.caps.ShortLease); err != nil {
 		// A renewal after expiry but before a takeover may succeed or
 		// not; either is safe. What matters is after a takeover (Fencing).
 		if !errors.Is(err, ledger.ErrLeaseLost) {
@@ -1040,12 +1061,12 @@ func leaseTakeoverFences(e *env) {
 	if second.Attempt != 2 {
 		e.t.Fatalf("attempt %d, want 2", second.Attempt)
 	}
-	if err := ledger.Renew(e.ctx, e.s, k, first.Attempt, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
+	if err := ledger.Renew(e.ctx, e.s, first, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("stale renewal: %v", err)
 	}
 	r := *first
 	r.State, r.ExitCode = ledger.Succeeded, 0
-	if err := ledger.Complete(e.ctx, e.s, &r); !errors.Is(err, ledger.ErrLeaseLost) {
+	if _, err := ledger.Complete(e.ctx, e.s, &r); !errors.Is(err, ledger.ErrLeaseLost) {
 		e.t.Fatalf("stale completion: %v", err)
 	}
 	rec := e.wantState(k, ledger.Running, 2)

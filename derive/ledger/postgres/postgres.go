@@ -67,6 +67,7 @@ type Options struct {
 type Store struct {
 	cfg      *pgx.ConnConfig
 	table    string // quoted, maybe schema-qualified
+	attempts string // the table of high-water marks, quoted
 	channel  string // NOTIFY channel
 	display  string // the URL with its password redacted
 	secrets  []string
@@ -110,6 +111,12 @@ func parseTable(name string) (pgx.Identifier, error) {
 		if !ident(p) {
 			return nil, fmt.Errorf("table %q: a name is letters, digits and underscores, at most 63, not starting with a digit", name)
 		}
+	}
+	if lower := strings.ToLower(name); lower != name {
+		// idemkey quotes the name, so Fleet, fleet and FLEET would be
+		// three tables, three ledgers, and a step run once in each.
+		return nil, storeutil.Hinted(fmt.Errorf("table %q: upper case in a table name: the ledger's table is named exactly, so %q and %q would be two ledgers", name, name, lower),
+			fmt.Sprintf("use table=%s (a table an older idemkey made under the upper-case name keeps its records after ALTER TABLE %s RENAME TO %s)", lower, pgx.Identifier(parts).Sanitize(), pgx.Identifier{parts[len(parts)-1]}.Sanitize()))
 	}
 	return pgx.Identifier(parts), nil
 }
@@ -171,6 +178,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.table = ident.Sanitize()
+	s.attempts = attemptsTable(ident)
 	s.channel = channelName(strings.Join(ident, "."))
 	u.RawQuery = q.Encode()
 
@@ -277,7 +285,8 @@ func DDL(table string) (string, error) {
 
 func ddl(ident pgx.Identifier) string {
 	t := ident.Sanitize()
-	idx := pgx.Identifier{indexName(ident[len(ident)-1])}.Sanitize()
+	name := ident[len(ident)-1]
+	idx := pgx.Identifier{derivedName(name, "_task_tool_md5")}.Sanitize()
 	return `CREATE TABLE IF NOT EXISTS ` + t + ` (
     key              text        PRIMARY KEY,
     task             text        NOT NULL,
@@ -301,26 +310,56 @@ func ddl(ident pgx.Identifier) string {
     stderr_length    bigint      NOT NULL,
     stderr_sha256    text        NOT NULL,
     stderr_truncated boolean     NOT NULL,
-    meta             bytea       NOT NULL
+    meta             bytea       NOT NULL,
+    token            text        NOT NULL DEFAULT '',
+    stored_at        timestamptz DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (task, tool);
-COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 1';
+CREATE TABLE IF NOT EXISTS ` + attemptsTable(ident) + ` (
+    key              text        PRIMARY KEY,
+    attempt          bigint      NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (md5(task), md5(tool));
+COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 2';
 `
 }
 
-// indexName is the name of the (task, tool) index of table: its name and
-// _task_tool, or, where that would pass the 63-byte limit, its first 44
-// bytes, a hash of it, and _task_tool. PostgreSQL cuts a longer name to
-// 63 bytes, which for a table of 53 bytes or more is the table's own
-// name: CREATE INDEX IF NOT EXISTS then skipped, with a notice, and the
-// table had no index.
-func indexName(table string) string {
-	const suffix = "_task_tool"
+// upgrade is the SQL that takes a table of schema 1 to 2, before ddl:
+// the claim token and the store's time of each write (a record written
+// before has neither: it is fenced by its attempt and state, and aged on
+// the caller's clock, as before), and an index of the hashes of task
+// and tool in place of the (task, tool) index, whose rows a long task id
+// made too large for a btree (more than 2704 bytes). The table of the
+// keys' high-water marks is created by ddl.
+func upgrade(ident pgx.Identifier) string {
+	t := ident.Sanitize()
+	old := append(pgx.Identifier{}, ident[:len(ident)-1]...)
+	old = append(old, derivedName(ident[len(ident)-1], "_task_tool"))
+	return `ALTER TABLE ` + t + ` ADD COLUMN IF NOT EXISTS token text NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS stored_at timestamptz;
+ALTER TABLE ` + t + ` ALTER COLUMN stored_at SET DEFAULT now();
+DROP INDEX IF EXISTS ` + old.Sanitize() + `;
+`
+}
+
+// attemptsTable is the quoted name of the table of the keys' high-water
+// marks of attempts beside table: its name and _attempts, in its schema.
+// A key's mark is written when its record is deleted (forget, gc), so
+// that the next claim continues above it: attempt numbers never go back.
+func attemptsTable(ident pgx.Identifier) string {
+	a := append(pgx.Identifier{}, ident[:len(ident)-1]...)
+	return append(a, derivedName(ident[len(ident)-1], "_attempts")).Sanitize()
+}
+
+// derivedName is table's name with suffix or, where that would pass the
+// 63-byte limit, its first bytes, a hash of it, and suffix. PostgreSQL
+// cuts a longer name to 63 bytes, which for a long table name is the
+// table's own name (CREATE INDEX IF NOT EXISTS then skipped, with a
+// notice, and the table had no index), or another table's derived name.
+func derivedName(table, suffix string) string {
 	if len(table)+len(suffix) <= 63 {
 		return table + suffix
 	}
 	sum := sha256.Sum256([]byte(table))
-	return table[:44] + "_" + hex.EncodeToString(sum[:4]) + suffix
+	return table[:63-len(suffix)-9] + "_" + hex.EncodeToString(sum[:4]) + suffix
 }
 
 // Init creates the ledger's table if it is missing (idemkey ledger init).
@@ -334,18 +373,21 @@ type noTableError struct{ msg string }
 func (e *noTableError) Error() string        { return e.msg }
 func (e *noTableError) Is(target error) bool { return target == fs.ErrNotExist }
 
-// ensureTable checks that the table exists and creates it if allowed. The
-// creation runs in one transaction under a transaction-level advisory
-// lock, so that many workers starting at once do not race on it.
+// ensureTable checks that the table exists at the current schema,
+// creates it if allowed (create), and upgrades a table of an older schema
+// (see upgrade). Creation and upgrade run in one transaction under a
+// transaction-level advisory lock, so that many workers starting at once
+// do not race on them.
 func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) error {
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL`, s.table).Scan(&exists); err != nil {
+	const look = `SELECT to_regclass($1::text) IS NOT NULL, to_regclass($2::text) IS NOT NULL`
+	var exists, current bool
+	if err := conn.QueryRow(ctx, look, s.table, s.attempts).Scan(&exists, &current); err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if exists {
+	if exists && current {
 		return nil
 	}
-	if !create {
+	if !exists && !create {
 		return &noTableError{fmt.Sprintf("ledger at %s: table %s does not exist (create it with idemkey ledger init, or with the DDL in the README)", s.display, s.table)}
 	}
 	ident, _ := parseTable(strings.ReplaceAll(strings.Trim(s.table, `"`), `"."`, "."))
@@ -357,13 +399,21 @@ func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) er
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1::text))`, "idemkey ledger init "+s.table); err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if err := tx.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL`, s.table).Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, look, s.table, s.attempts).Scan(&exists, &current); err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if !exists {
-		for _, stmt := range strings.Split(strings.TrimSpace(ddl(ident)), ";\n") {
+	if !current {
+		sql := ddl(ident)
+		if exists {
+			sql = upgrade(ident) + sql
+		}
+		for _, stmt := range strings.Split(strings.TrimSpace(sql), ";\n") {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return s.redactErr(fmt.Errorf("ledger at %s: creating table %s: %w", s.display, s.table, err))
+				what := "creating table " + s.table
+				if exists {
+					what = "upgrading table " + s.table + " to this idemkey's schema (as its owner: idemkey ledger init)"
+				}
+				return s.redactErr(fmt.Errorf("ledger at %s: %s: %w", s.display, what, err))
 			}
 		}
 	}
@@ -436,6 +486,28 @@ func missingTable(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
 }
 
+// missingColumn reports whether err is PostgreSQL's undefined_column: a
+// table of an older schema.
+func missingColumn(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42703"
+}
+
+// tooLarge reports whether err is the server refusing a write for its
+// size: disk_full, out_of_memory, program_limit_exceeded (a value or row
+// too large).
+func tooLarge(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "53100", "53200", "54000":
+		return true
+	}
+	return false
+}
+
 // do runs f on a connection; when the connection broke, it retries on a
 // new one, with backoff, for up to RetryFor. f must be safe to run again
 // (a write checks, on its retry, whether its first try took effect).
@@ -448,12 +520,13 @@ func (s *Store) do(ctx context.Context, f func(conn *pgx.Conn) error) error {
 		if err == nil {
 			err = f(conn)
 			retry = transient(err, conn)
-			if missingTable(err) && s.create {
-				// First use: create the table, then run f again.
+			if missingTable(err) || missingColumn(err) {
+				// First use: create (or upgrade) the table, then run f
+				// again.
 				conn.Close(context.Background())
 				conn, err = s.connect(ctx)
 				if err == nil {
-					if err = s.ensureTable(ctx, conn, true); err == nil {
+					if err = s.ensureTable(ctx, conn, s.create); err == nil {
 						err = f(conn)
 					}
 					retry = transient(err, conn)
@@ -477,26 +550,28 @@ func (s *Store) do(ctx context.Context, f func(conn *pgx.Conn) error) error {
 	}
 }
 
-// cols are the record's columns in the order of scan.
+// cols are the record's columns in the order of scan (then the server's
+// now(), read as ReadAt).
 const cols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
 	started_at, ended_at, lease_until,
 	stdout, stdout_length, stdout_sha256, stdout_truncated,
-	stderr, stderr_length, stderr_sha256, stderr_truncated, meta`
+	stderr, stderr_length, stderr_sha256, stderr_truncated, meta, token, stored_at`
 
 // listCols are cols without the outputs' data and meta.
 const listCols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
 	started_at, ended_at, lease_until,
 	''::bytea, stdout_length, stdout_sha256, stdout_truncated,
-	''::bytea, stderr_length, stderr_sha256, stderr_truncated, ''::bytea`
+	''::bytea, stderr_length, stderr_sha256, stderr_truncated, ''::bytea, token, stored_at`
 
+// scanRecord reads a row of cols (or listCols) and now(), then extra.
 func scanRecord(row pgx.Row, extra ...any) (*ledger.Record, error) {
 	r := &ledger.Record{}
 	var state string
-	var ended, lease *time.Time
+	var ended, lease, storedAt *time.Time
 	dest := []any{&r.Key, &r.Task, &r.Tool, &r.Kind, &r.Fingerprint, &r.Request, &state, &r.Attempt,
 		&r.Holder, &r.ExitCode, &r.Reason, &r.StartedAt, &ended, &lease,
 		&r.Stdout.Data, &r.Stdout.Length, &r.Stdout.SHA256, &r.Stdout.Truncated,
-		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta}
+		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta, &r.Token, &storedAt, &r.ReadAt}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
@@ -507,12 +582,15 @@ func scanRecord(row pgx.Row, extra ...any) (*ledger.Record, error) {
 	if lease != nil {
 		r.LeaseUntil = *lease
 	}
+	if storedAt != nil {
+		r.StoredAt = *storedAt
+	}
 	return r, nil
 }
 
-// values are rec's column values $1…$23 in the order of cols (lease_until
-// is computed by the server and stands in the list as $24, the lease in
-// microseconds).
+// values are rec's column values $1…$22 in the order of cols, $23 the
+// lease in microseconds (lease_until is computed by the server), and $24
+// the token; stored_at is the server's now().
 func values(rec *ledger.Record, lease time.Duration) []any {
 	var ended *time.Time
 	if !rec.EndedAt.IsZero() {
@@ -523,7 +601,7 @@ func values(rec *ledger.Record, lease time.Duration) []any {
 		rec.Attempt, text(rec.Holder), int32(rec.ExitCode), text(rec.Reason), rec.StartedAt, ended,
 		nz(rec.Stdout.Data), rec.Stdout.Length, rec.Stdout.SHA256, rec.Stdout.Truncated,
 		nz(rec.Stderr.Data), rec.Stderr.Length, rec.Stderr.SHA256, rec.Stderr.Truncated, nz(rec.Meta),
-		lease.Microseconds()}
+		max(lease, 0).Microseconds(), rec.Token}
 }
 
 // text is s as a text column can hold it: PostgreSQL's text is UTF-8
@@ -575,7 +653,7 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 // get reads the key's record on conn: nil without one.
 func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Record, bool, error) {
 	var expired bool
-	row := conn.QueryRow(ctx, `SELECT `+cols+`,
+	row := conn.QueryRow(ctx, `SELECT `+cols+`, now(),
 		state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
 		FROM `+s.table+` WHERE key = $1::text`, text(key))
 	rec, err := scanRecord(row, &expired)
@@ -591,31 +669,47 @@ type effect int
 const (
 	// plain: the statement alone; its row count.
 	plain effect = iota
-	// notify: WITH c AS (stmt RETURNING key) SELECT … pg_notify(channel,
-	// key), so that the notification is part of the change's transaction
-	// (a waiter wakes when a record it saw changes).
+	// notify: WITH c AS (stmt RETURNING key, attempt) SELECT …
+	// pg_notify(channel, key), so that the notification is part of the
+	// change's transaction (a waiter wakes when a record it saw changes).
 	notify
 	// notifyLazy: notify, and the transaction commits with
 	// synchronous_commit off (set_config(…, true) lasts until the end of
 	// the statement's own transaction: no session state, nothing a
 	// transaction-mode pooler breaks). See ledger.LazySwapper.
 	notifyLazy
+	// notifyKeep: notify, for a DELETE, and the high-water mark of the
+	// deleted record's attempt is kept in the attempts table in the same
+	// statement.
+	notifyKeep
 )
 
 // changed runs a data-changing statement as eff says and returns how many
-// rows changed.
+// rows changed. An error for the write's size is ledger.ErrTooLarge.
 func (s *Store) changed(ctx context.Context, conn *pgx.Conn, eff effect, stmt string, args ...any) (int, error) {
+	n, err := s.change(ctx, conn, eff, stmt, args...)
+	if tooLarge(err) {
+		err = ledger.TooLarge(err)
+	}
+	return n, err
+}
+
+func (s *Store) change(ctx context.Context, conn *pgx.Conn, eff effect, stmt string, args ...any) (int, error) {
 	if eff == plain {
 		tag, err := conn.Exec(ctx, stmt, args...)
 		return int(tag.RowsAffected()), err
 	}
 	args = append(args, s.channel)
 	ch := fmt.Sprint(len(args))
-	lazy := ""
-	if eff == notifyLazy {
+	lazy, keep := "", ""
+	switch eff {
+	case notifyLazy:
 		lazy = `, set_config('synchronous_commit', 'off', true)`
+	case notifyKeep:
+		keep = `, h AS (INSERT INTO ` + s.attempts + ` AS a (key, attempt) SELECT key, attempt FROM c
+			ON CONFLICT (key) DO UPDATE SET attempt = greatest(a.attempt, excluded.attempt))`
 	}
-	sql := `WITH c AS (` + stmt + ` RETURNING key) SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` + ch +
+	sql := `WITH c AS (` + stmt + ` RETURNING key, attempt)` + keep + ` SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` + ch +
 		`::text, c.key)` + lazy + `) n`
 	var n int
 	err := conn.QueryRow(ctx, sql, args...).Scan(&n)
@@ -637,8 +731,8 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, eff effect, stmt 
 		}
 		ok = n == 1
 		if !ok && ambiguous {
-			found, err := scanRecord(conn.QueryRow(ctx, `SELECT `+cols+` FROM `+s.table+` WHERE key = $1::text`, text(rec.Key)))
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			found, _, err := s.get(ctx, conn, rec.Key)
+			if err != nil {
 				return err
 			}
 			ok = storeutil.Same(found, stored(rec))
@@ -651,21 +745,39 @@ func (s *Store) write(ctx context.Context, rec *ledger.Record, eff effect, stmt 
 	return ok, nil
 }
 
+// insertStmt is the INSERT … ON CONFLICT DO NOTHING of rec's values
+// ($1…$24, as values gives them), at the larger of its attempt and one
+// more than the key's high-water mark, returning the attempt.
+func (s *Store) insertStmt() string {
+	return `INSERT INTO ` + s.table + ` (` + cols + `) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text,
+		$6::bytea, $7::text, greatest($8::bigint, coalesce((SELECT attempt FROM ` + s.attempts + ` WHERE key = $1::text), 0) + 1),
+		$9::text, $10::integer, $11::text, $12::timestamptz, $13::timestamptz,
+		` + leaseExpr + `, $14::bytea, $15::bigint, $16::text, $17::boolean, $18::bytea, $19::bigint, $20::text,
+		$21::boolean, $22::bytea, $24::text, now()) ON CONFLICT (key) DO NOTHING RETURNING attempt`
+}
+
+// insert runs insertStmt on conn and reports whether it inserted (rec's
+// Attempt then set to the attempt stored).
+func (s *Store) insert(ctx context.Context, conn *pgx.Conn, rec *ledger.Record, lease time.Duration) (bool, error) {
+	var attempt int64
+	err := conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...).Scan(&attempt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	rec.Attempt = attempt
+	return true, nil
+}
+
 // Insert implements ledger.Store: INSERT … ON CONFLICT DO NOTHING, with no
 // notification (no one waits on a missing record; and a NOTIFY takes a
 // cluster-wide lock until its transaction's commit is flushed, which
 // would queue every worker's claim behind the others' fsyncs).
 func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, error) {
-	return s.write(ctx, rec, plain, insertStmt(s.table), values(rec, lease)...)
-}
-
-// insertStmt is the INSERT … ON CONFLICT DO NOTHING of rec's values
-// ($1…$23, as values gives them).
-func insertStmt(table string) string {
-	return `INSERT INTO ` + table + ` (` + cols + `) VALUES ($1::text, $2::text, $3::text, $4::text, $5::text,
-		$6::bytea, $7::text, $8::bigint, $9::text, $10::integer, $11::text, $12::timestamptz, $13::timestamptz,
-		` + leaseExpr + `, $14::bytea, $15::bigint, $16::text, $17::boolean, $18::bytea, $19::bigint, $20::text,
-		$21::boolean, $22::bytea) ON CONFLICT (key) DO NOTHING`
+	inserted, _, _, err := s.insertOrGet(ctx, rec, lease, false)
+	return inserted, err
 }
 
 // InsertOrGet implements ledger.InsertGetter: the INSERT … ON CONFLICT DO
@@ -675,24 +787,36 @@ func insertStmt(table string) string {
 // statement doing both (a CTE and a UNION) cost a fresh claim the planning
 // of the SELECT too, on the cold catalog caches of a new backend.
 func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration) (bool, *ledger.Record, bool, error) {
+	return s.insertOrGet(ctx, rec, lease, true)
+}
+
+// insertOrGet inserts rec and, if it was not inserted, reads the stored
+// record when read is set, or when a try whose connection broke may have
+// inserted it (its token tells).
+func (s *Store) insertOrGet(ctx context.Context, rec *ledger.Record, lease time.Duration, read bool) (bool, *ledger.Record, bool, error) {
 	var inserted, expired, ambiguous bool
 	var found *ledger.Record
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		tag, err := conn.Exec(ctx, insertStmt(s.table), values(rec, lease)...)
+		var err error
+		inserted, err = s.insert(ctx, conn, rec, lease)
+		if tooLarge(err) {
+			err = ledger.TooLarge(err)
+		}
 		if err != nil {
 			if transient(err, conn) && !pgconn.SafeToRetry(err) {
 				ambiguous = true
 			}
 			return err
 		}
-		if inserted = tag.RowsAffected() == 1; inserted {
+		if inserted || !read && !ambiguous {
 			return nil
 		}
 		if found, expired, err = s.get(ctx, conn, rec.Key); err != nil {
 			return err
 		}
-		if ambiguous && storeutil.Same(found, stored(rec)) {
+		if ambiguous && storeutil.SameInsert(found, stored(rec)) {
 			// An earlier try inserted it before the connection broke.
+			rec.Attempt = found.Attempt
 			found, expired, inserted = nil, false, true
 		}
 		return nil
@@ -703,8 +827,8 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 	return inserted, found, expired, nil
 }
 
-// Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt AND
-// state still match (AND the lease ran out on now(), if needExpired).
+// Swap implements ledger.Store: UPDATE … WHERE key = $1 AND attempt, state
+// and token still match (AND the lease ran out on now(), if needExpired).
 func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration) (bool, error) {
 	return s.swap(ctx, from, needExpired, rec, lease, notify)
 }
@@ -720,7 +844,7 @@ func (s *Store) SwapLazy(ctx context.Context, from ledger.Version, rec *ledger.R
 }
 
 func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool, rec *ledger.Record, lease time.Duration, eff effect) (bool, error) {
-	args := append(values(rec, lease), from.Attempt, string(from.State))
+	args := append(values(rec, lease), from.Attempt, string(from.State), from.Token)
 	cond := ``
 	if needExpired {
 		cond = ` AND lease_until IS NOT NULL AND lease_until <= now()`
@@ -730,17 +854,19 @@ func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool,
 		reason = $11::text, started_at = $12::timestamptz, ended_at = $13::timestamptz, lease_until = ` + leaseExpr + `,
 		stdout = $14::bytea, stdout_length = $15::bigint, stdout_sha256 = $16::text, stdout_truncated = $17::boolean,
 		stderr = $18::bytea, stderr_length = $19::bigint, stderr_sha256 = $20::text, stderr_truncated = $21::boolean,
-		meta = $22::bytea
-		WHERE key = $1::text AND attempt = $24::bigint AND state = $25::text` + cond
+		meta = $22::bytea, token = $24::text, stored_at = now()
+		WHERE key = $1::text AND attempt = $25::bigint AND state = $26::text AND token = $27::text` + cond
 	return s.write(ctx, rec, eff, stmt, args...)
 }
 
-// Renew implements ledger.Store: the lease runs for lease from now().
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+// Renew implements ledger.Store: the lease runs for lease from now() (a
+// lease of zero or less ends it now).
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
 	var ok bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_until = now() + $3::bigint * interval '1 microsecond'
-			WHERE key = $1::text AND attempt = $2::bigint AND state = 'running'`, text(key), attempt, lease.Microseconds())
+			WHERE key = $1::text AND attempt = $2::bigint AND state = $4::text AND token = $5::text`,
+			text(key), from.Attempt, max(lease, 0).Microseconds(), string(from.State), from.Token)
 		ok = err == nil && tag.RowsAffected() == 1
 		return err
 	})
@@ -750,13 +876,15 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 	return ok, nil
 }
 
-// List implements ledger.Store.
+// List implements ledger.Store. Task and tool are matched through their
+// hashes' index (and then exactly).
 func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, error) {
 	var out []*ledger.Record
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		out = out[:0]
-		rows, err := conn.Query(ctx, `SELECT `+listCols+` FROM `+s.table+`
-			WHERE ($1::text = '' OR task = $1::text) AND ($2::text = '' OR tool = $2::text)
+		rows, err := conn.Query(ctx, `SELECT `+listCols+`, now() FROM `+s.table+`
+			WHERE ($1::text = '' OR md5(task) = md5($1::text) AND task = $1::text)
+			AND ($2::text = '' OR md5(tool) = md5($2::text) AND tool = $2::text)
 			AND ($3::text = '' OR state = $3::text) ORDER BY started_at, key`, text(f.Task), text(f.Tool), string(f.State))
 		if err != nil {
 			return err
@@ -778,26 +906,21 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 	return out, nil
 }
 
-// Delete implements ledger.Store: with from, DELETE … WHERE key, attempt
-// and state still match and, for a running version, its lease ran out on
-// now() (a holder that renewed since keeps its record).
+// Delete implements ledger.Store: with from, DELETE … WHERE key, attempt,
+// state and token still match and, for a running version, its lease ran
+// out on now() (a holder that renewed since keeps its record). The
+// record's attempt is kept as the key's high-water mark, in the same
+// statement.
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	var n int
 	err := s.do(ctx, func(conn *pgx.Conn) error {
 		var err error
 		if from == nil {
-			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text`, text(key))
+			n, err = s.changed(ctx, conn, notifyKeep, `DELETE FROM `+s.table+` WHERE key = $1::text`, text(key))
 		} else {
-			// started, when pinned, to the millisecond: this attempt,
-			// not a later claim at the same attempt number.
-			var started any
-			if !from.StartedAt.IsZero() {
-				started = from.StartedAt.UnixMilli()
-			}
-			n, err = s.changed(ctx, conn, notify, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
-				AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())
-				AND ($4::bigint IS NULL OR floor(extract(epoch FROM started_at) * 1000)::bigint = $4::bigint)`,
-				text(key), from.Attempt, string(from.State), started)
+			n, err = s.changed(ctx, conn, notifyKeep, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
+				AND token = $4::text AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
+				text(key), from.Attempt, string(from.State), from.Token)
 		}
 		return err
 	})

@@ -33,9 +33,35 @@ func open(t *testing.T, url string) *Store {
 
 // The scenario table, in the default (exec) query mode and in the simple
 // protocol a transaction-mode pooler needs.
+// connect is a connection of the test's own to url, closed at its end.
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// wipe is TRUNCATE of the ledger's table and of its marks, as an
+// operator's TRUNCATE (or a restore of an old dump) would do.
+func wipe(t *testing.T, s ledger.Store) {
+	st := s.(*Store)
+	ctx := context.Background()
+	conn, err := pgx.ConnectConfig(ctx, st.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `TRUNCATE `+st.table+`, `+st.attempts); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestScenarios(t *testing.T) {
 	url := testserver.Postgres(t)
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64, Wipe: wipe})
 }
 
 func TestScenariosSimpleProtocol(t *testing.T) {
@@ -85,7 +111,7 @@ func TestNothingPrepared(t *testing.T) {
 		ctx := context.Background()
 		r := &ledger.Record{Key: "k", Kind: "run", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
 		s.Insert(ctx, r, time.Minute)
-		s.Renew(ctx, "k", 1, time.Minute)
+		s.Renew(ctx, "k", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute)
 		s.Get(ctx, "k")
 		var n int
 		err := s.do(ctx, func(conn *pgx.Conn) error {
@@ -124,19 +150,19 @@ func TestTableName(t *testing.T) {
 	if err := ls.Wait(ctx, "k"); err != nil || ls.listener == nil {
 		t.Fatalf("listen on %s: %v", ls.channel, err)
 	}
-	// Long names still get their (task, tool) index, each its own: two
-	// tables whose names share their first 53 bytes or more.
+	// Long names still get their index of task and tool, each its own:
+	// two tables whose names share their first 53 bytes or more.
 	for _, name := range []string{strings.Repeat("u", 60) + "abc", strings.Repeat("u", 60) + "abd", strings.Repeat("v", 53)} {
 		open(t, url+"&table="+name).Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0)
 		var idx []string
-		rows, _ := conn.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(task, tool)%'`, name)
+		rows, _ := conn.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(md5(task), md5(tool))%'`, name)
 		for rows.Next() {
 			var d string
 			rows.Scan(&d)
 			idx = append(idx, d)
 		}
 		if rows.Err() != nil || len(idx) != 1 {
-			t.Fatalf("table %s (%d bytes): (task, tool) indexes %q, %v; want one", name, len(name), idx, rows.Err())
+			t.Fatalf("table %s (%d bytes): task and tool indexes %q, %v; want one", name, len(name), idx, rows.Err())
 		}
 	}
 	// An empty or repeated table= is refused, not read as the default
@@ -169,7 +195,7 @@ func TestDDLIsWhatOpenCreates(t *testing.T) {
 	if _, err := conn.Exec(ctx, ddl); err != nil {
 		t.Fatal(err)
 	}
-	conn.Exec(ctx, `CREATE ROLE worker LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON dba_ledger TO worker; REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
+	conn.Exec(ctx, `CREATE ROLE worker LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON dba_ledger, dba_ledger_attempts TO worker; REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
 	wurl := strings.Replace(url, "postgres@", "worker@", 1) + "&table=dba_ledger"
 	s := open(t, wurl)
 	if ok, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}, time.Minute); !ok || err != nil {
@@ -331,7 +357,7 @@ func TestCompletionLazyClaimDurable(t *testing.T) {
 	for _, r := range recs {
 		done := *r
 		done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
-		if err := ledger.Complete(ctx, s, &done); err != nil {
+		if _, err := ledger.Complete(ctx, s, &done); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -377,4 +403,86 @@ func TestProtocolViolationNotRetried(t *testing.T) {
 	if transient(err, nil) {
 		t.Fatalf("%v taken for a broken connection (retried for RetryFor)", err)
 	}
+}
+
+// schema1 is the table as idemkey created it at schema 1 (and the README
+// gave to DBAs).
+const schema1 = `CREATE TABLE IF NOT EXISTS "idemkey_ledger" (key text PRIMARY KEY, task text NOT NULL,
+  tool text NOT NULL, kind text NOT NULL, fingerprint text NOT NULL, request bytea NOT NULL,
+  state text NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+  attempt bigint NOT NULL CHECK (attempt > 0), holder text NOT NULL, exit_code integer NOT NULL,
+  reason text NOT NULL, started_at timestamptz NOT NULL, ended_at timestamptz, lease_until timestamptz,
+  stdout bytea NOT NULL, stdout_length bigint NOT NULL, stdout_sha256 text NOT NULL, stdout_truncated boolean NOT NULL,
+  stderr bytea NOT NULL, stderr_length bigint NOT NULL, stderr_sha256 text NOT NULL, stderr_truncated boolean NOT NULL,
+  meta bytea NOT NULL);
+CREATE INDEX IF NOT EXISTS "idemkey_ledger_task_tool" ON "idemkey_ledger" (task, tool);
+COMMENT ON TABLE "idemkey_ledger" IS 'idemkey ledger, schema 1'`
+
+// TestUpgradeFromSchema1: a table of schema 1 with a record in it (no
+// token, no store time) is upgraded on first use: the record replays, its
+// running sibling without a token is taken over with one, the (task,
+// tool) index that refused long task ids is replaced by the hashes'
+// index, and a claim with a 5 KB task id works.
+func TestUpgradeFromSchema1(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, schema1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO idemkey_ledger VALUES
+		('done', 't', 'x', 'run', 'f', '', 'succeeded', 1, 'h', 0, '', now(), now(), NULL, 'out', 3, 's', false, '', 0, '', false, ''),
+		('held', 't', 'x', 'run', 'f', '', 'running', 2, 'h', -1, '', now(), NULL, now() - interval '1 minute', '', 0, '', false, '', 0, '', false, '')`); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url)
+	req := ledger.ClaimRequest{Record: ledger.Record{Key: "done", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}, Lease: time.Minute}
+	d, err := ledger.Claim(ctx, s, req)
+	if err != nil || d.Action != ledger.ActReplay || string(d.Record.Stdout.Data) != "out" || d.Record.Token != "" {
+		t.Fatalf("schema-1 record: %+v %v", d, err)
+	}
+	if v, err := s.Schema(ctx); err != nil || v != 2 {
+		t.Fatalf("schema after upgrade: %d %v", v, err)
+	}
+	req.Record.Key, req.Recover = "held", ledger.RecoverRetry
+	if d, err := ledger.Claim(ctx, s, req); err != nil || d.Action != ledger.ActRun || d.Record.Attempt != 3 || d.Record.Token == "" {
+		t.Fatalf("claim over a schema-1 running record with an expired lease: %+v %v", d, err)
+	}
+	var idx []string
+	rows, _ := conn.Query(ctx, `SELECT indexname FROM pg_indexes WHERE tablename = 'idemkey_ledger' AND indexname <> 'idemkey_ledger_pkey'`)
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		idx = append(idx, n)
+	}
+	if len(idx) != 1 || idx[0] != "idemkey_ledger_task_tool_md5" {
+		t.Fatalf("indexes after upgrade: %q", idx)
+	}
+	req.Record.Key, req.Record.Task = "long", strings.Repeat("t", 5000)
+	if d, err := ledger.Claim(ctx, s, req); err != nil || d.Action != ledger.ActRun {
+		t.Fatalf("claim with a 5 KB task id after the upgrade: %+v %v", d, err)
+	}
+}
+
+// TestTableNameCase: a table name with upper case is refused with a hint
+// naming the lower-case one (Fleet, fleet and FLEET were three ledgers,
+// and a step ran once in each); a lower-case one is the same ledger
+// whichever way it is written in the URL.
+func TestTableNameCase(t *testing.T) {
+	url := testserver.Postgres(t)
+	ctx := context.Background()
+	for _, name := range []string{"Fleet", "FLEET", "ops.Fleet", "Ops.fleet"} {
+		_, err := Open(ctx, url+"&table="+name, Options{})
+		var h interface{ Hint() string }
+		if err == nil || !strings.Contains(err.Error(), "upper case") || !errors.As(err, &h) || !strings.Contains(h.Hint(), "table="+strings.ToLower(name)) {
+			t.Errorf("table=%s: %v, want refused with a hint naming table=%s", name, err, strings.ToLower(name))
+		}
+		if _, err := Open(ctx, url, Options{Table: name}); err == nil {
+			t.Errorf("Options.Table %s accepted", name)
+		}
+		if _, err := DDL(name); err == nil {
+			t.Errorf("DDL(%s) accepted", name)
+		}
+	}
+	open(t, url+"&table=fleet")
 }

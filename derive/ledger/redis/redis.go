@@ -224,25 +224,35 @@ func (s *Store) recKey(key string) string   { return s.prefix + "r:" + key }
 func (s *Store) leaseKey(key string) string { return s.prefix + "l:" + key }
 func (s *Store) indexKey() string           { return s.prefix + "index" }
 
-// The scripts. A record is a hash: state and attempt (compared by the
-// scripts), rec (the rest of the record as JSON), request, stdout, stderr
-// and meta (bytes), and task, tool, holder and reason as they are (JSON
-// would turn bytes that are not UTF-8 into U+FFFD, and List's filter
-// would then miss the task it was given). Its lease is a key with a PX
-// expiry.
+// markKey is the key's high-water mark of attempts: a plain key with no
+// expiry, raised by every write of the record, so that it outlives the
+// record (forget, gc, and a ttl= that expires it) and the next claim
+// continues above it. FLUSHALL loses it; the claim token still fences.
+func (s *Store) markKey(key string) string { return s.prefix + "n:" + key }
 
-// write sets the record's hash, lease and index entry from ARGV[o+1…]:
-// key, state, attempt, rec, request, stdout, stderr, meta, lease ms,
-// index score, ttl ms, task, tool, holder, reason. With a ttl, a running record expires ttl after its
-// lease (renew pushes both on), never while its holder is alive: a record
-// gone under a live lease would let the next claim run the step again.
+// The scripts. A record is a hash: state, attempt and token (compared by
+// the scripts), stored (Redis's TIME at the write, in microseconds), rec
+// (the rest of the record as JSON), request, stdout, stderr and meta
+// (bytes), and task, tool, holder and reason as they are (JSON would turn
+// bytes that are not UTF-8 into U+FFFD, and List's filter would then miss
+// the task it was given). Its lease is a key with a PX expiry.
+
+// write sets the record's hash (at attempt att), lease, index entry and
+// high-water mark from ARGV[o+1…]: key, state, attempt, rec, request,
+// stdout, stderr, meta, lease ms, index score, ttl ms, task, tool,
+// holder, reason, token. With a ttl, a running record expires ttl after
+// its lease (renew pushes both on), never while its holder is alive: a
+// record gone under a live lease would let the next claim run the step
+// again.
 const writeLua = `
-local function write(o)
-  redis.call('HSET', KEYS[1], 'state', ARGV[o+2], 'attempt', ARGV[o+3], 'rec', ARGV[o+4],
+local function write(o, att)
+  local t = redis.call('TIME')
+  redis.call('HSET', KEYS[1], 'state', ARGV[o+2], 'attempt', att, 'rec', ARGV[o+4],
     'request', ARGV[o+5], 'stdout', ARGV[o+6], 'stderr', ARGV[o+7], 'meta', ARGV[o+8],
-    'task', ARGV[o+12], 'tool', ARGV[o+13], 'holder', ARGV[o+14], 'reason', ARGV[o+15])
+    'task', ARGV[o+12], 'tool', ARGV[o+13], 'holder', ARGV[o+14], 'reason', ARGV[o+15],
+    'token', ARGV[o+16], 'stored', t[1] .. string.format('%06d', tonumber(t[2])))
   if ARGV[o+2] == 'running' then
-    redis.call('SET', KEYS[2], ARGV[o+3], 'PX', ARGV[o+9])
+    redis.call('SET', KEYS[2], att, 'PX', ARGV[o+9])
   else
     redis.call('DEL', KEYS[2])
   end
@@ -254,6 +264,16 @@ local function write(o)
   else
     redis.call('PERSIST', KEYS[1])
   end
+  if tonumber(att) > tonumber(redis.call('GET', KEYS[4]) or '0') then
+    redis.call('SET', KEYS[4], att)
+  end
+end
+-- next is the attempt of an insert: ARGV[o+3], or one more than the mark.
+local function next(o)
+  local a = tonumber(ARGV[o+3])
+  local m = tonumber(redis.call('GET', KEYS[4]) or '0') + 1
+  if m > a then a = m end
+  return string.format('%d', a)
 end
 `
 
@@ -269,52 +289,61 @@ if #h == 0 then return false end
 local t = redis.call('TIME')
 return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
 `),
+		// the attempt inserted, or 0.
 		insert: redis.NewScript(writeLua + `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-write(0)
-return 1
+local a = next(0)
+write(0, a)
+return tonumber(a)
 `),
-		// insert, or the stored record as get returns it.
+		// the attempt inserted, or the stored record as get returns it.
 		insertOrGet: redis.NewScript(writeLua + `
 local h = redis.call('HGETALL', KEYS[1])
 if #h == 0 then
-  write(0)
-  return 1
+  local a = next(0)
+  write(0, a)
+  return tonumber(a)
 end
 local t = redis.call('TIME')
 return {h, redis.call('PTTL', KEYS[2]), t[1], t[2]}
 `),
-		// ARGV: from attempt, from state, need expired ('1'), then write's.
+		// ARGV: from attempt, from state, need expired ('1'), from
+		// token, then write's.
 		swap: redis.NewScript(writeLua + `
-local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
-if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then return 0 end
+local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state', 'token')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] or (cur[3] or '') ~= ARGV[4] then return 0 end
 if ARGV[3] == '1' and (ARGV[2] ~= 'running' or redis.call('EXISTS', KEYS[2]) == 1) then return 0 end
-write(3)
+write(4, ARGV[7])
 return 1
 `),
-		// ARGV: attempt, lease ms, ttl ms (0: none).
+		// ARGV: attempt, lease ms (0: end it now), ttl ms (0: none),
+		// state, token.
 		renew: redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
-if cur[1] ~= ARGV[1] or cur[2] ~= 'running' then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state', 'token')
+if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[4] or cur[2] ~= 'running' or (cur[3] or '') ~= ARGV[5] then return 0 end
+local lease = tonumber(ARGV[2])
+if lease > 0 then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', lease)
+else
+  redis.call('DEL', KEYS[2])
+end
 if tonumber(ARGV[3]) > 0 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[1], lease + tonumber(ARGV[3]))
 end
 return 1
 `),
-		// ARGV: key, check ('1'), attempt, state, start in ms (or '').
-		// A checked running record goes only when its lease key is
-		// gone; with a start, only the attempt that started then (its
-		// index score), not a later claim at the same attempt number.
+		// ARGV: key, check ('1'), attempt, state, token. A checked
+		// running record goes only when its lease key is gone. The mark
+		// keeps the record's attempt (one written before marks were
+		// kept has none yet).
 		delete: redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state', 'token')
 if ARGV[2] == '1' then
-  local cur = redis.call('HMGET', KEYS[1], 'attempt', 'state')
-  if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] then return 0 end
+  if cur[1] ~= ARGV[3] or cur[2] ~= ARGV[4] or (cur[3] or '') ~= ARGV[5] then return 0 end
   if cur[2] == 'running' and redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-  if ARGV[5] ~= '' then
-    local started = redis.call('ZSCORE', KEYS[3], ARGV[1])
-    if started and tonumber(started) ~= tonumber(ARGV[5]) then return 0 end
-  end
+end
+if cur[1] and tonumber(cur[1]) > tonumber(redis.call('GET', KEYS[4]) or '0') then
+  redis.call('SET', KEYS[4], cur[1])
 end
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[2])
@@ -325,7 +354,7 @@ return n
 })
 
 func (s *Store) keys(key string) []string {
-	return []string{s.recKey(key), s.leaseKey(key), s.indexKey()}
+	return []string{s.recKey(key), s.leaseKey(key), s.indexKey(), s.markKey(key)}
 }
 
 // writeArgs are write's arguments for rec.
@@ -337,7 +366,7 @@ func (s *Store) writeArgs(rec *ledger.Record, lease time.Duration) ([]any, error
 	ms := max(lease.Milliseconds(), 1)
 	return []any{rec.Key, string(rec.State), strconv.FormatInt(rec.Attempt, 10), meta,
 		rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta, ms, rec.StartedAt.UnixMilli(), s.ttl.Milliseconds(),
-		rec.Task, rec.Tool, rec.Holder, rec.Reason}, nil
+		rec.Task, rec.Tool, rec.Holder, rec.Reason, rec.Token}, nil
 }
 
 // transient reports whether err is the connection failing (worth a retry
@@ -362,6 +391,13 @@ func transient(err error) (retry, maybeSent bool) {
 	return false, false
 }
 
+// oom reports whether err is Redis refusing a write under maxmemory
+// (noeviction): OOM command not allowed when used memory > 'maxmemory'.
+func oom(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(err.Error(), "OOM command not allowed")
+}
+
 // do runs f, retrying for up to RetryFor while the connection fails. It
 // reports whether a failed try may have reached the server.
 func (s *Store) do(ctx context.Context, f func() error) (maybeApplied bool, err error) {
@@ -374,6 +410,9 @@ func (s *Store) do(ctx context.Context, f func() error) (maybeApplied bool, err 
 		if !retry || s.retryFor < 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			if err != nil {
 				err = s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+				if oom(err) {
+					err = ledger.TooLarge(err)
+				}
 			}
 			return maybeApplied, err
 		}
@@ -431,6 +470,7 @@ func (s *Store) decodeGet(res any) (*ledger.Record, bool, error) {
 	sec, _ := strconv.ParseInt(fmt.Sprint(a[2]), 10, 64)
 	usec, _ := strconv.ParseInt(fmt.Sprint(a[3]), 10, 64)
 	now := time.Unix(sec, usec*1000)
+	rec.ReadAt = now
 	expired := false
 	if rec.State == ledger.Running {
 		if pttl >= 0 {
@@ -457,6 +497,12 @@ func (s *Store) decode(f map[string]string) (*ledger.Record, error) {
 	}
 	rec.State = ledger.State(f["state"])
 	rec.Attempt, _ = strconv.ParseInt(f["attempt"], 10, 64)
+	rec.Token = f["token"]
+	rec.StoredAt = time.Time{}
+	if us, err := strconv.ParseInt(f["stored"], 10, 64); err == nil && us > 0 {
+		rec.StoredAt = time.UnixMicro(us)
+	}
+	rec.ReadAt = time.Time{}
 	rec.LeaseUntil = time.Time{}
 	rec.Request = []byte(f["request"])
 	rec.Stdout.Data = []byte(f["stdout"])
@@ -473,14 +519,31 @@ func textFields(rec *ledger.Record) map[string]*string {
 
 // write runs a conditional write script; when a broken connection may
 // have let a try land, a later try that matches nothing checks whether
-// the stored record is rec.
-func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record, args []any) (bool, error) {
+// the stored record is rec (insert: whether it has rec's token). The
+// script's reply, when positive, is the attempt an insert stored (set in
+// rec).
+func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record, args []any, insert bool) (bool, error) {
 	var n int64
-	maybe, err := s.do(ctx, func() error {
+	run := func() error {
 		var err error
 		n, err = sc.Run(ctx, s.c, s.keys(rec.Key), args...).Int64()
 		return err
-	})
+	}
+	maybe, err := s.do(ctx, run)
+	// Refused under maxmemory, a small write is tried again for a while:
+	// the query buffer of a large write refused just before (the outcome
+	// with its outputs) counts as used memory until Redis shrinks it, a
+	// few hundred milliseconds later.
+	for pause := 50 * time.Millisecond; errors.Is(err, ledger.ErrTooLarge) && argsSize(args) < 1<<20 && pause < 2*time.Second; pause *= 2 {
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return false, err
+		}
+		var again bool
+		again, err = s.do(ctx, run)
+		maybe = maybe || again
+	}
 	if err != nil {
 		return false, err
 	}
@@ -489,9 +552,30 @@ func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record,
 		if err != nil {
 			return false, err
 		}
-		return storeutil.Same(stored, rec), nil
+		if insert && storeutil.SameInsert(stored, rec) {
+			rec.Attempt = stored.Attempt
+			return true, nil
+		}
+		return !insert && storeutil.Same(stored, rec), nil
 	}
-	return n == 1, nil
+	if insert && n > 0 {
+		rec.Attempt = n
+	}
+	return n > 0, nil
+}
+
+// argsSize is the size of a script's arguments' bytes.
+func argsSize(args []any) int {
+	n := 0
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // Insert implements ledger.Store.
@@ -500,7 +584,7 @@ func (s *Store) Insert(ctx context.Context, rec *ledger.Record, lease time.Durat
 	if err != nil {
 		return false, err
 	}
-	return s.write(ctx, scripts().insert, rec, args)
+	return s.write(ctx, scripts().insert, rec, args, true)
 }
 
 // InsertOrGet implements ledger.InsertGetter: one script inserts rec, or
@@ -519,14 +603,16 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 	if err != nil {
 		return false, nil, false, err
 	}
-	if n, ok := res.(int64); ok && n == 1 {
+	if n, ok := res.(int64); ok && n > 0 {
+		rec.Attempt = n
 		return true, nil, false, nil
 	}
 	stored, expired, err := s.decodeGet(res)
 	if err != nil {
 		return false, nil, false, err
 	}
-	if maybe && storeutil.Same(stored, rec) {
+	if maybe && storeutil.SameInsert(stored, rec) {
+		rec.Attempt = stored.Attempt
 		return true, nil, false, nil // an earlier try inserted it
 	}
 	return false, stored, expired, nil
@@ -542,16 +628,22 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 	if needExpired {
 		need = "1"
 	}
-	return s.write(ctx, scripts().swap, rec, append([]any{strconv.FormatInt(from.Attempt, 10), string(from.State), need}, args...))
+	return s.write(ctx, scripts().swap, rec, append([]any{strconv.FormatInt(from.Attempt, 10), string(from.State), need, from.Token}, args...), false)
 }
 
 // Renew implements ledger.Store: the lease key's expiry is set to lease
-// from now, on Redis's clock.
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time.Duration) (bool, error) {
+// from now, on Redis's clock (a lease of zero or less removes it: the
+// lease has ended).
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
+	ms := int64(0) // ends the lease now
+	if lease > 0 {
+		ms = max(lease.Milliseconds(), 1)
+	}
 	var n int64
 	_, err := s.do(ctx, func() error {
 		var err error
-		n, err = scripts().renew.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(attempt, 10), max(lease.Milliseconds(), 1), s.ttl.Milliseconds()).Int64()
+		n, err = scripts().renew.Run(ctx, s.c, s.keys(key)[:2], strconv.FormatInt(from.Attempt, 10), ms, s.ttl.Milliseconds(),
+			string(from.State), from.Token).Int64()
 		return err
 	})
 	return n == 1, err
@@ -561,11 +653,7 @@ func (s *Store) Renew(ctx context.Context, key string, attempt int64, lease time
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	args := []any{key, "0", "", "", ""}
 	if from != nil {
-		started := ""
-		if !from.StartedAt.IsZero() {
-			started = strconv.FormatInt(from.StartedAt.UnixMilli(), 10)
-		}
-		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State), started}
+		args = []any{key, "1", strconv.FormatInt(from.Attempt, 10), string(from.State), from.Token}
 	}
 	var n int64
 	maybe, err := s.do(ctx, func() error {
@@ -604,12 +692,16 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 			return out, nil
 		}
 		var cmds []*redis.SliceCmd
+		var pttls []*redis.DurationCmd
+		var now *redis.TimeCmd
 		_, err = s.do(ctx, func() error {
 			pipe := s.c.Pipeline()
-			cmds = cmds[:0]
+			cmds, pttls = cmds[:0], pttls[:0]
 			for _, k := range keys {
 				cmds = append(cmds, pipe.HMGet(ctx, s.recKey(k), listFields...))
+				pttls = append(pttls, pipe.PTTL(ctx, s.leaseKey(k)))
 			}
+			now = pipe.Time(ctx)
 			_, err := pipe.Exec(ctx)
 			return err
 		})
@@ -634,6 +726,12 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 				return nil, err
 			}
 			rec.Request, rec.Stdout.Data, rec.Stderr.Data, rec.Meta = nil, nil, nil, nil
+			rec.ReadAt = now.Val()
+			if d := pttls[i].Val(); rec.State == ledger.Running && d >= 0 {
+				rec.LeaseUntil = rec.ReadAt.Add(d)
+			} else if rec.State == ledger.Running {
+				rec.LeaseUntil = rec.ReadAt // the lease key is gone: expired
+			}
 			if (f.Task == "" || rec.Task == f.Task) && (f.Tool == "" || rec.Tool == f.Tool) && (f.State == "" || rec.State == f.State) {
 				out = append(out, rec)
 			}
@@ -650,7 +748,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 
 // listFields are the hash fields List reads: all but the outputs' and
 // request's bytes.
-var listFields = []string{"state", "attempt", "rec", "task", "tool", "holder", "reason"}
+var listFields = []string{"state", "attempt", "rec", "task", "tool", "holder", "reason", "token", "stored"}
 
 // Close implements ledger.Store.
 func (s *Store) Close() error { return s.c.Close() }

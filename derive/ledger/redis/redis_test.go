@@ -28,9 +28,43 @@ func open(t *testing.T, url string, opts Options) *Store {
 	return s
 }
 
+// caps are the scenarios' means on Redis: FLUSHALL; a record's expiry
+// as ttl= makes it (PEXPIRE on its hash, on Redis's clock); and a server
+// whose maxmemory (noeviction) leaves room for claims, not for an 8 MiB
+// output.
+var caps = ledgertest.Caps{
+	Leases: true,
+	Wipe: func(t *testing.T, s ledger.Store) {
+		if err := s.(*Store).Client().FlushAll(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	},
+	Vanish: func(t *testing.T, s ledger.Store, key string) {
+		st := s.(*Store)
+		ctx := context.Background()
+		if err := st.Client().PExpire(ctx, st.recKey(key), time.Millisecond).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if n, err := st.Client().Exists(ctx, st.recKey(key)).Result(); err != nil || n == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the record did not expire")
+			}
+		}
+	},
+	Cramped: func(t *testing.T) (ledger.Store, int) {
+		r := testserver.NewRedis(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+		return open(t, r.URL(), Options{}), 8 << 20
+	},
+}
+
 func TestScenarios(t *testing.T) {
 	r := testserver.NewRedis(t)
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, ledgertest.Caps{Leases: true, Concurrency: 64})
+	c := caps
+	c.Concurrency = 64
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, c)
 }
 
 func TestPrimitives(t *testing.T) {
@@ -55,7 +89,7 @@ func TestScriptsReloaded(t *testing.T) {
 	if err := s.Client().ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Renew(ctx, "k", 1, time.Minute); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); !ok || err != nil {
 		t.Fatalf("renew after SCRIPT FLUSH: %v %v", ok, err)
 	}
 	info, _ := s.Client().Info(ctx, "commandstats").Result()
@@ -225,7 +259,7 @@ func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	}
 	for i := 0; i < 8; i++ {
 		time.Sleep(100 * time.Millisecond)
-		if err := ledger.Renew(ctx, s, "k", d.Record.Attempt, 300*time.Millisecond); err != nil {
+		if err := ledger.Renew(ctx, s, d.Record, 300*time.Millisecond); err != nil {
 			t.Fatalf("renew %d (%d ms in, ttl 200 ms): %v", i, 100*(i+1), err)
 		}
 	}
@@ -298,5 +332,49 @@ func TestTLSMismatch(t *testing.T) {
 	s := open(t, tlsr.URL()+"?skip_verify=true", Options{})
 	if _, _, err := s.Get(context.Background(), "k"); err != nil {
 		t.Fatalf("TLS store: %v", err)
+	}
+}
+
+// TestRecordTTLFencesPausedHolder: with ttl= a paused holder's record
+// expires (ttl after its lease) and the next claim runs the step again,
+// as attempt 2 (the key's mark has no expiry); the holder, continued,
+// cannot renew or complete over it. The attempt used to start over at 1,
+// and the paused holder's completion overwrote the new attempt's record.
+func TestRecordTTLFencesPausedHolder(t *testing.T) {
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL()+"?ttl=200ms", Options{})
+	ctx := context.Background()
+	req := ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "deploy", Kind: "run", Fingerprint: "f", Holder: "a"}, Lease: 300 * time.Millisecond}
+	d, err := ledger.Claim(ctx, s, req)
+	if err != nil || d.Action != ledger.ActRun {
+		t.Fatal(d, err)
+	}
+	paused := d.Record
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if rec, _, err := s.Get(ctx, "k"); err == nil && rec == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the record did not expire")
+		}
+	}
+	req.Record.Holder = "b"
+	d2, err := ledger.Claim(ctx, s, req)
+	if err != nil || d2.Action != ledger.ActRun || d2.Record.Attempt != 2 {
+		t.Fatalf("claim after the ttl: %+v %v, want attempt 2", d2, err)
+	}
+	if err := ledger.Renew(ctx, s, paused, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("renewal by the paused holder: %v", err)
+	}
+	done := *paused
+	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+	if _, err := ledger.Complete(ctx, s, &done); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Fatalf("completion by the paused holder: %v", err)
+	}
+	if rec, _, _ := s.Get(ctx, "k"); rec == nil || rec.Holder != "b" || rec.State != ledger.Running || rec.Token != d2.Record.Token {
+		t.Fatalf("record: %+v, want b's running attempt", rec)
+	}
+	if ttl, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ttl != -1 {
+		t.Fatalf("the mark's ttl: %v %v, want none", ttl, err)
 	}
 }

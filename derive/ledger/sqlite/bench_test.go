@@ -49,7 +49,7 @@ func BenchmarkStep(b *testing.B) {
 		}
 		r := *d.Record
 		r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
-		if err := ledger.Complete(ctx, s, &r); err != nil {
+		if _, err := ledger.Complete(ctx, s, &r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -175,7 +175,7 @@ func TestCompleteLazyThenFull(t *testing.T) {
 	var _ ledger.LazySwapper = s
 	done := *running("k")
 	done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
-	if err := ledger.Complete(ctx, s, &done); err != nil {
+	if _, err := ledger.Complete(ctx, s, &done); err != nil {
 		t.Fatal(err)
 	}
 	if n := sync(); n != full {
@@ -187,7 +187,7 @@ func TestCompleteLazyThenFull(t *testing.T) {
 	// A completion that matches nothing (another attempt) changes nothing.
 	stale := done
 	stale.Attempt = 7
-	if err := ledger.Complete(ctx, s, &stale); err != ledger.ErrLeaseLost {
+	if _, err := ledger.Complete(ctx, s, &stale); err != ledger.ErrLeaseLost {
 		t.Fatalf("stale completion: %v, want ErrLeaseLost", err)
 	}
 	if n := sync(); n != full {

@@ -36,7 +36,7 @@ import (
 // SchemaVersion is the version of the schema this package writes. A
 // ledger at an older version is migrated when opened; one at a newer
 // version (written by a newer idemkey) is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] takes a ledger from version i to i+1.
 var migrations = []string{
@@ -68,6 +68,19 @@ var migrations = []string{
 	// 1 → 2: `ledger ls --task/--tool/--state` and gc without a full scan.
 	`CREATE INDEX records_task_tool ON records (task, tool, state);
 	 CREATE INDEX records_ended ON records (ended_at);`,
+	// 2 → 3: fencing by claim token (a record written before has none,
+	// and is fenced by its attempt and state as before); outputs kept in
+	// files beside the ledger (external: 1 stdout, 2 stderr; see
+	// outputFile); and the key's high-water mark of attempts, kept when
+	// its record is deleted (by forget, gc, or a DELETE behind idemkey's
+	// back), so that the next claim continues above it.
+	`ALTER TABLE records ADD COLUMN token TEXT NOT NULL DEFAULT '';
+	 ALTER TABLE records ADD COLUMN external INTEGER NOT NULL DEFAULT 0;
+	 CREATE TABLE attempts (key TEXT PRIMARY KEY, attempt INTEGER NOT NULL);
+	 CREATE TRIGGER records_attempts AFTER DELETE ON records BEGIN
+	   INSERT OR REPLACE INTO attempts (key, attempt)
+	     VALUES (old.key, max(old.attempt, coalesce((SELECT attempt FROM attempts WHERE key = old.key), 0)));
+	 END;`,
 }
 
 // walAutoCheckpoint is the WAL's length, in pages, past which a commit
@@ -393,11 +406,11 @@ func (s *Store) Schema(ctx context.Context) (int, error) { return version(ctx, s
 
 const columns = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
 	started_at, ended_at, stdout, stdout_length, stdout_sha256, stdout_truncated,
-	stderr, stderr_length, stderr_sha256, stderr_truncated, meta`
+	stderr, stderr_length, stderr_sha256, stderr_truncated, meta, token, external`
 
 const listColumns = `key, task, tool, kind, fingerprint, NULL, state, attempt, holder, exit_code, reason,
 	started_at, ended_at, NULL, stdout_length, stdout_sha256, stdout_truncated,
-	NULL, stderr_length, stderr_sha256, stderr_truncated, NULL`
+	NULL, stderr_length, stderr_sha256, stderr_truncated, NULL, token, 0`
 
 func nanos(t time.Time) int64 {
 	if t.IsZero() {
@@ -413,52 +426,89 @@ func fromNanos(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
-func values(r *ledger.Record) []any {
+// values are rec's column values in the order of columns; the outputs
+// whose bits are set in external are kept in files, and their columns
+// are NULL.
+func values(r *ledger.Record, external int) []any {
+	stdout, stderr := r.Stdout.Data, r.Stderr.Data
+	if external&extStdout != 0 {
+		stdout = nil
+	}
+	if external&extStderr != 0 {
+		stderr = nil
+	}
 	return []any{r.Key, r.Task, r.Tool, r.Kind, r.Fingerprint, r.Request, string(r.State), r.Attempt, r.Holder,
 		r.ExitCode, r.Reason, nanos(r.StartedAt), nanos(r.EndedAt),
-		r.Stdout.Data, r.Stdout.Length, r.Stdout.SHA256, r.Stdout.Truncated,
-		r.Stderr.Data, r.Stderr.Length, r.Stderr.SHA256, r.Stderr.Truncated, r.Meta}
+		stdout, r.Stdout.Length, r.Stdout.SHA256, r.Stdout.Truncated,
+		stderr, r.Stderr.Length, r.Stderr.SHA256, r.Stderr.Truncated, r.Meta, r.Token, external}
 }
 
 type scanner interface{ Scan(...any) error }
 
-func scan(sc scanner) (*ledger.Record, error) {
+// scan reads a row of columns (or listColumns) and its external bits.
+func scan(sc scanner) (*ledger.Record, int, error) {
 	var r ledger.Record
 	var state string
 	var started, ended int64
+	var external int
 	err := sc.Scan(&r.Key, &r.Task, &r.Tool, &r.Kind, &r.Fingerprint, &r.Request, &state, &r.Attempt, &r.Holder,
 		&r.ExitCode, &r.Reason, &started, &ended,
 		&r.Stdout.Data, &r.Stdout.Length, &r.Stdout.SHA256, &r.Stdout.Truncated,
-		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta)
+		&r.Stderr.Data, &r.Stderr.Length, &r.Stderr.SHA256, &r.Stderr.Truncated, &r.Meta, &r.Token, &external)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	r.State = ledger.State(state)
 	r.StartedAt, r.EndedAt = fromNanos(started), fromNanos(ended)
-	return &r, nil
+	return &r, external, nil
 }
 
-// Get implements ledger.Store; a SQLite record's lease never expires.
+// Get implements ledger.Store; a SQLite record's lease never expires. An
+// output kept in a file is read from it; if the record changed meanwhile
+// (a takeover removed the file), it is read again.
 func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, error) {
-	r, err := scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM records WHERE key = ?`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
+	for try := 0; ; try++ {
+		r, external, err := scan(s.db.QueryRowContext(ctx, `SELECT `+columns+` FROM records WHERE key = ?`, key))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if err := s.readOutputs(r, external); err != nil {
+			if try < 3 && errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, false, err
+		}
+		return r, false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	return r, false, nil
 }
 
 // write runs one statement in a BEGIN IMMEDIATE transaction, committed
 // with synchronous=FULL, and reports whether it changed a row.
 func (s *Store) write(ctx context.Context, query string, args ...any) (bool, error) {
-	return s.writeSync(ctx, true, query, args...)
+	return s.writeSync(ctx, true, stmtBody(ctx, query, args...))
 }
 
-// writeSync is write; with durable false the commit does not wait for the
-// WAL to reach the disk (synchronous=NORMAL for this one commit; see
-// SwapLazy).
+// stmtBody is a transaction's body that runs one statement and reports
+// whether it changed a row.
+func stmtBody(ctx context.Context, query string, args ...any) func(*sql.Tx) (bool, error) {
+	return func(tx *sql.Tx) (bool, error) {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
+	}
+}
+
+// writeSync runs body in a BEGIN IMMEDIATE transaction and commits it if
+// body reports a change; with durable false the commit does not wait for
+// the WAL to reach the disk (synchronous=NORMAL for this one commit; see
+// SwapLazy). An error for the write's size (SQLITE_FULL, SQLITE_TOOBIG)
+// is marked ledger.ErrTooLarge.
 //
 // Writers of one ledger take turns on a kernel lock first (the queue
 // file in the lock directory), held for the transaction and released when
@@ -469,7 +519,15 @@ func (s *Store) write(ctx context.Context, query string, args ...any) (bool, err
 // free. SQLite's own locking still decides: the queue only orders
 // idemkey's writers, and a writer that cannot take it within
 // queuePatience goes on to SQLite's lock as before.
-func (s *Store) writeSync(ctx context.Context, durable bool, query string, args ...any) (bool, error) {
+func (s *Store) writeSync(ctx context.Context, durable bool, body func(*sql.Tx) (bool, error)) (bool, error) {
+	ok, err := s.txn(ctx, durable, body)
+	if isFull(err) {
+		err = ledger.TooLarge(err)
+	}
+	return ok, err
+}
+
+func (s *Store) txn(ctx context.Context, durable bool, body func(*sql.Tx) (bool, error)) (bool, error) {
 	if q := s.queue(); q != nil {
 		defer q.Close()
 	}
@@ -495,15 +553,23 @@ func (s *Store) writeSync(ctx context.Context, durable bool, query string, args 
 		return false, err
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
+	ok, err := body(tx)
+	if err != nil || !ok {
 		return false, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, err
+	return true, tx.Commit()
+}
+
+// isFull reports whether err is SQLite refusing a write for its size: the
+// disk (or max_page_count) is full, or a value is larger than SQLite
+// holds.
+func isFull(err error) bool {
+	var se *sqlitedrv.Error
+	if !errors.As(err, &se) {
+		return false
 	}
-	return n > 0, tx.Commit()
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_TOOBIG
 }
 
 // queuePatience bounds a writer's wait for the writer lock. A holder
@@ -547,10 +613,34 @@ func (s *Store) queue() *os.File {
 	return f
 }
 
-// Insert implements ledger.Store.
+// insertSQL inserts a record at the larger of its attempt and one more
+// than the key's high-water mark (see migrations), returning the attempt.
+var insertSQL = func() string {
+	ph := strings.Repeat("?,", strings.Count(columns, ",")) + "?"
+	// attempt is the 8th column.
+	parts := strings.Split(ph, ",")
+	parts[7] = `max(?, coalesce((SELECT attempt FROM attempts WHERE key = ?), 0) + 1)`
+	return `INSERT INTO records (` + columns + `) VALUES (` + strings.Join(parts, ",") + `)
+		ON CONFLICT (key) DO NOTHING RETURNING attempt`
+}()
+
+// Insert implements ledger.Store: the attempt continues above the key's
+// high-water mark.
 func (s *Store) Insert(ctx context.Context, rec *ledger.Record, _ time.Duration) (bool, error) {
-	return s.write(ctx, `INSERT INTO records (`+columns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (key) DO NOTHING`, values(rec)...)
+	v := values(rec, 0)
+	args := append(append(append([]any{}, v[:8]...), rec.Key), v[8:]...)
+	var attempt int64
+	ok, err := s.writeSync(ctx, true, func(tx *sql.Tx) (bool, error) {
+		err := tx.QueryRowContext(ctx, insertSQL, args...).Scan(&attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if ok {
+		rec.Attempt = attempt
+	}
+	return ok, err
 }
 
 // Swap implements ledger.Store. Without leases, needExpired never holds.
@@ -558,7 +648,7 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 	if needExpired {
 		return false, nil
 	}
-	return s.write(ctx, swapSQL, swapArgs(from, rec)...)
+	return s.swap(ctx, true, from, rec)
 }
 
 // SwapLazy implements ledger.LazySwapper: Swap, committed without waiting
@@ -569,25 +659,40 @@ func (s *Store) Swap(ctx context.Context, from ledger.Version, needExpired bool,
 // the next claim reads as unknown. The claim before it was durable. This
 // saves the step one fdatasync, and the other writers its wait.
 func (s *Store) SwapLazy(ctx context.Context, from ledger.Version, rec *ledger.Record) (bool, error) {
-	return s.writeSync(ctx, false, swapSQL, swapArgs(from, rec)...)
+	return s.swap(ctx, false, from, rec)
+}
+
+// swap writes an output larger than inlineMax to its file first, outside
+// any transaction (see outputFile), then swaps the record in one short
+// transaction. The files of the record it replaced (another token) are
+// removed after; the files it wrote are removed if it matched nothing.
+func (s *Store) swap(ctx context.Context, durable bool, from ledger.Version, rec *ledger.Record) (bool, error) {
+	external, err := s.writeOutputs(rec)
+	if err != nil {
+		return false, err
+	}
+	ok, err := s.writeSync(ctx, durable, stmtBody(ctx, swapSQL, append(values(rec, external)[1:], rec.Key, from.Attempt, string(from.State), from.Token)...))
+	switch {
+	case ok && from.Token != rec.Token:
+		s.removeOutputs(rec.Key, from.Token)
+	case !ok && external != 0 && from.Token != rec.Token:
+		s.removeOutputs(rec.Key, rec.Token)
+	}
+	return ok, err
 }
 
 const swapSQL = `UPDATE records SET task = ?, tool = ?, kind = ?, fingerprint = ?, request = ?, state = ?,
 		attempt = ?, holder = ?, exit_code = ?, reason = ?, started_at = ?, ended_at = ?,
 		stdout = ?, stdout_length = ?, stdout_sha256 = ?, stdout_truncated = ?,
-		stderr = ?, stderr_length = ?, stderr_sha256 = ?, stderr_truncated = ?, meta = ?
-		WHERE key = ? AND attempt = ? AND state = ?`
-
-func swapArgs(from ledger.Version, rec *ledger.Record) []any {
-	return append(values(rec)[1:], rec.Key, from.Attempt, string(from.State))
-}
+		stderr = ?, stderr_length = ?, stderr_sha256 = ?, stderr_truncated = ?, meta = ?, token = ?, external = ?
+		WHERE key = ? AND attempt = ? AND state = ? AND token = ?`
 
 // Renew implements ledger.Store: without leases, it only reports whether
-// the record is still running at attempt.
-func (s *Store) Renew(ctx context.Context, key string, attempt int64, _ time.Duration) (bool, error) {
+// the record still has version from.
+func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, _ time.Duration) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE key = ? AND attempt = ? AND state = 'running'`,
-		key, attempt).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM records WHERE key = ? AND attempt = ? AND state = ? AND token = ?`,
+		key, from.Attempt, string(from.State), from.Token).Scan(&n)
 	return n > 0, err
 }
 
@@ -614,7 +719,7 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 	defer rows.Close()
 	var out []*ledger.Record
 	for rows.Next() {
-		r, err := scan(rows)
+		r, _, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -623,17 +728,42 @@ func (s *Store) List(ctx context.Context, f ledger.Filter) ([]*ledger.Record, er
 	return out, rows.Err()
 }
 
-// Delete implements ledger.Store.
+// Delete implements ledger.Store. The key's high-water mark is kept (the
+// trigger records_attempts), and the record's output files are removed.
 func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (bool, error) {
 	if from == nil {
 		return s.write(ctx, `DELETE FROM records WHERE key = ?`, key)
 	}
-	if !from.StartedAt.IsZero() {
-		return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ? AND started_at / 1000000 = ?`,
-			key, from.Attempt, string(from.State), from.StartedAt.UnixMilli())
+	ok, err := s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ? AND token = ?`,
+		key, from.Attempt, string(from.State), from.Token)
+	if ok {
+		s.removeOutputs(key, from.Token)
 	}
-	return s.write(ctx, `DELETE FROM records WHERE key = ? AND attempt = ? AND state = ?`, key, from.Attempt, string(from.State))
+	return ok, err
+}
+
+// Checkpoint implements ledger.Checkpointer: PRAGMA wal_checkpoint
+// (TRUNCATE) copies every committed record from ledger.db-wal into
+// ledger.db and empties the WAL, so that the file alone holds the ledger
+// (but for outputs kept in files, in ledger.db.outputs/); and output files
+// that no record names any more (left by a process that died between
+// writing one and recording it) are removed.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	var busy, log, done int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return fmt.Errorf("ledger %s: the checkpoint could not finish (another process is reading or writing the ledger): try again", s.path)
+	}
+	return s.sweepOutputs(ctx)
 }
 
 // Close implements ledger.Store.
 func (s *Store) Close() error { return s.db.Close() }
+
+var (
+	_ ledger.Store        = (*Store)(nil)
+	_ ledger.LazySwapper  = (*Store)(nil)
+	_ ledger.Checkpointer = (*Store)(nil)
+)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -25,17 +26,47 @@ func open(t *testing.T, path string, opts Options) *Store {
 	return s
 }
 
+// caps are the scenarios' means on SQLite: Wipe empties the ledger as a
+// restored empty file would; Vanish deletes a record by SQL, behind the
+// rules' back (its trigger keeps the key's mark); Cramped is a ledger
+// whose max_page_count leaves room for claims, not for a 512 KiB output.
+var caps = ledgertest.Caps{
+	Wipe: func(t *testing.T, s ledger.Store) {
+		if _, err := s.(*Store).db.Exec(`DELETE FROM records; DELETE FROM attempts`); err != nil {
+			t.Fatal(err)
+		}
+	},
+	Vanish: func(t *testing.T, s ledger.Store, key string) {
+		if _, err := s.(*Store).db.Exec(`DELETE FROM records WHERE key = ?`, key); err != nil {
+			t.Fatal(err)
+		}
+	},
+	Cramped: func(t *testing.T) (ledger.Store, int) {
+		s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+		var pages int
+		if err := s.db.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.Exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages+24)); err != nil {
+			t.Fatal(err)
+		}
+		return s, 512 << 10
+	},
+}
+
 func TestScenarios(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		return open(t, filepath.Join(t.TempDir(), "state", "ledger.db"), Options{})
-	}, ledgertest.Caps{})
+	}, caps)
 }
 
 func TestScenariosSharedFile(t *testing.T) {
 	// Every scenario on one file, through separate handles: the records of
 	// one scenario must not disturb another's.
 	path := filepath.Join(t.TempDir(), "ledger.db")
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, path, Options{}) }, ledgertest.Caps{Concurrency: 16})
+	c := caps
+	c.Concurrency = 16
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, path, Options{}) }, c)
 }
 
 func TestFileModes(t *testing.T) {
@@ -113,41 +144,61 @@ func TestMustExist(t *testing.T) {
 	}
 }
 
-func TestMigrateFromVersion1(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "ledger.db")
-	old, err := Open(ctx, path, Options{Version: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := old.Schema(ctx); v != 1 {
-		t.Fatalf("schema %d, want 1", v)
-	}
-	d, err := ledger.Claim(ctx, old, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := *d.Record
-	r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
-	r.Stdout = ledger.Output{Data: []byte("out\n"), Length: 4, SHA256: "x"}
-	if err := ledger.Complete(ctx, old, &r); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	var indexes int
-	s := open(t, path, Options{})
-	if v, _ := s.Schema(ctx); v != SchemaVersion {
-		t.Fatalf("schema %d after reopening, want %d", v, SchemaVersion)
-	}
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%'`).Scan(&indexes); err != nil || indexes != 2 {
-		t.Fatalf("indexes after migration: %d %v", indexes, err)
-	}
-	dd, err := ledger.Claim(ctx, s, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dd.Action != ledger.ActReplay || string(dd.Record.Stdout.Data) != "out\n" {
-		t.Fatalf("record written at version 1: %v %+v", dd.Action, dd.Record)
+// TestMigrate: a ledger as idemkey wrote it at schema 1 and 2 (rows with
+// the columns of then, written by SQL as the older idemkey did) opens,
+// is migrated to SchemaVersion, and its records keep working: a
+// succeeded one replays, and a running one without a token (fenced by its
+// attempt and state, as before) is found dead, completed as unknown, and
+// taken over with a token; after it is forgotten, attempts continue above
+// it.
+func TestMigrate(t *testing.T) {
+	for _, from := range []int{1, 2} {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "ledger.db")
+		old, err := Open(ctx, path, Options{Version: from})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := old.Schema(ctx); v != from {
+			t.Fatalf("schema %d, want %d", v, from)
+		}
+		const oldCols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason, started_at, ended_at,
+			stdout, stdout_length, stdout_sha256, stdout_truncated, stderr, stderr_length, stderr_sha256, stderr_truncated, meta`
+		now := time.Now().UnixNano()
+		for _, row := range [][]any{
+			{"done", "t", "x", "run", "f", []byte("{}"), "succeeded", 1, "h", 0, "", now, now, []byte("out\n"), 4, "x", false, nil, 0, "", false, nil},
+			{"held", "t", "x", "run", "f", []byte("{}"), "running", 3, "h", -1, "", now, 0, nil, 0, "", false, nil, 0, "", false, nil},
+		} {
+			if _, err := old.db.ExecContext(ctx, `INSERT INTO records (`+oldCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, row...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old.Close()
+		s := open(t, path, Options{})
+		if v, _ := s.Schema(ctx); v != SchemaVersion {
+			t.Fatalf("schema %d after reopening, want %d", v, SchemaVersion)
+		}
+		var indexes int
+		if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%'`).Scan(&indexes); err != nil || indexes != 2 {
+			t.Fatalf("indexes after migration: %d %v", indexes, err)
+		}
+		req := ledger.ClaimRequest{Record: ledger.Record{Key: "done", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}}
+		dd, err := ledger.Claim(ctx, s, req)
+		if err != nil || dd.Action != ledger.ActReplay || string(dd.Record.Stdout.Data) != "out\n" || dd.Record.Token != "" {
+			t.Fatalf("record written at version %d: %v %+v %v", from, dd.Action, dd.Record, err)
+		}
+		// The old running record, its holder gone: unknown, then retried.
+		req.Record.Key, req.LocallyLocked, req.Recover = "held", true, ledger.RecoverRetry
+		d, err := ledger.Claim(ctx, s, req)
+		if err != nil || d.Action != ledger.ActRun || d.Record.Attempt != 4 || d.Record.Token == "" || d.Previous == nil || d.Previous.Token != "" {
+			t.Fatalf("claim over a running record without a token: %+v %v", d, err)
+		}
+		if _, err := ledger.Forget(ctx, s, ledger.ForgetRequest{Key: "held", LocallyLocked: true}); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := ledger.Claim(ctx, s, req); err != nil || d.Record.Attempt != 5 {
+			t.Fatalf("claim after forget: %+v %v, want attempt 5", d, err)
+		}
 	}
 }
 

@@ -152,7 +152,7 @@ func fenced(t *testing.T, s ledger.Store) {
 		t.Fatalf("takeover: %v %v", took, err)
 	}
 	// The first holder, unaware, renews and completes as attempt 1.
-	if ok, err := s.Renew(ctx, "k-fence", 1, time.Minute); ok || err != nil {
+	if ok, err := s.Renew(ctx, "k-fence", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); ok || err != nil {
 		t.Fatalf("stale renew matched: %v %v", ok, err)
 	}
 	done := rec("k-fence", "a1", 1, ledger.Succeeded)
@@ -167,7 +167,7 @@ func fenced(t *testing.T, s ledger.Store) {
 	if got == nil || got.Attempt != 2 || got.State != ledger.Running || got.Holder != "a2" {
 		t.Fatalf("attempt 2's record changed: %+v", got)
 	}
-	if ok, err := s.Renew(ctx, "k-fence", 2, time.Minute); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k-fence", ledger.Version{Attempt: 2, State: ledger.Running}, time.Minute); !ok || err != nil {
 		t.Fatalf("current renew: %v %v", ok, err)
 	}
 }
@@ -186,7 +186,7 @@ func lease(t *testing.T, s ledger.Store) {
 	}
 	// Renewed at half the lease, it outlives the first deadline.
 	time.Sleep(l / 2)
-	if ok, err := s.Renew(ctx, "k-lease", 1, l); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k-lease", ledger.Version{Attempt: 1, State: ledger.Running}, l); !ok || err != nil {
 		t.Fatalf("renew: %v %v", ok, err)
 	}
 	time.Sleep(l * 3 / 4)
@@ -249,13 +249,13 @@ func deleteNeedsExpiredLease(t *testing.T, s ledger.Store) {
 		}
 	}
 	waitExpired()
-	if ok, err := s.Renew(ctx, "k-del", 1, time.Minute); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k-del", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute); !ok || err != nil {
 		t.Fatalf("renew after expiry, before any takeover: %v %v", ok, err)
 	}
 	if ok, err := s.Delete(ctx, "k-del", from); ok || err != nil {
 		t.Fatalf("deleted a renewed lease's record: %v %v", ok, err)
 	}
-	if ok, err := s.Renew(ctx, "k-del", 1, l); !ok || err != nil {
+	if ok, err := s.Renew(ctx, "k-del", ledger.Version{Attempt: 1, State: ledger.Running}, l); !ok || err != nil {
 		t.Fatalf("renew: %v %v", ok, err)
 	}
 	waitExpired()

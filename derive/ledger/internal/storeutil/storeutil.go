@@ -150,10 +150,25 @@ func (r *redacted) Unwrap() error { return r.err }
 // the first try took effect. Holder (host and pid) and the times to the
 // millisecond make another writer's identical record practically
 // impossible.
+//
+// The claim token, when rec has one, settles it: 128 random bits that
+// only this attempt's writes carry.
 func Same(stored, rec *ledger.Record) bool {
-	return stored != nil && stored.Attempt == rec.Attempt && stored.State == rec.State &&
+	return stored != nil && stored.Attempt == rec.Attempt && stored.Token == rec.Token && stored.State == rec.State &&
 		stored.Holder == rec.Holder && stored.Fingerprint == rec.Fingerprint &&
 		stored.ExitCode == rec.ExitCode && stored.Reason == rec.Reason &&
 		stored.StartedAt.Sub(rec.StartedAt).Abs() < time.Millisecond &&
 		stored.EndedAt.Sub(rec.EndedAt).Abs() < time.Millisecond
+}
+
+// SameInsert is Same for an insert, whose attempt the store chose (the
+// larger of rec's and one more than the key's high-water mark): a stored
+// record with rec's token is rec at whatever attempt it was stored.
+func SameInsert(stored, rec *ledger.Record) bool {
+	if stored == nil || rec.Token == "" || stored.Token != rec.Token {
+		return false
+	}
+	r := *rec
+	r.Attempt = stored.Attempt
+	return Same(stored, &r)
 }

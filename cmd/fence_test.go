@@ -1,0 +1,72 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFleetFencePausedHolder (issue 19, item 1): holder A (`run --lease
+// 1s`) is stopped (SIGSTOP) while its command runs; past its lease,
+// `ledger forget KEY` removes its record and B runs the step again. A,
+// continued while B's command runs, must not match B's claim: its renewal
+// is refused, its command is killed and it exits 76 saying a newer
+// attempt holds the key; B finishes and its record (attempt 2: attempt
+// numbers never go back) stays. Before claim tokens and the high-water
+// mark, B claimed attempt 1 again, A's renewal matched B's record, A's
+// command ran to its end and A's completion overwrote B's record.
+func TestFleetFencePausedHolder(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		fl := newFleet(t, s, nil)
+		// Each worker's command waits for its own release file.
+		step := fl.script("step.sh", `w=$(basename "$XDG_STATE_HOME")
+echo "start-$w-$IDEMPOTENCY_ATTEMPT" >> ran
+while [ ! -e "release-$w" ]; do sleep 0.05; done
+echo "done-$w" >> ran
+echo "finished by $w"`)
+		args := []string{"run", "-v", "--task", "t-fence", "--tool", "deploy", "--lease", "1s", "--", step}
+		a := fl.start("a", args...)
+		waitFor(t, 20*time.Second, func() bool { return len(fl.lines("ran")) == 1 })
+		// Only idemkey stops: its command runs on, waiting.
+		if err := syscall.Kill(a.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		key := runKeyOf(t, a)
+		time.Sleep(2500 * time.Millisecond) // past the 1 s lease, on any clock
+		if w := fl.run("operator", "ledger", "forget", key); w.code != 0 {
+			t.Fatalf("ledger forget of the paused holder's key: exit %d:\n%s", w.code, w.stderr.String())
+		}
+		b := fl.start("b", args...)
+		waitFor(t, 20*time.Second, func() bool { return len(fl.lines("ran")) == 2 })
+		syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT)
+		if c := a.wait(t, 20*time.Second); c != exitUnknown {
+			t.Fatalf("the paused holder after SIGCONT: exit %d, want 76:\n%s", c, a.stderr.String())
+		}
+		if !strings.Contains(a.stderr.String(), "lease lost: a newer attempt holds the key") {
+			t.Fatalf("the paused holder does not say a newer attempt holds the key:\n%s", a.stderr.String())
+		}
+		if err := os.WriteFile(filepath.Join(fl.dir, "release-machine-b"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c := b.wait(t, 20*time.Second); c != 0 || b.stdout.String() != "finished by machine-b\n" {
+			t.Fatalf("the newer attempt: exit %d, stdout %q:\n%s", c, b.stdout.String(), b.stderr.String())
+		}
+		// Let A's killed command's shell go, then read the marks.
+		os.WriteFile(filepath.Join(fl.dir, "release-machine-a"), nil, 0o644)
+		time.Sleep(300 * time.Millisecond)
+		if ran := strings.Join(fl.lines("ran"), " "); ran != "start-machine-a-1 start-machine-b-2 done-machine-b" {
+			t.Fatalf("marks %q: want A (attempt 1) killed unfinished, B (attempt 2) done", ran)
+		}
+		rec := fl.show(key)
+		if rec["state"] != "succeeded" || rec["attempt"] != float64(2) {
+			t.Fatalf("record: %v, want B's attempt 2, succeeded", rec)
+		}
+		// A third run replays B's outcome.
+		if w := fl.run("c", args...); w.code != 0 || w.stdout.String() != "finished by machine-b\n" {
+			t.Fatalf("replay: exit %d, stdout %q:\n%s", w.code, w.stdout.String(), w.stderr.String())
+		}
+	})
+}
