@@ -597,7 +597,7 @@ func (opts *ledgerOptions) resolve(key string, as ledger.State, reason string) e
 	var r *ledger.Record
 	err = withLock(s, key, func(locked bool) error {
 		var err error
-		r, err = ledger.Resolve(ctx, s, ledger.ResolveRequest{Key: key, As: as, Reason: reason, LocallyLocked: locked})
+		r, err = ledger.Resolve(ctx, s, ledger.ResolveRequest{Key: key, As: as, Reason: reason, LocallyLocked: locked, HolderAlive: holderAlive(s)})
 		return err
 	})
 	switch {
@@ -634,7 +634,7 @@ func (opts *ledgerOptions) forget(key string) error {
 	var ok bool
 	err = withLock(s, key, func(locked bool) error {
 		var err error
-		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked})
+		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked, HolderAlive: holderAlive(s)})
 		return err
 	})
 	if errors.Is(err, ledger.ErrBusy) {

@@ -162,5 +162,8 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// holderAlive is the check of a recorded holder for s (stores.HolderCheck).
+func holderAlive(s ledger.Store) ledger.HolderCheck { return stores.HolderCheck(s) }
+
 // holderName names this process in the records it claims.
 func holderName() string { return stores.Holder() }

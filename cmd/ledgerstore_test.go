@@ -2,10 +2,15 @@ package cmd
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -84,4 +89,189 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 	check("post -v --ledger", r.idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
 	check("run, store unreachable", r.idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
 	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), exitCode(errors.New("")))
+}
+
+// TestLedgerOfAnotherUserRefused: another local user runs the same step
+// into team/ledger.db (its key and fingerprint are computable), beneath a
+// shared sticky directory, then makes the directory 0777 and the files
+// 0666. root, and a second non-root user, replayed the other user's
+// output (here, their name) and never ran the step. Both now refuse the
+// ledger: exit 125, the path, its owner and mode named, a hint.
+func TestLedgerOfAnotherUserRefused(t *testing.T) {
+	r := newRig(t)
+	users := usertest.New(t, 2)
+	attacker, victim := users[0], users[1]
+	shared, exe := usertest.SharedDir(t)
+	bin := filepath.Join(shared, "idemkey")
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(shared, "pub")
+	os.Mkdir(pub, 0o755)
+	os.Chmod(pub, os.ModeSticky|0o777)
+	team := filepath.Join(pub, "team", "ledger.db")
+	as := func(u *usertest.User, args ...string) result {
+		c := exec.Command(bin, args...)
+		c.Dir = shared
+		c.Env = append(withoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
+			"HOME="+shared, "XDG_CONFIG_HOME="+filepath.Join(shared, "none"), "NO_COLOR=1")
+		if u != nil {
+			u.As(c)
+		}
+		return r.run(c)
+	}
+	step := []string{"run", "--ledger", team, "--task", "t1", "--tool", "whoami", "--", "id", "-un"}
+	if res := as(&attacker, step...); res.code != 0 || string(res.stdout) != attacker.Name+"\n" {
+		t.Fatalf("the other user's run: exit %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+	if out, err := attacker.As(exec.Command("sh", "-c", "chmod 0777 "+filepath.Dir(team)+"; chmod 0666 "+team+"*")).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v: %s", err, out)
+	}
+	for _, u := range []*usertest.User{nil, &victim} {
+		res := as(u, step...)
+		who := "root"
+		if u != nil {
+			who = u.Name
+		}
+		if res.code != 125 || len(res.stdout) != 0 {
+			t.Fatalf("%s: exit %d, stdout %q, want 125 and nothing replayed: %s", who, res.code, res.stdout, res.stderr)
+		}
+		for _, want := range []string{"idemkey: error: ", filepath.Dir(team), attacker.Name, "0777", "\nhint: "} {
+			if !strings.Contains(string(res.stderr), want) {
+				t.Errorf("%s: the error lacks %q: %s", who, want, res.stderr)
+			}
+		}
+	}
+}
+
+// TestLedgerHardLinkRefused: a hard link to the ledger was a second,
+// independent set of key locks: a step running through one name could
+// be run again through the other. A ledger file with two links is
+// refused (exit 125), through either name, while the step runs.
+func TestLedgerHardLinkRefused(t *testing.T) {
+	r := newRig(t)
+	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.path("started") + "; while [ ! -e " + r.path("release") + " ]; do sleep 0.05; done; echo ran >> " + r.path("mark")}
+	holder := r.cmd(append([]string{"run"}, step...)...)
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("started")
+	link := r.path("or.db")
+	if err := os.Link(r.ledger, link); err != nil {
+		t.Fatal(err)
+	}
+	res := r.idemkeyReleasing(append([]string{"run", "--ledger", link}, step...)...)
+	if res.code != 125 || !strings.Contains(string(res.stderr), "2 hard links") || !strings.Contains(string(res.stderr), "hint: ") {
+		t.Fatalf("through the link: exit %d, want 125 naming the hard links: %s", res.code, res.stderr)
+	}
+	os.WriteFile(r.path("release"), nil, 0o644)
+	holder.Wait()
+	if n := r.lines("mark"); n != 1 {
+		t.Fatalf("the step ran %d times", n)
+	}
+}
+
+// startStepHolder starts idemkey run with script as its command and
+// waits for the script's first line in mark; group puts idemkey in a
+// process group of its own (as a shell starts a job), else it stays in
+// the test's (as in a CI script).
+func (r *rig) startStepHolder(script string, group bool, extra ...string) (*exec.Cmd, []string) {
+	r.t.Helper()
+	script = `echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.path("mark") + "; " + script +
+		`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.05; done; echo done >> ` + r.path("ended")
+	args := append([]string{"run", "--task", "t1", "--tool", "deploy"}, extra...)
+	args = append(args, "--", "bash", "-c", script)
+	c := r.cmd(args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.waitLine("mark")
+	return c, args
+}
+
+// idemkeyReleasing is idemkey with args, bounded: a run that starts the
+// step again (the bug) would wait for release for ever; after 20 s the
+// release file is made, and the run ends.
+func (r *rig) idemkeyReleasing(args ...string) result {
+	r.t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- r.idemkey(args...) }()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(20 * time.Second):
+		os.WriteFile(r.path("release"), nil, 0o644)
+		return <-done
+	}
+}
+
+// TestRunFd3ReusedKeepsKeyBusy: a command that reuses fd 3 (exec
+// 3>script.log, a common idiom) closed the key's lock; after kill -9 of
+// idemkey the still-running step read as dead: 76, and with --recover
+// retry a second copy ran at once. The recorded holder (its pid and start
+// time, its process group, the step's environment) is checked before it
+// is declared dead, and the lock is passed at a high descriptor. Also a
+// command that closes every descriptor it inherited.
+func TestRunFd3ReusedKeepsKeyBusy(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		group        bool
+	}{
+		{"exec3-own-group", "exec 3>script.log", true},
+		{"exec3-shared-group", "exec 3>script.log", false},
+		{"closes-all", `for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			holder, args := r.startStepHolder(tc.script, tc.group)
+			_ = holder.Process.Signal(syscall.SIGKILL) // idemkey alone
+			_ = holder.Wait()
+			retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
+			for range 3 {
+				if res := r.idemkeyReleasing(retry...); res.code != 75 {
+					t.Fatalf("while the step runs: exit %d, want 75 (busy): %s", res.code, res.stderr)
+				}
+			}
+			if n := r.lines("mark"); n != 1 {
+				t.Fatalf("the step ran %d times", n)
+			}
+			// Once the step has ended, its outcome is unknown: not busy
+			// for ever.
+			os.WriteFile(r.path("release"), nil, 0o644)
+			r.waitLine("ended")
+			if res := r.until(75, args...); res.code != 76 {
+				t.Fatalf("after the step ended: exit %d, want 76: %s", res.code, res.stderr)
+			}
+		})
+	}
+}
+
+// TestRunLocksRemovedHolderAlive: removing a held lock file (rm -rf
+// ledger.db.locks, a temp cleaner) made the live holder look dead: with
+// --recover retry the step ran twice at once, and ledger forget removed
+// its record. The recorded holder is alive, so the key is busy.
+func TestRunLocksRemovedHolderAlive(t *testing.T) {
+	r := newRig(t)
+	holder, args := r.startStepHolder("true", true)
+	if err := os.RemoveAll(r.ledger + ".locks"); err != nil {
+		t.Fatal(err)
+	}
+	retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
+	if res := r.idemkeyReleasing(retry...); res.code != 75 {
+		t.Fatalf("with the locks removed: exit %d, want 75 (busy): %s", res.code, res.stderr)
+	}
+	key := r.cmdKey("t1", "deploy", args[len(args)-3:]...)
+	for _, verb := range [][]string{{"forget", key}, {"resolve", key, "--as", "failed"}} {
+		if res := r.idemkey(append([]string{"ledger"}, verb...)...); res.code != 1 || !strings.Contains(string(res.stderr), "its holder is alive") {
+			t.Fatalf("ledger %s: exit %d: %s", verb[0], res.code, res.stderr)
+		}
+	}
+	os.WriteFile(r.path("release"), nil, 0o644)
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("the holder: %v", err)
+	}
+	if res := r.idemkey(retry...); res.code != 0 || r.lines("mark") != 1 {
+		t.Fatalf("after the holder finished: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	}
 }

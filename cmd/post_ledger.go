@@ -286,6 +286,8 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 			// post always forwards the key: its recovery policy is retry.
 			Recover: ledger.RecoverRetry,
 			Retain:  pl.retain,
+			// A running record whose lock is free: its holder may live.
+			HolderAlive: holderAlive(store),
 		},
 		Wait:   pl.wait,
 		Events: o.holdEvents(key),

@@ -387,6 +387,7 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 		Recover:      st.opts.Recover,
 		ReplayFailed: st.opts.ReplayFailed,
 		Retain:       st.opts.Retain,
+		HolderAlive:  holderAlive(st.store),
 	}
 }
 

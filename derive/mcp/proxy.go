@@ -99,6 +99,10 @@ type Options struct {
 	Locker              ledger.KeyLocker
 	Lease, Wait, Retain time.Duration
 	Holder              string
+	// HolderAlive, if set, is asked whether the recorded holder of a
+	// running record whose kernel lock is free still lives (see
+	// ledger.ClaimRequest.HolderAlive).
+	HolderAlive ledger.HolderCheck
 	// Reconcile, if set, asks the owner about an unknown outcome before
 	// the recovery policy applies (issue 22; ledger.HoldRequest.Reconcile):
 	// a Happened answer's Output is replayed (a result, or text).

@@ -3,6 +3,8 @@ package sqlite
 import (
 	"fmt"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // File systems on which SQLite's locking (and flock) cannot be trusted:
@@ -42,4 +44,21 @@ func checkFS(dir string, hook func(int64) int64) error {
 		return &RemoteFSError{Dir: dir, FS: name, Magic: t}
 	}
 	return nil
+}
+
+// mountedAlone reports whether file is a mount point of its own (a bind
+// mount of the file alone): its mount is not its directory's. Kernels
+// without statx's mount id (before Linux 5.8) are not asked.
+func mountedAlone(dir, file string) (bool, error) {
+	var d, f unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, dir, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &d); err != nil {
+		return false, nil
+	}
+	if err := unix.Statx(unix.AT_FDCWD, file, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &f); err != nil {
+		return false, nil
+	}
+	if d.Mask&f.Mask&unix.STATX_MNT_ID == 0 {
+		return false, nil
+	}
+	return d.Mnt_id != f.Mnt_id, nil
 }

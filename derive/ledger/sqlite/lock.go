@@ -107,3 +107,20 @@ func samePath(f *os.File, path string) (bool, error) {
 	}
 	return os.SameFile(fi, pi), nil
 }
+
+// Relock is for a holder that keeps the key's lock for a while (its
+// renewal loop): if the lock path no longer names held (the lock file, or
+// the whole lock directory, was removed: a temporary-file cleaner, rm -rf
+// ledger.db.locks), it locks the key's new file and returns it, to be kept
+// with held until the outcome is recorded; nil if held is still the
+// key's lock file. ErrLocked: another process has locked the new file
+// meanwhile (it found the running record's holder alive, see HolderAlive,
+// and lets it go). Until it is locked again, only the recorded holder
+// keeps the key busy.
+func (s *Store) Relock(key string, held *os.File) (*os.File, error) {
+	same, err := samePath(held, s.LockPath(key))
+	if err != nil || same {
+		return nil, err
+	}
+	return s.LockKey(key)
+}

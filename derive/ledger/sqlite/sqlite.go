@@ -136,47 +136,15 @@ var ErrNewerSchema = errors.New("ledger schema is newer than this idemkey")
 
 // Open opens (creating if needed) the ledger at path: its directory with
 // mode 0700, the file with 0600. A directory on a network or FUSE file
-// system is refused: SQLite's locking is not reliable there.
+// system is refused: SQLite's locking is not reliable there; so is a path
+// another user could have written (see locate).
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("no ledger path")
 	}
-	dir := filepath.Dir(path)
-	flags := os.O_RDWR | os.O_CREATE
-	if opts.MustExist {
-		flags = os.O_RDWR
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			if err := checkFS(existingDir(dir), opts.FSType); err != nil {
-				var re *RemoteFSError
-				if errors.As(err, &re) {
-					re.Dir = dir // where the ledger would be
-				}
-				return nil, err
-			}
-			return nil, err
-		}
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	if err := checkFS(dir, opts.FSType); err != nil {
-		return nil, err
-	}
-	// Create the file with mode 0600 before SQLite does (SQLite gives its
-	// -wal and -shm files the database file's mode).
-	f, err := os.OpenFile(path, flags, 0o600)
+	path, err := locate(path, opts) // trust.go
 	if err != nil {
 		return nil, err
-	}
-	f.Close()
-	// A symbolic link to the ledger is the ledger: its key locks (and the
-	// file-system check) are the file's, or each name of one ledger would
-	// have its own locks, and a key held through one name would be free
-	// through the other.
-	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
-		if err := checkFS(filepath.Dir(real), opts.FSType); err != nil {
-			return nil, err
-		}
-		path = real
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
@@ -203,20 +171,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, ctx.Err()
 		case <-time.After(pause + time.Duration(rand.Int64N(int64(pause)))):
 		}
-	}
-}
-
-// existingDir is dir, or its nearest ancestor that exists.
-func existingDir(dir string) string {
-	for {
-		if _, err := os.Stat(dir); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return dir
-		}
-		dir = up
 	}
 }
 

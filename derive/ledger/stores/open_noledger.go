@@ -5,6 +5,8 @@ package stores
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 )
@@ -18,3 +20,16 @@ func OpenPostgres(context.Context, string, Options) (ledger.Store, error) { retu
 func OpenRedis(context.Context, string, Options) (ledger.Store, error)    { return nil, errNoStores }
 func OpenSQLite(context.Context, string, Options) (ledger.Store, error)   { return nil, errNoStores }
 func IsLocked(error) bool                                                 { return false }
+func HolderCheck(ledger.Store) ledger.HolderCheck                         { return nil }
+
+// Holder names this process in the records it claims.
+func Holder() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
+}
+
+// ChildFiles passes the lock as the first extra file.
+func ChildFiles(lock *os.File) ([]*os.File, int) { return []*os.File{lock}, 3 }
