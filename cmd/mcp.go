@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -370,21 +369,6 @@ func (opts *mcpOptions) derive(task, _ string, msg []byte) (mcp.Derived, error) 
 	return mcp.Derived{Key: string(opts.Key.key(nil, lc)), Request: append(req, '}')}, nil
 }
 
-// sqliteLocker is the SQLite store's kernel lock per key, as the ledger's
-// hold takes it.
-type sqliteLocker struct{ l keyLocker }
-
-func (s sqliteLocker) TryLock(key string) (io.Closer, error) {
-	f, err := s.l.LockKey(key)
-	if err != nil {
-		if isLocked(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return f, nil
-}
-
 func runMCP(opts *mcpOptions) error {
 	f := opts.f
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -408,10 +392,11 @@ func runMCP(opts *mcpOptions) error {
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Derive: opts.derive,
 		Difference: describeDifference,
 		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: holderName(),
-		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) },
+		HolderAlive: holderAlive(store),
+		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) },
 	}
 	if l, ok := store.(keyLocker); ok {
-		po.Locker = sqliteLocker{l}
+		po.Locker = fileLocker{l}
 	}
 	if opts.Log != "" {
 		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

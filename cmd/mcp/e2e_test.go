@@ -173,3 +173,31 @@ func TestMCPFilesystemServer(t *testing.T) {
 		t.Fatalf("read_text_file: %q", got)
 	}
 }
+
+// A client that calls a read-only tool without listing the tools first:
+// idemkey lists them itself (its own request, never passed to the
+// client), so the call still passes unrecorded.
+func TestMCPReadOnlyWithoutListing(t *testing.T) {
+	r := newMCPRig(t)
+	steps, stderr := r.client(proxy([]string{"--task", "t-nolist"}, r.counting()),
+		call("lookup", map[string]any{"q": "ada"}),
+		call("lookup", map[string]any{"q": "ada"}),
+		call("charge", map[string]any{"amount": 1, "currency": "eur"}),
+		step("ping"),
+	)
+	for _, s := range steps[:2] {
+		if res := s.tool(t); res.text() != "found ada" || res.Meta != nil {
+			t.Fatalf("lookup: %+v\n%s", res, stderr)
+		}
+	}
+	if c := r.calls(r.count, "lookup"); len(c) != 2 || c[0].Key != nil || c[1].Key != nil {
+		t.Fatalf("lookup reached the server as %+v, want twice, unkeyed", c)
+	}
+	if c := r.calls(r.count, "charge"); len(c) != 1 || c[0].Key == nil {
+		t.Fatalf("charge reached the server as %+v, want once, keyed", c)
+	}
+	recs := r.records()
+	if len(recs) != 1 || recs[0]["tool"] != "charge" {
+		t.Fatalf("records %v, want charge's alone", recs)
+	}
+}

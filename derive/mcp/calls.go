@@ -95,7 +95,7 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 				Key: c.key, Task: c.task, Tool: c.tool, Kind: "mcp",
 				Fingerprint: fingerprint(c.d.Request), Request: req, Holder: p.o.Holder,
 			},
-			Lease: p.o.Lease, Recover: policy, Retain: p.o.Retain,
+			Lease: p.o.Lease, Recover: policy, Retain: p.o.Retain, HolderAlive: p.o.HolderAlive,
 		},
 		Wait:      wait,
 		Locker:    p.o.Locker,

@@ -27,6 +27,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -98,6 +99,10 @@ type Options struct {
 	Locker              ledger.KeyLocker
 	Lease, Wait, Retain time.Duration
 	Holder              string
+	// HolderAlive, if set, is asked whether the recorded holder of a
+	// running record whose kernel lock is free still lives (see
+	// ledger.ClaimRequest.HolderAlive).
+	HolderAlive ledger.HolderCheck
 	// Reconcile, if set, asks the owner about an unknown outcome before
 	// the recovery policy applies (issue 22; ledger.HoldRequest.Reconcile):
 	// a Happened answer's Output is replayed (a result, or text).
@@ -128,11 +133,14 @@ type Proxy struct {
 	logBuf []byte
 
 	mu       sync.Mutex
-	calls    map[string]*call // tools/call requests held: sent, or waiting for a holder elsewhere
-	lists    map[string]bool  // tools/list requests in flight
-	initID   string           // the initialize request in flight
-	version  string           // the protocol revision agreed on
-	readOnly map[string]bool  // tools whose annotations say readOnlyHint: true
+	calls    map[string]*call       // tools/call requests held: sent, or waiting for a holder elsewhere
+	lists    map[string]bool        // tools/list requests in flight
+	initID   string                 // the initialize request in flight
+	version  string                 // the protocol revision agreed on
+	tools    map[string]bool        // the tools listed, and whether their annotations say readOnlyHint: true
+	listed   bool                   // a tools/list result was seen since the last list_changed
+	listings int                    // idemkey's own listings (see listTools)
+	own      map[string]chan []byte // idemkey's own requests in flight: their results (nil: none)
 	closed   bool
 	watch    atomic.Int64 // len(calls) + len(lists) + (initID != ""): the server's messages are read only when > 0
 
@@ -163,7 +171,7 @@ func New(o Options) *Proxy {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, readOnly: map[string]bool{}}
+	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, tools: map[string]bool{}, own: map[string]chan []byte{}}
 }
 
 // ErrServerGone is returned by Serve when the server ended the session
@@ -310,7 +318,7 @@ func (p *Proxy) clientMessage(m *message, answer func([]byte), inBatch bool) (fw
 
 // recount updates watch; p.mu is held.
 func (p *Proxy) recount() {
-	n := int64(len(p.calls) + len(p.lists))
+	n := int64(len(p.calls) + len(p.lists) + len(p.own))
 	if p.initID != "" {
 		n++
 	}
@@ -367,7 +375,7 @@ func (p *Proxy) toClient(msg []byte) {
 // call it holds is recorded first). wantIDs: return the ids of the
 // responses in it.
 func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
-	if !wantIDs && p.watch.Load() == 0 {
+	if !wantIDs && p.watch.Load() == 0 && !bytes.Contains(msg, []byte("list_changed")) {
 		p.toClient(msg)
 		return nil
 	}
@@ -380,12 +388,27 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 		for _, e := range elements(msg, i) {
 			if el := msg[e[0]:e[1]]; el[0] == '{' {
 				if m := readMessage(el); m.kind == kindResponse {
-					ids = append(ids, p.serverResponse(m))
+					k, _ := p.serverResponse(m)
+					ids = append(ids, k)
 				}
 			}
 		}
-	} else if m := readMessage(msg); m.kind == kindResponse {
-		ids = append(ids, p.serverResponse(m))
+	} else {
+		m := readMessage(msg)
+		switch m.kind {
+		case kindResponse:
+			k, own := p.serverResponse(m)
+			if own {
+				return []string{k} // idemkey's own listing: not the client's
+			}
+			ids = append(ids, k)
+		case kindNotification:
+			if m.method == "notifications/tools/list_changed" {
+				p.mu.Lock()
+				p.listed = false
+				p.mu.Unlock()
+			}
+		}
 	}
 	p.toClient(msg)
 	return ids
@@ -393,10 +416,18 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 
 // serverResponse reads a response of the server's before it is passed
 // on: the outcome of a held call is recorded, a tools/list result and an
-// initialize result are read. It returns the id's identity.
-func (p *Proxy) serverResponse(m *message) string {
+// initialize result are read. It returns the id's identity, and whether
+// it answers idemkey's own request (not passed on).
+func (p *Proxy) serverResponse(m *message) (string, bool) {
 	k := m.idKey()
 	p.mu.Lock()
+	if ch, ok := p.own[k]; ok {
+		delete(p.own, k)
+		p.recount()
+		p.mu.Unlock()
+		ch <- m.value(m.result)
+		return k, true
+	}
 	c := p.takeSent(k)
 	list := p.lists[k]
 	delete(p.lists, k)
@@ -419,7 +450,7 @@ func (p *Proxy) serverResponse(m *message) string {
 			p.up.SetVersion(v)
 		}
 	}
-	return k
+	return k, false
 }
 
 // takeSent removes and returns the call sent with id k, or nil (a call
@@ -442,16 +473,11 @@ func (p *Proxy) trackTools(result []byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.listed = true
 	for _, e := range elements(tools, 0) {
 		t := tools[e[0]:e[1]]
-		name, ok := stringValue(objectMember(t, "name"))
-		if !ok {
-			continue
-		}
-		if isTrue(objectMember(objectMember(t, "annotations"), "readOnlyHint")) {
-			p.readOnly[name] = true
-		} else {
-			delete(p.readOnly, name)
+		if name, ok := stringValue(objectMember(t, "name")); ok {
+			p.tools[name] = isTrue(objectMember(objectMember(t, "annotations"), "readOnlyHint"))
 		}
 	}
 }
@@ -464,12 +490,69 @@ func (p *Proxy) mode(tool string) Mode {
 		}
 	}
 	p.mu.Lock()
-	ro := p.readOnly[tool]
+	ro, known := p.tools[tool]
+	list := !known && !p.listed && p.listings < maxListings
 	p.mu.Unlock()
+	if list {
+		// A tool never listed (the client called it without tools/list,
+		// or the list changed since): idemkey asks the server itself.
+		p.listTools()
+		p.mu.Lock()
+		ro = p.tools[tool]
+		p.mu.Unlock()
+	}
 	if ro {
 		return ModePass
 	}
 	return ModeOnce
+}
+
+// maxListings bounds idemkey's own tools/list requests in a session (a
+// server that cannot list: its tools are writes).
+const maxListings = 8
+
+// listTimeout bounds the wait for one page of idemkey's own listing.
+const listTimeout = 10 * time.Second
+
+// listTools lists the server's tools with requests of idemkey's own (ids
+// "com.github.idemkey/tools-list-N", never the client's; their answers
+// are not passed on), page by page, to read their annotations.
+func (p *Proxy) listTools() {
+	cursor := []byte(nil)
+	for page := 0; page < 100; page++ {
+		p.mu.Lock()
+		p.listings++
+		id := quoted(fmt.Sprintf("com.github.idemkey/tools-list-%d", p.listings))
+		k, _ := idKey(id)
+		ch := make(chan []byte, 1)
+		p.own[k] = ch
+		p.recount()
+		p.mu.Unlock()
+		msg := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+		msg = append(msg, `,"method":"tools/list"`...)
+		if cursor != nil {
+			msg = append(append(append(msg, `,"params":{"cursor":`...), cursor...), '}')
+		}
+		p.sendIDs(append(msg, '}'), [][]byte{id})
+		var result []byte
+		select {
+		case result = <-ch:
+		case <-time.After(listTimeout):
+		case <-p.ctx.Done():
+		}
+		p.mu.Lock()
+		delete(p.own, k)
+		p.recount()
+		p.mu.Unlock()
+		if result == nil {
+			p.o.Diag("the server did not list its tools: a tool it did not list is taken for a write")
+			return
+		}
+		p.trackTools(result)
+		if cursor = objectMember(result, "nextCursor"); len(cursor) == 0 || cursor[0] != '"' {
+			return
+		}
+	}
 }
 
 // Unanswered implements Sink: a request the server will not answer. A
@@ -479,6 +562,13 @@ func (p *Proxy) mode(tool string) Mode {
 func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
 	k, _ := idKey(id)
 	p.mu.Lock()
+	if ch, ok := p.own[k]; ok {
+		delete(p.own, k)
+		p.recount()
+		p.mu.Unlock()
+		ch <- nil
+		return
+	}
 	c := p.takeSent(k)
 	delete(p.lists, k)
 	p.recount()
