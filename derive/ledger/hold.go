@@ -65,10 +65,28 @@ type Reconciliation struct {
 	Note string
 }
 
+type keyLockCtx struct{}
+
+// KeyLock returns the key's kernel lock that a Reconciler's ctx carries
+// (nil on a lease store): a process that inherits it keeps the key locked
+// until it exits, as a step's command does.
+func KeyLock(ctx context.Context) io.Closer {
+	l, _ := ctx.Value(keyLockCtx{}).(io.Closer)
+	return l
+}
+
+func withKeyLock(ctx context.Context, lock io.Closer) context.Context {
+	if lock == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, keyLockCtx{}, lock)
+}
+
 // Reconciler asks the owner of a step's effect whether the attempt in rec
 // (whose outcome is unknown) made it. It runs while the caller holds the
-// key (its lease renewed); ctx ends when that hold is lost. It must only
-// look: settling the record is the loop's job.
+// key (its lease renewed); ctx ends when that hold is lost, and carries
+// the key's kernel lock (KeyLock). It must only look: settling the record
+// is the loop's job.
 type Reconciler func(ctx context.Context, rec *Record) Reconciliation
 
 // HoldEvents are the loop's diagnostics; any may be nil. They are called
@@ -587,7 +605,7 @@ func (req *HoldRequest) reconcile(ctx context.Context, s Store, unknown *Record,
 	if req.Events.Reconciling != nil {
 		req.Events.Reconciling(unknown)
 	}
-	r := req.Reconcile(h.Context(), unknown)
+	r := req.Reconcile(withKeyLock(h.Context(), lock), unknown)
 	settled, err := h.settle(ctx, unknown, r, nowFunc(req.Claim.Now))
 	return r, settled, err
 }
