@@ -214,6 +214,7 @@ removed only once its holder is dead.`,
 		c.SetFlagErrorFunc(keyFlagError)
 	}
 	cmd.AddCommand(ls, show, resolve, forget, gc, initc)
+	cmd.AddCommand(newLedgerReconcileCmd(f)) // ledger_reconcile.go
 	return cmd
 }
 
