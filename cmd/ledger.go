@@ -67,6 +67,7 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 		c.SetFlagErrorFunc(keyFlagError)
 	}
 	cmd.AddCommand(newLedgerLsCmd(opts), show, resolve, forget, newLedgerGCCmd(opts), newLedgerInitCmd(opts))
+	cmd.AddCommand(newLedgerReconcileCmd(f)) // ledger_reconcile.go
 	return cmd
 }
 

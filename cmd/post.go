@@ -102,21 +102,30 @@ once. Other 4xx are never retried; 422 means the server has seen this key
 with a different payload, and exits 22 even without -f (the one difference
 from curl).
 
+With a ledger (--ledger PATH|URL, IDEMKEY_LEDGER or the config file's
+ledger; --no-ledger for none), the final response (2xx, and 4xx but 408,
+409, 425 and 429) is recorded under the key and replayed by later
+invocations without the network; a request with the key in flight
+elsewhere exits 75 (--wait DURATION waits for it); --reconcile COMMAND asks
+the owner about a request whose outcome is unknown, as run's does.
+
 The body of the final attempt is written once, to standard output or -o;
 a large body is held in a temporary file until then, never whole in
 memory. Durations are in seconds and may be fractional (--max-time 2.5).
 
 --key-header, --key-quoted, --retry, --retry-delay, --retry-max-time,
---max-time, --connect-timeout, --cacert, --wait, --lease, --scheme, --task and
---tool may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or the config file.
+--max-time, --connect-timeout, --cacert, --ledger, --wait, --lease, --scheme,
+--task and --tool may also come from IDEMKEY_* variables (IDEMKEY_RETRY=3) or
+the config file: IDEMKEY_LEDGER records post's requests as it records run's
+steps (--no-ledger opts out).
 Proxies come from http_proxy (lower case only), https_proxy, all_proxy and
 no_proxy, as in curl.
 
 Exit codes (curl's):
    0  a response arrived (any status but 422, unless -f or --fail-with-body)
    2  usage or input error (bad flag, invalid JSON, a lossy body); with
-      --ledger, the ledger unavailable, or the key recorded for another
-      URL or method (nothing is sent)
+      a ledger, the ledger unavailable, or the key recorded for another
+      URL or method (nothing is sent; idemkey run exits 125 for these)
    3  malformed URL
    5  could not resolve the proxy (http_proxy, https_proxy, all_proxy)
    6  could not resolve host
@@ -134,7 +143,7 @@ Exit codes (curl's):
   58  --cert or --key unusable
   60  server certificate did not verify
   61  unknown Transfer-Encoding in the reply
-  75  with --ledger, the request with this key is in flight elsewhere
+  75  with a ledger, the request with this key is in flight elsewhere
       (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
@@ -143,12 +152,11 @@ Exit codes (curl's):
   idemkey post https://api.example.com/x --task t1 --tool x --json '{"a":1}' -w '%{http_code}\n'
   idemkey post https://api.example.com/x --task t1 --tool x -d '{"a":1}' --dry-run`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			err := rangeArgs(1, 1)(cmd, args)
-			var ue *UsageError
-			if len(args) > 1 && opts.ledger.bare() && errors.As(err, &ue) {
-				ue.hint = "--ledger takes a path only as --ledger=PATH: the word after a bare --ledger is another argument"
+			// A bare --ledger, as post once read it, takes the next word.
+			if err := ledgerFlagValue(cmd.Flags(), len(args)); err != nil {
+				return err
 			}
-			return err
+			return rangeArgs(1, 1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := opts.load(cmd.Flags(), args[0], data)
@@ -173,7 +181,7 @@ Exit codes (curl's):
 		{"data", "d", "body: @FILE, @- for standard input, or the JSON itself (an envelope with --from)"},
 		{"data-binary", "", "body, as -d (@FILE, @-, or the JSON itself)"},
 		{"data-raw", "", "body given literally: a leading @ is not a file name"},
-		{"json", "", "body as --data-binary, with Content-Type and Accept: application/json (curl 7.82)"},
+		{"json", "", "body as --data-binary, with Content-Type and Accept: application/json (curl's --json, 7.82; not a JSON report, as run --json is)"},
 	} {
 		fl.VarP(dataFlags{d.name, &data}, d.name, d.short, d.usage)
 	}
@@ -397,7 +405,7 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	// The body is the whole arguments value (--only and --omit choose
 	// what the key is derived from, not what is sent), canonical unless
 	// --send-as-is keeps its bytes as written.
-	if o.ledger.flag.Changed {
+	if o.ledger.on {
 		// The ledger's fingerprint has the arguments as they enter the
 		// key (post_ledger.go), as run's has; the record, the call's task
 		// and tool wherever they came from (--from call, --from openai).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/pflag"
 )
 
@@ -25,7 +26,8 @@ import (
 // the ledger under the request's key and replayed by later invocations
 // without the network.
 type postLedger struct {
-	flag   *pflag.Flag
+	on     bool          // a ledger records the request (--ledger, IDEMKEY_LEDGER or the config, and no --no-ledger)
+	spec   string        // which ledger
 	lease  time.Duration // --lease: of the running request on shared stores
 	retain time.Duration // --retain: older finished records are not replayed
 	wait   time.Duration // --wait: for a request in flight elsewhere
@@ -33,38 +35,44 @@ type postLedger struct {
 	task   string        // the call's task and tool, as the key has them
 	tool   string
 
+	fl    *pflag.FlagSet // for --reconcile, read per tool at the claim
 	store ledger.Store
 	hold  *ledger.Holding // the claimed attempt, until it is recorded
 }
 
-// postLedgerDefault is the value of a bare --ledger: the default ledger
-// (IDEMKEY_LEDGER, or the default path).
-const postLedgerDefault = "default"
-
 func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
-	fl.String("ledger", "", "keep the final response in the ledger and replay it later without the network (--ledger[=PATH]; bare: IDEMKEY_LEDGER or the default file)")
-	f := fl.Lookup("ledger")
-	f.NoOptDefVal = postLedgerDefault
-	fl.String("wait", "0", "with --ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
-	fl.String("lease", "30s", "with --ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
-	fl.String("retain", "7d", "with --ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
-	return &postLedger{flag: f}
+	fl.String("ledger", "", "keep the final response in this ledger (a SQLite file PATH, or a postgres:// or redis:// URL; IDEMKEY_LEDGER) and replay it later without the network")
+	fl.Bool("no-ledger", false, "no ledger, even with IDEMKEY_LEDGER or a ledger in the config file")
+	fl.String("wait", "0", "with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
+	fl.String("lease", "30s", "with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
+	fl.String("retain", "7d", "with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
+	addReconcileFlags(fl, "a request")
+	return &postLedger{}
 }
 
-// load reads --wait, --lease and --retain (flag, IDEMKEY_WAIT,
-// IDEMKEY_LEASE, IDEMKEY_RETAIN or the config file, as run's: one
-// retention for run, post and ledger gc). Without --ledger they mean nothing: given
-// on the command line they are a usage error, and from the environment
-// (shared with run) they are not read.
+// load reads --ledger (flag, IDEMKEY_LEDGER or the config file, as run
+// reads it; --no-ledger: none) and --wait, --lease and --retain (flag,
+// IDEMKEY_WAIT, IDEMKEY_LEASE, IDEMKEY_RETAIN or the config file, as
+// run's: one retention for run, post and ledger gc). Without a ledger they
+// mean nothing: given on the command line they are a usage error, and
+// from the environment (shared with run) they are not read.
 func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
-	if !l.flag.Changed {
-		for _, name := range []string{"wait", "lease", "retain"} {
+	if changed(fl, "ledger") && changed(fl, "no-ledger") {
+		return &UsageError{Err: errors.New("--ledger and --no-ledger contradict each other")}
+	}
+	l.spec, l.fl = v.GetString("ledger"), fl
+	l.on = l.spec != "" && !v.GetBool("no-ledger")
+	if !l.on {
+		for _, name := range []string{"wait", "lease", "retain", "reconcile", "reconcile-timeout"} {
 			if changed(fl, name) {
-				return &UsageError{Err: fmt.Errorf("--%s applies only with --ledger", name),
-					hint: "--wait, --lease and --retain are about a request the ledger records: add --ledger (or --ledger=PATH)"}
+				return &UsageError{Err: fmt.Errorf("--%s applies only with a ledger", name),
+					hint: "--wait, --lease, --retain and --reconcile are about a request the ledger records: add --ledger PATH|URL (or set IDEMKEY_LEDGER)"}
 			}
 		}
 		return nil
+	}
+	if isRequestURL(l.spec) {
+		return requestURLAsLedger(v.Source("ledger"), l.spec)
 	}
 	var err error
 	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
@@ -82,9 +90,34 @@ func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 	return nil
 }
 
-// bare reports whether --ledger was given without a value.
-func (l *postLedger) bare() bool {
-	return l != nil && l.flag.Changed && l.flag.Value.String() == postLedgerDefault
+// ledgerFlagValue refuses a --ledger value that was meant as something
+// else, as a bare --ledger (which post once had) takes the next word: a
+// flag, or the request's URL when no other is left.
+func ledgerFlagValue(fl *pflag.FlagSet, nargs int) error {
+	if !changed(fl, "ledger") {
+		return nil
+	}
+	v, _ := fl.GetString("ledger")
+	switch {
+	case strings.HasPrefix(v, "-"):
+		return &UsageError{Err: fmt.Errorf("--ledger %q: want a ledger's PATH or URL, not a flag", v),
+			hint: "--ledger takes a value, as run's does: --ledger PATH|URL; with IDEMKEY_LEDGER set, post records without --ledger"}
+	case nargs == 0 && isRequestURL(v):
+		return requestURLAsLedger("--ledger", v)
+	}
+	return nil
+}
+
+// isRequestURL reports whether a ledger spec is an http:// or https://
+// URL: a request's, not a ledger's.
+func isRequestURL(spec string) bool {
+	scheme, ok := stores.URLScheme(spec)
+	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
+}
+
+func requestURLAsLedger(source, spec string) error {
+	return &UsageError{Err: fmt.Errorf("%s %q is a request URL, not a ledger", source, spec),
+		hint: "--ledger takes a value: --ledger PATH|URL https://api.example.com/…"}
 }
 
 // postSaved is what the ledger keeps of a response besides its body.
@@ -146,17 +179,6 @@ func savedStatus(code int) bool {
 	return code >= 200 && code < 300 || code >= 400 && code < 500
 }
 
-func (o *postOptions) ledgerSpec() (string, error) {
-	v := o.ledger.flag.Value.String()
-	if v != postLedgerDefault {
-		return v, nil
-	}
-	if s := o.f.IO.Getenv("IDEMKEY_LEDGER"); s != "" {
-		return s, nil
-	}
-	return o.f.defaultLedgerPath()
-}
-
 // ledgerExchange is exchange with post --ledger: the request is looked up
 // in the ledger before it is sent; a saved response is replayed without
 // the network (an exchange made from the record), a request in flight
@@ -166,7 +188,7 @@ func (o *postOptions) ledgerSpec() (string, error) {
 // its recovery policy is retry. Without --ledger, it is exchange.
 func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*exchange, error) {
 	pl := o.ledger
-	if pl == nil || !pl.flag.Changed {
+	if pl == nil || !pl.on {
 		return o.exchange(client, req, body), nil
 	}
 	ex, err := o.ledgerClaim(key, req)
@@ -258,10 +280,7 @@ func sigName(sig os.Signal) string {
 func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, error) {
 	pl := o.ledger
 	ctx := context.Background()
-	spec, err := o.ledgerSpec()
-	if err != nil {
-		return nil, err
-	}
+	spec := pl.spec
 	store, err := o.f.openLedger(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -295,6 +314,10 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 	if kl, ok := store.(keyLocker); ok {
 		hr.Locker = fileLocker{kl}
 	}
+	if err := o.reconcileHook(&hr); err != nil {
+		store.Close()
+		return nil, err
+	}
 	held, err := ledger.Hold(ctx, store, hr)
 	if err != nil || held.Action != ledger.ActRun {
 		store.Close()
@@ -306,6 +329,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		}
 		return nil, &ledgerUnavailable{spec: spec, err: err}
 	}
+	o.sayReconciled(key, held)
 	switch held.Action {
 	case ledger.ActRun:
 		pl.store, pl.hold = store, held.Hold
@@ -322,6 +346,46 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		}
 	}
 	return nil, o.ledgerBusy(key, held.Record)
+}
+
+// reconcileHook sets the hold's reconcile from --reconcile (or the
+// tool's tools.NAME.reconcile): the canonical arguments on its standard
+// input, as run's gets them.
+func (o *postOptions) reconcileHook(hr *ledger.HoldRequest) error {
+	pl := o.ledger
+	rc, err := o.f.reconcileSettings(pl.fl, pl.tool)
+	if err != nil || rc == nil {
+		return err
+	}
+	rc.Args = func(*ledger.Record) ([]byte, error) { return pl.args, nil }
+	hr.Reconcile = rc.reconciler()
+	hr.Events.Reconciling = func(rec *ledger.Record) {
+		if o.Verbose {
+			fmt.Fprintf(o.f.IO.Err, "* ledger: the outcome of attempt %d of %s is unknown: asking the owner (--reconcile)\n", rec.Attempt, rec.Key)
+		}
+	}
+	return nil
+}
+
+// sayReconciled says what a reconcile answered and what follows.
+func (o *postOptions) sayReconciled(key string, held *ledger.Held) {
+	r := held.Reconciled
+	if r == nil || o.Silent && !o.ShowError {
+		return
+	}
+	note := ""
+	if r.Note != "" {
+		note = ": " + diagLine(r.Note)
+	}
+	w := o.f.IO.Err
+	switch {
+	case r.Verdict == ledger.Happened:
+		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request took effect%s; recorded as succeeded, not sent again\n", key, note)
+	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
+		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request did not take effect%s; sending it as attempt %d\n", key, note, held.Hold.Attempt())
+	case held.Action == ledger.ActRun:
+		fmt.Fprintf(w, "idemkey: the reconcile of %s could not tell%s; sending it again as attempt %d, with the same key\n", key, note, held.Hold.Attempt())
+	}
 }
 
 // holdEvents are the hold's diagnostics, as post writes them.
@@ -390,6 +454,19 @@ func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 // ledgerReplay makes the exchange of a saved response, as if it had just
 // arrived: finish and -w write it as they write a fresh one.
 func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*exchange, error) {
+	if len(rec.Meta) == 0 && len(rec.Stdout.Data) > 0 {
+		// Settled by a reconcile command (its standard output is the
+		// step's): no response head was saved, only that output.
+		if !o.Silent {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: no request sent: key %s is recorded as succeeded without a saved response; replayed the output its reconcile gave (attempt %d: %s)\n",
+				key, rec.Attempt, diagLine(rec.Reason))
+		}
+		data := rec.Stdout.Data
+		if err := o.writeBody(attemptResult{body: &spool{mem: data, n: int64(len(data))}}); err != nil {
+			return nil, err
+		}
+		return nil, &ExitError{Code: exitOK}
+	}
 	if len(rec.Meta) == 0 {
 		// Settled as succeeded by a person (ledger resolve) after its
 		// outcome was unknown: the effect happened, and no response was

@@ -89,7 +89,7 @@ func TestPostLedgerReplaysWithoutNetwork(t *testing.T) {
 	o := newPlanOwner(t)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
-	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger"}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`}
 	code, out1, err1 := postMain(t, env, args...)
 	if code != 0 || out1 != `{"request":1,"status":201}`+"\n" || err1 != "" {
 		t.Fatalf("first: exit %d, stdout %q, stderr %q", code, out1, err1)
@@ -111,18 +111,21 @@ func TestPostLedgerReplaysWithoutNetwork(t *testing.T) {
 		t.Fatalf("-w on a replay: exit %d, %q", code, out)
 	}
 	// Another body is another key: sent.
-	if code, _, _ := postMain(t, env, "post", o.URL+"/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":200}`, "--ledger"); code != 0 || o.total() != 2 {
+	if code, _, _ := postMain(t, env, "post", o.URL+"/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":200}`); code != 0 || o.total() != 2 {
 		t.Fatalf("another call: exit %d, %d requests", code, o.total())
 	}
-	// Without --ledger, IDEMKEY_LEDGER alone does not turn it on.
-	if code, _, _ := postMain(t, env, args[:len(args)-1]...); code != 0 || o.total() != 3 {
-		t.Fatalf("without --ledger: exit %d, %d requests", code, o.total())
+	// --no-ledger: sent, even with IDEMKEY_LEDGER set.
+	if code, _, _ := postMain(t, env, append(args, "--no-ledger")...); code != 0 || o.total() != 3 {
+		t.Fatalf("--no-ledger: exit %d, %d requests", code, o.total())
 	}
-	// --ledger=PATH names the file.
+	// --ledger PATH names the file, as run's --ledger does (no = needed).
 	other := filepath.Join(dir, "other.db")
-	postMain(t, env, append(args[:len(args)-1], "--ledger="+other)...)
+	postMain(t, env, append(args, "--ledger", other)...)
 	if _, err := os.Stat(other); err != nil || o.total() != 4 {
-		t.Fatalf("--ledger=PATH: %v, %d requests", err, o.total())
+		t.Fatalf("--ledger PATH: %v, %d requests", err, o.total())
+	}
+	if code, _, errs := postMain(t, env, append(args, "--ledger", other)...); code != 0 || o.total() != 4 || !strings.Contains(errs, "replayed from the ledger") {
+		t.Fatalf("--ledger PATH again: exit %d, %d requests: %s", code, o.total(), errs)
 	}
 }
 
@@ -132,7 +135,7 @@ func TestPostLedgerRetryableNotSaved(t *testing.T) {
 			o := newPlanOwner(t, status)
 			dir := t.TempDir()
 			env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db")}
-			args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+			args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`}
 			code, out, _ := postMain(t, env, args...)
 			if code != 0 || !strings.Contains(out, fmt.Sprintf(`"status":%d`, status)) {
 				t.Fatalf("first: exit %d, %q", code, out)
@@ -155,7 +158,7 @@ func TestPostLedgerFinal4xxSaved(t *testing.T) {
 	o := newPlanOwner(t, 404)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db")}
-	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-f"}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "-f"}
 	c1, _, _ := postMain(t, env, args...)
 	c2, _, e2 := postMain(t, env, args...)
 	if c1 != 22 || c2 != 22 || o.total() != 1 || !strings.Contains(e2, "HTTP 404 Not Found") {
@@ -170,7 +173,7 @@ func TestPostLedgerTransferFailureNotSaved(t *testing.T) {
 	o := newPlanOwner(t)
 	url := o.URL
 	o.Close()
-	args := []string{"post", url, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-s"}
+	args := []string{"post", url, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "-s"}
 	if c, _, _ := postMain(t, env, args...); c != 7 {
 		t.Fatalf("connection refused: exit %d, want 7", c)
 	}
@@ -183,7 +186,7 @@ func TestPostLedgerTransferFailureNotSaved(t *testing.T) {
 func TestPostLedgerDeadRunningRetriedWithSameKey(t *testing.T) {
 	r := newRig(t)
 	o := newPlanOwner(t, 0) // the first request stalls
-	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-s"}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "-s"}
 	c := r.cmd(args...)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -247,7 +250,7 @@ func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
-	args := []string{"post", srv.URL + "/export", "--task", "t1", "--tool", "export", "-d", `{"all":true}`, "--ledger", "-o", os.DevNull}
+	args := []string{"post", srv.URL + "/export", "--task", "t1", "--tool", "export", "-d", `{"all":true}`, "-o", os.DevNull}
 	for i := 1; i <= 2; i++ {
 		code, out, errs := postMain(t, env, args...)
 		if code != 0 || out != "" {

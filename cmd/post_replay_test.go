@@ -84,7 +84,7 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
 	dump := filepath.Join(dir, "headers")
-	args := []string{"post", srv.URL + "/temporary", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger",
+	args := []string{"post", srv.URL + "/temporary", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`,
 		"-L", "-i", "-D", dump, "-w", `%{http_code} %{url_effective} %{num_redirects} %{method} %{size_header} %{num_headers}\n`}
 	code, first, errs := postMain(t, env, args...)
 	if code != 0 || requests != 3 || !strings.HasSuffix(first, "201 "+srv.URL+"/done 2 GET "+fmt.Sprint(strings.Index(first, "GET /done"))+" 4\n") {
@@ -156,7 +156,7 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 		{"--omit=/sent_at", `{"amount":100,"sent_at":1}`, `{"amount":100,"sent_at":2}`},
 		{"--only=/amount", `{"amount":200,"trace":"a"}`, `{"trace":"b","amount":200}`},
 	} {
-		args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", tc.sel, "-d"}
+		args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", tc.sel, "-d"}
 		before := o.total()
 		code, first, errs := postMain(t, env, append(args, tc.first)...)
 		if code != 0 || o.total() != before+1 {
@@ -170,7 +170,7 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 	// A difference in what enters the key is another key, and a
 	// difference in the URL or method the same key for another request:
 	// refused, nothing sent.
-	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":300}`}
 	postMain(t, env, args...)
 	before := o.total()
 	args[1] = o.URL + "/refund"
@@ -189,7 +189,7 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 	dir := t.TempDir()
 	ledgerPath := filepath.Join(dir, "ledger.db")
 	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
-	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "--ledger", "-d", `{"amount":300}`}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":300}`}
 	if code, _, errs := postMain(t, env, args...); code != 0 {
 		t.Fatalf("first: exit %d, %s", code, errs)
 	}
@@ -240,7 +240,7 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 		{[]string{"--task", "t-openai", "--from", "openai", "-d",
 			`{"id":"call_7Qx","type":"function","function":{"name":"charge","arguments":"{\"amount\":1999}"}}`}, "t-openai", "charge"},
 	} {
-		if code, _, errs := postMain(t, env, append([]string{"post", o.URL, "--ledger"}, tc.args...)...); code != 0 {
+		if code, _, errs := postMain(t, env, append([]string{"post", o.URL}, tc.args...)...); code != 0 {
 			t.Fatalf("%v: exit %d, %s", tc.args, code, errs)
 		}
 		code, out, errs := postMain(t, env, "ledger", "ls", "--ledger", ledgerPath, "--json", "--task", tc.task, "--tool", tc.tool)
@@ -260,7 +260,7 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 func TestPostLedgerResolvedSucceeded(t *testing.T) {
 	r := newRig(t)
 	o := newPlanOwner(t, 0) // the first request stalls
-	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`}
 	c := r.cmd(args...)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -316,12 +316,12 @@ func TestPostLedgerReplayEscapesReason(t *testing.T) {
 	}()
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
-	args := []string{"post", "http://" + l.Addr().String() + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger"}
+	args := []string{"post", "http://" + l.Addr().String() + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"a":1}`}
 	if code, out, errs := postMain(t, env, args...); code != 0 || out != "ok\n" {
 		t.Fatalf("first: exit %d, %q, %q", code, out, errs)
 	}
 	// -v's line saying what was recorded, too.
-	if code, out, errs := postMain(t, env, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-v"); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
+	if code, out, errs := postMain(t, env, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "-v"); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
 		t.Fatalf("-v: exit %d, %q, stderr %q", code, out, errs)
 	}
 	code, out, errs := postMain(t, env, args...)
@@ -396,7 +396,7 @@ func TestPostLedgerReplayedRefusalHint(t *testing.T) {
 	o := newPlanOwner(t, http.StatusUnauthorized)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
-	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "--ledger", "-H", "Authorization: Bearer old"}
+	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "-H", "Authorization: Bearer old"}
 	postMain(t, env, args...)
 	args[len(args)-1] = "Authorization: Bearer new"
 	code, _, errs := postMain(t, env, args...)
@@ -419,7 +419,7 @@ func TestPostLedgerRetention(t *testing.T) {
 	o := newPlanOwner(t)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
-	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`, "--ledger"}
+	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`}
 	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 1 {
 		t.Fatalf("first: exit %d, %d requests, stderr %q", code, o.total(), errs)
 	}
@@ -444,8 +444,8 @@ func TestPostLedgerRetention(t *testing.T) {
 		t.Fatalf("%d distinct keys sent, want 1", keys)
 	}
 	delete(env, "IDEMKEY_RETAIN")
-	code, out, errs := postMain(t, env, "post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{}`, "--retain", "1d")
-	if code != 2 || out != "" || !strings.Contains(errs, "idemkey: error: --retain applies only with --ledger") {
+	code, out, errs := postMain(t, env, "post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{}`, "--retain", "1d", "--no-ledger")
+	if code != 2 || out != "" || !strings.Contains(errs, "idemkey: error: --retain applies only with a ledger") {
 		t.Fatalf("--retain without --ledger: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

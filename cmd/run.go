@@ -54,6 +54,14 @@ type runOptions struct {
 	Retain       time.Duration
 	Quiet        bool
 	Verbose      bool
+	// PassEnv are the IDEMKEY_* variables passed on to the command (--env).
+	PassEnv []string
+	// JSON is where --json writes the report (nil: nowhere).
+	JSON io.WriteCloser
+	// report is filled in as run goes (see runReport).
+	report *runReport
+	// Reconcile asks the owner about an unknown outcome (--reconcile).
+	Reconcile *reconcileCmd
 }
 
 // codeError ends run with an exit code and a message (and the wrapped
@@ -94,7 +102,8 @@ from --args, or, without --args, from the command line as a JSON array of
 strings. The command runs with IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT in its
 environment and idemkey's standard input (with --args -, the same bytes the
 arguments were read from); its output passes through untouched and is
-recorded.
+recorded. idemkey's own settings (IDEMKEY_*: the ledger's URL and password,
+a secret) are not passed on; --env NAME passes one on deliberately.
 
 A key's record is running, succeeded, failed or unknown:
   succeeded  not run again: the recorded output and exit code are replayed
@@ -104,15 +113,30 @@ A key's record is running, succeeded, failed or unknown:
              (idemkey ledger resolve); --recover retry: run again with the
              same key, for commands whose owner dedupes by that key
 
+With --reconcile COMMAND, an unknown outcome is first asked of the owner:
+COMMAND (a shell command line) runs under the key's claim with
+IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in its
+environment and the canonical arguments on its standard input. Exit 0: the
+effect happened (recorded succeeded, its standard output replayed as the
+step's); 1: it did not (the step runs as the next attempt); anything else,
+or --reconcile-timeout: still unknown, and --recover decides.
+
 Exit codes: the command's own (run or replayed); 75 in progress elsewhere;
-76 outcome unknown; 125 idemkey failed (usage, ledger, fingerprint mismatch);
-126 cannot execute; 127 not found; 128+N killed by signal N (recorded as
-unknown).`,
+76 outcome unknown; 125 idemkey failed (usage, ledger, fingerprint mismatch;
+post --ledger exits 2 for these, as curl does for usage); 126 cannot
+execute; 127 not found; 128+N killed by signal N (recorded as unknown).
+A command's own 75, 76 or 125 passes through as it is, and reads like
+idemkey's: -v's last line, --json (its "action" and "command_exit_code")
+and 'idemkey ledger show KEY' say which it was.`,
 		Example: `  idemkey run --task "$RUN_ID" --tool deploy -- ./deploy.sh prod
   idemkey run --task t-42 --tool pr --args call.json --recover retry -- gh pr create --fill
   idemkey run --task t-42 --tool pay --wait 2m -- ./pay.sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFailed(opts.setup(cmd, args))
+			rep := &runReport{Action: "error"}
+			opts.report = rep
+			err := runFailed(opts.setup(cmd, args))
+			rep.finish(opts, err)
+			return err
 		},
 		// The settings' errors (config file, IDEMKEY_*) exit 125 too.
 		Annotations: map[string]string{usageCodeAnnotation: strconv.Itoa(exitRunFailed)},
@@ -135,7 +159,20 @@ unknown).`,
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
 	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
 	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
+	addReconcileFlags(fl, "a step")
+	fl.String("json", "", "write a report of what run did as one JSON object to FILE (- for standard error; standard output is the command's)")
+	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
+	commandLineOnly(fl, "env", "json")
+	completeChoices(cmd, "recover", "fail", "retry")
+	completeChoices(cmd, "on-lease-lost", "kill", "continue")
 	return cmd
+}
+
+// completeChoices offers a flag's values to shell completion.
+func completeChoices(cmd *cobra.Command, flag string, values ...string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
 func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
@@ -161,6 +198,9 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if opts.Recover, err = f.recoverPolicy(cmd, opts.Spec.Tool); err != nil {
+		return err
+	}
+	if opts.Reconcile, err = f.reconcileSettings(cmd.Flags(), opts.Spec.Tool); err != nil {
 		return err
 	}
 	opts.ReplayFailed = v.GetBool("replay-failed")
@@ -189,6 +229,15 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	}
 	opts.Quiet = v.GetBool("quiet")
 	opts.Verbose = v.GetBool("verbose")
+	if opts.PassEnv, err = passEnvNames(v.GetStringSlice("env")); err != nil {
+		return err
+	}
+	if opts.Reconcile != nil {
+		opts.Reconcile.PassEnv = opts.PassEnv
+	}
+	if opts.JSON, err = openReport(f, v.GetString("json")); err != nil {
+		return err
+	}
 	return runRun(opts)
 }
 
@@ -263,6 +312,9 @@ type runStep struct {
 	stdin func() (io.Reader, func())
 	// sigs takes in the signals from the claim on (see holdRequest).
 	sigs chan os.Signal
+	// args are the canonical arguments, as they enter the key (a
+	// reconcile command's standard input).
+	args []byte
 }
 
 // stdinOffset returns where standard input stands, if the arguments are
@@ -355,6 +407,7 @@ func runRun(opts *runOptions) error {
 	}
 	ko := &keyOptions{Format: opts.Format, Secret: opts.Secret}
 	st.key = string(ko.key(nil, lc))
+	st.args = lc.Call.Args.Append(nil)
 	st.task, st.tool = lc.Call.Task, lc.Call.Tool
 	// The fingerprint: the canonical arguments (as they enter the key)
 	// and the command line.
@@ -373,6 +426,9 @@ func runRun(opts *runOptions) error {
 	defer store.Close()
 	st.store = store
 	st.locker, _ = store.(keyLocker)
+	if r := opts.report; r != nil {
+		r.Key, r.Task, r.Tool, r.Ledger = st.key, st.task, st.tool, redactStoreURL(opts.Ledger)
+	}
 	opts.logf("key %s, ledger %s", st.key, redactStoreURL(opts.Ledger))
 	return st.run(ctx)
 }
@@ -437,6 +493,16 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 	if st.locker != nil {
 		req.Locker = fileLocker{st.locker}
 	}
+	if rc := opts.Reconcile; rc != nil {
+		rc.Args = func(*ledger.Record) ([]byte, error) { return st.args, nil }
+		req.Reconcile = func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+			rc.Interrupt = st.sigs // a signal stops the reconcile, then idemkey
+			return rc.run(ctx, rec)
+		}
+		req.Events.Reconciling = func(rec *ledger.Record) {
+			opts.logf("the outcome of attempt %d of %s is unknown: asking the owner (--reconcile)", rec.Attempt, st.key)
+		}
+	}
 	return req
 }
 
@@ -450,16 +516,29 @@ func (st *runStep) run(ctx context.Context) error {
 		}
 		return err
 	}
+	rep := opts.report
+	if rep != nil {
+		rep.Waited, rep.Reconcile = held.Waited, newReconcileReport(held.Reconciled)
+	}
+	st.sayReconciled(held)
 	switch held.Action {
 	case ledger.ActRun:
+		rep.record("ran", held.Record)
 		return st.execute(ctx, held, st.sigs)
 	case ledger.ActReplay:
+		rep.record("replayed", held.Record)
+		if rep != nil {
+			rep.CommandExitCode = &held.Record.ExitCode
+		}
 		return st.replay(held.Record)
 	case ledger.ActMismatch:
+		rep.record("mismatch", held.Record)
 		return st.mismatch(held.Record)
 	case ledger.ActUnknown:
-		return st.unknown(&held.Decision)
+		rep.record("unknown", held.Record)
+		return st.unknown(held)
 	}
+	rep.record("busy", held.Record)
 	return st.busy(held.Record)
 }
 
@@ -520,6 +599,29 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// sayReconciled says what a reconcile that ran in this hold answered and
+// what follows from it (an undecided one with --recover fail is said by
+// unknown's report).
+func (st *runStep) sayReconciled(held *ledger.Held) {
+	r := held.Reconciled
+	if r == nil || st.opts.Quiet && r.Verdict == ledger.Happened {
+		return
+	}
+	w := st.opts.f.IO.Err
+	note := ""
+	if r.Note != "" {
+		note = ": " + diagLine(r.Note)
+	}
+	switch {
+	case r.Verdict == ledger.Happened:
+		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect happened%s; recorded as succeeded, its answer replayed\n", st.key, note)
+	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
+		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect did not happen%s; running it as attempt %d\n", st.key, note, held.Hold.Attempt())
+	case held.Action == ledger.ActRun:
+		fmt.Fprintf(w, "idemkey: the reconcile of %s could not tell%s; --recover retry: running it as attempt %d\n", st.key, note, held.Hold.Attempt())
+	}
+}
+
 // replay writes a recorded result again and returns its exit code.
 func (st *runStep) replay(rec *ledger.Record) error {
 	ios := st.opts.f.IO
@@ -574,9 +676,9 @@ func (st *runStep) busy(rec *ledger.Record) error {
 }
 
 // unknown reports an attempt whose outcome is unknown and how to settle it.
-func (st *runStep) unknown(d *ledger.Decision) error {
+func (st *runStep) unknown(held *ledger.Held) error {
 	ios := st.opts.f.IO
-	rec := d.Record
+	rec := held.Record
 	fmt.Fprintf(ios.Err, "idemkey: outcome unknown: %s\n", st.key)
 	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, stamp(rec.StartedAt), rec.Holder)
 	how := rec.Reason
@@ -584,6 +686,9 @@ func (st *runStep) unknown(d *ledger.Decision) error {
 		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
 	}
 	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, stamp(rec.EndedAt))
+	if r := held.Reconciled; r != nil {
+		fmt.Fprintf(ios.Err, "  reconcile: the owner could not tell: %s\n", diagLine(r.Note))
+	}
 	fmt.Fprintf(ios.Err, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded (replay from now on) or --as failed (run again); --recover retry runs it again with the same key, for a command whose owner dedupes by IDEMPOTENCY_KEY\n", st.key)
 	return &ExitError{Code: exitUnknown}
 }
@@ -768,9 +873,15 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		_ = signalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	if h.LostErr() != nil && opts.OnLeaseLost == "kill" {
-		lost() // said once, even when the loss came after the command's exit
-		return &ExitError{Code: exitUnknown}
+	if h.LostErr() != nil {
+		if r := opts.report; r != nil {
+			r.LeaseLost = true
+		}
+		if opts.OnLeaseLost == "kill" {
+			lost() // said once, even when the loss came after the command's exit
+			opts.report.ran(code, state, reason, false)
+			return &ExitError{Code: exitUnknown}
+		}
 	}
 	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.output(), Stderr: errRec.output()}
 	return st.finish(ctx, h, o, outRec, errRec)
@@ -790,7 +901,7 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 	if errors.Is(c.Err, exec.ErrDot) {
 		c.Err = nil // see lookCommand
 	}
-	c.Env = append(withoutEnv(os.Environ(), "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT"),
+	c.Env = append(stepEnv(os.Environ(), opts.PassEnv),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
 	c.Stdin = opts.f.IO.In
 	started = func() {}
@@ -843,7 +954,9 @@ func (st *runStep) notStarted(ctx context.Context, h *ledger.Holding, err error)
 			err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
 		}
 	}
-	c := h.Complete(ctx, ledger.Outcome{State: ledger.Failed, ExitCode: exitCannotExec, Reason: "could not start: " + err.Error()})
+	o := ledger.Outcome{State: ledger.Failed, ExitCode: exitCannotExec, Reason: "could not start: " + err.Error()}
+	c := h.Complete(ctx, o)
+	st.opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
 	if c.Err != nil {
 		st.warnNotRecorded(h.Attempt(), c)
 	}
@@ -853,13 +966,14 @@ func (st *runStep) notStarted(ctx context.Context, h *ledger.Holding, err error)
 // stoppedBeforeStart completes an attempt stopped by sig before its
 // command started: it did nothing, and may run again.
 func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, sig syscall.Signal) error {
-	code := exitSignalStart + int(sig)
-	c := h.Complete(ctx, ledger.Outcome{State: ledger.Failed, ExitCode: code,
-		Reason: fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)})
+	o := ledger.Outcome{State: ledger.Failed, ExitCode: exitSignalStart + int(sig),
+		Reason: fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)}
+	c := h.Complete(ctx, o)
+	st.opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
 	if c.Err != nil {
 		st.warnNotRecorded(h.Attempt(), c)
 	}
-	return &ExitError{Code: code}
+	return &ExitError{Code: o.ExitCode}
 }
 
 // watch forwards the signals idemkey takes in to the command (in a loop
@@ -914,6 +1028,7 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 	opts := st.opts
 	attempt := h.Attempt()
 	c := h.Complete(ctx, o)
+	opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
 	warnOutputsDropped(opts.f.IO.Err, st.key, c)
 	if c.Err != nil {
 		st.warnNotRecorded(attempt, c)
@@ -1084,6 +1199,37 @@ func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
 		return 0, ledger.Succeeded, ""
 	}
 	return code, ledger.Failed, fmt.Sprintf("exit status %d", code)
+}
+
+// stepEnv is the environment a step's command (or a reconcile command)
+// gets from idemkey's: without IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT
+// (the caller sets its own), and without idemkey's own settings, IDEMKEY_*
+// (a ledger URL's password, an HMAC secret, a policy meant for idemkey),
+// which a command could echo into its output and so into the record;
+// those named in pass (--env NAME) are kept (issue 19.19).
+func stepEnv(env, pass []string) []string {
+	out := withoutEnv(env, "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT")
+	kept := out[:0]
+	for _, kv := range out {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "IDEMKEY_") && !slices.Contains(pass, name) {
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return kept
+}
+
+// passEnvNames checks --env's names: a variable's name, never NAME=VALUE
+// (the value is idemkey's own).
+func passEnvNames(names []string) ([]string, error) {
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return nil, &UsageError{Err: fmt.Errorf("invalid --env %q: want the name of one of idemkey's variables", n),
+				hint: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the command another value, run it as: env NAME=VALUE COMMAND"}
+		}
+	}
+	return names, nil
 }
 
 func withoutEnv(env []string, names ...string) []string {

@@ -65,10 +65,28 @@ type Reconciliation struct {
 	Note string
 }
 
+type keyLockCtx struct{}
+
+// KeyLock returns the key's kernel lock that a Reconciler's ctx carries
+// (nil on a lease store): a process that inherits it keeps the key locked
+// until it exits, as a step's command does.
+func KeyLock(ctx context.Context) io.Closer {
+	l, _ := ctx.Value(keyLockCtx{}).(io.Closer)
+	return l
+}
+
+func withKeyLock(ctx context.Context, lock io.Closer) context.Context {
+	if lock == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, keyLockCtx{}, lock)
+}
+
 // Reconciler asks the owner of a step's effect whether the attempt in rec
 // (whose outcome is unknown) made it. It runs while the caller holds the
-// key (its lease renewed); ctx ends when that hold is lost. It must only
-// look: settling the record is the loop's job.
+// key (its lease renewed); ctx ends when that hold is lost, and carries
+// the key's kernel lock (KeyLock). It must only look: settling the record
+// is the loop's job.
 type Reconciler func(ctx context.Context, rec *Record) Reconciliation
 
 // HoldEvents are the loop's diagnostics; any may be nil. They are called
@@ -587,7 +605,7 @@ func (req *HoldRequest) reconcile(ctx context.Context, s Store, unknown *Record,
 	if req.Events.Reconciling != nil {
 		req.Events.Reconciling(unknown)
 	}
-	r := req.Reconcile(h.Context(), unknown)
+	r := req.Reconcile(withKeyLock(h.Context(), lock), unknown)
 	settled, err := h.settle(ctx, unknown, r, nowFunc(req.Claim.Now))
 	return r, settled, err
 }
@@ -671,4 +689,99 @@ func reconciledReason(what, note, was string) string {
 		s += " (was: " + was + ")"
 	}
 	return s
+}
+
+// ReconcileRequest settles one key's unknown outcome by asking its owner,
+// outside a step (idemkey ledger reconcile).
+type ReconcileRequest struct {
+	Key    string
+	Holder string        // the reconciling claim's holder
+	Lease  time.Duration // its lease, renewed while the reconcile runs
+	Locker KeyLocker     // the store's kernel lock per key, if it has one
+	// HolderAlive vouches for a running record's holder whose kernel lock
+	// is free (as in ClaimRequest).
+	HolderAlive HolderCheck
+	Reconcile   Reconciler
+	// DryRun asks the owner without claiming the key or writing: Record
+	// is what the record would become.
+	DryRun bool
+	Now    func() time.Time
+	Events HoldEvents
+}
+
+// Settled is what ReconcileKey did.
+type Settled struct {
+	// Found is the key's record as found (nil: none); a running one whose
+	// holder is dead is shown as the unknown it is.
+	Found *Record
+	// Record is the record as settled (with DryRun, as it would be); nil
+	// when no reconcile ran.
+	Record *Record
+	// Answer is the reconcile's (nil when none ran).
+	Answer *Reconciliation
+	// Busy: the key's step is running with a live holder (or its lock is
+	// held): nothing was asked.
+	Busy bool
+}
+
+// ReconcileKey asks the owner about the key's step if its outcome is
+// unknown (or its running holder is dead), under a claim of the key as a
+// step's reconcile is, and settles the record by the answer (see
+// Settle). A record that is not unknown is left alone: Found says what
+// it is.
+func ReconcileKey(ctx context.Context, s Store, req ReconcileRequest) (*Settled, error) {
+	var lock io.Closer
+	if req.Locker != nil {
+		var err error
+		if lock, err = req.Locker.TryLock(req.Key); err != nil {
+			return nil, err
+		}
+		if lock == nil {
+			rec, _, err := s.Get(ctx, req.Key)
+			return &Settled{Found: rec, Busy: true}, err
+		}
+		defer lock.Close()
+	}
+	for range maxRounds {
+		rec, expired, err := s.Get(ctx, req.Key)
+		if err != nil || rec == nil {
+			return &Settled{}, err
+		}
+		found := rec
+		switch rec.State {
+		case Unknown:
+		case Running:
+			if !req.HolderAlive.dead(rec, expired, lock != nil) {
+				return &Settled{Found: rec, Busy: true}, nil
+			}
+			r := *rec
+			r.State, r.EndedAt, r.LeaseUntil = Unknown, nowFunc(req.Now), time.Time{}
+			r.Reason = deadReason(lock != nil && !expired)
+			found = &r
+		default:
+			return &Settled{Found: rec}, nil
+		}
+		if req.DryRun {
+			answer := req.Reconcile(ctx, found)
+			return &Settled{Found: found, Record: Settle(found, answer, req.Holder, nowFunc(req.Now)), Answer: &answer}, nil
+		}
+		needExpired := rec.State == Running && lock == nil
+		h, err := holdForReconcile(ctx, s, found, VersionOf(rec), needExpired, req.Holder, req.Lease, lock, req.Events)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			continue // changed meanwhile: read it again
+		}
+		if req.Events.Reconciling != nil {
+			req.Events.Reconciling(found)
+		}
+		answer := req.Reconcile(withKeyLock(h.Context(), lock), found)
+		settled, err := h.settle(ctx, found, answer, nowFunc(req.Now))
+		if err != nil {
+			return nil, err
+		}
+		return &Settled{Found: found, Record: settled, Answer: &answer}, nil
+	}
+	return nil, ErrContention
 }

@@ -1,0 +1,254 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// ledgerReconcileOptions is idemkey ledger reconcile (issue 22): unknown
+// outcomes settled in bulk by asking the owner, for an operator.
+type ledgerReconcileOptions struct {
+	f      *Factory
+	fl     *pflag.FlagSet
+	Ledger string
+	Keys   []string
+	All    bool
+	DryRun bool
+	JSON   bool
+	Lease  time.Duration
+}
+
+func newLedgerReconcileCmd(f *Factory) *cobra.Command {
+	opts := &ledgerReconcileOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "reconcile [KEY...|--all] --reconcile COMMAND [--dry-run]",
+		Short: "Settle unknown outcomes by asking the owner of each effect",
+		Long: `Settle steps whose outcome is unknown by asking the system that owns each
+effect, as run and post --ledger do with --reconcile before --recover: for
+each KEY (or, with --all, every record whose outcome is unknown, and every
+running one whose holder is dead), COMMAND (a shell command line; per tool:
+tools.NAME.reconcile in the config file) runs under a claim of the key,
+with IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in
+its environment and the step's canonical arguments on its standard input:
+  exit 0   the effect happened: succeeded, its standard output kept as the
+           step's (later runs replay it)
+  exit 1   it did not: failed (the next run tries again with the same key)
+  other    (or --reconcile-timeout, or a signal): still unknown
+Each key's line says what it became; the record's reason says how it was
+settled (idemkey ledger show KEY). --dry-run asks and shows what each would
+become, and writes nothing.
+
+Exit codes: 0 every record asked about was settled (or, with --all, none
+needed it); 1 one is still unknown, running, or has no record; 2 usage, or
+a ledger that cannot be used.`,
+		Example: `  idemkey ledger reconcile --all --reconcile 'gh pr list --head "idemkey-$IDEMPOTENCY_KEY" --json url -q ".[0].url" | grep .'
+  idemkey ledger reconcile 3f1c… --reconcile ./charge-exists.sh --dry-run`,
+		RunE: func(cmd *cobra.Command, args []string) error { return opts.setup(cmd, args) },
+	}
+	fl := cmd.Flags()
+	addReconcileFlags(fl, "each step")
+	fl.Bool("all", false, "every record whose outcome is unknown (and every running one whose holder is dead)")
+	fl.Bool("dry-run", false, "ask the owner and show what each record would become; write nothing")
+	fl.String("lease", "30s", "lease of the reconciling claim on shared stores (renewed every third of it)")
+	commandLineOnly(fl, "all", "dry-run")
+	cmd.SetFlagErrorFunc(keyFlagError)
+	return cmd
+}
+
+func (opts *ledgerReconcileOptions) setup(cmd *cobra.Command, args []string) error {
+	f, v := opts.f, opts.f.Config
+	opts.fl = cmd.Flags()
+	opts.All, opts.DryRun = v.GetBool("all"), v.GetBool("dry-run")
+	switch {
+	case opts.All && len(args) > 0:
+		return usageErrorf("give KEY arguments or --all, not both")
+	case !opts.All && len(args) == 0:
+		return &UsageError{Err: errors.New("nothing to reconcile: give KEY arguments or --all"),
+			hint: "idemkey ledger ls --state unknown lists the records whose outcome is unknown"}
+	}
+	for _, k := range args {
+		if k == "" || !utf8.ValidString(k) {
+			return usageErrorf("a KEY argument is empty or not valid UTF-8: no recorded key is")
+		}
+	}
+	opts.Keys = args
+	var err error
+	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+		return err
+	}
+	opts.JSON = v.GetBool("json")
+	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
+		return v.Unparsable("lease", err)
+	} else if opts.Lease < 3*time.Millisecond {
+		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
+	}
+	if v.GetString("reconcile") == "" && !hasToolReconcile(v) {
+		return &UsageError{Err: errors.New("reconcile needs --reconcile COMMAND (or tools.NAME.reconcile in the config file)"),
+			hint: "COMMAND asks the owner: exit 0 the effect happened, 1 it did not, anything else: it cannot tell"}
+	}
+	return opts.run()
+}
+
+// hasToolReconcile reports whether the config file names a reconcile
+// command for some tool.
+func hasToolReconcile(v *Settings) bool {
+	if v.file == nil {
+		return false
+	}
+	for _, tool := range v.file.toolNames() {
+		if v.GetString("tools."+tool+".reconcile") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (opts *ledgerReconcileOptions) run() error {
+	ctx := context.Background()
+	lo := &ledgerOptions{f: opts.f, Ledger: opts.Ledger}
+	s, err := lo.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	recs, err := opts.records(ctx, s)
+	if err != nil {
+		return &ledgerUnavailable{spec: opts.Ledger, err: err}
+	}
+	left := 0
+	for i, key := range opts.Keys {
+		line, settled, err := opts.reconcileOne(ctx, s, key, recs[i])
+		if err != nil {
+			return &ledgerUnavailable{spec: opts.Ledger, err: err}
+		}
+		if line == nil {
+			continue // --all: a step whose holder is alive is not stuck
+		}
+		if !settled {
+			left++
+		}
+		if _, err := opts.f.IO.Out.Write(line); err != nil {
+			return &OutputError{Err: err}
+		}
+	}
+	if left > 0 {
+		return &ExitError{Code: exitNegative}
+	}
+	return nil
+}
+
+// records reads the keys' records; with --all, lists the keys first:
+// the unknown records, and the running ones whose lease ran out (on one
+// machine, every running one: its lock says whether its holder lives).
+func (opts *ledgerReconcileOptions) records(ctx context.Context, s ledger.Store) ([]*ledger.Record, error) {
+	if !opts.All {
+		recs := make([]*ledger.Record, len(opts.Keys))
+		for i, k := range opts.Keys {
+			rec, _, err := s.Get(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			recs[i] = rec
+		}
+		return recs, nil
+	}
+	_, locker := s.(keyLocker)
+	var recs []*ledger.Record
+	for _, st := range []ledger.State{ledger.Unknown, ledger.Running} {
+		list, err := s.List(ctx, ledger.Filter{State: st})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list {
+			if st == ledger.Running && !locker && !ledger.LeaseExpired(r) {
+				continue // its holder renews it: not stuck
+			}
+			opts.Keys = append(opts.Keys, r.Key)
+			recs = append(recs, r)
+		}
+	}
+	return recs, nil
+}
+
+// reconcileOne asks about one key and says what became of it; settled
+// reports whether its record is succeeded or failed now (or would be).
+// With --all, a running step whose holder is alive has no line.
+func (opts *ledgerReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, key string, rec *ledger.Record) ([]byte, bool, error) {
+	if rec == nil {
+		return opts.line(key, "", "", "no record", nil), false, nil
+	}
+	rc, err := opts.f.reconcileSettings(opts.fl, rec.Tool)
+	if err != nil {
+		return nil, false, err
+	}
+	if rc == nil {
+		return opts.line(key, rec.State, rec.State, fmt.Sprintf("no reconcile command for tool %q (--reconcile, or tools.NAME.reconcile in the config file)", rec.Tool), nil), false, nil
+	}
+	rc.Args = requestArgs
+	req := ledger.ReconcileRequest{
+		Key: key, Holder: holderName(), Lease: opts.Lease, Reconcile: rc.reconciler(), DryRun: opts.DryRun,
+	}
+	if kl, ok := s.(keyLocker); ok {
+		req.Locker = fileLocker{kl}
+	}
+	res, err := ledger.ReconcileKey(ctx, s, req)
+	if err != nil || res.Busy && opts.All {
+		return nil, false, err
+	}
+	return opts.describe(key, res), res.Record != nil && res.Record.State != ledger.Unknown, nil
+}
+
+// describe is a key's line: what it was, what it became, and why.
+func (opts *ledgerReconcileOptions) describe(key string, res *ledger.Settled) []byte {
+	before := ledger.State("")
+	if res.Found != nil {
+		before = res.Found.State
+	}
+	switch {
+	case res.Found == nil:
+		return opts.line(key, "", "", "no record", nil)
+	case res.Busy:
+		return opts.line(key, before, before, "running: its holder is alive; left alone", nil)
+	case res.Answer == nil:
+		return opts.line(key, before, before, fmt.Sprintf("%s, not unknown; left alone", before), nil)
+	}
+	after := res.Record.State
+	what := map[ledger.Verdict]string{
+		ledger.Happened:    "the owner says the effect happened",
+		ledger.NotHappened: "the owner says the effect did not happen",
+		ledger.Undecided:   "the owner could not tell",
+	}[res.Answer.Verdict]
+	if res.Answer.Note != "" {
+		what += ": " + diagLine(res.Answer.Note)
+	}
+	return opts.line(key, before, after, what, res.Answer)
+}
+
+// line is one key's result: text, or a JSON object with --json.
+func (opts *ledgerReconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
+	if opts.JSON {
+		o := &jsonObject{}
+		o.str("key", key).str("before", string(before)).str("after", string(after))
+		if answer != nil {
+			o.str("verdict", answer.Verdict.String())
+		}
+		o.str("note", what).bool("dry_run", opts.DryRun)
+		return o.line()
+	}
+	switch {
+	case answer == nil:
+		return fmt.Appendf(nil, "%s: %s\n", key, what)
+	case opts.DryRun:
+		return fmt.Appendf(nil, "%s: %s: would become %s (dry run)\n", key, what, after)
+	case after == ledger.Unknown:
+		return fmt.Appendf(nil, "%s: %s: still unknown\n", key, what)
+	}
+	return fmt.Appendf(nil, "%s: %s: %s\n", key, what, after)
+}

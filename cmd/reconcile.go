@@ -1,0 +1,258 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/spf13/pflag"
+)
+
+// reconcile.go runs a reconcile command (issue 22): a shell command line
+// that asks the owner of a step's effect whether an attempt whose outcome
+// is unknown made it. The decision on its answer is the ledger's
+// (ledger.Reconciler); this is the process.
+
+// A tools section of the config file may name a tool's reconcile command
+// and its timeout (tools.NAME.reconcile), as it names its recovery policy.
+func init() {
+	perToolSettings["reconcile"] = true
+	perToolSettings["reconcile-timeout"] = true
+}
+
+// reconcileTestHooks are set only by the test binary.
+var reconcileTestHooks struct {
+	// crashAfterAnswer kills idemkey once the reconcile command answered,
+	// before its answer is recorded.
+	crashAfterAnswer bool
+}
+
+// defaultReconcileTimeout is --reconcile-timeout's default.
+const defaultReconcileTimeout = 30 * time.Second
+
+// maxReconcileNote bounds how much of a reconcile command's standard
+// error is kept in the record's reason.
+const maxReconcileNote = 2 << 10
+
+// reconcileCmd is a reconcile command and what it is told.
+type reconcileCmd struct {
+	Command   string        // a shell command line, run by /bin/sh -c
+	Timeout   time.Duration // then it is killed: the outcome stays unknown
+	MaxOutput int64         // of its standard output, saved as the step's
+	PassEnv   []string      // IDEMKEY_* variables it gets (--env)
+	// Args returns the canonical arguments of rec's step (its standard
+	// input).
+	Args func(rec *ledger.Record) ([]byte, error)
+	// Interrupt, if set, takes in the signals that end idemkey: one stops
+	// the reconcile (unknown) and is put back for the caller to act on.
+	Interrupt chan os.Signal
+}
+
+// reconciler is the ledger's hook for the command.
+func (rc *reconcileCmd) reconciler() ledger.Reconciler {
+	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+		return rc.run(ctx, rec)
+	}
+}
+
+// run runs the command for rec and reads its answer: exit 0 happened
+// (its standard output is the step's), 1 not happened, anything else
+// (another exit, a timeout, a signal, a start that failed) undecided.
+func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+	undecided := func(why string) ledger.Reconciliation {
+		return ledger.Reconciliation{Verdict: ledger.Undecided, Note: why}
+	}
+	args, err := rc.Args(rec)
+	if err != nil {
+		return undecided(err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/sh", "-c", rc.Command)
+	ownGroup(c) // a timeout stops the whole command, not just its shell
+	c.WaitDelay = 2 * time.Second
+	c.Env = append(stepEnv(os.Environ(), rc.PassEnv),
+		"IDEMPOTENCY_KEY="+rec.Key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(rec.Attempt, 10),
+		"IDEMKEY_TASK="+rec.Task, "IDEMKEY_TOOL="+rec.Tool)
+	c.Stdin = bytes.NewReader(args)
+	if lock, ok := ledger.KeyLock(ctx).(*os.File); ok {
+		// As a step's command: killed with idemkey, it keeps the key
+		// locked until it exits, so no other reconcile starts meanwhile.
+		c.ExtraFiles = []*os.File{lock}
+	}
+	out := newRecorder(rc.MaxOutput)
+	errb := noteBuffer{max: maxReconcileNote}
+	c.Stdout, c.Stderr = out, &errb
+	if err := c.Start(); err != nil {
+		return undecided("the reconcile command could not start: " + err.Error())
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	interrupted, werr := rc.wait(c, waited)
+	killGroup(c) // what it left behind
+	if reconcileTestHooks.crashAfterAnswer {
+		_ = signalPid(os.Getpid(), syscall.SIGKILL)
+		select {}
+	}
+	note := errb.note()
+	switch {
+	case interrupted != nil:
+		return undecided(fmt.Sprintf("the reconcile command was stopped: idemkey got %s", interrupted))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return undecided(fmt.Sprintf("the reconcile command timed out after %s", rc.Timeout))
+	case ctx.Err() != nil:
+		return undecided("the reconcile command was stopped: the key's claim was lost")
+	}
+	ps := c.ProcessState
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return undecided(withNote(fmt.Sprintf("the reconcile command was killed by signal %d (%s)", int(ws.Signal()), ws.Signal()), note))
+	}
+	switch code := ps.ExitCode(); {
+	case code == 0 && werr == nil:
+		return ledger.Reconciliation{Verdict: ledger.Happened, Output: out.output(), Note: note}
+	case code == 1:
+		return ledger.Reconciliation{Verdict: ledger.NotHappened, Note: note}
+	case code == 0:
+		// Exited 0 and left a child writing to its output: not an answer.
+		return undecided("the reconcile command's output did not end: " + werr.Error())
+	default:
+		return undecided(withNote(fmt.Sprintf("the reconcile command exited %d", code), note))
+	}
+}
+
+// wait waits for c, or for a signal in Interrupt that would end idemkey:
+// then c's group is killed and the signal put back for the caller, who
+// ends by it. A user signal (SIGUSR1, SIGUSR2) is for a step's command:
+// the reconcile is left alone.
+func (rc *reconcileCmd) wait(c *exec.Cmd, waited chan error) (os.Signal, error) {
+	for {
+		select {
+		case err := <-waited:
+			return nil, err
+		case s := <-rc.Interrupt: // nil channel: never
+			if slices.Contains(userSignals, s) {
+				continue
+			}
+			killGroup(c)
+			err := <-waited
+			rc.Interrupt <- s
+			return s, err
+		}
+	}
+}
+
+func withNote(s, note string) string {
+	if note == "" {
+		return s
+	}
+	return s + ": " + note
+}
+
+// noteBuffer keeps the first max bytes written to it, for a note.
+type noteBuffer struct {
+	max  int
+	buf  []byte
+	more bool
+}
+
+func (c *noteBuffer) Write(p []byte) (int, error) {
+	room := max(c.max-len(c.buf), 0)
+	c.buf = append(c.buf, p[:min(len(p), room)]...)
+	if len(p) > room {
+		c.more = true
+	}
+	return len(p), nil
+}
+
+// note is the kept text on one line: control characters and invalid
+// UTF-8 shown as U+FFFD, runs of white space as one space.
+func (c *noteBuffer) note() string {
+	s := strings.ToValidUTF8(string(c.buf), "\uFFFD")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }), " ")
+	if c.more {
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+		s += " …"
+	}
+	return s
+}
+
+// reconcileSettings reads --reconcile and --reconcile-timeout, each from
+// the flag, IDEMKEY_*, the tool's section of the config file
+// (tools.NAME.reconcile) or its top level. Nil without a command.
+func (f *Factory) reconcileSettings(fl *pflag.FlagSet, tool string) (*reconcileCmd, error) {
+	v := f.Config
+	command, err := toolValue(fl, v, "reconcile", tool)
+	if err != nil || command == "" {
+		return nil, err
+	}
+	timeout, err := toolValue(fl, v, "reconcile-timeout", tool)
+	if err != nil {
+		return nil, err
+	}
+	rc := &reconcileCmd{Command: command, Timeout: defaultReconcileTimeout, MaxOutput: maxReconcileOutput}
+	if timeout != "" {
+		if rc.Timeout, err = parseDays(timeout); err != nil {
+			return nil, v.Unparsable("reconcile-timeout", err)
+		}
+		if rc.Timeout <= 0 {
+			return nil, v.OutOfRange("reconcile-timeout", "a reconcile needs some time (at least 1ms)")
+		}
+	}
+	return rc, nil
+}
+
+// maxReconcileOutput bounds what a reconcile command's standard output
+// may be: it is recorded as the step's and replayed.
+const maxReconcileOutput = 1 << 20
+
+// toolValue is a setting's value: the flag if given, else the tool's
+// section of the config file if it has it (tools.NAME.SETTING), else as
+// the settings resolve it (IDEMKEY_*, the config's top level, default).
+func toolValue(fl *pflag.FlagSet, v *Settings, name, tool string) (string, error) {
+	if !changed(fl, name) && tool != "" && v.GetString("tools."+tool+"."+name) != "" {
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return "", err
+		}
+		v = t
+	}
+	return v.GetString(name), nil
+}
+
+// addReconcileFlags adds --reconcile and --reconcile-timeout.
+func addReconcileFlags(fl *pflag.FlagSet, what string) {
+	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, other: unknown (per tool: tools.NAME.reconcile)")
+	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (the outcome stays unknown)")
+}
+
+// requestArgs returns the canonical arguments kept in a record's request
+// ({"args":…} for run, {"body":…} for post), byte for byte.
+func requestArgs(rec *ledger.Record) ([]byte, error) {
+	if len(rec.Request) == 0 {
+		return nil, fmt.Errorf("the record does not keep the step's arguments (a request past %d bytes is not kept): settle it with 'idemkey ledger resolve'", maxKeptRequest)
+	}
+	var req struct {
+		Args json.RawMessage `json:"args"`
+		Body json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(rec.Request, &req); err != nil {
+		return nil, fmt.Errorf("the record's request cannot be read: %v", err)
+	}
+	if rec.Kind == "post" {
+		return req.Body, nil
+	}
+	return req.Args, nil
+}

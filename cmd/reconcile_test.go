@@ -1,0 +1,359 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The reconcile tests (issue 22): a step's outcome is left unknown by
+// kill -9 at a phase, then settled by asking a reconcile command, a real
+// process whose answer comes from a file the test writes.
+
+// reconcileFleet is a fleet with a step and a reconcile command.
+type reconcileFleet struct {
+	*fleet
+	step, rc string
+	args     []string // run's arguments, without --reconcile
+}
+
+func sqliteFleetStore(t *testing.T) *fleetStore {
+	return &fleetStore{name: "sqlite", url: filepath.Join(t.TempDir(), "ledger.db")}
+}
+
+func newReconcileFleet(t *testing.T, s *fleetStore, tool string) *reconcileFleet {
+	fl := newFleet(t, s, nil)
+	rf := &reconcileFleet{fleet: fl}
+	// The step: marks each attempt, then hangs while "hang" exists.
+	rf.step = fl.script("step.sh", `echo "run-$IDEMPOTENCY_ATTEMPT" >> ran
+while [ -e hang ]; do sleep 0.02; done
+echo "done-$IDEMPOTENCY_ATTEMPT"
+`)
+	// The reconcile command: marks each question (with what it was told),
+	// then answers as the file "answer" says.
+	rf.rc = fl.script("reconcile.sh", `echo "asked-$IDEMPOTENCY_ATTEMPT-$IDEMKEY_TOOL-$IDEMKEY_TASK" >> asked
+cat > stdin-seen
+echo $$ > rc.pid
+test -z "$IDEMKEY_LEDGER" || { echo "IDEMKEY_LEDGER leaked" >&2; exit 9; }
+case "$(cat answer)" in
+0) echo "pr #7"; echo "found it by its key" >&2; exit 0;;
+1) echo "no such pull request" >&2; exit 1;;
+2) echo "the API is down" >&2; exit 2;;
+hang) exec sleep 60;;
+killed) kill -9 $$;;
+wait) touch asking; while [ ! -e release ]; do sleep 0.02; done; echo "pr #8"; exit 0;;
+esac
+exit 3
+`)
+	rf.args = []string{"run", "-v", "--task", "t-rec", "--tool", tool, "--lease", "1s"}
+	return rf
+}
+
+func (rf *reconcileFleet) answer(a string) {
+	rf.t.Helper()
+	if err := os.WriteFile(filepath.Join(rf.dir, "answer"), []byte(a), 0o644); err != nil {
+		rf.t.Fatal(err)
+	}
+}
+
+func (rf *reconcileFleet) touch(name string) {
+	rf.t.Helper()
+	if err := os.WriteFile(filepath.Join(rf.dir, name), nil, 0o644); err != nil {
+		rf.t.Fatal(err)
+	}
+}
+
+func (rf *reconcileFleet) rm(name string) { os.Remove(filepath.Join(rf.dir, name)) }
+
+// runArgs are run's arguments with extra before the command.
+func (rf *reconcileFleet) runArgs(extra ...string) []string {
+	a := append(append(append([]string{}, rf.args...), extra...), "--", rf.step)
+	return a
+}
+
+func (rf *reconcileFleet) withReconcile(extra ...string) []string {
+	return rf.runArgs(append([]string{"--reconcile", rf.rc, "--reconcile-timeout", "3s"}, extra...)...)
+}
+
+// crashStep leaves attempt 1 unknown: idemkey and its command are killed
+// (-9, the whole process group) while the command runs. It returns the
+// key.
+func (rf *reconcileFleet) crashStep() string {
+	rf.t.Helper()
+	rf.touch("hang")
+	before := len(rf.lines("ran"))
+	w := rf.start("crash", rf.runArgs()...)
+	waitFor(rf.t, 20*time.Second, func() bool { return len(rf.lines("ran")) == before+1 })
+	key := runKeyOf(rf.t, w)
+	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	w.wait(rf.t, 20*time.Second)
+	rf.rm("hang")
+	return key
+}
+
+func TestReconcileAnswers(t *testing.T) {
+	t.Run("0 happened", func(t *testing.T) {
+		rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
+		key := rf.crashStep()
+		rf.answer("0")
+		w := rf.run("a", rf.withReconcile()...)
+		if w.code != 0 || w.stdout.String() != "pr #7\n" {
+			t.Fatalf("exit %d, stdout %q:\n%s", w.code, w.stdout.String(), w.stderr.String())
+		}
+		if !strings.Contains(w.stderr.String(), "idemkey: reconciled "+key+": the owner says the effect happened: found it by its key; recorded as succeeded, its answer replayed\n") {
+			t.Fatalf("not said:\n%s", w.stderr.String())
+		}
+		if got := strings.Join(rf.lines("asked"), " "); got != "asked-1-deploy-t-rec" {
+			t.Fatalf("asked %q", got)
+		}
+		if b, _ := os.ReadFile(filepath.Join(rf.dir, "stdin-seen")); string(b) != `["`+rf.step+`"]` {
+			t.Fatalf("the reconcile's standard input: %q, want the canonical arguments", b)
+		}
+		rec := rf.show(key)
+		if rec["state"] != "succeeded" || rec["attempt"] != float64(1) || !strings.HasPrefix(rec["reason"].(string),
+			"reconciled as succeeded: the owner says the effect happened: found it by its key (was: holder died: ") {
+			t.Fatalf("record %v", rec)
+		}
+		// Settled: replayed, nothing asked or run again.
+		w = rf.run("b", rf.withReconcile()...)
+		if w.code != 0 || w.stdout.String() != "pr #7\n" || len(rf.lines("asked")) != 1 || len(rf.lines("ran")) != 1 {
+			t.Fatalf("after: exit %d, %q, asked %v, ran %v", w.code, w.stdout.String(), rf.lines("asked"), rf.lines("ran"))
+		}
+	})
+	t.Run("1 not happened", func(t *testing.T) {
+		rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
+		key := rf.crashStep()
+		rf.answer("1")
+		w := rf.run("a", rf.withReconcile("--replay-failed")...)
+		if w.code != 0 || w.stdout.String() != "done-2\n" || strings.Join(rf.lines("ran"), " ") != "run-1 run-2" {
+			t.Fatalf("exit %d, stdout %q, ran %v:\n%s", w.code, w.stdout.String(), rf.lines("ran"), w.stderr.String())
+		}
+		if !strings.Contains(w.stderr.String(), "the owner says the effect did not happen: no such pull request; running it as attempt 2\n") {
+			t.Fatalf("not said:\n%s", w.stderr.String())
+		}
+		if rec := rf.show(key); rec["state"] != "succeeded" || rec["attempt"] != float64(2) {
+			t.Fatalf("record %v", rec)
+		}
+	})
+	for _, tc := range []struct{ answer, why string }{
+		{"2", "the reconcile command exited 2: the API is down"},
+		{"hang", "the reconcile command timed out after 500ms"},
+		{"killed", "the reconcile command was killed by signal 9 (killed)"},
+	} {
+		t.Run(tc.answer+" undecided", func(t *testing.T) {
+			rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
+			key := rf.crashStep()
+			before := rf.show(key)
+			rf.answer(tc.answer)
+			args := rf.runArgs("--reconcile", "exec "+rf.rc, "--reconcile-timeout", "500ms")
+			w := rf.run("a", args...)
+			if w.code != exitUnknown || !strings.Contains(w.stderr.String(), "  reconcile: the owner could not tell: "+tc.why+"\n") {
+				t.Fatalf("exit %d:\n%s", w.code, w.stderr.String())
+			}
+			// Unknown as the claim found it (its holder dead), attempt 1,
+			// its holder's name kept: nothing of the reconcile written.
+			after := rf.show(key)
+			if after["state"] != "unknown" || !strings.HasPrefix(after["reason"].(string), "holder died: ") || after["attempt"] != float64(1) || after["holder"] != before["holder"] {
+				t.Fatalf("the unknown record changed: %v, was %v", after, before)
+			}
+			if tc.answer == "hang" {
+				// The timed-out command was stopped, its group with it.
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(rf.dir, "rc.pid"))))))
+				if pid == 0 || syscall.Kill(pid, 0) == nil {
+					t.Fatalf("the reconcile command (pid %d) is still running", pid)
+				}
+			}
+			// --recover retry: the step runs again as attempt 2.
+			w = rf.run("b", append(args[:len(args)-2:len(args)-2], "--recover", "retry", "--", rf.step)...)
+			if w.code != 0 || w.stdout.String() != "done-2\n" || !strings.Contains(w.stderr.String(), "could not tell: "+tc.why+"; --recover retry: running it as attempt 2\n") {
+				t.Fatalf("retry: exit %d, stdout %q:\n%s", w.code, w.stdout.String(), w.stderr.String())
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// TestReconcileKilledMidway: idemkey killed (-9) while its reconcile
+// command runs. The orphaned command keeps the key's lock, so a second run
+// finds the key busy instead of asking again at once; once it has gone,
+// the next run asks again and settles.
+func TestReconcileKilledMidway(t *testing.T) {
+	rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
+	key := rf.crashStep()
+	rf.answer("wait")
+	w := rf.start("a", rf.withReconcile()...)
+	waitFor(t, 20*time.Second, func() bool { _, err := os.Stat(filepath.Join(rf.dir, "asking")); return err == nil })
+	syscall.Kill(w.cmd.Process.Pid, syscall.SIGKILL) // idemkey alone
+	w.wait(t, 20*time.Second)
+	if rec := rf.show(key); rec["state"] != "running" || !strings.HasPrefix(rec["reason"].(string), "reconciling: asking the owner") {
+		t.Fatalf("while the orphan asks: %v", rec)
+	}
+	if b := rf.run("b", rf.withReconcile()...); b.code != exitBusy || len(rf.lines("asked")) != 1 {
+		t.Fatalf("with the orphaned reconcile alive: exit %d, asked %v:\n%s", b.code, rf.lines("asked"), b.stderr.String())
+	}
+	rf.touch("release")
+	rf.answer("0")
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(rf.dir, "rc.pid"))))))
+	waitFor(t, 20*time.Second, func() bool { return syscall.Kill(pid, 0) != nil })
+	c := rf.run("c", rf.withReconcile()...)
+	if c.code != 0 || c.stdout.String() != "pr #7\n" || len(rf.lines("asked")) != 2 || len(rf.lines("ran")) != 1 {
+		t.Fatalf("after: exit %d, %q, asked %v, ran %v:\n%s", c.code, c.stdout.String(), rf.lines("asked"), rf.lines("ran"), c.stderr.String())
+	}
+}
+
+// TestReconcileCrashAfterAnswer: idemkey dies after the reconcile answered
+// and before the answer was recorded; the next run asks again.
+func TestReconcileCrashAfterAnswer(t *testing.T) {
+	eachReconcileStore(t, func(t *testing.T, s *fleetStore) {
+		rf := newReconcileFleet(t, s, "deploy")
+		key := rf.crashStep()
+		if s.name != "sqlite" {
+			time.Sleep(1500 * time.Millisecond) // the killed holder's 1s lease
+		}
+		rf.answer("0")
+		rf.env = append(rf.env, "IDEMKEY_TEST_CRASH_AFTER_RECONCILE=1")
+		if w := rf.run("a", rf.withReconcile()...); w.code != 128+int(syscall.SIGKILL) {
+			t.Fatalf("the crash: exit %d:\n%s", w.code, w.stderr.String())
+		}
+		rf.env = rf.env[:len(rf.env)-1]
+		if s.name != "sqlite" {
+			time.Sleep(1500 * time.Millisecond) // the reconciling claim's lease
+		}
+		w := rf.run("b", rf.withReconcile()...)
+		if w.code != 0 || w.stdout.String() != "pr #7\n" || len(rf.lines("asked")) != 2 || len(rf.lines("ran")) != 1 {
+			t.Fatalf("exit %d, %q, asked %v:\n%s", w.code, w.stdout.String(), rf.lines("asked"), w.stderr.String())
+		}
+		if rec := rf.show(key); rec["state"] != "succeeded" {
+			t.Fatalf("record %v", rec)
+		}
+	})
+}
+
+func eachReconcileStore(t *testing.T, f func(t *testing.T, s *fleetStore)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, sqliteFleetStore(t)) })
+	eachStore(t, f)
+}
+
+// TestReconcileTwoWorkersOneKey: two machines on a shared ledger find one
+// unknown key at once; the key is reconciled once (the other waits for it
+// and replays the answer), however long the reconcile takes past the
+// lease.
+func TestReconcileTwoWorkersOneKey(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *fleetStore) {
+		rf := newReconcileFleet(t, s, "deploy")
+		rf.crashStep()
+		time.Sleep(1500 * time.Millisecond) // the killed holder's 1s lease
+		rf.script("slow.sh", `echo "asked" >> asked-slow
+sleep 3
+echo "pr #9"
+`)
+		args := rf.runArgs("--reconcile", filepath.Join(rf.dir, "slow.sh"), "--wait", "60s")
+		a, b := rf.start("a", args...), rf.start("b", args...)
+		for _, w := range []*worker{a, b} {
+			if code := w.wait(t, 60*time.Second); code != 0 || w.stdout.String() != "pr #9\n" {
+				t.Fatalf("exit %d, stdout %q:\n%s", code, w.stdout.String(), w.stderr.String())
+			}
+		}
+		if n := len(rf.lines("asked-slow")); n != 1 || len(rf.lines("ran")) != 1 {
+			t.Fatalf("reconciled %d times, ran %v", n, rf.lines("ran"))
+		}
+	})
+}
+
+// TestLedgerReconcileAll: an operator settles every stuck step at once;
+// each tool's owner answers for its own (0, 1, 2), --dry-run writes
+// nothing, and a step whose holder is alive is left alone.
+func TestLedgerReconcileAll(t *testing.T) {
+	rf := newReconcileFleet(t, sqliteFleetStore(t), "")
+	keys := map[string]string{}
+	for _, tool := range []string{"a", "b", "c"} {
+		rf.args[5] = tool // --tool
+		keys[tool] = rf.crashStep()
+	}
+	rf.script("by-tool.sh", `cat >/dev/null
+case "$IDEMKEY_TOOL" in a) echo "out-a"; exit 0;; b) exit 1;; esac
+echo "cannot tell for $IDEMKEY_TOOL" >&2; exit 2
+`)
+	// A live step of its own: left alone.
+	rf.touch("hang")
+	live := rf.start("live", "run", "--task", "t-live", "--tool", "d", "--", rf.step)
+	waitFor(t, 20*time.Second, func() bool { return len(rf.lines("ran")) == 4 })
+	byTool := filepath.Join(rf.dir, "by-tool.sh")
+	dry := rf.run("op", "ledger", "reconcile", "--all", "--reconcile", byTool, "--dry-run")
+	if dry.code != 1 || strings.Count(dry.stdout.String(), "(dry run)\n") != 3 || !strings.Contains(dry.stdout.String(), keys["a"]+": the owner says the effect happened: would become succeeded (dry run)\n") {
+		t.Fatalf("dry run: exit %d:\n%s%s", dry.code, dry.stdout.String(), dry.stderr.String())
+	}
+	for _, k := range keys {
+		if rec := rf.show(k); rec["state"] != "running" || rec["reason"] != "" {
+			t.Fatalf("--dry-run wrote %v", rec)
+		}
+	}
+	w := rf.run("op", "ledger", "reconcile", "--all", "--reconcile", byTool)
+	want := []string{
+		keys["a"] + ": the owner says the effect happened: succeeded\n",
+		keys["b"] + ": the owner says the effect did not happen: failed\n",
+		keys["c"] + ": the owner could not tell: the reconcile command exited 2: cannot tell for c: still unknown\n",
+	}
+	for _, l := range want {
+		if !strings.Contains(w.stdout.String(), l) {
+			t.Fatalf("exit %d, no line %q in:\n%s%s", w.code, l, w.stdout.String(), w.stderr.String())
+		}
+	}
+	if w.code != 1 || strings.Count(w.stdout.String(), "\n") != 3 {
+		t.Fatalf("exit %d (want 1: c is still unknown), lines:\n%s", w.code, w.stdout.String())
+	}
+	for tool, state := range map[string]string{"a": "succeeded", "b": "failed", "c": "unknown"} {
+		if rec := rf.show(keys[tool]); rec["state"] != state {
+			t.Fatalf("%s: %v, want %s", tool, rec, state)
+		}
+	}
+	// a replays the reconcile's answer; b runs as attempt 2.
+	if r := rf.run("a2", "run", "--task", "t-rec", "--tool", "a", "--lease", "1s", "--", rf.step); r.code != 0 || r.stdout.String() != "out-a\n" {
+		t.Fatalf("a after: exit %d, %q", r.code, r.stdout.String())
+	}
+	rf.rm("hang")
+	if code := live.wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("the live step: exit %d:\n%s", code, live.stderr.String())
+	}
+	// Named keys: one settled, one that has no record (exit 1).
+	n := rf.run("op", "ledger", "reconcile", keys["c"], "nosuchkey", "--reconcile", rf.script("yes.sh", "cat >/dev/null; echo ok\n"), "--json")
+	if n.code != 1 || !strings.Contains(n.stdout.String(), `{"key":"`+keys["c"]+`","before":"unknown","after":"succeeded","verdict":"happened","note":"the owner says the effect happened","dry_run":false}`) ||
+		!strings.Contains(n.stdout.String(), `{"key":"nosuchkey","before":"","after":"","note":"no record","dry_run":false}`) {
+		t.Fatalf("named: exit %d:\n%s%s", n.code, n.stdout.String(), n.stderr.String())
+	}
+}
+
+// TestPostReconcile: post --ledger with --reconcile asks the owner about a
+// request whose outcome is unknown (its invocation killed with the request
+// in flight) and, when it took effect, replays the reconcile's answer
+// without sending it again.
+func TestPostReconcile(t *testing.T) {
+	o := newPlanOwner(t, 0) // the first request stalls
+	rf := newReconcileFleet(t, sqliteFleetStore(t), "pay")
+	args := []string{"post", o.URL + "/pay", "--task", "t-post", "--tool", "pay", "-d", `{"amount":5}`}
+	w := rf.start("a", args...)
+	awaitArrival(t, o, w)
+	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	w.wait(t, 20*time.Second)
+	rf.answer("0")
+	b := rf.run("b", append(args, "--reconcile", rf.rc)...)
+	if b.code != 0 || b.stdout.String() != "pr #7\n" || o.total() != 1 {
+		t.Fatalf("exit %d, stdout %q, %d requests:\n%s", b.code, b.stdout.String(), o.total(), b.stderr.String())
+	}
+	if !strings.Contains(b.stderr.String(), "the owner says the request took effect: found it by its key; recorded as succeeded, not sent again") {
+		t.Fatalf("not said:\n%s", b.stderr.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(rf.dir, "stdin-seen")); string(got) != `{"amount":5}` {
+		t.Fatalf("the reconcile's standard input: %q", got)
+	}
+}
