@@ -205,7 +205,7 @@ func TestPostLedgerDeadRunningRetriedWithSameKey(t *testing.T) {
 	_ = c.Process.Signal(syscall.SIGKILL)
 	_ = c.Wait()
 	ls := r.idemkey("ledger", "ls", "--json")
-	if !strings.Contains(string(ls.stdout), `"state":"running"`) {
+	if !strings.Contains(string(ls.stdout), `"recorded_state":"running"`) {
 		t.Fatalf("record after the crash: %s", ls.stdout)
 	}
 	res := r.idemkey(args...)

@@ -203,6 +203,7 @@ func (r *rig) until(not int, args ...string) result {
 type shown struct {
 	Key      string  `json:"key"`
 	State    string  `json:"state"`
+	Recorded string  `json:"recorded_state"`
 	Attempt  int     `json:"attempt"`
 	Task     string  `json:"task"`
 	Tool     string  `json:"tool"`
@@ -566,7 +567,7 @@ func TestRunCrashBetweenExitAndRecord(t *testing.T) {
 		t.Fatalf("the hook did not crash idemkey after the command: exit %d, %d executions", res.code, r.lines("mark"))
 	}
 	key := r.cmdKey("t1", "pay", "sh", "-c", script)
-	if s := r.show(key); s.State != "running" {
+	if s := r.show(key); s.Recorded != "running" {
 		t.Fatalf("record after the crash: %+v, want running (nothing recorded)", s)
 	}
 	res = r.idemkey(args...)
@@ -783,7 +784,7 @@ func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 		t.Fatalf("exit %d, want the command's own 3 (echo failed) or 141 (SIGPIPE)", code)
 	}
 	key := r.cmdKey("t1", "pipe", "sh", "-c", "while :; do echo y || exit 3; done")
-	if s := r.show(key); s.State == "running" || s.Stdout.Length < 2 {
+	if s := r.show(key); s.Recorded == "running" || s.Stdout.Length < 2 {
 		t.Fatalf("record: %+v, want the outcome recorded", s)
 	}
 }
