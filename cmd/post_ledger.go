@@ -440,7 +440,7 @@ func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
 		if rec != nil && rec.State == ledger.Running {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere: attempt %d started at %s by %s\n",
-				key, rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+				key, rec.Attempt, stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
 		} else {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
 		}

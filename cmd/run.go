@@ -665,7 +665,7 @@ func (st *runStep) busy(rec *ledger.Record) error {
 	}
 	if rec != nil && rec.State == ledger.Running {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
-			st.key, rec.Attempt, stamp(rec.StartedAt), rec.Holder, waited)
+			st.key, rec.Attempt, stamp(rec.StartedAt), ledger.HolderName(rec.Holder), waited)
 	} else {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
@@ -680,7 +680,7 @@ func (st *runStep) unknown(held *ledger.Held) error {
 	ios := st.opts.f.IO
 	rec := held.Record
 	fmt.Fprintf(ios.Err, "idemkey: outcome unknown: %s\n", st.key)
-	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, stamp(rec.StartedAt), rec.Holder)
+	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
 	how := rec.Reason
 	if rec.ExitCode >= exitSignalStart {
 		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
@@ -1143,7 +1143,7 @@ func notRecordedWhy(c ledger.CompleteResult) string {
 
 // recordNow says whose a key's record is: its state, start and holder.
 func recordNow(cur *ledger.Record) string {
-	return fmt.Sprintf("%s, started at %s by %s", cur.State, stamp(cur.StartedAt), cur.Holder)
+	return fmt.Sprintf("%s, started at %s by %s", cur.State, stamp(cur.StartedAt), ledger.HolderName(cur.Holder))
 }
 
 // lossLine says that a hold was lost and why: the ledger's word for what

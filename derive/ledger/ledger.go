@@ -263,3 +263,30 @@ type leaseLost struct{ msg string }
 
 func (e *leaseLost) Error() string        { return e.msg }
 func (e *leaseLost) Is(target error) bool { return target == ErrLeaseLost }
+
+// HolderName is a recorded holder as a person reads it: "HOST pid PID",
+// without the process group, start time and boot id that a holder check
+// reads back (see sqlite.Holder). Any other text is returned whole.
+func HolderName(holder string) string {
+	// "HOST pid PID pgid …": cut before the fourth word.
+	words, i := 0, 0
+	for i < len(holder) {
+		for i < len(holder) && holder[i] == ' ' {
+			i++
+		}
+		if i == len(holder) {
+			break
+		}
+		if words == 3 {
+			if j := i; len(holder) > j+5 && holder[j:j+5] == "pgid " {
+				return holder[:i-1]
+			}
+			return holder
+		}
+		for i < len(holder) && holder[i] != ' ' {
+			i++
+		}
+		words++
+	}
+	return holder
+}

@@ -242,3 +242,20 @@ func TestStoreErrorsPassThrough(t *testing.T) {
 		t.Errorf("complete: %+v %v", c, err)
 	}
 }
+
+func TestHolderName(t *testing.T) {
+	for in, want := range map[string]string{
+		"vm pid 1801 pgid 2480 start 1228373 boot fe01298a": "vm pid 1801",
+		"vm pid 1801":    "vm pid 1801",
+		"host-b pid 200": "host-b pid 200",
+		"old idemkey":    "old idemkey",
+		"worker 3":       "worker 3",
+		"":               "",
+		"a b c d e":      "a b c d e",
+		"vm pid 7 pgid":  "vm pid 7 pgid",
+	} {
+		if got := ledger.HolderName(in); got != want {
+			t.Errorf("HolderName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -104,7 +104,7 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 			Waiting: func(rec *ledger.Record) {
 				who := ""
 				if rec != nil {
-					who = fmt.Sprintf(" (attempt %d, by %s)", rec.Attempt, rec.Holder)
+					who = fmt.Sprintf(" (attempt %d, by %s)", rec.Attempt, ledger.HolderName(rec.Holder))
 				}
 				p.o.Diag(fmt.Sprintf("%s (tools/call %s) is in flight%s: waiting up to %s", c.key, c.tool, who, p.o.Wait))
 			},
@@ -335,7 +335,7 @@ func outcomeMeta(key string, rec *ledger.Record, outcome string) []kv {
 func busyText(key string, rec *ledger.Record, wait time.Duration) string {
 	who := "another holder"
 	if rec != nil && rec.State == ledger.Running {
-		who = fmt.Sprintf("attempt %d, started at %s by %s", rec.Attempt, stamp(rec.StartedAt), rec.Holder)
+		who = fmt.Sprintf("attempt %d, started at %s by %s", rec.Attempt, stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
 	}
 	waited := "idemkey did not wait for it (--wait)"
 	if wait > 0 {
@@ -348,7 +348,7 @@ func unknownText(key string, attempt int64, started time.Time, holder, reason st
 	return fmt.Sprintf("idemkey: the outcome of this call is unknown, so it was not sent again: attempt %d (key %s), sent at %s by %s, ended without an answer: %s. "+
 		"Check with the tool's owner whether it took effect, then settle it: idemkey ledger resolve %s --as succeeded (later calls get a recorded answer) or --as failed (the next call runs again); "+
 		"an idemkey mcp started with --recover retry sends it again with the same key, for a server that dedupes by it.",
-		attempt, key, stamp(started), holder, reason, key)
+		attempt, key, stamp(started), ledger.HolderName(holder), reason, key)
 }
 
 func mismatchText(key string, rec *ledger.Record, what string) string {

@@ -128,6 +128,17 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if !q.Has("dial_timeout") {
 		o.DialTimeout = 5 * time.Second
 	}
+	// go-redis gives a whole reply 3 s by default: a replay of two
+	// 128 MiB outputs on a loaded machine took longer, and the run failed
+	// with an i/o timeout on a healthy server. A deadline of the caller's
+	// context still applies first (ContextTimeoutEnabled); the URL's
+	// read_timeout and write_timeout still win.
+	if !q.Has("read_timeout") {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if !q.Has("write_timeout") {
+		o.WriteTimeout = 30 * time.Second
+	}
 	o.ContextTimeoutEnabled = true
 	s.retryFor = opts.RetryFor
 	if s.retryFor == 0 {
