@@ -133,7 +133,7 @@ func runCheck(opts *checkOptions) error {
 			} else {
 				k = v.call.Key()
 			}
-			if got := string(opts.Format.append(nil, k)); got != v.want {
+			if got := string(opts.Format.Append(nil, k)); got != v.want {
 				mismatches++
 				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, escapeControls(v.want), got)
 			}

@@ -318,22 +318,6 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func startError(argv0 string, err error) error {
-	return &UsageError{Err: fmt.Errorf("cannot run %s: %v", argv0, unwrapExec(err))}
-}
-
-func unwrapExec(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // parseAnswer checks one answer line.
 func parseAnswer(opts *conformOptions, c conform.Case, line string) (conform.Answer, error) {
 	line = strings.TrimSuffix(line, "\r")
@@ -380,8 +364,8 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 	if err != nil {
 		return nil, err
 	}
-	defer proc.close()
-	cmd := proc.cmd
+	defer proc.Close()
+	cmd := proc.Cmd
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open must not hang us
 	st := &stream{opts: opts, proc: proc, cancel: cancel, stderr: &tail{}}
 	cmd.Stderr = st.stderr
@@ -393,7 +377,7 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.start(argv[0]); err != nil {
+	if err := proc.Start(argv[0]); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -430,7 +414,7 @@ type stream struct {
 	waited bool
 }
 
-func (st *stream) wait() error { st.waited = true; return st.proc.cmd.Wait() }
+func (st *stream) wait() error { st.waited = true; return st.proc.Cmd.Wait() }
 
 func (st *stream) fail(msg string) error {
 	return &misbehaviour{stderr: string(st.stderr.b), msg: msg}
@@ -450,7 +434,7 @@ func (st *stream) answer(timer *time.Timer, c conform.Case, i, n int) (conform.A
 			stop := time.AfterFunc(st.opts.Timeout, st.cancel)
 			werr := st.wait()
 			stop.Stop()
-			if _, err := st.proc.result(argv0); err != nil {
+			if _, err := st.proc.Result(argv0); err != nil {
 				return conform.Answer{}, err
 			}
 			return conform.Answer{}, st.fail(fmt.Sprintf("%s %s after answering %d of %d cases: no answer for %s", argv0, endStatus(werr), i, n, caseName(c)))
@@ -495,7 +479,7 @@ func (st *stream) finish(timer *time.Timer, answers []conform.Answer) error {
 	stop := time.AfterFunc(st.opts.Timeout, st.cancel)
 	err := st.wait()
 	ctxDone := !stop.Stop()
-	left, rerr := st.proc.result(argv0)
+	left, rerr := st.proc.Result(argv0)
 	switch {
 	case ctxDone:
 		return st.fail(notExited(argv0, st.opts.Timeout))
@@ -686,18 +670,18 @@ func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv [
 	if err != nil {
 		return conform.Answer{}, run, err
 	}
-	defer proc.close()
-	cmd := proc.cmd
+	defer proc.Close()
+	cmd := proc.Cmd
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
 	stdout := &capped{max: maxAnswer + 1}
 	stderr := &tail{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := proc.start(argv[0]); err != nil {
+	if err := proc.Start(argv[0]); err != nil {
 		return conform.Answer{}, run, err
 	}
 	err = cmd.Wait()
-	left, rerr := proc.result(argv[0])
+	left, rerr := proc.Result(argv[0])
 	run.stderr = string(stderr.b)
 	fail := func(format string, args ...any) (conform.Answer, caseRun, error) {
 		return conform.Answer{}, run, &misbehaviour{stderr: run.stderr, msg: fmt.Sprintf(format, args...)}
@@ -761,9 +745,9 @@ func conformHeader(b *strings.Builder, opts *conformOptions, run *conformRun) {
 func writeConformText(opts *conformOptions, run *conformRun) error {
 	ios := opts.f.IO
 	mode := opts.f.colorMode()
-	red := ios.paint(mode, ios.Out, color.FgRed)
-	green := ios.paint(mode, ios.Out, color.FgGreen)
-	bold := ios.paint(mode, ios.Out, color.Bold)
+	red := ios.Paint(mode, ios.Out, color.FgRed)
+	green := ios.Paint(mode, ios.Out, color.FgGreen)
+	bold := ios.Paint(mode, ios.Out, color.Bold)
 	r := run.Report
 	var b strings.Builder
 	conformHeader(&b, opts, run)

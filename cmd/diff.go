@@ -9,6 +9,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/spf13/cobra"
@@ -274,9 +275,9 @@ func compareSides(opts *diffOptions, a, b *diff.Side, s canon.Scheme) *diffResul
 func (opts *diffOptions) key(s *diff.Side) string {
 	c := derive.Call{Task: s.Task, Tool: s.Tool, Args: s.Args}
 	if opts.Secret != nil {
-		return string(opts.Format.append(nil, c.HMAC(opts.Secret)))
+		return string(opts.Format.Append(nil, c.HMAC(opts.Secret)))
 	}
-	return string(opts.Format.append(nil, c.Key()))
+	return string(opts.Format.Append(nil, c.Key()))
 }
 
 // loadSides parses both inputs under scheme s.
@@ -288,9 +289,9 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 		if !ttDone {
 			ttDone = true
 			task, tool, ttErr = opts.f.taskTool()
-			var ue *UsageError
+			var ue *cli.UsageError
 			if errors.As(ttErr, &ue) && strings.HasPrefix(ue.Error(), "missing") {
-				ue.hint = `give --task and --tool for bare arguments, or compare call records {"task":…,"tool":…,"args":…}`
+				ue.HintText = `give --task and --tool for bare arguments, or compare call records {"task":…,"tool":…,"args":…}`
 			}
 		}
 		return task, tool, ttErr
@@ -414,37 +415,42 @@ func warningLine(w diff.Entry) string {
 // json renders the result as one JSON object and a newline.
 func (r *diffResult) json() []byte {
 	o := &jsonObject{}
-	o.bool("equal", r.Equal).
-		str("key_a", r.keyA).
-		str("key_b", r.keyB).
-		str("scheme", r.scheme.String()).
-		str("a", r.a.Name).
-		str("b", r.b.Name)
+	o.Bool("equal", r.Equal).Str(
+		"key_a", r.keyA).Str(
+
+		"key_b", r.keyB).Str(
+
+		"scheme", r.scheme.String()).Str(
+
+		"a", r.a.Name).Str(
+
+		"b", r.b.Name)
+
 	e := r.Result
-	o.raw("differences", entriesJSON(e.Diffs.Items, false))
-	o.int("omitted", e.Diffs.Omitted)
-	o.raw("warnings", entriesJSON(e.Warns.Items, true))
-	o.int("warnings_omitted", e.Warns.Omitted)
+	o.Raw("differences", entriesJSON(e.Diffs.Items, false))
+	o.Int("omitted", e.Diffs.Omitted)
+	o.Raw("warnings", entriesJSON(e.Warns.Items, true))
+	o.Int("warnings_omitted", e.Warns.Omitted)
 	if r.explain {
-		o.raw("absorbed", entriesJSON(e.Notes.Items, true))
-		o.int("absorbed_omitted", e.Notes.Omitted)
+		o.Raw("absorbed", entriesJSON(e.Notes.Items, true))
+		o.Int("absorbed_omitted", e.Notes.Omitted)
 	}
 	if r.schemes != nil {
 		s := &jsonObject{}
 		for _, v := range r.schemes {
 			vo := &jsonObject{}
-			vo.str("verdict", v.verdict)
+			vo.Str("verdict", v.verdict)
 			if v.err != "" {
-				vo.str("error", v.err)
+				vo.Str("error", v.err)
 			} else {
-				vo.str("key_a", v.keyA).str("key_b", v.keyB)
+				vo.Str("key_a", v.keyA).Str("key_b", v.keyB)
 			}
-			s.raw(v.scheme.String(), trimNL(vo.line()))
+			s.Raw(v.scheme.String(), trimNL(vo.Line()))
 		}
-		s.bool("agree", r.schemesAgree).str("reason", r.schemesReason())
-		o.raw("schemes", trimNL(s.line()))
+		s.Bool("agree", r.schemesAgree).Str("reason", r.schemesReason())
+		o.Raw("schemes", trimNL(s.Line()))
 	}
-	return o.line()
+	return o.Line()
 }
 
 func trimNL(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\n'}) }
@@ -456,33 +462,33 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 			b = append(b, ',')
 		}
 		o := &jsonObject{}
-		o.str("pointer", en.Pointer)
+		o.Str("pointer", en.Pointer)
 		if en.PointerB != "" {
-			o.str("pointer_b", en.PointerB)
+			o.Str("pointer_b", en.PointerB)
 		}
-		o.str("kind", en.Kind)
+		o.Str("kind", en.Kind)
 		switch {
 		case en.Kind == diff.WarnDuplicate:
-			o.str("side", en.RawA)
+			o.Str("side", en.RawA)
 		case raw:
-			o.str("a", en.RawA).str("b", en.RawB)
+			o.Str("a", en.RawA).Str("b", en.RawB)
 		default:
 			if en.A.Has() {
-				o.raw("a", en.A.Canonical())
+				o.Raw("a", en.A.Canonical())
 			}
 			if en.B.Has() {
-				o.raw("b", en.B.Canonical())
+				o.Raw("b", en.B.Canonical())
 			}
 		}
 		if raw {
-			o.str("message", en.Reason)
+			o.Str("message", en.Reason)
 		} else {
-			o.str("reason", en.Reason)
+			o.Str("reason", en.Reason)
 		}
 		if p, ok := argsPointer(en.Pointer); ok && !raw && diff.EntryRegenerated(p, en) {
-			o.str("omit", p) // request metadata, the pointer as --omit takes it
+			o.Str("omit", p) // request metadata, the pointer as --omit takes it
 		}
-		b = append(b, trimNL(o.line())...)
+		b = append(b, trimNL(o.Line())...)
 	}
 	return append(b, ']')
 }
@@ -491,7 +497,7 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 func (r *diffResult) human(f *Factory) {
 	w := f.IO.Out
 	mode := f.colorMode()
-	paint := func(attrs ...color.Attribute) *color.Color { return f.IO.paint(mode, w, attrs...) }
+	paint := func(attrs ...color.Attribute) *color.Color { return f.IO.Paint(mode, w, attrs...) }
 	bold := paint(color.Bold)
 	ptrC := paint(color.FgCyan, color.Bold)
 	kindC := paint(color.FgYellow)

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/drift"
@@ -564,7 +565,7 @@ func callID(top canon.Node, from, tool string) string {
 
 // ---- output ----
 
-func (opts *driftOptions) fmtKey(k [32]byte) string { return string(opts.Format.append(nil, k)) }
+func (opts *driftOptions) fmtKey(k [32]byte) string { return string(opts.Format.Append(nil, k)) }
 
 func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
@@ -576,36 +577,36 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 			b = append(b, ',')
 		}
 		o := &jsonObject{}
-		o.str("kind", f.Kind).str("task", f.Task).str("tool", f.Tool)
-		o.raw("lines", intsJSON(f.Lines))
+		o.Str("kind", f.Kind).Str("task", f.Task).Str("tool", f.Tool)
+		o.Raw("lines", intsJSON(f.Lines))
 		keys := make([]string, len(f.Keys))
 		for i, key := range f.Keys {
 			keys[i] = opts.fmtKey(key)
 		}
-		o.raw("keys", stringsJSON(keys))
+		o.Raw("keys", stringsJSON(keys))
 		if f.Kind == drift.FindingDrift {
-			o.raw("pointers", stringsJSON(f.Pointers()))
+			o.Raw("pointers", stringsJSON(f.Pointers()))
 			vs := []byte{'['}
 			for i, v := range f.Variations {
 				if i > 0 {
 					vs = append(vs, ',')
 				}
 				vo := &jsonObject{}
-				vo.str("pointer", v.Pointer).str("kind", v.Kind).bool("regenerated", v.Regenerated)
+				vo.Str("pointer", v.Pointer).Str("kind", v.Kind).Bool("regenerated", v.Regenerated)
 				if v.Advice != "" {
-					vo.str("advice", v.Advice)
+					vo.Str("advice", v.Advice)
 				}
-				vs = append(vs, trimNL(vo.line())...)
+				vs = append(vs, trimNL(vo.Line())...)
 			}
-			o.raw("variations", append(vs, ']'))
-			o.raw("omit", stringsJSON(f.Omit))
-			o.raw("send_same", stringsJSON(f.SendSame))
-			o.bool("verified", f.Verified)
+			o.Raw("variations", append(vs, ']'))
+			o.Raw("omit", stringsJSON(f.Omit))
+			o.Raw("send_same", stringsJSON(f.SendSame))
+			o.Bool("verified", f.Verified)
 		} else {
-			o.raw("call_ids", stringsJSON(f.CallIDs))
-			o.str("reason", f.Reason)
+			o.Raw("call_ids", stringsJSON(f.CallIDs))
+			o.Str("reason", f.Reason)
 		}
-		b = append(b, trimNL(o.line())...)
+		b = append(b, trimNL(o.Line())...)
 		w.Write(b)
 	}
 	w.WriteString(`],"suggestions":[`)
@@ -614,38 +615,14 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 			w.WriteByte(',')
 		}
 		o := &jsonObject{}
-		o.str("tool", s.Tool).raw("omit", stringsJSON(s.Omit)).int("clusters", s.Clusters)
-		w.Write(trimNL(o.line()))
+		o.Str("tool", s.Tool).Raw("omit", stringsJSON(s.Omit)).Int("clusters", s.Clusters)
+		w.Write(trimNL(o.Line()))
 	}
 	w.WriteString("],")
 	o := &jsonObject{}
-	o.int("calls", rep.Calls).int("bad_lines", bad)
-	w.Write(o.line()[1:])
+	o.Int("calls", rep.Calls).Int("bad_lines", bad)
+	w.Write(o.Line()[1:])
 	return w.Flush()
-}
-
-func intsJSON(ns []int) []byte {
-	b := []byte{'['}
-	for k, n := range ns {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		b = fmt.Append(b, n)
-	}
-	return append(b, ']')
-}
-
-// stringsJSON is ss as a JSON array of strings, each written as canon
-// writes it (run's default arguments: the command line).
-func stringsJSON(ss []string) []byte {
-	b := []byte{'['}
-	for k, s := range ss {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		b = canon.AppendQuoted(b, s)
-	}
-	return append(b, ']')
 }
 
 func omitArgs(ps []string) string {
@@ -734,7 +711,7 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 				quoted[k] = string(canon.AppendQuoted(nil, p))
 			}
 			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, diffPlural(s.Clusters, "cluster"), omitArgs(s.Omit))
-			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", yamlKey(s.Tool), strings.Join(quoted, ", "))
+			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", settings.YAMLKey(s.Tool), strings.Join(quoted, ", "))
 		}
 	}
 	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, diffPlural(drifts, "cluster"), collapses, diffPlural(collapses, "key"))

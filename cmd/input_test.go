@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/input"
 )
 
 // endless is a stream of one byte repeated, up to max bytes (so that a
@@ -58,7 +60,7 @@ func setLimit[T int | int64](t *testing.T, v *T, n T) {
 // error that says so, and no more memory than the limit and a buffer.
 func TestInputLimitStopsReading(t *testing.T) {
 	const limit = 32 << 20
-	setLimit(t, &inputLimit, limit)
+	setLimit(t, &input.Limit, limit)
 	for _, args := range [][]string{
 		{"key", "--task", "t", "--tool", "x"},
 		{"key", "--task", "t", "--tool", "x", "--json"},
@@ -86,7 +88,7 @@ func TestInputLimitStopsReading(t *testing.T) {
 // is refused by its size, before it is read.
 func TestInputLimitBoundary(t *testing.T) {
 	const limit = 1 << 20
-	setLimit(t, &inputLimit, limit)
+	setLimit(t, &input.Limit, limit)
 	doc := func(n int) string { return "[" + strings.Repeat(" ", n-2) + "]" }
 	want, _, code := run(t, "[]", "key", "--task", "t", "--tool", "x")
 	if code != 0 {
@@ -121,7 +123,7 @@ func TestInputLimitBoundary(t *testing.T) {
 // empty output line for it, and memory bounded by the limit.
 func TestBatchLineLimit(t *testing.T) {
 	const limit = 1 << 20
-	setLimit(t, &batchLineLimit, limit)
+	setLimit(t, &input.LineLimit, limit)
 	key, _, _ := run(t, "[1]", "key", "--task", "t", "--tool", "x")
 	for _, tc := range []struct {
 		head string
@@ -249,8 +251,8 @@ func TestEndlessInputsProcess(t *testing.T) {
 		if rss-base > c.rss {
 			t.Errorf("%s: peak RSS %d MiB above a small input's, want at most %d", c.name, rss-base, c.rss)
 		}
-		if written > inputLimit+64<<20 {
-			t.Errorf("%s: %d bytes taken from the pipe, limit %d", c.name, written, inputLimit)
+		if written > input.Limit+64<<20 {
+			t.Errorf("%s: %d bytes taken from the pipe, limit %d", c.name, written, input.Limit)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
@@ -84,22 +86,12 @@ line may hold up to 64 MiB, an input up to 2 GiB.`,
 	return cmd
 }
 
-func addKeyFormatFlags(fl interface {
-	String(name, value, usage string) *string
-	Int(name string, value int, usage string) *int
-}) {
-	fl.String("format", "hex", "key format: hex (64 chars), base64url (43) or uuid (36, RFC 9562 version 8)")
-	fl.String("prefix", "", "string to put in front of the key")
-	fl.Int("max-len", 0, "fail if prefix and key are longer than this many bytes (0: no limit)")
-	fl.String("secret-env", "", "derive an HMAC-SHA-256 key with the secret in this environment variable")
-}
-
 // key derives and formats the key of a loaded call.
 func (opts *keyOptions) key(dst []byte, lc loadedCall) []byte {
 	if opts.Secret != nil {
-		return opts.Format.append(dst, lc.Call.HMAC(opts.Secret))
+		return opts.Format.Append(dst, lc.Call.HMAC(opts.Secret))
 	}
-	return opts.Format.append(dst, lc.Call.Key())
+	return opts.Format.Append(dst, lc.Call.Key())
 }
 
 // envelopeLook returns the text to look at, for the envelope warning, of
@@ -121,7 +113,7 @@ func envelopeLook(data []byte) []byte {
 
 // inputErr attaches the input's name (and line) to an error from load.
 func inputErr(name string, line int, err error) error {
-	var ue *UsageError
+	var ue *cli.UsageError
 	if errors.As(err, &ue) {
 		return err
 	}
@@ -201,7 +193,7 @@ func (opts *keyOptions) onePassKey(spec *callSpec) (key, data []byte, name strin
 			keep() // load finds the same problem, from a copy it can trust
 			return nil
 		}
-		key = opts.Format.append(nil, k)
+		key = opts.Format.Append(nil, k)
 		if look := envelopeLook(data); !spec.FromSet && look != nil && derive.MayHaveShape(look) {
 			shape, shapeWhat = spec.d().ShapeOf(look) // shaped like an envelope?
 		}
@@ -222,30 +214,33 @@ func (opts *keyOptions) onePassKey(spec *callSpec) (key, data []byte, name strin
 // keyJSON is key --json's line for a loaded call.
 func (opts *keyOptions) keyJSON(key []byte, lc loadedCall) []byte {
 	o := &jsonObject{}
-	o.str("key", string(key)).
-		str("format", opts.Format.Name).
-		str("scheme", opts.Spec.Scheme.String()).
-		str("from", lc.From).
-		str("task", lc.Call.Task).
-		str("tool", lc.Call.Tool)
+	o.Str("key", string(key)).Str(
+		"format", opts.Format.Name).Str(
+
+		"scheme", opts.Spec.Scheme.String()).Str(
+
+		"from", lc.From).Str(
+
+		"task", lc.Call.Task).Str(
+
+		"tool", lc.Call.Tool)
+
 	if opts.Secret != nil {
-		o.str("hash", "hmac-sha256")
+		o.Str("hash", "hmac-sha256")
 	} else {
-		o.str("hash", "sha256")
+		o.Str("hash", "sha256")
 	}
 	if lc.Selected {
 		// The selection applied: the tool's section's, if it has one.
 		if len(lc.Only) > 0 {
-			o.raw("only", stringsJSON(lc.Only))
+			o.Raw("only", stringsJSON(lc.Only))
 		}
 		if len(lc.Omit) > 0 {
-			o.raw("omit", stringsJSON(lc.Omit))
+			o.Raw("omit", stringsJSON(lc.Omit))
 		}
-		o.raw("selected", lc.Call.Args.Append(nil))
+		o.Raw("selected", lc.Call.Args.Append(nil))
 	}
-	o.key("canonical")
-	o.b = canon.AppendQuoted(o.b, string(lc.Call.AppendText(nil)))
-	return o.line()
+	return o.Str("canonical", string(lc.Call.AppendText(nil))).Line()
 }
 
 // runKeyBatch derives one key per line of JSON Lines input. Output line N
@@ -268,7 +263,7 @@ func runKeyBatch(opts *keyOptions) error {
 		quit:  make(chan struct{}),
 		// The chunks read and not yet written hold at most this many MiB
 		// (or one chunk, if it is larger), whatever the lengths of the lines.
-		mem: make(chan struct{}, 4*workers+2*batchLineLimit>>20),
+		mem: make(chan struct{}, 4*workers+2*input.LineLimit>>20),
 	}
 	// Chunks written out come back to the reader, so that their buffers
 	// are reused while they are warm in the cache.
@@ -322,16 +317,16 @@ type batch struct {
 	quit        chan struct{}
 	mem         chan struct{} // a MiB of the memory budget a chunk holds
 	readErr     error
-	tooLong     int // the line past batchLineLimit, where reading stopped
+	tooLong     int // the line past input.LineLimit, where reading stopped
 }
 
 // read splits in into chunks of whole lines, hands them to the workers
 // and the writer, and closes both channels at the end of the input, a
-// read error or a line over batchLineLimit.
+// read error or a line over input.LineLimit.
 func (b *batch) read(in io.Reader) {
 	defer close(b.todo)
 	defer close(b.order)
-	r := &chunkReader{in: in, limit: batchLineLimit}
+	r := input.NewChunkReader(in)
 	for {
 		var c *batchChunk
 		select {
@@ -340,19 +335,14 @@ func (b *batch) read(in io.Reader) {
 		default:
 			c = &batchChunk{data: make([]byte, 0, batchChunkSize+64<<10)}
 		}
-		c.first, c.done = r.lineNo+1, make(chan struct{})
-		c.data = r.next(c.data)
+		c.first, c.done = r.LineNo+1, make(chan struct{})
+		c.data = r.Next(c.data)
 		c.read = int64(len(c.data))
-		if r.tooLong > 0 {
-			b.tooLong = r.tooLong
-			b.readErr = &InputError{Name: b.name, Line: b.tooLong, Err: &tooLargeError{what: "line", limit: int64(batchLineLimit)}}
-		} else if r.err != nil {
-			b.readErr = &InputError{Name: b.name, Err: r.err}
-		}
+		b.tooLong, b.readErr = r.TooLong, r.Failure(b.name)
 		if len(c.data) > 0 && !b.send(c) {
 			return
 		}
-		if r.done {
+		if r.Done {
 			return
 		}
 	}
@@ -434,7 +424,7 @@ func (opts *keyOptions) endBatch(b *batch, w *bufio.Writer, failed, lines int) e
 	if b.tooLong > 0 {
 		// The long line's output line, then the report: reading stopped.
 		if opts.JSON {
-			w.Write((&jsonObject{}).int("line", b.tooLong).str("error", oneLine(b.readErr.Error())).line())
+			w.Write((&jsonObject{}).Int("line", b.tooLong).Str("error", oneLine(b.readErr.Error())).Line())
 		} else {
 			w.WriteByte('\n')
 		}
@@ -585,109 +575,6 @@ func (b *batchWarnings) print(f *Factory, name string) {
 	}
 }
 
-// batchLineLimit is the most bytes a line of a batch may hold, its line
-// end not counted. A longer line stops the batch there: an input without
-// line ends (/dev/zero) is not read on. Tests lower it.
-var batchLineLimit = 64 << 20
-
-// batchChunkSize is about how many bytes of input a chunk of a batch
-// holds: whole lines, read in one go and split into lines by the worker
-// that derives their keys, so that reading copies nothing line by line.
-const batchChunkSize = 256 << 10
-
-// chunkReader reads JSON Lines input in chunks of whole lines.
-type chunkReader struct {
-	in      io.Reader
-	limit   int    // batchLineLimit
-	carry   []byte // the start of the line the last chunk stopped before
-	lineNo  int    // lines in the chunks returned
-	tooLong int    // the line longer than limit, where reading stopped
-	err     error  // a read error, where reading stopped
-	eof     bool
-	done    bool // nothing more to read
-}
-
-// next appends to buf (empty, reused) the next chunk of whole lines: about
-// batchChunkSize bytes or more, to the end of its last line (line end
-// included), or of the input. Lines longer than limit stop the reading:
-// the chunk ends before the first, and tooLong is its line number; a read
-// error stops it after the last whole line read. done is set with the
-// last chunk, which may be empty.
-func (r *chunkReader) next(buf []byte) []byte {
-	buf = append(buf[:0], r.carry...) // buf may be the array carry is in: copy moves it down
-	r.carry = nil
-	want := batchChunkSize
-	for {
-		for len(buf) < want && !r.eof && r.err == nil {
-			if cap(buf)-len(buf) < 64<<10 {
-				// Grow by doubling, never past the limit: a long line then
-				// costs about twice its length.
-				nb := make([]byte, len(buf), max(min(2*cap(buf), r.limit+3+64<<10), len(buf)+64<<10))
-				copy(nb, buf)
-				buf = nb
-			}
-			n, err := r.in.Read(buf[len(buf):min(cap(buf), len(buf)+max(want-len(buf), 64<<10))])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF {
-				r.eof = true
-			} else if err != nil {
-				r.err = err
-			}
-		}
-		end := len(buf)
-		if !r.eof {
-			end = bytes.LastIndexByte(buf, '\n') + 1
-		}
-		if r.err != nil {
-			// Reading stops after the last whole line: the one the error
-			// cut short is dropped (once its length is checked).
-			r.carry = buf[end:]
-			buf = buf[:end]
-			r.done = true
-			break
-		}
-		if end > 0 || r.eof {
-			r.carry = buf[end:]
-			buf = buf[:end]
-			break
-		}
-		if len(buf) > r.limit+2 {
-			break // one line, longer than the limit: checked below
-		}
-		want = min(2*len(buf), r.limit+3) // one line, still open: read on
-	}
-	if len(buf) > r.limit || len(r.carry) > r.limit+2 {
-		// A line may be longer than the limit: look at each.
-		for i := 0; i < len(buf); {
-			j := bytes.IndexByte(buf[i:], '\n') + 1
-			if j == 0 {
-				j = len(buf) - i
-			}
-			if len(trimEOL(buf[i:i+j])) > r.limit {
-				r.tooLong = r.lineNo + 1
-				r.done = true
-				return buf[:i]
-			}
-			r.lineNo++
-			i += j
-		}
-		if len(r.carry) > r.limit+2 {
-			r.tooLong = r.lineNo + 1
-			r.done = true
-		}
-	} else {
-		r.lineNo += bytes.Count(buf, []byte{'\n'})
-		if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-			r.lineNo++ // the last line has no line end
-		}
-	}
-	if r.err != nil {
-		r.carry = nil
-	}
-	r.done = r.done || r.eof && len(r.carry) == 0
-	return buf
-}
-
 // batchWorker is what one goroutine of a batch reuses from line to line.
 type batchWorker struct {
 	spec       *callSpec
@@ -777,7 +664,7 @@ func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) 
 		if w.quick {
 			if k, ok := w.quickKey(body); ok {
 				c.warns.loaded++
-				c.out = append(opts.Format.append(c.out, k), '\n')
+				c.out = append(opts.Format.Append(c.out, k), '\n')
 				continue
 			}
 		}
@@ -789,8 +676,8 @@ func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) 
 			err = inputErr(name, lineNo, err)
 			c.errs = append(c.errs, err)
 			if opts.JSON {
-				o := &jsonObject{b: c.out[len(c.out):]}
-				c.out = append(c.out, o.int("line", lineNo).str("error", oneLine(err.Error())).line()...)
+				o := &jsonObject{Buf: c.out[len(c.out):]}
+				c.out = append(c.out, o.Int("line", lineNo).Str("error", oneLine(err.Error())).Line()...)
 			} else {
 				c.out = append(c.out, '\n')
 			}
@@ -804,24 +691,14 @@ func (opts *keyOptions) deriveChunk(w *batchWorker, c *batchChunk, name string) 
 			continue
 		}
 		o := &jsonObject{}
-		o.int("line", lineNo)
-		o.key("key")
-		o.b = append(o.b, '"')
-		o.b = opts.key(o.b, lc)
-		o.b = append(o.b, '"')
-		o.str("from", lc.From).str("task", lc.Call.Task).str("tool", lc.Call.Tool)
-		c.out = append(c.out, o.line()...)
+		o.Int("line", lineNo)
+		o.Key("key")
+		o.Buf = append(o.Buf, '"')
+		o.Buf = opts.key(o.Buf, lc)
+		o.Buf = append(o.Buf, '"')
+		o.Str("from", lc.From).Str("task", lc.Call.Task).Str("tool", lc.Call.Tool)
+		c.out = append(c.out, o.Line()...)
 	}
-}
-
-func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // progress draws a one-line progress report on standard error for long

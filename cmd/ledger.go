@@ -105,7 +105,7 @@ func (opts *ledgerOptions) prepare(cmd *cobra.Command, args ...string) error {
 // key, run and post read, are left alone: ledger ls --task and --tool do
 // not narrow a listing by them, by design.
 func warnCommandLineOnly(f *Factory, cmd *cobra.Command) {
-	known := settingNamesOf(f, cmd.Root())
+	known := f.SettingNames(cmd.Root())
 	cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
 		if !isCommandLineOnly(fl) || fl.Changed || known[fl.Name] {
 			return
@@ -115,12 +115,6 @@ func warnCommandLineOnly(f *Factory, cmd *cobra.Command) {
 		}
 	})
 }
-
-// settingNamesOf is Factory.settingNames, set in init: the whole command
-// tree, which holds this command, is built from it.
-var settingNamesOf func(f *Factory, root *cobra.Command) map[string]bool
-
-func init() { settingNamesOf = (*Factory).settingNames }
 
 func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
 	ls := &cobra.Command{
@@ -429,43 +423,43 @@ func holderGone(s ledger.Store, rec *ledger.Record) bool {
 // recordJSON writes the fields of a record that ls and show print: r as
 // a run would see it (see effective), recorded the state the store holds.
 func recordJSON(o *jsonObject, r *ledger.Record, recorded ledger.State, retain time.Duration) {
-	o.str("key", r.Key).str("state", string(r.State))
-	o.key("attempt")
-	o.b = strconv.AppendInt(o.b, r.Attempt, 10)
-	o.str("task", r.Task).str("tool", r.Tool).str("kind", r.Kind)
-	o.key("exit_code")
+	o.Str("key", r.Key).Str("state", string(r.State))
+	o.Key("attempt")
+	o.Buf = strconv.AppendInt(o.Buf, r.Attempt, 10)
+	o.Str("task", r.Task).Str("tool", r.Tool).Str("kind", r.Kind)
+	o.Key("exit_code")
 	if r.ExitCode == ledger.NoExit {
-		o.b = append(o.b, "null"...)
+		o.Buf = append(o.Buf, "null"...)
 	} else {
-		o.b = strconv.AppendInt(o.b, int64(r.ExitCode), 10)
+		o.Buf = strconv.AppendInt(o.Buf, int64(r.ExitCode), 10)
 	}
-	o.str("started_at", r.StartedAt.UTC().Format(time.RFC3339Nano))
+	o.Str("started_at", r.StartedAt.UTC().Format(time.RFC3339Nano))
 	for _, t := range []struct {
 		name string
 		at   time.Time
 	}{{"ended_at", r.EndedAt}, {"lease_until", r.LeaseUntil}} {
 		if t.at.IsZero() {
-			o.raw(t.name, []byte("null"))
+			o.Raw(t.name, []byte("null"))
 		} else {
-			o.str(t.name, t.at.UTC().Format(time.RFC3339Nano))
+			o.Str(t.name, t.at.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	o.str("holder", r.Holder).str("reason", r.Reason).str("fingerprint", r.Fingerprint)
-	o.bool("expired", ledger.Expired(r, retain, time.Now()))
-	o.str("recorded_state", string(recorded))
+	o.Str("holder", r.Holder).Str("reason", r.Reason).Str("fingerprint", r.Fingerprint)
+	o.Bool("expired", ledger.Expired(r, retain, time.Now()))
+	o.Str("recorded_state", string(recorded))
 	for _, s := range []struct {
 		name string
 		out  ledger.Output
 	}{{"stdout", r.Stdout}, {"stderr", r.Stderr}} {
-		o.key(s.name)
-		b := o.b
+		o.Key(s.name)
+		b := o.Buf
 		b = append(b, `{"length":`...)
 		b = strconv.AppendInt(b, s.out.Length, 10)
 		b = append(b, `,"sha256":`...)
 		b = strconv.AppendQuote(b, s.out.SHA256)
 		b = append(b, `,"truncated":`...)
 		b = strconv.AppendBool(b, s.out.Truncated)
-		o.b = append(b, '}')
+		o.Buf = append(b, '}')
 	}
 }
 
@@ -489,7 +483,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 			}
 			o := &jsonObject{}
 			recordJSON(o, r, recorded[i], opts.Retain)
-			b = append(b, o.line()...)
+			b = append(b, o.Line()...)
 			b = b[:len(b)-1]
 		}
 		_, err := out.Write(append(b, ']', '\n'))
@@ -655,7 +649,7 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	if opts.JSON {
 		o := &jsonObject{}
 		recordJSON(o, r, stored.State, opts.Retain)
-		_, err := ios.Out.Write(o.line())
+		_, err := ios.Out.Write(o.Line())
 		return err
 	}
 	tw := tabwriter.NewWriter(ios.Out, 0, 4, 1, ' ', 0)
@@ -828,7 +822,7 @@ func (opts *ledgerOptions) resolve(req ledger.ResolveRequest) error {
 	if opts.JSON {
 		o := &jsonObject{}
 		recordJSON(o, r, r.State, opts.Retain)
-		_, err := opts.f.IO.Out.Write(o.line())
+		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
 	}
 	next := "later runs replay it"
@@ -905,8 +899,8 @@ func (opts *ledgerOptions) forget(key string) error {
 		return notFound(ctx, s, key)
 	}
 	if opts.JSON {
-		o := (&jsonObject{}).str("key", key).bool("forgotten", true)
-		_, err := opts.f.IO.Out.Write(o.line())
+		o := (&jsonObject{}).Str("key", key).Bool("forgotten", true)
+		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.Err, "idemkey: forgot %s\n", key)
@@ -998,8 +992,8 @@ func (opts *ledgerOptions) init() error {
 	}
 	if opts.JSON {
 		// JSON text is UTF-8: a path's other bytes show as U+FFFD.
-		o := (&jsonObject{}).str("ledger", strings.ToValidUTF8(redactStoreURL(opts.Ledger), "\uFFFD"))
-		_, err := opts.f.IO.Out.Write(o.line())
+		o := (&jsonObject{}).Str("ledger", strings.ToValidUTF8(redactStoreURL(opts.Ledger), "\uFFFD"))
+		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.Err, "idemkey: ledger ready: %s\n", desc)

@@ -99,10 +99,7 @@ func (opts *ledgerReconcileOptions) setup(cmd *cobra.Command, args []string) err
 // hasToolReconcile reports whether the config file names a reconcile
 // command for some tool.
 func hasToolReconcile(v *Settings) bool {
-	if v.file == nil {
-		return false
-	}
-	for _, tool := range v.file.toolNames() {
+	for _, tool := range v.ToolNames() {
 		if v.GetString("tools."+tool+".reconcile") != "" {
 			return true
 		}
@@ -235,12 +232,12 @@ func (opts *ledgerReconcileOptions) describe(key string, res *ledger.Settled) []
 func (opts *ledgerReconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
 	if opts.JSON {
 		o := &jsonObject{}
-		o.str("key", key).str("before", string(before)).str("after", string(after))
+		o.Str("key", key).Str("before", string(before)).Str("after", string(after))
 		if answer != nil {
-			o.str("verdict", answer.Verdict.String())
+			o.Str("verdict", answer.Verdict.String())
 		}
-		o.str("note", what).bool("dry_run", opts.DryRun)
-		return o.line()
+		o.Str("note", what).Bool("dry_run", opts.DryRun)
+		return o.Line()
 	}
 	switch {
 	case answer == nil:

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
@@ -108,59 +104,6 @@ func isLocked(err error) bool { return stores.IsLocked(err) }
 
 // redactStoreURL is a ledger spec as it may be shown (stores.Redact).
 func redactStoreURL(s string) string { return stores.Redact(s) }
-
-// parseDays parses a duration that may use days: "7d", "36h", "90m", or
-// a bare number of seconds ("30", "0.5"), as timeout(1) and post take it.
-func parseDays(s string) (time.Duration, error) {
-	// A count of seconds or days beyond what a duration holds (about 292
-	// years) would wrap around to a negative one.
-	const most = float64(math.MaxInt64)
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 {
-		if v*float64(time.Second) >= most {
-			return 0, fmt.Errorf("invalid duration %q: too long", s)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		d, err := strconv.ParseFloat(n, 64)
-		if err != nil || !(d >= 0) {
-			return 0, fmt.Errorf("invalid duration %q", s)
-		}
-		if d*float64(24*time.Hour) >= most {
-			return 0, fmt.Errorf("invalid duration %q: too long", s)
-		}
-		return time.Duration(d * float64(24*time.Hour)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("invalid duration %q (e.g. 7d, 36h, 90m)", s)
-	}
-	return d, nil
-}
-
-// parseSize parses a byte count: 1048576, 64KiB, 1MiB, 1M, 2G.
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-		{"kB", 1000}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"k", 1 << 10}, {"B", 1}} {
-		if n, ok := strings.CutSuffix(t, u.suffix); ok {
-			t, mult = n, u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid size %q (e.g. 1MiB, 65536)", s)
-	}
-	if n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
-	}
-	return n * mult, nil
-}
 
 // holderAlive is the check of a recorded holder for s (stores.HolderCheck).
 func holderAlive(s ledger.Store) ledger.HolderCheck { return stores.HolderCheck(s) }

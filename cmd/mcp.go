@@ -256,16 +256,12 @@ func (opts *mcpOptions) callSpec() (*callSpec, error) {
 // toolSettings reads the tools sections that set mcp, key-arg or recover.
 func (opts *mcpOptions) toolSettings() (map[string]mcpTool, error) {
 	v := opts.f.Config
-	if v.file == nil {
+	if v.ToolNames() == nil {
 		return nil, nil
 	}
 	m := map[string]mcpTool{}
-	for _, tool := range v.file.toolNames() {
-		sec := v.file.tools[tool]
-		_, a := sec["mcp"]
-		_, b := sec["key-arg"]
-		_, c := sec["recover"]
-		if !a && !b && !c {
+	for _, tool := range v.ToolNames() {
+		if !v.ToolSets(tool, "mcp") && !v.ToolSets(tool, "key-arg") && !v.ToolSets(tool, "recover") {
 			continue
 		}
 		t, err := v.ForTool(tool)
@@ -351,7 +347,7 @@ func (opts *mcpOptions) recoverFor(tool string) ledger.Policy {
 // changedFlag reports whether the running command's flag was given on the
 // command line.
 func changedFlag(f *Factory, name string) bool {
-	fl := f.Config.lookup(name)
+	fl := f.Config.Lookup(name)
 	return fl != nil && fl.Changed
 }
 

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/derive"
 )
 
@@ -24,11 +26,11 @@ import (
 // crash.
 func TestTruncatedMappedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "args.json")
-	doc := "[\n" + strings.Repeat("{\"a\": 1},\n", mapMin/10) + "{}\n]\n"
+	doc := "[\n" + strings.Repeat("{\"a\": 1},\n", input.MapMin/10) + "{}\n]\n"
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &Factory{IO: &IOStreams{In: strings.NewReader("")}}
+	f := &Factory{&cli.Factory{IO: &IOStreams{In: strings.NewReader("")}}}
 	data, name, release, err := f.readMapped(path)
 	if err != nil || release == nil {
 		t.Fatalf("not mapped (%v)", err)
@@ -73,7 +75,7 @@ func TestTruncatedMappedFileKey(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	for _, keep := range []int64{int64(b.Len()) / 2, int64(b.Len()) - 1<<20} {
-		f := &Factory{IO: &IOStreams{In: strings.NewReader("")}}
+		f := &Factory{&cli.Factory{IO: &IOStreams{In: strings.NewReader("")}}}
 		data, name, release, err := f.readMapped(path)
 		if err != nil || release == nil {
 			t.Fatalf("not mapped (%v)", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fatih/color"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/probe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -76,9 +77,9 @@ func newProbeCmd(f *Factory) *cobra.Command {
       --count 'psql -Atc "select count(*) from charges" test' --require-key`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			err := rangeArgs(1, 1)(cmd, args)
-			var ue *UsageError
+			var ue *cli.UsageError
 			if len(args) > 1 && opts.JSON && errors.As(err, &ue) {
-				ue.hint = "a bare --json prints the report as JSON; curl's --json body takes its value after '=': --json='{…}' or --json=@FILE"
+				ue.HintText = "a bare --json prints the report as JSON; curl's --json body takes its value after '=': --json='{…}' or --json=@FILE"
 			}
 			return err
 		},
@@ -384,10 +385,10 @@ func writeProbeJSON(w io.Writer, rep *probe.Report) error {
 func (o *probeOptions) writeTable(rep *probe.Report) error {
 	ios, mode := o.f.IO, o.f.colorMode()
 	paint := map[string]*color.Color{
-		probe.Pass:      ios.paint(mode, ios.Out, color.FgGreen),
-		probe.Fail:      ios.paint(mode, ios.Out, color.FgRed, color.Bold),
-		probe.Info:      ios.paint(mode, ios.Out, color.FgYellow),
-		probe.NotTested: ios.paint(mode, ios.Out, color.Faint),
+		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
+		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
+		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
+		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s  %-10s  %s\n", "RULE", "VERDICT", "EVIDENCE")

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/spf13/pflag"
 )
 
 func TestHoistCommand(t *testing.T) {
-	f := &Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError)}}
+	f := &cli.Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
 	root := NewRootCmd(f)
 	for _, c := range []struct{ in, want string }{
 		{"-v post URL", "post -v URL"},
@@ -27,7 +29,7 @@ func TestHoistCommand(t *testing.T) {
 		{"-- key", "-- key"},
 		{"--task t", "--task t"},
 	} {
-		got := strings.Join(hoistCommand(root, strings.Fields(c.in)), " ")
+		got := strings.Join(cli.HoistCommand(root, strings.Fields(c.in)), " ")
 		if got != c.want {
 			t.Errorf("hoist(%q) = %q, want %q", c.in, got, c.want)
 		}
@@ -61,7 +63,7 @@ func TestRepeatedFlags(t *testing.T) {
 // TestFlagTypesSurviveTheWrapper: every flag keeps its type, and a
 // boolean flag still needs no value.
 func TestFlagTypesSurviveTheWrapper(t *testing.T) {
-	f := &Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError)}}
+	f := &cli.Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
 	root := NewRootCmd(f)
 	key, _, _ := root.Find([]string{"key"})
 	if err := key.ParseFlags([]string{"--json", "--max-len", "70", "--task=t"}); err != nil {
@@ -84,10 +86,10 @@ func TestFlagTypesSurviveTheWrapper(t *testing.T) {
 }
 
 func TestOutClosed(t *testing.T) {
-	if !(&IOStreams{Out: watchWrites(closedWriter{})}).OutClosed() {
+	if !(&IOStreams{Out: cli.WatchWrites(cli.ClosedWriter{})}).OutClosed() {
 		t.Error("a closed stdout behind the watcher is not seen")
 	}
-	if (&IOStreams{Out: watchWrites(&bytes.Buffer{})}).OutClosed() {
+	if (&IOStreams{Out: cli.WatchWrites(&bytes.Buffer{})}).OutClosed() {
 		t.Error("a buffer is taken for a closed stdout")
 	}
 }
@@ -118,7 +120,7 @@ func TestOneCommandTree(t *testing.T) {
 		code := Main(args, &IOStreams{In: strings.NewReader(`{"b":1,"a":2}`), Out: &out, Err: &errb, Getenv: env})
 		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	root := NewRootCmd(&Factory{IO: &IOStreams{Getenv: env}, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError)}})
+	root := NewRootCmd(&cli.Factory{IO: &IOStreams{Getenv: env}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)})
 	var built []string
 	for _, c := range root.Commands() {
 		if c.Name() != "help" && c.Name() != "completion" {

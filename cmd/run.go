@@ -22,19 +22,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/spf13/cobra"
-)
-
-// Exit codes of run, as timeout(1) and env(1) have them.
-const (
-	exitBusy        = 75  // in progress elsewhere (EX_TEMPFAIL)
-	exitUnknown     = 76  // outcome unknown
-	exitRunFailed   = 125 // idemkey itself failed
-	exitCannotExec  = 126 // the command cannot be executed
-	exitNotFound    = 127 // the command was not found
-	exitSignalStart = 128 // + N: killed by signal N
 )
 
 type runOptions struct {
@@ -63,17 +54,6 @@ type runOptions struct {
 	// Reconcile asks the owner about an unknown outcome (--reconcile).
 	Reconcile *reconcileCmd
 }
-
-// codeError ends run with an exit code and a message (and the wrapped
-// error's hint).
-type codeError struct {
-	Code int
-	Err  error
-}
-
-func (e *codeError) Error() string { return e.Err.Error() }
-func (e *codeError) Unwrap() error { return e.Err }
-func (e *codeError) ExitCode() int { return e.Code }
 
 // runFailed makes err exit 125 unless it already carries one of run's
 // own codes.
@@ -139,7 +119,7 @@ and 'idemkey ledger show KEY' say which it was.`,
 			return err
 		},
 		// The settings' errors (config file, IDEMKEY_*) exit 125 too.
-		Annotations: map[string]string{usageCodeAnnotation: strconv.Itoa(exitRunFailed)},
+		Annotations: map[string]string{cli.UsageCodeAnnotation: strconv.Itoa(exitRunFailed)},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &codeError{Code: exitRunFailed, Err: &UsageError{Err: err, hint: "run 'idemkey run --help' for usage"}}
@@ -221,7 +201,7 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	}
 	if opts.MaxOutput > maxRecordedOutput {
 		e := v.OutOfRange("max-output", "at most 128MiB a stream")
-		e.hint = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
+		e.HintText = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
 		return e
 	}
 	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
@@ -590,13 +570,6 @@ func notExecutableOnPath(name string) string {
 		}
 	}
 	return ""
-}
-
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // sayReconciled says what a reconcile that ran in this hold answered and

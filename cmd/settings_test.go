@@ -8,17 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // loadFor parses args for the named command of a fresh tree and runs the
 // loader, as Main does before the command runs.
-func loadFor(t *testing.T, env map[string]string, args ...string) (*Factory, *cobra.Command, error) {
+func loadFor(t *testing.T, env map[string]string, args ...string) (*cli.Factory, *cobra.Command, error) {
 	t.Helper()
 	ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
 		Getenv: func(k string) string { return env[k] }}
-	f := &Factory{IO: ios, Config: &Settings{fs: pflag.NewFlagSet("", pflag.ContinueOnError), getenv: ios.Getenv}}
+	f := &cli.Factory{IO: ios, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), ios.Getenv)}
 	root := NewRootCmd(f)
 	c, rest, err := root.Find(args)
 	if err != nil {
@@ -27,7 +29,7 @@ func loadFor(t *testing.T, env map[string]string, args ...string) (*Factory, *co
 	if err := c.ParseFlags(rest); err != nil {
 		return f, c, err
 	}
-	return f, c, f.loadConfig(c)
+	return f, c, loadConfig(f, c)
 }
 
 // sample is a value of a flag's type, distinct from its default.
@@ -69,8 +71,7 @@ func TestEverySettingResolvesThroughTheLoader(t *testing.T) {
 			n++
 			envV, fileV, want := sample(fl)
 			name := c.Name() + " " + fl.Name
-			rules := settingRules[fl.Name]
-			if rules != nil && fl.Value.Type() == "int" {
+			if settings.HasRule(fl.Name) && fl.Value.Type() == "int" {
 				envV, fileV, want = "7", "7", "7"
 			}
 			if v, ok := map[string]string{"format": "uuid", "from": "openai", "scheme": "jcs"}[fl.Name]; ok {
@@ -162,15 +163,6 @@ func TestToolSection(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	known := map[string]bool{"retry": true, "retry-delay": true, "key-header": true, "prefix": true, "insecure": false}
-	for in, want := range map[string]string{"retyr": "retry", "key_header": "key-header", "prefx": "prefix", "zzzzzz": "", "insecur": ""} {
-		if got := nearest(in, known); got != want {
-			t.Errorf("nearest(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestVersionLine(t *testing.T) {
 	bi := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
 		{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
@@ -198,7 +190,7 @@ func TestVersionLine(t *testing.T) {
 // exit 2, for a command that ignores the error itself (cobra's help).
 func TestWriteErrorIsReported(t *testing.T) {
 	var errb bytes.Buffer
-	code := Main([]string{"--help"}, &IOStreams{In: strings.NewReader(""), Out: closedWriter{}, Err: &errb})
+	code := Main([]string{"--help"}, &IOStreams{In: strings.NewReader(""), Out: cli.ClosedWriter{}, Err: &errb})
 	if code != exitUsage || !strings.Contains(errb.String(), "standard output is closed") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}

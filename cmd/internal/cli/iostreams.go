@@ -1,4 +1,4 @@
-package cmd
+package cli
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ type IOStreams struct {
 func System() *IOStreams {
 	var out io.Writer = os.Stdout
 	if stdoutClosed() {
-		out = closedWriter{}
+		out = ClosedWriter{}
 	}
 	return &IOStreams{In: os.Stdin, Out: out, Err: os.Stderr, Getenv: os.Getenv}
 }
@@ -35,9 +35,11 @@ func System() *IOStreams {
 // errClosedStdout is the error of every write on a closed standard output.
 var errClosedStdout = errors.New("standard output is closed")
 
-type closedWriter struct{}
+// ClosedWriter is a standard output closed when idemkey started: every
+// write fails.
+type ClosedWriter struct{}
 
-func (closedWriter) Write([]byte) (int, error) { return 0, errClosedStdout }
+func (ClosedWriter) Write([]byte) (int, error) { return 0, errClosedStdout }
 
 // watchedWriter remembers the first write error on standard output, so
 // that Main reports it whichever command (or cobra's help) wrote.
@@ -46,7 +48,8 @@ type watchedWriter struct {
 	err error
 }
 
-func watchWrites(w io.Writer) *watchedWriter {
+// WatchWrites wraps w (once) to remember its first write error.
+func WatchWrites(w io.Writer) *watchedWriter {
 	if ww, ok := w.(*watchedWriter); ok {
 		return ww
 	}
@@ -86,7 +89,7 @@ func (ios *IOStreams) OutErr() error {
 func (ios *IOStreams) OutClosed() bool {
 	w := ios.Out
 	for {
-		if _, ok := w.(closedWriter); ok {
+		if _, ok := w.(ClosedWriter); ok {
 			return true
 		}
 		u, ok := w.(interface{ Unwrap() io.Writer })
@@ -97,8 +100,8 @@ func (ios *IOStreams) OutClosed() bool {
 	}
 }
 
-// underlying returns the stream beneath the wrappers of w (watchedWriter).
-func underlying(w io.Writer) io.Writer {
+// Underlying returns the stream beneath the wrappers of w (watchedWriter).
+func Underlying(w io.Writer) io.Writer {
 	for {
 		u, ok := w.(interface{ Unwrap() io.Writer })
 		if !ok {
@@ -108,13 +111,14 @@ func underlying(w io.Writer) io.Writer {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := underlying(w).(*os.File)
+// IsTerminal reports whether w, beneath its wrappers, is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := Underlying(w).(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
 // colorMode is the --color flag: auto, always or never.
-func (ios *IOStreams) useColor(mode string, w io.Writer) bool {
+func (ios *IOStreams) UseColor(mode string, w io.Writer) bool {
 	switch mode {
 	case "always":
 		return true
@@ -124,14 +128,14 @@ func (ios *IOStreams) useColor(mode string, w io.Writer) bool {
 	if ios.Getenv("NO_COLOR") != "" || ios.Getenv("TERM") == "dumb" {
 		return false
 	}
-	return isTerminal(w)
+	return IsTerminal(w)
 }
 
-// paint returns a colour for w under the --color mode: enabled or disabled
+// Paint returns a colour for w under the --color mode: enabled or disabled
 // explicitly, never by fatih/color's global guess.
-func (ios *IOStreams) paint(mode string, w io.Writer, attrs ...color.Attribute) *color.Color {
+func (ios *IOStreams) Paint(mode string, w io.Writer, attrs ...color.Attribute) *color.Color {
 	c := color.New(attrs...)
-	if ios.useColor(mode, w) {
+	if ios.UseColor(mode, w) {
 		c.EnableColor()
 	} else {
 		c.DisableColor()

@@ -1,15 +1,18 @@
-package cmd
+// Package proc starts, signals and reaps the processes idemkey runs: run's
+// command, conform's implementation (under a reaper on Linux), the tree
+// of processes a command left behind, and the probe of a ledger's lock.
+package proc
 
 import (
 	"bytes"
 	"os"
 	"strconv"
-	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// processTree returns pid and its descendants, as /proc shows them now.
-func processTree(pid int) []int {
+// ProcessTree returns pid and its descendants, as /proc shows them now.
+func ProcessTree(pid int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return []int{pid}
@@ -44,49 +47,44 @@ func processTree(pid int) []int {
 	return tree
 }
 
-// inTerminalForeground reports whether this process's group is the
+// InTerminalForeground reports whether this process's group is the
 // foreground group of its controlling terminal: then the terminal's
 // signals (^C, ^\, hang-up) reach the whole group, the command included.
-func inTerminalForeground() bool {
-	fd, err := syscall.Open("/dev/tty", syscall.O_RDONLY|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+func InTerminalForeground() bool {
+	fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	defer syscall.Close(fd)
-	var pgrp int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&pgrp))); e != 0 {
-		return false
-	}
-	return int(pgrp) == syscall.Getpgrp()
+	defer unix.Close(fd)
+	pgrp, err := unix.IoctlGetUint32(fd, unix.TIOCGPGRP) // a pid_t: 32 bits
+	return err == nil && int(pgrp) == unix.Getpgrp()
 }
 
-// inheritedFiles returns the descriptors from 3 up that idemkey inherited
+// InheritedFiles returns the descriptors from 3 up that idemkey inherited
 // from its parent (open without close-on-exec, so not idemkey's own), up
 // to the first one that is not: the command gets them at the same
 // numbers, as it would without idemkey ("3>log"), and the key's lock goes
 // in the first free place after them.
-func inheritedFiles() []*os.File {
+func InheritedFiles() []*os.File {
 	var fs []*os.File
 	for fd := 3; ; fd++ {
-		flags, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
-		if e != 0 || flags&syscall.FD_CLOEXEC != 0 {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
 			return fs
 		}
 		fs = append(fs, os.NewFile(uintptr(fd), "inherited descriptor "+strconv.Itoa(fd)))
 	}
 }
 
-// pipeBuffered returns how many bytes the pipe r holds, unread.
-func pipeBuffered(r *os.File) int {
+// PipeBuffered returns how many bytes the pipe r holds, unread.
+func PipeBuffered(r *os.File) int {
 	rc, err := r.SyscallConn()
 	if err != nil {
 		return 0
 	}
-	var n int32
-	var e syscall.Errno
-	if rc.Control(func(fd uintptr) {
-		_, _, e = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
-	}) != nil || e != 0 {
+	var n uint32 // an int: 32 bits
+	var ierr error
+	if rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetUint32(int(fd), unix.TIOCINQ) }) != nil || ierr != nil {
 		return 0
 	}
 	return int(n)

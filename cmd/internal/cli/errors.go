@@ -1,4 +1,4 @@
-package cmd
+package cli
 
 import (
 	"errors"
@@ -9,38 +9,32 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 )
 
 // Exit codes shared by every command. Transfer failures in post use curl's
 // own codes (see post.go).
 const (
-	exitOK       = 0
-	exitNegative = 1 // a negative answer: keys differ, not canonical, mismatch
-	exitUsage    = 2 // usage or input error
+	ExitOK       = 0
+	ExitNegative = 1 // a negative answer: keys differ, not canonical, mismatch
+	ExitUsage    = 2 // usage or input error
 )
 
-// exitCoder is implemented by every error that decides the exit code; Run
+// ExitCoder is implemented by every error that decides the exit code; Run
 // maps errors to codes in one place with errors.As.
-type exitCoder interface{ ExitCode() int }
+type ExitCoder interface{ ExitCode() int }
 
-// hinter is implemented by errors that carry a suggestion for the reader.
-type hinter interface{ Hint() string }
+// Hinter is implemented by errors that carry a suggestion for the reader.
+type Hinter interface{ Hint() string }
 
-// UsageError is a mistake on the command line: a missing flag, a bad value.
-type UsageError struct {
-	Err  error
-	hint string
-}
+// UsageError is a mistake on the command line, in IDEMKEY_* or in the
+// config file: a missing flag, a bad value (exit 2). It is defined with
+// the settings (settings.UsageError), where most usage errors start.
+type UsageError = settings.UsageError
 
-func usageErrorf(format string, args ...any) *UsageError {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-func (e *UsageError) ExitCode() int { return exitUsage }
-func (e *UsageError) Hint() string  { return e.hint }
+// Usagef is a UsageError with a formatted message.
+func Usagef(format string, args ...any) *UsageError { return settings.Usagef(format, args...) }
 
 // InputError is input that cannot be used: a missing file, invalid JSON.
 // Its message starts with the input's name and, for JSON errors, the line
@@ -60,7 +54,7 @@ func (e *InputError) Error() string {
 		}
 		msg := fmt.Sprintf("%s:%d:%d: %s", e.Name, line, ce.Column, ce.Msg)
 		if ce.Pointer != "" {
-			msg += " (at " + shortPointer(ce.Pointer) + ")"
+			msg += " (at " + ShortPointer(ce.Pointer) + ")"
 		}
 		return msg
 	}
@@ -71,9 +65,9 @@ func (e *InputError) Error() string {
 }
 
 func (e *InputError) Unwrap() error { return e.Err }
-func (e *InputError) ExitCode() int { return exitUsage }
+func (e *InputError) ExitCode() int { return ExitUsage }
 func (e *InputError) Hint() string {
-	var h hinter
+	var h Hinter
 	if errors.As(e.Err, &h) {
 		return h.Hint()
 	}
@@ -109,25 +103,25 @@ func (e *OutputError) Error() string {
 	return fmt.Sprintf("cannot write the result to standard output: %v", err)
 }
 func (e *OutputError) Unwrap() error { return e.Err }
-func (e *OutputError) ExitCode() int { return exitUsage }
+func (e *OutputError) ExitCode() int { return ExitUsage }
 
-// exitCode maps an error to the process's exit code.
-func exitCode(err error) int {
+// ExitCode maps an error to the process's exit code.
+func ExitCode(err error) int {
 	if err == nil {
-		return exitOK
+		return ExitOK
 	}
-	var ec exitCoder
+	var ec ExitCoder
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
 	// Errors cobra produces itself (unknown command, bad arguments) are
 	// usage errors.
-	return exitUsage
+	return ExitUsage
 }
 
-// shortPointer keeps a diagnostic on one readable line: a pointer deeper
+// ShortPointer keeps a diagnostic on one readable line: a pointer deeper
 // than a few dozen tokens is shown by its ends and its depth.
-func shortPointer(p string) string {
+func ShortPointer(p string) string {
 	const keep = 60
 	if len(p) <= 2*keep {
 		return p
@@ -142,23 +136,23 @@ func shortPointer(p string) string {
 	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
 }
 
-// plainText reports whether s is UTF-8 made of printable characters and
+// PlainText reports whether s is UTF-8 made of printable characters and
 // spaces only: safe to show as it is on a terminal, on one line.
-func plainText(s string) bool {
+func PlainText(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
 }
 
-// printable shows a text as it is when it is short, UTF-8 and made of
+// Printable shows a text as it is when it is short, UTF-8 and made of
 // printable characters only; otherwise quoted, and cut (derive.Printable).
-func printable(s string) string { return derive.Printable(s) }
+func Printable(s string) string { return derive.Printable(s) }
 
-// escapeControls writes the characters of s that a terminal or a log
+// EscapeControls writes the characters of s that a terminal or a log
 // reader would act on instead of showing as Go escapes: C0 and C1
 // controls and DEL (\x1b, \r, \t, \u0085), the line and paragraph
 // separators and bidirectional controls (\u2028, \u202e), and each byte
 // that is not UTF-8 (\xed: the WTF-8 bytes of a lone surrogate too).
 // Everything else, backslashes included, is left as it is.
-func escapeControls(s string) string {
+func EscapeControls(s string) string {
 	unsafe := func(r rune) bool {
 		return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029 ||
 			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
@@ -181,4 +175,39 @@ func escapeControls(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// Exit codes of run (and mcp), as timeout(1) and env(1) have them.
+const (
+	ExitBusy        = 75  // in progress elsewhere (EX_TEMPFAIL)
+	ExitUnknown     = 76  // outcome unknown
+	ExitRunFailed   = 125 // idemkey itself failed
+	ExitCannotExec  = 126 // the command cannot be executed
+	ExitNotFound    = 127 // the command was not found
+	ExitSignalStart = 128 // + N: killed by signal N
+)
+
+// CodeError is an error with its own exit code and the wrapped error's
+// message and hint: run's 125 for a usage error (as env has it), 76 for an
+// unknown outcome, a ledger command's negative answer.
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodeError) Error() string { return e.Err.Error() }
+
+func (e *CodeError) Unwrap() error { return e.Err }
+
+func (e *CodeError) ExitCode() int { return e.Code }
+
+// UsageFrom turns a library's error about a setting into a usage error
+// that keeps its hint.
+func UsageFrom(err error) error {
+	ue := &UsageError{Err: err}
+	var h Hinter
+	if errors.As(err, &h) {
+		ue.HintText = h.Hint()
+	}
+	return ue
 }

@@ -1,4 +1,7 @@
-package cmd
+// Package input reads what idemkey's commands are given: documents (a
+// file, standard input, a large file mapped), up to a limit whatever the
+// input's shape, and JSON Lines in chunks of whole lines (chunk.go).
+package input
 
 import (
 	"errors"
@@ -8,99 +11,84 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"syscall"
 
-	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
-	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
-const stdinName = "<stdin>"
+const StdinName = "<stdin>"
 
-// inputLimit is the most bytes idemkey reads from one input (a file, or
+// Limit is the most bytes idemkey reads from one input (a file, or
 // standard input): canon.MaxSize, the largest document the parser indexes.
 // Reading stops there, so that an input without an end (/dev/zero, an
 // endless pipe) costs at most that much memory. Tests lower it.
-var inputLimit int64 = canon.MaxSize
+var Limit int64 = canon.MaxSize
 
-// tooLargeError is an input past a reading limit.
-type tooLargeError struct {
+// TooLargeError is an input past a reading limit.
+type TooLargeError struct {
 	what  string // "input" or "line"
 	limit int64
 }
 
-func (e *tooLargeError) Error() string {
+func (e *TooLargeError) Error() string {
 	n := e.limit
 	if n%1024 != 0 {
 		n++ // canon.MaxSize, 2 GiB less a byte
 	}
-	return fmt.Sprintf("%s larger than %d bytes (%s), the limit: reading stopped there", e.what, e.limit, sizeName(n))
+	return fmt.Sprintf("%s larger than %d bytes (%s), the limit: reading stopped there", e.what, e.limit, cli.SizeName(n))
 }
 
-func (e *tooLargeError) Hint() string {
+func (e *TooLargeError) Hint() string {
 	if e.what == "line" {
 		return "a --batch line holds one call; give a larger document as a file to 'idemkey key'"
 	}
 	return "idemkey reads JSON of up to 2 GiB (its index holds 31-bit offsets); split the input"
 }
 
-// sizeName writes n bytes in the largest binary unit that divides it.
-func sizeName(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + " " + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
-}
-
-// readInput reads the file called name, or standard input for "" and "-",
-// up to inputLimit bytes (more is an error, found without reading past the
+// Read reads the file called name, or standard input for "" and "-",
+// up to Limit bytes (more is an error, found without reading past the
 // limit). It returns the bytes and the name to use in diagnostics.
-func (f *Factory) readInput(name string) ([]byte, string, error) {
-	return f.read(name, false)
+func Read(f *cli.Factory, name string) ([]byte, string, error) {
+	return read(f, name, false)
 }
 
-// readJSON is readInput for an input that must hold one JSON text: a
+// ReadJSON is Read for an input that must hold one JSON text: a
 // stream whose first value cannot start JSON (/dev/zero, "yes |") is read
 // no further than its first bytes, which the parser then reports on.
-func (f *Factory) readJSON(name string) ([]byte, string, error) {
-	return f.read(name, true)
+func ReadJSON(f *cli.Factory, name string) ([]byte, string, error) {
+	return read(f, name, true)
 }
 
-func (f *Factory) read(name string, sniff bool) ([]byte, string, error) {
+func read(f *cli.Factory, name string, sniff bool) ([]byte, string, error) {
 	display, in := name, f.IO.In
 	if name == "" || name == "-" {
-		display = stdinName
+		display = StdinName
 	}
 	var data []byte
 	var err error
-	if fh, ok := in.(*os.File); ok && display == stdinName {
-		f.noteTerminalStdin(fh)
+	if fh, ok := in.(*os.File); ok && display == StdinName {
+		NoteTerminalStdin(f, fh)
 		data, err = readOpen(fh, sniff)
-	} else if display == stdinName {
-		data, err = readAllLimit(in, inputLimit, sniff)
+	} else if display == StdinName {
+		data, err = ReadAllLimit(in, Limit, sniff)
 	} else {
 		data, err = readFile(name, sniff)
 	}
 	if err != nil {
-		return nil, display, &InputError{Name: display, Err: fileErr(err)}
+		return nil, display, &cli.InputError{Name: display, Err: FileErr(err)}
 	}
-	tuneGC(len(data))
+	TuneGC(len(data))
 	return data, display, nil
 }
 
-// noteTerminalStdin says on standard error that idemkey reads standard
+// NoteTerminalStdin says on standard error that idemkey reads standard
 // input when that is a terminal: it reads to the end of the input, so a
 // user who typed no file name (or typed a document and Enter) would
 // otherwise wait on a silent command.
-func (f *Factory) noteTerminalStdin(fh *os.File) {
-	if !isTerminal(fh) {
+func NoteTerminalStdin(f *cli.Factory, fh *os.File) {
+	if !cli.IsTerminal(fh) {
 		return
 	}
 	eof := "Ctrl-D"
@@ -110,13 +98,13 @@ func (f *Factory) noteTerminalStdin(fh *os.File) {
 	fmt.Fprintf(f.IO.Err, "idemkey: reading standard input (a terminal): end it with %s, or give a file name\n", eof)
 }
 
-// readAllLimit reads r to its end, or up to limit bytes: past that it
-// stops and returns a *tooLargeError, having held at most limit bytes and
+// ReadAllLimit reads r to its end, or up to limit bytes: past that it
+// stops and returns a *TooLargeError, having held at most limit bytes and
 // one buffer. With sniff, it stops as soon as the first value byte shows
 // that the data is not JSON text and returns what it read. The data is
 // read into buffers that grow to 16 MiB, then joined: at most twice the
 // data is held at once, never the doublings of a growing slice.
-func readAllLimit(r io.Reader, limit int64, sniff bool) ([]byte, error) {
+func ReadAllLimit(r io.Reader, limit int64, sniff bool) ([]byte, error) {
 	var parts [][]byte
 	var total int64
 	sn := sniffer{done: !sniff}
@@ -127,7 +115,7 @@ func readAllLimit(r io.Reader, limit int64, sniff bool) ([]byte, error) {
 			n, err := r.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+n]
 			if total+int64(len(buf)) > limit {
-				return nil, &tooLargeError{what: "input", limit: limit}
+				return nil, &TooLargeError{what: "input", limit: limit}
 			}
 			eof := err == io.EOF
 			if err != nil && !eof {
@@ -188,39 +176,39 @@ func (s *sniffer) notJSON(head []byte, eof bool) bool {
 	return true
 }
 
-// mapMin is the size from which readMapped maps a file rather than reading
+// MapMin is the size from which readMapped maps a file rather than reading
 // it: below it, copying the file costs less than mapping and unmapping it.
-const mapMin = 1 << 20
+const MapMin = 1 << 20
 
-// readMapped is readInput for a caller that reads the input only inside
-// guardFaults and only through canon.WriteCanonical, which tolerates input
+// ReadMapped is readInput for a caller that reads the input only inside
+// GuardFaults and only through canon.WriteCanonical, which tolerates input
 // that changes under it: a large regular file (standard input included)
 // is mapped into memory instead of copied, which saves copying it and
 // faulting in fresh memory for it, unless onePassFits says no. If the
 // data is mapped, release unmaps it, and the data must not be used after;
 // otherwise release is nil.
-func (f *Factory) readMapped(name string) (data []byte, display string, release func(), err error) {
-	file, display := f.IO.In, stdinName
+func ReadMapped(f *cli.Factory, name string) (data []byte, display string, release func(), err error) {
+	file, display := f.IO.In, StdinName
 	if name != "" && name != "-" {
 		fh, err := os.Open(name)
 		if err != nil {
-			return nil, name, nil, &InputError{Name: name, Err: fileErr(err)}
+			return nil, name, nil, &cli.InputError{Name: name, Err: FileErr(err)}
 		}
 		defer fh.Close() // a mapping outlives its descriptor
 		file, display = fh, name
 	}
 	if fh, ok := file.(*os.File); ok {
-		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= mapMin && st.Size() <= min(canon.MaxSize, inputLimit) {
+		if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= MapMin && st.Size() <= min(canon.MaxSize, Limit) {
 			if off, err := fh.Seek(0, io.SeekCurrent); err == nil && off == 0 && onePassFits(fh, st.Size()) {
 				if data, unmap, ok := mapFile(fh, st.Size()); ok {
 					// The heap stays small: the collector's default target
-					// is right (see tuneGC).
+					// is right (see TuneGC).
 					return data, display, unmap, nil
 				}
 			}
 		}
 	}
-	data, display, err = f.readJSON(name)
+	data, display, err = ReadJSON(f, name)
 	return data, display, nil, err
 }
 
@@ -235,16 +223,16 @@ func onePassFits(f *os.File, size int64) bool {
 	}
 	var head [4096]byte
 	n, _ := f.ReadAt(head[:], 0)
-	return rootIsArray(head[:n]) || firstByte(head[:n]) == '{'
+	return RootIsArray(head[:n]) || FirstByte(head[:n]) == '{'
 }
 
-// rootIsArray reports whether a JSON text starts with '[' after white
+// RootIsArray reports whether a JSON text starts with '[' after white
 // space.
-func rootIsArray(data []byte) bool { return firstByte(data) == '[' }
+func RootIsArray(data []byte) bool { return FirstByte(data) == '[' }
 
-// firstByte returns the first byte of data that is not JSON white space,
+// FirstByte returns the first byte of data that is not JSON white space,
 // or 0.
-func firstByte(data []byte) byte {
+func FirstByte(data []byte) byte {
 	for _, c := range data {
 		switch c {
 		case ' ', '\t', '\n', '\r':
@@ -255,24 +243,24 @@ func firstByte(data []byte) byte {
 	return 0
 }
 
-// guardFaults runs fn with memory faults turned into an input error: the
+// GuardFaults runs fn with memory faults turned into an input error: the
 // input may be a mapped file that is truncated meanwhile, which makes
 // reading it fault, on this goroutine or on one of canon's (see
 // canon.IsFault).
-func guardFaults(name string, fn func() error) (err error) {
+func GuardFaults(name string, fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			if !canon.IsFault(r) {
 				panic(r)
 			}
-			err = &InputError{Name: name, Err: errors.New("the file changed while it was read: it was truncated")}
+			err = &cli.InputError{Name: name, Err: errors.New("the file changed while it was read: it was truncated")}
 		}
 	}()
 	return fn()
 }
 
-// readFile reads a file, up to inputLimit bytes.
+// readFile reads a file, up to Limit bytes.
 func readFile(name string, sniff bool) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -282,7 +270,7 @@ func readFile(name string, sniff bool) ([]byte, error) {
 	return readOpen(f, sniff)
 }
 
-// readOpen reads an open file from its current offset, up to inputLimit
+// readOpen reads an open file from its current offset, up to Limit
 // bytes: a regular file larger than that is refused without reading it,
 // other files (pipes, devices) are read up to the limit. A large regular
 // file is read in parts on every core at once, which copies it out of the
@@ -296,19 +284,19 @@ func readOpen(f *os.File, sniff bool) ([]byte, error) {
 		if st.IsDir() {
 			return nil, &fs.PathError{Op: "read", Path: f.Name(), Err: syscall.EISDIR}
 		}
-		return readAllLimit(f, inputLimit, sniff)
+		return ReadAllLimit(f, Limit, sniff)
 	}
 	off, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return readAllLimit(f, inputLimit, false)
+		return ReadAllLimit(f, Limit, false)
 	}
 	size := st.Size() - off
-	if size > inputLimit {
-		return nil, &tooLargeError{what: "input", limit: inputLimit}
+	if size > Limit {
+		return nil, &TooLargeError{what: "input", limit: Limit}
 	}
 	parts := int64(runtime.GOMAXPROCS(0))
 	if size < 8<<20 || parts < 2 {
-		return readAllLimit(f, inputLimit, false)
+		return ReadAllLimit(f, Limit, false)
 	}
 	parts = min(parts, 4)
 	buf := make([]byte, size)
@@ -333,26 +321,26 @@ func readOpen(f *os.File, sniff bool) ([]byte, error) {
 	}
 	// A file that grew while it was read is read to its new end, or to
 	// the limit.
-	rest, err := readAllLimit(io.NewSectionReader(f, off+size, 1<<62), inputLimit-size, false)
+	rest, err := ReadAllLimit(io.NewSectionReader(f, off+size, 1<<62), Limit-size, false)
 	if err != nil {
 		return nil, err
 	}
 	return append(buf, rest...), nil
 }
 
-// tuneGC lowers the collector's growth target for large inputs. The live
+// TuneGC lowers the collector's growth target for large inputs. The live
 // heap is then mostly the input and its index, which hold no pointers and
 // cost nothing to mark, while the default target (twice the live heap)
 // would let the process's memory grow to twice what it needs.
-func tuneGC(size int) {
+func TuneGC(size int) {
 	if size >= 8<<20 {
 		debug.SetGCPercent(20)
 	}
 }
 
-// fileErr shortens an os error to what is wrong ("no such file or
+// FileErr shortens an os error to what is wrong ("no such file or
 // directory", "is a directory"): the file name is already in front.
-func fileErr(err error) error {
+func FileErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		if errors.Is(pe.Err, syscall.EISDIR) {
@@ -363,108 +351,25 @@ func fileErr(err error) error {
 	return err
 }
 
-// parseDoc parses input under a scheme, as an input error on failure.
-func parseDoc(data []byte, name string, s canon.Scheme) (*canon.Document, error) {
+// ParseDoc parses input under a scheme, as an input error on failure.
+func ParseDoc(data []byte, name string, s canon.Scheme) (*canon.Document, error) {
 	d, err := canon.Parse(data, s)
 	if err != nil {
-		return nil, &InputError{Name: name, Err: err}
+		return nil, &cli.InputError{Name: name, Err: err}
 	}
 	return d, nil
 }
 
-// scheme returns the --scheme setting.
-func (f *Factory) scheme() (canon.Scheme, error) {
-	s, err := canon.ParseScheme(f.Config.GetString("scheme"))
-	if err != nil {
-		return 0, &UsageError{Err: err}
-	}
-	return s, nil
-}
-
-// taskTool returns the --task and --tool settings (flag, IDEMKEY_TASK and
-// IDEMKEY_TOOL, config), both required.
-func (f *Factory) taskTool() (task, tool string, err error) {
-	task, tool = f.Config.GetString("task"), f.Config.GetString("tool")
-	switch {
-	case task == "":
-		return "", "", &UsageError{Err: errors.New("missing task id: give --task or set IDEMKEY_TASK"),
-			hint: "the task id scopes the key; an empty one would let keys collide across tasks"}
-	case tool == "":
-		return "", "", &UsageError{Err: errors.New("missing tool name: give --tool or set IDEMKEY_TOOL"),
-			hint: "the key is scoped by the tool name as well as the task id"}
-	}
-	if err := (derive.Call{Task: task, Tool: tool}).Validate(); err != nil {
-		return "", "", &UsageError{Err: err}
-	}
-	return task, tool, nil
-}
-
-// printWarning writes a warning, and its hint, to standard error.
-func (f *Factory) printWarning(w warning) {
-	ios := f.IO
-	yellow := ios.paint(f.colorMode(), ios.Err, color.FgYellow, color.Bold)
-	fmt.Fprintf(ios.Err, "%s %s\n", yellow.Sprint("idemkey: warning:"), diagLine(w.msg))
-	if w.hint != "" {
-		fmt.Fprintf(ios.Err, "hint: %s\n", diagLine(w.hint))
-	}
-}
-
-// blankLine reports whether a line of JSON Lines input is blank: empty or
+// BlankLine reports whether a line of JSON Lines input is blank: empty or
 // only JSON white space (space, tab, CR). key --batch gives a blank line an
 // empty output line and check skips it; neither counts it as an error.
 // Other white space (form feed, U+00A0, U+2028) is not JSON's, and a line
 // of it is invalid.
-func blankLine(b []byte) bool {
+func BlankLine(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' && c != '\r' {
 			return false
 		}
 	}
 	return true
-}
-
-// jsonObject writes one JSON object on one line, with strings escaped as
-// the canonical forms escape them (a lone surrogate survives as \udxxx).
-type jsonObject struct{ b []byte }
-
-func (o *jsonObject) key(k string) {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
-	}
-	o.b = canon.AppendQuoted(o.b, k)
-	o.b = append(o.b, ':')
-}
-
-func (o *jsonObject) str(k, v string) *jsonObject {
-	o.key(k)
-	o.b = canon.AppendQuoted(o.b, v)
-	return o
-}
-
-func (o *jsonObject) raw(k string, v []byte) *jsonObject {
-	o.key(k)
-	o.b = append(o.b, v...)
-	return o
-}
-
-func (o *jsonObject) int(k string, v int) *jsonObject {
-	o.key(k)
-	o.b = strconv.AppendInt(o.b, int64(v), 10)
-	return o
-}
-
-func (o *jsonObject) bool(k string, v bool) *jsonObject {
-	o.key(k)
-	o.b = strconv.AppendBool(o.b, v)
-	return o
-}
-
-// line returns the object and a newline.
-func (o *jsonObject) line() []byte {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	}
-	return append(o.b, '}', '\n')
 }

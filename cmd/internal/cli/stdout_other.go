@@ -1,5 +1,5 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package cmd
+package cli
 
 func stdoutClosed() bool { return false }

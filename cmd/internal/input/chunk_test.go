@@ -1,4 +1,4 @@
-package cmd
+package input
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func (rr *randReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestChunkReaderMatchesLines checks chunkReader, which reads a batch in
+// TestChunkReaderMatchesLines checks ChunkReader, which reads a batch in
 // chunks of whole lines without looking at each line, against splitting
 // the whole input into lines: the chunks hold exactly the lines before the
 // first one longer than the limit (or before the line a read error cut
@@ -61,7 +61,7 @@ func TestChunkReaderMatchesLines(t *testing.T) {
 			case 3, 4, 5:
 				l = limit - 2 + r.IntN(5) // around the limit
 			case 6:
-				l = r.IntN(3 * batchChunkSize) // across chunks
+				l = r.IntN(3 * ChunkSize) // across chunks
 			default:
 				l = r.IntN(min(limit, 2000) + 1)
 			}
@@ -98,7 +98,7 @@ func TestChunkReaderMatchesLines(t *testing.T) {
 				j = len(avail) - i
 			}
 			line := avail[i : i+j]
-			if len(trimEOL(line)) > limit {
+			if len(TrimEOL(line)) > limit {
 				wantLong = len(want) + 1
 				break
 			}
@@ -112,7 +112,7 @@ func TestChunkReaderMatchesLines(t *testing.T) {
 				wantLong = len(want) + 1
 			}
 		}
-		cr := &chunkReader{in: rr, limit: limit}
+		cr := &ChunkReader{In: rr, Limit: limit}
 		var got [][]byte
 		var buf []byte
 		first := 1
@@ -120,11 +120,11 @@ func TestChunkReaderMatchesLines(t *testing.T) {
 			if chunks > 10000 {
 				t.Fatal("no end")
 			}
-			if cr.lineNo+1 != first {
-				t.Fatalf("case %d: line number %d after %d lines", n, cr.lineNo, first-1)
+			if cr.LineNo+1 != first {
+				t.Fatalf("case %d: line number %d after %d lines", n, cr.LineNo, first-1)
 			}
-			buf = cr.next(buf[:0])
-			if len(buf) > 0 && !cr.done && buf[len(buf)-1] != '\n' {
+			buf = cr.Next(buf[:0])
+			if len(buf) > 0 && !cr.Done && buf[len(buf)-1] != '\n' {
 				t.Fatalf("case %d: a chunk ends inside a line", n)
 			}
 			for i := 0; i < len(buf); {
@@ -136,18 +136,18 @@ func TestChunkReaderMatchesLines(t *testing.T) {
 				i += j
 			}
 			first = len(got) + 1
-			if cr.done {
+			if cr.Done {
 				break
 			}
 		}
-		if cr.lineNo != len(got) {
-			t.Fatalf("case %d: lineNo %d for %d lines", n, cr.lineNo, len(got))
+		if cr.LineNo != len(got) {
+			t.Fatalf("case %d: lineNo %d for %d lines", n, cr.LineNo, len(got))
 		}
-		if cr.tooLong != wantLong {
-			t.Fatalf("case %d (limit %d): too long at line %d, want %d", n, limit, cr.tooLong, wantLong)
+		if cr.TooLong != wantLong {
+			t.Fatalf("case %d (limit %d): too long at line %d, want %d", n, limit, cr.TooLong, wantLong)
 		}
-		if wantLong == 0 && (cr.err != nil) != (rr.err != nil) {
-			t.Fatalf("case %d: error %v, want %v", n, cr.err, rr.err)
+		if wantLong == 0 && (cr.Err != nil) != (rr.err != nil) {
+			t.Fatalf("case %d: error %v, want %v", n, cr.Err, rr.err)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("case %d (limit %d): %d lines, want %d", n, limit, len(got), len(want))

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd
+package proc
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,21 +42,21 @@ func init() {
 	}
 }
 
-// implProc is an implementation started under the reaper.
-type implProc struct {
-	cmd    *exec.Cmd
+// Impl is an implementation started under the reaper.
+type Impl struct {
+	Cmd    *exec.Cmd
 	report *os.File // the read end of the reaper's descriptor 3
 	w      *os.File
 }
 
-// implCommand returns the command that runs argv under the reaper, in a
+// ImplCommand returns the command that runs argv under the reaper, in a
 // process group of its own; stopping it (its context) asks the reaper to
 // kill the whole tree. The caller sets its standard streams, calls start
 // and, once it has waited for it, result.
-func implCommand(ctx context.Context, argv []string) (*implProc, error) {
+func ImplCommand(ctx context.Context, argv []string) (*Impl, error) {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return nil, startError(argv[0], err)
+		return nil, StartError(argv[0], err)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -70,24 +71,24 @@ func implCommand(ctx context.Context, argv []string) (*implProc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.ExtraFiles = []*os.File{w}
-	return &implProc{cmd: cmd, report: r, w: w}, nil
+	return &Impl{Cmd: cmd, report: r, w: w}, nil
 }
 
-// start starts the reaper.
-func (p *implProc) start(argv0 string) error {
-	err := p.cmd.Start()
+// Start starts the reaper.
+func (p *Impl) Start(argv0 string) error {
+	err := p.Cmd.Start()
 	p.w.Close() // the reaper holds it now
 	if err != nil {
 		p.report.Close()
-		return startError(argv0, err)
+		return StartError(argv0, err)
 	}
 	return nil
 }
 
-// result reads the reaper's report, once it has been waited for: the
+// Result reads the reaper's report, once it has been waited for: the
 // number of processes it killed after the implementation exited, or the
 // error that kept the implementation from starting.
-func (p *implProc) result(argv0 string) (left int, err error) {
+func (p *Impl) Result(argv0 string) (left int, err error) {
 	defer p.report.Close()
 	sc := bufio.NewScanner(p.report)
 	for sc.Scan() {
@@ -96,15 +97,15 @@ func (p *implProc) result(argv0 string) (left int, err error) {
 		case "left":
 			left, _ = strconv.Atoi(arg)
 		case "error":
-			return 0, &UsageError{Err: fmt.Errorf("cannot run %s: %s", argv0, arg)}
+			return 0, &cli.UsageError{Err: fmt.Errorf("cannot run %s: %s", argv0, arg)}
 		}
 	}
 	return left, nil
 }
 
-// close kills what is left of the reaper's group, if it was started.
-func (p *implProc) close() {
-	killGroup(p.cmd)
+// Close kills what is left of the reaper's group, if it was started.
+func (p *Impl) Close() {
+	KillGroup(p.Cmd)
 }
 
 // reaperMain runs the implementation at path with argv (argv[0] its name)
@@ -124,7 +125,7 @@ func reaperMain(path string, argv []string) int {
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
-		fmt.Fprintf(report, "error %v\n", unwrapExec(err))
+		fmt.Fprintf(report, "error %v\n", UnwrapExec(err))
 		return 126
 	}
 	// The implementation's streams are its own: they end when it and

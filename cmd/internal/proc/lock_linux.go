@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd
+package proc
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"syscall"
 )
 
-// lockHeld reports whether a process holds the flock of the lock file at
+// LockHeld reports whether a process holds the flock of the lock file at
 // path, without taking it (taking it, even for a moment, would make a run
 // of the key that starts then read it as busy): /proc/locks lists every
 // flock with its file's inode (proc(5)). The inode alone is compared (a
@@ -19,7 +19,7 @@ import (
 // another file system's file of the same inode counts as held: the error
 // is on the side of a live holder. known is false when /proc/locks cannot
 // be read.
-func lockHeld(path string) (held, known bool) {
+func LockHeld(path string) (held, known bool) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, true // no lock file: no one holds it

@@ -1,10 +1,11 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package cmd
+package cli
 
 import (
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // stdoutClosed reports whether standard output was closed when the
@@ -22,24 +23,16 @@ func stdoutClosed() bool {
 
 // isDevNull reports whether fd is /dev/null (open read-write, if rw).
 func isDevNull(fd int, rw bool) bool {
-	var st, null syscall.Stat_t
-	if syscall.Fstat(fd, &st) != nil || syscall.Stat(os.DevNull, &null) != nil {
+	var st, null unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || unix.Stat(os.DevNull, &null) != nil {
 		return false
 	}
-	if st.Rdev != null.Rdev || st.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+	if st.Rdev != null.Rdev || st.Mode&unix.S_IFMT != unix.S_IFCHR {
 		return false
 	}
 	if !rw {
 		return true
 	}
-	fl, err := fcntl(fd, syscall.F_GETFL, 0)
-	return err == nil && fl&syscall.O_ACCMODE == syscall.O_RDWR
-}
-
-func fcntl(fd, cmd, arg int) (int, error) {
-	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), uintptr(cmd), uintptr(arg))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_ACCMODE == unix.O_RDWR
 }

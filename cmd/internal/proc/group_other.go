@@ -1,0 +1,13 @@
+//go:build !unix
+
+package proc
+
+import (
+	"os"
+	"os/exec"
+)
+
+func OwnGroup(*exec.Cmd)  {}
+func KillGroup(*exec.Cmd) {}
+
+var StopSignals = []os.Signal{os.Interrupt}
