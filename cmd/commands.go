@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
 )
 
@@ -13,7 +14,7 @@ var commands = []struct {
 	{"key", old(newKeyCmd)},
 	{"canon", old(newCanonCmd)},
 	{"check", old(newCheckCmd)},
-	{"version", old(newVersionCmd)},
+	{"version", version.NewCmd},
 	{"diff", old(newDiffCmd)},
 	{"drift", old(newDriftCmd)},
 	{"post", old(newPostCmd)},

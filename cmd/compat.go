@@ -15,6 +15,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -168,6 +169,8 @@ var (
 )
 
 var (
+	versionLine     = version.Line
+	versionString   = cli.Version
 	underlying      = cli.Underlying
 	perToolSettings = settings.PerTool
 )

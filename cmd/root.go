@@ -11,6 +11,7 @@ import (
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -115,7 +116,7 @@ execute, 127 not found (as timeout and env do).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Config.GetBool("version") {
-				return printVersion(f.IO.Out)
+				return version.Print(f.IO.Out)
 			}
 			return cmd.Help()
 		},

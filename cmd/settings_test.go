@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -160,29 +159,6 @@ func TestToolSection(t *testing.T) {
 	os.WriteFile(path, []byte("tools:\n  deploy:\n    max-len: many\n"), 0o644)
 	if _, _, err := loadFor(t, nil, "key", "--config", path); err == nil || !strings.Contains(err.Error(), "tools.deploy.max-len") {
 		t.Errorf("bad tool value: %v", err)
-	}
-}
-
-func TestVersionLine(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.99.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
-		{Key: "vcs.time", Value: "2026-12-01T08:00:00Z"},
-		{Key: "vcs.modified", Value: "true"},
-	}}
-	got := versionLine(bi, true)
-	if !strings.HasPrefix(got, "idemkey version dev revision 0123456789abcdef0123456789abcdef01234567 2026-12-01T08:00:00Z (modified) go1.99.1 ") {
-		t.Errorf("VCS build: %q", got)
-	}
-	bi.Settings[2].Value = "false"
-	if got := versionLine(bi, true); strings.Contains(got, "modified") {
-		t.Errorf("clean tree: %q", got)
-	}
-	bi.Main.Version = "v1.4.0"
-	if got := versionLine(bi, true); !strings.HasPrefix(got, "idemkey version v1.4.0 go1.99.1 ") {
-		t.Errorf("module version: %q", got)
-	}
-	if got := versionLine(nil, false); !strings.HasPrefix(got, "idemkey version dev go") {
-		t.Errorf("no build info: %q", got)
 	}
 }
 

@@ -1,4 +1,5 @@
-package cmd
+// Package version is the face of 'idemkey version': which build this is.
+package version
 
 import (
 	"fmt"
@@ -7,30 +8,15 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X …/cmd.version=v1.2.3";
-// otherwise the module version from the build info is used.
-var version = ""
-
-// versionString is the short version, for the User-Agent: the module
-// version, or "dev".
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-// versionLine says which build this is, so that a CI job that pins
+// Line says which build this is, so that a CI job that pins
 // canonicalization can record which build made its keys: the module
 // version (go install …@v1.2.3), or else the VCS revision and whether the
 // tree had uncommitted changes, and the Go version and platform.
-func versionLine(bi *debug.BuildInfo, ok bool) string {
+func Line(bi *debug.BuildInfo, ok bool) string {
 	v := "dev"
 	rev, modified, when := "", false, ""
 	if ok {
@@ -48,8 +34,8 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 			}
 		}
 	}
-	if version != "" {
-		v = version
+	if linked := cli.Linked(); linked != "" {
+		v = linked
 	}
 	line := "idemkey version " + v
 	// Go 1.24 and later stamp a build from a clone with a pseudo-version
@@ -72,22 +58,24 @@ func versionLine(bi *debug.BuildInfo, ok bool) string {
 	return fmt.Sprintf("%s %s %s/%s", line, goVersion, runtime.GOOS, runtime.GOARCH)
 }
 
-func printVersion(w io.Writer) error {
+// Print writes the version line (also for the root's --version).
+func Print(w io.Writer) error {
 	bi, ok := debug.ReadBuildInfo()
-	_, err := fmt.Fprintln(w, versionLine(bi, ok))
+	_, err := fmt.Fprintln(w, Line(bi, ok))
 	return err
 }
 
-func newVersionCmd(f *Factory) *cobra.Command {
+// NewCmd builds the version command.
+func NewCmd(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print idemkey's version, its VCS revision and the Go version",
 		Long: `Print idemkey's module version (a release installed with go install), or
 else the VCS revision it was built from and "(modified)" when the tree had
 uncommitted changes, then the Go version and platform.`,
-		Args: rangeArgs(0, 0),
+		Args: cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return printVersion(f.IO.Out)
+			return Print(f.IO.Out)
 		},
 	}
 }
