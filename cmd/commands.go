@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
@@ -12,7 +13,7 @@ var commands = []struct {
 	build func(*cli.Factory) *cobra.Command
 }{
 	{"key", old(newKeyCmd)},
-	{"canon", old(newCanonCmd)},
+	{"canon", canoncmd.NewCmd},
 	{"check", old(newCheckCmd)},
 	{"version", version.NewCmd},
 	{"diff", old(newDiffCmd)},

@@ -174,3 +174,4 @@ var (
 	underlying      = cli.Underlying
 	perToolSettings = settings.PerTool
 )
+var inputErr = cli.InputErr

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
-	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
@@ -109,15 +108,6 @@ func envelopeLook(data []byte) []byte {
 		}
 	}
 	return data
-}
-
-// inputErr attaches the input's name (and line) to an error from load.
-func inputErr(name string, line int, err error) error {
-	var ue *cli.UsageError
-	if errors.As(err, &ue) {
-		return err
-	}
-	return &InputError{Name: name, Line: line, Err: err}
 }
 
 func runKey(opts *keyOptions) error {

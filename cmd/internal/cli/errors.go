@@ -211,3 +211,12 @@ func UsageFrom(err error) error {
 	}
 	return ue
 }
+
+// InputErr attaches the input's name (and line) to an error from load.
+func InputErr(name string, line int, err error) error {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &InputError{Name: name, Line: line, Err: err}
+}

@@ -1,4 +1,7 @@
-package cmd
+// Package canon is the face of 'idemkey canon': the canonical form of a
+// document, of a call's arguments out of an envelope, or of the hashed
+// call text, and the --check gate over files (the library: canon/).
+package canon
 
 import (
 	"bufio"
@@ -6,20 +9,27 @@ import (
 	"fmt"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
 
-type canonOptions struct {
-	f      *Factory
+// Options are canon's settings.
+type Options struct {
+	f      *cli.Factory
 	Files  []string
 	Scheme canon.Scheme
 	Call   bool
-	Spec   *callSpec
+	Spec   *derive.Spec
 	Check  bool
 }
 
-func newCanonCmd(f *Factory) *cobra.Command {
-	opts := &canonOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "canon [FILE|-]\n  idemkey canon --from FORMAT [--tool NAME] [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...",
 		Short: "Print the canonical form of JSON, or check that files are canonical",
@@ -41,13 +51,13 @@ one newline) and exit 1 if any is listed: a CI gate.`,
   idemkey canon --call --task t-42 --tool pay args.json | tr -d '\n' | sha256sum
   idemkey canon --check testdata/*.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if changed(cmd.Flags(), "check") {
+			if cli.Changed(cmd.Flags(), "check") {
 				if len(args) == 0 {
-					return &UsageError{Err: fmt.Errorf("--check needs at least one FILE")}
+					return &cli.UsageError{Err: fmt.Errorf("--check needs at least one FILE")}
 				}
 				return nil
 			}
-			return rangeArgs(0, 1)(cmd, args)
+			return cli.RangeArgs(0, 1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -55,13 +65,13 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 				return err
 			}
 			if opts.Check {
-				return runCanonCheck(opts)
+				return runCheck(opts)
 			}
-			return runCanon(opts)
+			return run(opts)
 		},
 	}
 	fl := cmd.Flags()
-	addCallFlags(fl)
+	keyflags.AddCallFlags(fl)
 	fl.Bool("call", false, "print the hashed call text [TASK,TOOL,ARGS]")
 	fl.Bool("check", false, "list the FILEs that are not canonical; exit 1 if any")
 	return cmd
@@ -69,73 +79,73 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 
 // load reads canon's settings: the scheme, and --call, --check or --from
 // with the flags that go with each.
-func (opts *canonOptions) load(cmd *cobra.Command) error {
+func (opts *Options) load(cmd *cobra.Command) error {
 	f := opts.f
 	var err error
-	if opts.Scheme, err = f.scheme(); err != nil {
+	if opts.Scheme, err = keyflags.Scheme(f); err != nil {
 		return err
 	}
 	opts.Call = f.Config.GetBool("call")
 	opts.Check = f.Config.GetBool("check")
 	if opts.Call && opts.Check {
-		return usageErrorf("--call and --check cannot be used together")
+		return cli.Usagef("--call and --check cannot be used together")
 	}
 	from := f.Config.GetString("from")
 	switch {
 	case opts.Call:
-		if opts.Spec, err = f.callSpec(); err != nil {
+		if opts.Spec, err = keyflags.Spec(f); err != nil {
 			return err
 		}
-	case opts.Check && changed(cmd.Flags(), "from"):
-		return usageErrorf("--from does not go with --check")
-	case from != fromArgs:
-		if !validFrom(from) {
-			return f.Config.Invalid("from", "want "+orList(fromNames))
+	case opts.Check && cli.Changed(cmd.Flags(), "from"):
+		return cli.Usagef("--from does not go with --check")
+	case from != derive.FromArgs:
+		if !derive.ValidFrom(from) {
+			return f.Config.Invalid("from", "want "+settings.OrList(derive.FromNames))
 		}
 		// The arguments out of an envelope: the task id is not
 		// part of what is printed, so none is asked for.
-		opts.Spec = &callSpec{From: from, Tool: f.Config.GetString("tool"), Scheme: opts.Scheme, NoTask: true}
+		opts.Spec = &derive.Spec{From: from, Tool: f.Config.GetString("tool"), Scheme: opts.Scheme, NoTask: true}
 	}
 	if !opts.Call {
 		for _, name := range []string{"only", "omit", "allow-missing", "task"} {
-			if changed(cmd.Flags(), name) {
-				return usageErrorf("--%s goes with --call", name)
+			if cli.Changed(cmd.Flags(), name) {
+				return cli.Usagef("--%s goes with --call", name)
 			}
 		}
-		if changed(cmd.Flags(), "tool") && opts.Spec == nil {
-			return usageErrorf("--tool goes with --call or --from")
+		if cli.Changed(cmd.Flags(), "tool") && opts.Spec == nil {
+			return cli.Usagef("--tool goes with --call or --from")
 		}
 	}
 	return nil
 }
 
-func runCanon(opts *canonOptions) error {
+func run(opts *Options) error {
 	file := ""
 	if len(opts.Files) > 0 {
 		file = opts.Files[0]
 	}
-	data, name, err := opts.f.readJSON(file)
+	data, name, err := input.ReadJSON(opts.f, file)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
 	if opts.Call {
-		lc, err := opts.Spec.load(data)
+		lc, err := keyflags.Load(opts.Spec, data)
 		if err != nil {
-			return inputErr(name, 0, err)
+			return cli.InputErr(name, 0, err)
 		}
 		err = lc.Call.WriteText(w)
 	} else if opts.Spec != nil {
-		lc, err := opts.Spec.load(data)
+		lc, err := keyflags.Load(opts.Spec, data)
 		if err != nil {
-			return inputErr(name, 0, err)
+			return cli.InputErr(name, 0, err)
 		}
 		_, err = w.Write(lc.Args.Append(nil))
 		if err != nil {
 			return err
 		}
 	} else {
-		doc, perr := parseDoc(data, name, opts.Scheme)
+		doc, perr := input.ParseDoc(data, name, opts.Scheme)
 		if perr != nil {
 			return perr
 		}
@@ -148,14 +158,14 @@ func runCanon(opts *canonOptions) error {
 	return w.Flush()
 }
 
-func runCanonCheck(opts *canonOptions) error {
+func runCheck(opts *Options) error {
 	ios := opts.f.IO
 	bad, invalid := 0, 0
 	for _, file := range opts.Files {
-		data, name, err := opts.f.readJSON(file)
+		data, name, err := input.ReadJSON(opts.f, file)
 		if err == nil {
 			var doc *canon.Document
-			if doc, err = parseDoc(data, name, opts.Scheme); err == nil {
+			if doc, err = input.ParseDoc(data, name, opts.Scheme); err == nil {
 				c := doc.Append(make([]byte, 0, len(data)))
 				body := bytes.TrimSuffix(data, []byte{'\n'})
 				if bytes.Equal(body, c) {
@@ -169,14 +179,14 @@ func runCanonCheck(opts *canonOptions) error {
 			}
 		}
 		invalid++
-		opts.f.printError(err)
+		opts.f.PrintError(err)
 	}
 	switch {
 	case invalid > 0:
-		return &ExitError{Code: exitUsage}
+		return &cli.ExitError{Code: cli.ExitUsage}
 	case bad > 0:
 		fmt.Fprintf(ios.Err, "idemkey: %d of %d files not canonical\nhint: 'idemkey canon FILE' prints the canonical form\n", bad, len(opts.Files))
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
