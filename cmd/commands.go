@@ -3,6 +3,7 @@ package cmd
 import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ var commands = []struct {
 	{"diff", old(newDiffCmd)},
 	{"drift", old(newDriftCmd)},
 	{"post", old(newPostCmd)},
-	{"vectors", old(newVectorsCmd)},
+	{"vectors", vectors.NewCmd},
 	{"conform", old(newConformCmd)},
 	{"run", old(newRunCmd)},
 	{"ledger", old(newLedgerCmd)},

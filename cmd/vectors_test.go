@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/derive/conform"
 )
 
@@ -97,7 +99,7 @@ func TestVectorsHelpJqExample(t *testing.T) {
 		t.Skipf("jq not found: %v", err)
 	}
 	example := ""
-	for _, l := range strings.Split(newVectorsCmd(&Factory{}).Example, "\n") {
+	for _, l := range strings.Split(vectors.NewCmd(&cli.Factory{}).Example, "\n") {
 		if strings.Contains(l, "| jq") {
 			example = strings.TrimSpace(l)
 		}

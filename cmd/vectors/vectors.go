@@ -1,20 +1,26 @@
-package cmd
+// Package vectors is the face of 'idemkey vectors': the conformance suite
+// (derive/conform) as JSON Lines.
+package vectors
 
 import (
 	"bufio"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/derive/conform"
 	"github.com/spf13/cobra"
 )
 
-type vectorsOptions struct {
-	f      *Factory
+// Options are vectors' settings.
+type Options struct {
+	f      *cli.Factory
 	Scheme canon.Scheme
 }
 
-func newVectorsCmd(f *Factory) *cobra.Command {
-	opts := &vectorsOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "vectors",
 		Short: "Print the conformance suite as JSON Lines",
@@ -38,20 +44,20 @@ The cases cover every rule of the scheme (see 'idemkey conform'); ids are
 never reused and new cases are appended, so the suite can be pinned.`,
 		Example: `  idemkey vectors > conformance.jsonl
   idemkey vectors --scheme jcs | jq -c 'select(.rule == "order-utf16")'`,
-		Args: rangeArgs(0, 0),
+		Args: cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
+			if opts.Scheme, err = keyflags.Scheme(f); err != nil {
 				return err
 			}
-			return runVectors(opts)
+			return run(opts)
 		},
 	}
 	cmd.Flags().String("scheme", "js", "scheme: js (the reference harness) or jcs (RFC 8785)")
 	return cmd
 }
 
-func runVectors(opts *vectorsOptions) error {
+func run(opts *Options) error {
 	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
 	var line []byte
 	for _, c := range conform.Cases() {
