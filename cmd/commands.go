@@ -2,6 +2,7 @@ package cmd
 
 import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
+	"github.com/idemkey/idemkey/cmd/check"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
@@ -15,7 +16,7 @@ var commands = []struct {
 }{
 	{"key", old(newKeyCmd)},
 	{"canon", canoncmd.NewCmd},
-	{"check", old(newCheckCmd)},
+	{"check", check.NewCmd},
 	{"version", version.NewCmd},
 	{"diff", old(newDiffCmd)},
 	{"drift", old(newDriftCmd)},

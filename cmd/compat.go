@@ -175,3 +175,5 @@ var (
 	perToolSettings = settings.PerTool
 )
 var inputErr = cli.InputErr
+var completeValues = cli.CompleteValues
+var isHexKey = keyflags.IsHexKey

@@ -152,13 +152,6 @@ func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
 	return ls
 }
 
-// completeValues makes shell completion offer values for a flag of c.
-func completeValues(c *cobra.Command, flag string, values ...string) {
-	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	})
-}
-
 func newLedgerShowCmd(opts *ledgerOptions) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show KEY",

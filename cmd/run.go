@@ -143,16 +143,9 @@ and 'idemkey ledger show KEY' say which it was.`,
 	fl.String("json", "", "write a report of what run did as one JSON object to FILE (- for standard error; standard output is the command's)")
 	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
 	commandLineOnly(fl, "env", "json")
-	completeChoices(cmd, "recover", "fail", "retry")
-	completeChoices(cmd, "on-lease-lost", "kill", "continue")
+	completeValues(cmd, "recover", "fail", "retry")
+	completeValues(cmd, "on-lease-lost", "kill", "continue")
 	return cmd
-}
-
-// completeChoices offers a flag's values to shell completion.
-func completeChoices(cmd *cobra.Command, flag string, values ...string) {
-	_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return values, cobra.ShellCompDirectiveNoFileComp
-	})
 }
 
 func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {

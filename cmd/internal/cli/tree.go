@@ -350,3 +350,10 @@ func flagsFit(root, sub *cobra.Command, toks []string) bool {
 	}
 	return true
 }
+
+// CompleteValues makes shell completion offer values for a flag of c.
+func CompleteValues(c *cobra.Command, flag string, values ...string) {
+	_ = c.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	})
+}

@@ -87,3 +87,17 @@ func Secret(f *cli.Factory) ([]byte, error) {
 	}
 	return []byte(v), nil
 }
+
+// IsHexKey reports whether s is a bare key as the harness prints it: 64
+// lower-case hex digits.
+func IsHexKey(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,4 +1,6 @@
-package cmd
+// Package check is the face of 'idemkey check': pinned keys in JSON
+// Lines recomputed, every mismatch reported.
+package check
 
 import (
 	"bytes"
@@ -7,22 +9,26 @@ import (
 	"strings"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
 
-type checkOptions struct {
-	f      *Factory
+// Options are check's settings.
+type Options struct {
+	f      *cli.Factory
 	Files  []string // "-" or none: standard input
 	Scheme canon.Scheme
 	From   string
-	Format *keyFormat
-	Secret []byte
-	Sel    *callSpec // --only and --omit, and each tool's in the config file
+	Key    keyflags.Key
+	Sel    *derive.Spec // --only and --omit, and each tool's in the config file
 }
 
-func newCheckCmd(f *Factory) *cobra.Command {
-	opts := &checkOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "check [VECTORS.jsonl|-]...",
 		Short: "Recompute pinned keys and report every mismatch",
@@ -47,34 +53,31 @@ across upgrades this way.`,
 				opts.Files = []string{"-"}
 			}
 			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
+			if opts.Scheme, err = keyflags.Scheme(f); err != nil {
 				return err
 			}
-			if opts.From = f.Config.GetString("from"); !validFrom(opts.From) || opts.From == fromCall {
+			if opts.From = f.Config.GetString("from"); !derive.ValidFrom(opts.From) || opts.From == derive.FromCall {
 				return f.Config.Invalid("from", "want args, mcp, openai, anthropic or auto for check")
 			}
-			if opts.Format, err = f.keyFormat(); err != nil {
-				return err
-			}
-			if opts.Secret, err = f.secret(); err != nil {
+			if opts.Key, err = keyflags.KeyFrom(f); err != nil {
 				return err
 			}
 			v := f.Config
-			opts.Sel = &callSpec{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing")}
-			if err := checkPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
+			opts.Sel = &derive.Spec{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing")}
+			if err := keyflags.CheckPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
 				return err
 			}
-			if opts.Sel.Tools, err = f.toolSelections(); err != nil {
+			if opts.Sel.Tools, err = keyflags.ToolSelections(f); err != nil {
 				return err
 			}
-			return runCheck(opts)
+			return run(opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.String("scheme", "js", "scheme for vectors that name none: js or jcs")
-	fl.String("from", fromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
-	completeValues(cmd, "from", checkFroms...)
-	addKeyFormatFlags(fl)
+	fl.String("from", derive.FromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
+	cli.CompleteValues(cmd, "from", checkFroms...)
+	keyflags.AddFormatFlags(fl)
 	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (RFC 6901 pointer; repeatable)")
 	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (RFC 6901 pointer; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
@@ -83,7 +86,7 @@ across upgrades this way.`,
 
 // checkFroms are the --from values check takes: a vector carries its task,
 // so not call.
-var checkFroms = []string{fromArgs, fromMCP, fromOpenAI, fromAnthropic, fromAuto}
+var checkFroms = []string{derive.FromArgs, derive.FromMCP, derive.FromOpenAI, derive.FromAnthropic, derive.FromAuto}
 
 // vector is one line of a vectors file.
 type vector struct {
@@ -92,64 +95,58 @@ type vector struct {
 	s    canon.Scheme
 }
 
-func runCheck(opts *checkOptions) error {
+func run(opts *Options) error {
 	ios := opts.f.IO
 	total, mismatches, invalid := 0, 0, 0
-	plain := opts.Format.Name == "hex" && opts.Format.Prefix == ""
+	plain := opts.Key.Format.Name == "hex" && opts.Key.Format.Prefix == ""
 	stdinSeen := false
 	for _, file := range opts.Files {
 		// Before anything is read or reported: a usage error is the only
 		// line then.
 		if file == "-" || file == "" {
 			if stdinSeen {
-				return usageErrorf("standard input (-) given more than once")
+				return cli.Usagef("standard input (-) given more than once")
 			}
 			stdinSeen = true
 		}
 	}
 	for _, file := range opts.Files {
-		data, name, err := opts.f.readInput(file)
+		data, name, err := input.Read(opts.f, file)
 		if err != nil {
 			invalid++
-			opts.f.printError(err)
+			opts.f.PrintError(err)
 			continue
 		}
 		found := 0
 		for lineNo, line := range bytes.Split(data, []byte{'\n'}) {
 			line = bytes.TrimSuffix(line, []byte{'\r'})
-			if blankLine(line) {
+			if input.BlankLine(line) {
 				continue
 			}
 			found++
 			v, err := parseVector(line, opts.Scheme, opts.From, plain, opts.Sel)
 			if err != nil {
 				invalid++
-				opts.f.printError(&InputError{Name: name, Line: lineNo + 1, Err: err})
+				opts.f.PrintError(&cli.InputError{Name: name, Line: lineNo + 1, Err: err})
 				continue
 			}
-			var k [32]byte
-			if opts.Secret != nil {
-				k = v.call.HMAC(opts.Secret)
-			} else {
-				k = v.call.Key()
-			}
-			if got := string(opts.Format.Append(nil, k)); got != v.want {
+			if got := string(opts.Key.Append(nil, v.call)); got != v.want {
 				mismatches++
-				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, escapeControls(v.want), got)
+				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, cli.EscapeControls(v.want), got)
 			}
 		}
 		total += found
 		if found == 0 {
 			invalid++
-			opts.f.printError(&InputError{Name: name, Err: errors.New("no vectors found")})
+			opts.f.PrintError(&cli.InputError{Name: name, Err: errors.New("no vectors found")})
 		}
 	}
-	fmt.Fprintf(ios.Err, "idemkey: checked %d %s: %d mismatched, %d invalid\n", total, plural(total, "vector", "vectors"), mismatches, invalid)
+	fmt.Fprintf(ios.Err, "idemkey: checked %d %s: %d mismatched, %d invalid\n", total, cli.Plural(total, "vector", "vectors"), mismatches, invalid)
 	switch {
 	case invalid > 0:
-		return &ExitError{Code: exitUsage}
+		return &cli.ExitError{Code: cli.ExitUsage}
 	case mismatches > 0:
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
@@ -162,7 +159,7 @@ func runCheck(opts *checkOptions) error {
 // sel, if not nil, gives the --only and --omit (the tool's, from the
 // config file's tools section, where it has them) applied to the
 // arguments, as key applies them.
-func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *callSpec) (vector, error) {
+func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *derive.Spec) (vector, error) {
 	doc, err := canon.Parse(line, canon.JS)
 	if err != nil {
 		return vector{}, err
@@ -200,7 +197,7 @@ func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *ca
 	if v.call.Task, err = str("task"); err != nil {
 		return vector{}, err
 	}
-	if _, ok := root.Get("tool"); ok || from == fromArgs {
+	if _, ok := root.Get("tool"); ok || from == derive.FromArgs {
 		if v.call.Tool, err = str("tool"); err != nil {
 			return vector{}, err
 		}
@@ -213,10 +210,10 @@ func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *ca
 		return vector{}, errors.New(`missing "args" member`)
 	}
 	v.call.Args = args
-	if from != fromArgs {
+	if from != derive.FromArgs {
 		// The arguments are an envelope: the tool comes from it.
-		spec := &callSpec{From: from, Task: v.call.Task, Tool: v.call.Tool, Scheme: v.s}
-		lc, err := spec.load(args.Raw())
+		spec := &derive.Spec{From: from, Task: v.call.Task, Tool: v.call.Tool, Scheme: v.s}
+		lc, err := keyflags.Load(spec, args.Raw())
 		if err != nil {
 			return vector{}, err
 		}
@@ -226,27 +223,15 @@ func parseVector(line []byte, def canon.Scheme, from string, plain bool, sel *ca
 		return vector{}, err
 	}
 	if sel != nil {
-		if ts := *sel.forTool(v.call.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
+		if ts := *sel.ForTool(v.call.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
 			ts.Scheme = v.s
-			if v.call.Args, _, err = ts.selectArgs(v.call.Args); err != nil {
+			if v.call.Args, _, err = ts.SelectArgs(v.call.Args); err != nil {
 				return vector{}, err
 			}
 		}
 	}
-	if plain && !isHexKey(v.want) {
+	if plain && !keyflags.IsHexKey(v.want) {
 		return vector{}, fmt.Errorf(`"key" must be 64 lower-case hex digits, not %q`, v.want)
 	}
 	return v, nil
-}
-
-func isHexKey(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
