@@ -55,10 +55,3 @@ type envelopeError struct{ msg, hint string }
 func (e *envelopeError) Error() string { return e.msg }
 func (e *envelopeError) Hint() string  { return e.hint }
 
-// orFlag is src, or flag when src is empty.
-func orFlag(src, flag string) string {
-	if src == "" {
-		return flag
-	}
-	return src
-}

@@ -4,6 +4,7 @@ import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/check"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ var commands = []struct {
 	name  string
 	build func(*cli.Factory) *cobra.Command
 }{
-	{"key", old(newKeyCmd)},
+	{"key", key.NewCmd},
 	{"canon", canoncmd.NewCmd},
 	{"check", check.NewCmd},
 	{"version", version.NewCmd},

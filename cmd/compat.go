@@ -177,3 +177,14 @@ var (
 var inputErr = cli.InputErr
 var completeValues = cli.CompleteValues
 var isHexKey = keyflags.IsHexKey
+
+// keyOptions is what post, run and mcp take of key's options.
+type keyOptions struct {
+	f      *Factory
+	Format *keyFormat
+	Secret []byte
+}
+
+func (o *keyOptions) key(dst []byte, lc loadedCall) []byte {
+	return keyflags.Key{Format: o.Format, Secret: o.Secret}.Append(dst, lc.Call)
+}

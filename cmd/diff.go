@@ -415,17 +415,12 @@ func warningLine(w diff.Entry) string {
 // json renders the result as one JSON object and a newline.
 func (r *diffResult) json() []byte {
 	o := &jsonObject{}
-	o.Bool("equal", r.Equal).Str(
-		"key_a", r.keyA).Str(
-
-		"key_b", r.keyB).Str(
-
-		"scheme", r.scheme.String()).Str(
-
-		"a", r.a.Name).Str(
-
-		"b", r.b.Name)
-
+	o.Bool("equal", r.Equal).
+		Str("key_a", r.keyA).
+		Str("key_b", r.keyB).
+		Str("scheme", r.scheme.String()).
+		Str("a", r.a.Name).
+		Str("b", r.b.Name)
 	e := r.Result
 	o.Raw("differences", entriesJSON(e.Diffs.Items, false))
 	o.Int("omitted", e.Diffs.Omitted)

@@ -34,6 +34,15 @@ func (k Key) Sum(c derive.Call) [32]byte {
 	return c.Key()
 }
 
+// SumText is the key of a call whose arguments are still text, derived in
+// one pass (derive.Text): sha256, or the HMAC-SHA-256.
+func (k Key) SumText(t derive.Text) ([32]byte, error) {
+	if k.Secret != nil {
+		return t.HMAC(k.Secret)
+	}
+	return t.Key()
+}
+
 // Append appends the key of c in its format.
 func (k Key) Append(dst []byte, c derive.Call) []byte { return k.Format.Append(dst, k.Sum(c)) }
 
