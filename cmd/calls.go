@@ -54,4 +54,3 @@ type envelopeError struct{ msg, hint string }
 
 func (e *envelopeError) Error() string { return e.msg }
 func (e *envelopeError) Hint() string  { return e.hint }
-
