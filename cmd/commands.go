@@ -3,6 +3,7 @@ package cmd
 import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/check"
+	"github.com/idemkey/idemkey/cmd/diff"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/vectors"
@@ -19,7 +20,7 @@ var commands = []struct {
 	{"canon", canoncmd.NewCmd},
 	{"check", check.NewCmd},
 	{"version", version.NewCmd},
-	{"diff", old(newDiffCmd)},
+	{"diff", diff.NewCmd},
 	{"drift", old(newDriftCmd)},
 	{"post", old(newPostCmd)},
 	{"vectors", vectors.NewCmd},

@@ -188,3 +188,8 @@ type keyOptions struct {
 func (o *keyOptions) key(dst []byte, lc loadedCall) []byte {
 	return keyflags.Key{Format: o.Format, Secret: o.Secret}.Append(dst, lc.Call)
 }
+
+var (
+	shellQuote = cli.ShellQuote
+	trimNL     = cli.TrimNL
+)

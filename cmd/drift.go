@@ -268,7 +268,7 @@ func runDrift(opts *driftOptions) error {
 	}
 	switch {
 	case bad > 0:
-		fmt.Fprintf(ios.Err, "idemkey: %d bad %s skipped\n", bad, diffPlural(bad, "line"))
+		fmt.Fprintf(ios.Err, "idemkey: %d bad %s skipped\n", bad, plural(bad, "line", "lines"))
 		return &ExitError{Code: exitUsage}
 	case len(rep.Findings) > 0:
 		return &ExitError{Code: exitNegative}
@@ -710,13 +710,13 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 			for k, p := range s.Omit {
 				quoted[k] = string(canon.AppendQuoted(nil, p))
 			}
-			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, diffPlural(s.Clusters, "cluster"), omitArgs(s.Omit))
+			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, plural(s.Clusters, "cluster", "clusters"), omitArgs(s.Omit))
 			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", settings.YAMLKey(s.Tool), strings.Join(quoted, ", "))
 		}
 	}
-	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, diffPlural(drifts, "cluster"), collapses, diffPlural(collapses, "key"))
+	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, plural(drifts, "cluster", "clusters"), collapses, plural(collapses, "key", "keys"))
 	if bad > 0 {
-		fmt.Fprintf(w, ", %d bad %s skipped", bad, diffPlural(bad, "line"))
+		fmt.Fprintf(w, ", %d bad %s skipped", bad, plural(bad, "line", "lines"))
 	}
 	fmt.Fprintln(w)
 	return w.Flush()

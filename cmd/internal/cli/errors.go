@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
-	"github.com/idemkey/idemkey/derive"
 )
 
 // Exit codes shared by every command. Transfer failures in post use curl's
@@ -117,64 +114,6 @@ func ExitCode(err error) int {
 	// Errors cobra produces itself (unknown command, bad arguments) are
 	// usage errors.
 	return ExitUsage
-}
-
-// ShortPointer keeps a diagnostic on one readable line: a pointer deeper
-// than a few dozen tokens is shown by its ends and its depth.
-func ShortPointer(p string) string {
-	const keep = 60
-	if len(p) <= 2*keep {
-		return p
-	}
-	head, tail := p[:keep], p[len(p)-keep:]
-	if i := strings.LastIndexByte(head, '/'); i > 0 {
-		head = head[:i]
-	}
-	if i := strings.IndexByte(tail, '/'); i >= 0 {
-		tail = tail[i:]
-	}
-	return fmt.Sprintf("%s/…%s, %d levels deep", head, tail, strings.Count(p, "/"))
-}
-
-// PlainText reports whether s is UTF-8 made of printable characters and
-// spaces only: safe to show as it is on a terminal, on one line.
-func PlainText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !strconv.IsPrint(r) })
-}
-
-// Printable shows a text as it is when it is short, UTF-8 and made of
-// printable characters only; otherwise quoted, and cut (derive.Printable).
-func Printable(s string) string { return derive.Printable(s) }
-
-// EscapeControls writes the characters of s that a terminal or a log
-// reader would act on instead of showing as Go escapes: C0 and C1
-// controls and DEL (\x1b, \r, \t, \u0085), the line and paragraph
-// separators and bidirectional controls (\u2028, \u202e), and each byte
-// that is not UTF-8 (\xed: the WTF-8 bytes of a lone surrogate too).
-// Everything else, backslashes included, is left as it is.
-func EscapeControls(s string) string {
-	unsafe := func(r rune) bool {
-		return r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029 ||
-			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == utf8.RuneError
-	}
-	if !strings.ContainsFunc(s, unsafe) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafe(r) && r != utf8.RuneError:
-			q := strconv.QuoteRune(r) // '\x1b', '\r', '\u2028'
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
 }
 
 // Exit codes of run (and mcp), as timeout(1) and env(1) have them.

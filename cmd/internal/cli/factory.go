@@ -44,19 +44,6 @@ func (f *Factory) PrintError(err error) {
 	}
 }
 
-// OneLine puts a message on one line.
-func OneLine(s string) string {
-	s = strings.TrimRight(s, "\n")
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// DiagLine is a diagnostic as it goes to standard error: on one line,
-// with whatever could move the cursor, recolour or retitle a terminal, or
-// forge a line in a log escaped (see escapeControls). Member names in
-// pointers, server reason phrases and file contents reach diagnostics,
-// and none of them is trusted.
-func DiagLine(s string) string { return EscapeControls(OneLine(s)) }
-
 // Factory carries what every command needs: the streams and the
 // settings of the running command (see Settings).
 type Factory struct {

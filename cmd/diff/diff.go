@@ -1,4 +1,6 @@
-package cmd
+// Package diff is the face of 'idemkey diff': why two calls got different
+// keys, or the same one (the library: derive/diff).
+package diff
 
 import (
 	"bytes"
@@ -10,20 +12,23 @@ import (
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/spf13/cobra"
 )
 
-type diffOptions struct {
-	f            *Factory
+// Options are diff's settings.
+type Options struct {
+	f            *cli.Factory
 	FileA, FileB string
 	Scheme       canon.Scheme
 	Record       bool
 	BareArgs     bool // --from args, or --task/--tool without --record: never read a side as a record
-	Format       *keyFormat
-	Secret       []byte
-	Spec         *callSpec // with --from, --only or --omit
+	Key          keyflags.Key
+	Spec         *derive.Spec // with --from, --only or --omit
 	JSON         bool
 	Explain      bool
 	Schemes      bool
@@ -31,12 +36,98 @@ type diffOptions struct {
 	Lines        [2]int // with --line: the line of each side's JSON Lines log (1-based), or 0
 }
 
-func newDiffCmd(f *Factory) *cobra.Command {
-	opts := &diffOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "diff A B",
 		Short: "Explain why two tool calls got different keys (or the same one)",
-		Long: `Compare two tool calls and explain, difference by difference, why their
+		Long:  long,
+		Example: `  idemkey diff --task t-42 --tool pay before.json after.json
+  idemkey diff call1.json call2.json            # call records
+  curl -s $URL | idemkey diff --json --task t --tool x pinned.json -
+  idemkey diff --explain --schemes a.json b.json
+  idemkey diff --line 3:7 calls.jsonl calls.jsonl # two lines of one log`,
+		Args: cli.RangeArgs(2, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.FileA, opts.FileB = args[0], args[1]
+			if err := opts.load(cmd); err != nil {
+				return err
+			}
+			return run(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.String("task", "", "task id for sides that are bare arguments (IDEMKEY_TASK)")
+	fl.String("tool", "", "tool name for sides that are bare arguments (IDEMKEY_TOOL)")
+	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	fl.Bool("record", false, `both sides are call records {"task","tool","args"}`)
+	fl.String("from", derive.FromArgs, "input format of both sides: "+strings.Join(derive.FromNames, ", ")+` (args also detects call records)`)
+	fl.StringArray("only", nil, "compare just this part of the args (RFC 6901 pointer; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
+	fl.Bool("json", false, "print one JSON object for machines")
+	fl.Bool("explain", false, "also list what canonicalization absorbed")
+	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
+	fl.Int("max", 50, "list at most N differences (and N warnings, N absorbed); 0: all")
+	fl.String("line", "", "compare line N of each side's JSON Lines log, or N:M (line N of A, line M of B)")
+	settings.CommandLineOnly(fl, "line")
+	keyflags.AddFormatFlags(fl)
+	return cmd
+}
+
+// load reads diff's settings: the scheme, whether the sides are records
+// or bare arguments, the selection (--from, --only, --omit and the tools
+// sections), the key's form and the report's.
+func (opts *Options) load(cmd *cobra.Command) error {
+	f := opts.f
+	var err error
+	if opts.Scheme, err = keyflags.Scheme(f); err != nil {
+		return err
+	}
+	opts.Record = f.Config.GetBool("record")
+	fl := cmd.Flags()
+	// Arguments shaped like a call record are bare arguments when
+	// the user said so: --from args, or --task/--tool given.
+	opts.BareArgs = !opts.Record && (cli.Changed(fl, "from") && f.Config.GetString("from") == derive.FromArgs ||
+		cli.Changed(fl, "task") || cli.Changed(fl, "tool"))
+	// --only and --omit resolve as for key: flag, IDEMKEY_*, config file.
+	// So do a tool's only and omit in the config file's tools section.
+	tools, err := keyflags.ToolSelections(f)
+	if err != nil {
+		return err
+	}
+	if cli.Changed(fl, "from") || len(f.Config.GetStringSlice("only")) > 0 || len(f.Config.GetStringSlice("omit")) > 0 ||
+		f.Config.GetString("from") != derive.FromArgs || len(tools) > 0 {
+		spec := &derive.Spec{
+			From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
+			Scheme: opts.Scheme, Only: f.Config.GetStringSlice("only"), Omit: f.Config.GetStringSlice("omit"),
+			AllowMissing: f.Config.GetBool("allow-missing"), Tools: tools,
+		}
+		if !derive.ValidFrom(spec.From) {
+			return cli.Usagef("invalid --from %q (want one of %s)", spec.From, strings.Join(derive.FromNames, ", "))
+		}
+		opts.Spec = spec
+	}
+	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
+		return err
+	}
+	opts.JSON = f.Config.GetBool("json")
+	opts.Explain = f.Config.GetBool("explain")
+	opts.Schemes = f.Config.GetBool("schemes")
+	opts.Max = f.Config.GetInt("max")
+	if opts.Max < 0 {
+		return cli.Usagef("invalid --max %d (want 0 for no limit, or a positive number)", opts.Max)
+	}
+	if l := f.Config.GetString("line"); l != "" {
+		if opts.Lines, err = parseLines(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const long = `Compare two tool calls and explain, difference by difference, why their
 idempotency keys differ, or why two calls that look different share a key.
 
 A and B are files, or - for standard input (one of them). Each is either the
@@ -85,82 +176,7 @@ a number outside the double range).
 canonical form, never shortened, and absent where that side has no value; in
 warnings and absorbed entries they are the source texts, as strings.
 
-Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`,
-		Example: `  idemkey diff --task t-42 --tool pay before.json after.json
-  idemkey diff call1.json call2.json            # call records
-  curl -s $URL | idemkey diff --json --task t --tool x pinned.json -
-  idemkey diff --explain --schemes a.json b.json
-  idemkey diff --line 3:7 calls.jsonl calls.jsonl # two lines of one log`,
-		Args: rangeArgs(2, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.FileA, opts.FileB = args[0], args[1]
-			var err error
-			if opts.Scheme, err = f.scheme(); err != nil {
-				return err
-			}
-			opts.Record = f.Config.GetBool("record")
-			fl := cmd.Flags()
-			// Arguments shaped like a call record are bare arguments when
-			// the user said so: --from args, or --task/--tool given.
-			opts.BareArgs = !opts.Record && (changed(fl, "from") && f.Config.GetString("from") == fromArgs ||
-				changed(fl, "task") || changed(fl, "tool"))
-			// --only and --omit resolve as for key: flag, IDEMKEY_*, config file.
-			// So do a tool's only and omit in the config file's tools section.
-			tools, err := f.toolSelections()
-			if err != nil {
-				return err
-			}
-			if changed(fl, "from") || len(f.Config.GetStringSlice("only")) > 0 || len(f.Config.GetStringSlice("omit")) > 0 ||
-				f.Config.GetString("from") != fromArgs || len(tools) > 0 {
-				spec := &callSpec{
-					From: f.Config.GetString("from"), Task: f.Config.GetString("task"), Tool: f.Config.GetString("tool"),
-					Scheme: opts.Scheme, Only: f.Config.GetStringSlice("only"), Omit: f.Config.GetStringSlice("omit"),
-					AllowMissing: f.Config.GetBool("allow-missing"), Tools: tools,
-				}
-				if !validFrom(spec.From) {
-					return usageErrorf("invalid --from %q (want one of %s)", spec.From, strings.Join(fromNames, ", "))
-				}
-				opts.Spec = spec
-			}
-			if opts.Format, err = f.keyFormat(); err != nil {
-				return err
-			}
-			if opts.Secret, err = f.secret(); err != nil {
-				return err
-			}
-			opts.JSON = f.Config.GetBool("json")
-			opts.Explain = f.Config.GetBool("explain")
-			opts.Schemes = f.Config.GetBool("schemes")
-			opts.Max = f.Config.GetInt("max")
-			if opts.Max < 0 {
-				return usageErrorf("invalid --max %d (want 0 for no limit, or a positive number)", opts.Max)
-			}
-			if l := f.Config.GetString("line"); l != "" {
-				if opts.Lines, err = parseLines(l); err != nil {
-					return err
-				}
-			}
-			return runDiff(opts)
-		},
-	}
-	fl := cmd.Flags()
-	fl.String("task", "", "task id for sides that are bare arguments (IDEMKEY_TASK)")
-	fl.String("tool", "", "tool name for sides that are bare arguments (IDEMKEY_TOOL)")
-	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
-	fl.Bool("record", false, `both sides are call records {"task","tool","args"}`)
-	fl.String("from", fromArgs, "input format of both sides: "+strings.Join(fromNames, ", ")+` (args also detects call records)`)
-	fl.StringArray("only", nil, "compare just this part of the args (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "leave this part of the args out (RFC 6901 pointer; repeatable)")
-	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
-	fl.Bool("json", false, "print one JSON object for machines")
-	fl.Bool("explain", false, "also list what canonicalization absorbed")
-	fl.Bool("schemes", false, "also tell whether js and jcs agree about equality")
-	fl.Int("max", 50, "list at most N differences (and N warnings, N absorbed); 0: all")
-	fl.String("line", "", "compare line N of each side's JSON Lines log, or N:M (line N of A, line M of B)")
-	commandLineOnly(fl, "line")
-	addKeyFormatFlags(fl)
-	return cmd
-}
+Exit status: 0 when the keys are equal, 1 when they differ, 2 on bad input.`
 
 // parseLines reads --line: N (both sides) or N:M, lines counted from 1.
 func parseLines(text string) ([2]int, error) {
@@ -172,7 +188,7 @@ func parseLines(text string) ([2]int, error) {
 	for k, t := range []string{a, b} {
 		n, err := strconv.Atoi(t)
 		if err != nil || n < 1 || t != strconv.Itoa(n) {
-			return lines, &UsageError{Err: fmt.Errorf("invalid --line %q", text), hint: "give a line number from 1, or two as N:M (line N of A, line M of B)"}
+			return lines, &cli.UsageError{Err: fmt.Errorf("invalid --line %q", text), HintText: "give a line number from 1, or two as N:M (line N of A, line M of B)"}
 		}
 		lines[k] = n
 	}
@@ -190,12 +206,12 @@ func pickLine(in diffInput, n int) (diffInput, error) {
 		}
 		if k == n {
 			if len(bytes.TrimSpace(line)) == 0 {
-				return in, &InputError{Name: in.name, Line: n, Err: errors.New("the line is empty: no call to compare")}
+				return in, &cli.InputError{Name: in.name, Line: n, Err: errors.New("the line is empty: no call to compare")}
 			}
 			return diffInput{data: line, name: in.name, line: n}, nil
 		}
 		if i < 0 || i == len(data)-1 {
-			return in, &InputError{Name: in.name, Err: fmt.Errorf("no line %d: the log has %d %s", n, k, diffPlural(k, "line"))}
+			return in, &cli.InputError{Name: in.name, Err: fmt.Errorf("no line %d: the log has %d %s", n, k, cli.Plural(k, "line", "lines"))}
 		}
 		data = data[i+1:]
 	}
@@ -209,13 +225,13 @@ type diffInput struct {
 	line int
 }
 
-func runDiff(opts *diffOptions) error {
+func run(opts *Options) error {
 	if opts.FileA == "-" && opts.FileB == "-" || opts.FileA == "" && opts.FileB == "" {
-		return usageErrorf("only one of A and B can be - (standard input)")
+		return cli.Usagef("only one of A and B can be - (standard input)")
 	}
 	var in [2]diffInput
 	for k, file := range []string{opts.FileA, opts.FileB} {
-		data, name, err := opts.f.readInput(file)
+		data, name, err := input.Read(opts.f, file)
 		if err != nil {
 			return err
 		}
@@ -247,7 +263,7 @@ func runDiff(opts *diffOptions) error {
 		res.human(opts.f)
 	}
 	if !res.Equal {
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
@@ -264,7 +280,7 @@ type diffResult struct {
 	schemesAgree bool
 }
 
-func compareSides(opts *diffOptions, a, b *diff.Side, s canon.Scheme) *diffResult {
+func compareSides(opts *Options, a, b *diff.Side, s canon.Scheme) *diffResult {
 	return &diffResult{a: a, b: b, scheme: s, explain: opts.Explain,
 		keyA: opts.key(a), keyB: opts.key(b),
 		Result: diff.Compare(a, b, diff.Options{Scheme: s, Max: opts.Max, Explain: opts.Explain})}
@@ -272,23 +288,19 @@ func compareSides(opts *diffOptions, a, b *diff.Side, s canon.Scheme) *diffResul
 
 // key formats a side's key as key would print it (--format, --prefix,
 // --secret-env), so that it matches what a server logs.
-func (opts *diffOptions) key(s *diff.Side) string {
-	c := derive.Call{Task: s.Task, Tool: s.Tool, Args: s.Args}
-	if opts.Secret != nil {
-		return string(opts.Format.Append(nil, c.HMAC(opts.Secret)))
-	}
-	return string(opts.Format.Append(nil, c.Key()))
+func (opts *Options) key(s *diff.Side) string {
+	return string(opts.Key.Append(nil, derive.Call{Task: s.Task, Tool: s.Tool, Args: s.Args}))
 }
 
 // loadSides parses both inputs under scheme s.
-func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, *diff.Side, error) {
+func loadSides(opts *Options, in [2]diffInput, s canon.Scheme) (*diff.Side, *diff.Side, error) {
 	var task, tool string
 	var ttErr error
 	ttDone := false
 	taskTool := func() (string, string, error) {
 		if !ttDone {
 			ttDone = true
-			task, tool, ttErr = opts.f.taskTool()
+			task, tool, ttErr = keyflags.TaskTool(opts.f)
 			var ue *cli.UsageError
 			if errors.As(ttErr, &ue) && strings.HasPrefix(ue.Error(), "missing") {
 				ue.HintText = `give --task and --tool for bare arguments, or compare call records {"task":…,"tool":…,"args":…}`
@@ -308,13 +320,13 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 		}
 		doc, err := canon.Parse(in[k].data, s)
 		if err != nil {
-			return nil, nil, &InputError{Name: in[k].name, Line: in[k].line, Err: err}
+			return nil, nil, &cli.InputError{Name: in[k].name, Line: in[k].line, Err: err}
 		}
 		side := &diff.Side{Name: in[k].name, Doc: doc}
 		root := doc.Root()
 		if opts.Record || !opts.BareArgs && diff.IsRecord(root) {
 			if err := side.FromRecord(root); err != nil {
-				return nil, nil, &InputError{Name: in[k].name, Line: in[k].line, Err: err}
+				return nil, nil, &cli.InputError{Name: in[k].name, Line: in[k].line, Err: err}
 			}
 		} else {
 			t, tl, err := taskTool()
@@ -331,22 +343,22 @@ func loadSides(opts *diffOptions, in [2]diffInput, s canon.Scheme) (*diff.Side, 
 // loadSpecSide loads one side through the shared call loader (--from,
 // --only, --omit). A side that is a call record is read as one, as
 // without those flags, unless the user said the sides are bare arguments.
-func loadSpecSide(opts *diffOptions, in diffInput, s canon.Scheme) (*diff.Side, error) {
+func loadSpecSide(opts *Options, in diffInput, s canon.Scheme) (*diff.Side, error) {
 	spec := *opts.Spec
 	spec.Scheme = s
-	if spec.From == fromArgs && !opts.BareArgs {
+	if spec.From == derive.FromArgs && !opts.BareArgs {
 		if doc, err := canon.Parse(in.data, s); err == nil && (opts.Record || diff.IsRecord(doc.Root())) {
-			spec.From = fromCall
+			spec.From = derive.FromCall
 		}
 	}
-	if spec.From == fromArgs && (spec.Task == "" || spec.Tool == "") {
-		if _, _, err := opts.f.taskTool(); err != nil {
+	if spec.From == derive.FromArgs && (spec.Task == "" || spec.Tool == "") {
+		if _, _, err := keyflags.TaskTool(opts.f); err != nil {
 			return nil, err
 		}
 	}
-	lc, err := spec.load(in.data)
+	lc, err := keyflags.Load(&spec, in.data)
 	if err != nil {
-		return nil, inputErr(in.name, in.line, err)
+		return nil, cli.InputErr(in.name, in.line, err)
 	}
 	side := &diff.Side{Name: in.name, Task: lc.Call.Task, Tool: lc.Call.Tool, Args: lc.Call.Args, Doc: lc.Call.Args.Document()}
 	// Duplicate names are reported with pointers into the document they
@@ -367,7 +379,7 @@ type schemeVerdict struct {
 	err        string
 }
 
-func schemeVerdicts(opts *diffOptions, in [2]diffInput, res *diffResult) []schemeVerdict {
+func schemeVerdicts(opts *Options, in [2]diffInput, res *diffResult) []schemeVerdict {
 	var out []schemeVerdict
 	for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
 		v := schemeVerdict{scheme: s}
@@ -375,7 +387,7 @@ func schemeVerdicts(opts *diffOptions, in [2]diffInput, res *diffResult) []schem
 			v.keyA, v.keyB = res.keyA, res.keyB
 			v.verdict = map[bool]string{true: "equal", false: "differ"}[res.Equal]
 		} else if a, b, err := loadSides(opts, in, s); err != nil {
-			v.verdict, v.err = "rejected", oneLine(err.Error())
+			v.verdict, v.err = "rejected", cli.OneLine(err.Error())
 		} else {
 			v.keyA, v.keyB = opts.key(a), opts.key(b)
 			v.verdict = map[bool]string{true: "equal", false: "differ"}[a.Key() == b.Key()]
@@ -414,7 +426,7 @@ func warningLine(w diff.Entry) string {
 
 // json renders the result as one JSON object and a newline.
 func (r *diffResult) json() []byte {
-	o := &jsonObject{}
+	o := &cli.JSONObject{}
 	o.Bool("equal", r.Equal).
 		Str("key_a", r.keyA).
 		Str("key_b", r.keyB).
@@ -431,24 +443,22 @@ func (r *diffResult) json() []byte {
 		o.Int("absorbed_omitted", e.Notes.Omitted)
 	}
 	if r.schemes != nil {
-		s := &jsonObject{}
+		s := &cli.JSONObject{}
 		for _, v := range r.schemes {
-			vo := &jsonObject{}
+			vo := &cli.JSONObject{}
 			vo.Str("verdict", v.verdict)
 			if v.err != "" {
 				vo.Str("error", v.err)
 			} else {
 				vo.Str("key_a", v.keyA).Str("key_b", v.keyB)
 			}
-			s.Raw(v.scheme.String(), trimNL(vo.Line()))
+			s.Raw(v.scheme.String(), cli.TrimNL(vo.Line()))
 		}
 		s.Bool("agree", r.schemesAgree).Str("reason", r.schemesReason())
-		o.Raw("schemes", trimNL(s.Line()))
+		o.Raw("schemes", cli.TrimNL(s.Line()))
 	}
 	return o.Line()
 }
-
-func trimNL(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\n'}) }
 
 func entriesJSON(es []diff.Entry, raw bool) []byte {
 	b := []byte{'['}
@@ -456,7 +466,7 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		o := &jsonObject{}
+		o := &cli.JSONObject{}
 		o.Str("pointer", en.Pointer)
 		if en.PointerB != "" {
 			o.Str("pointer_b", en.PointerB)
@@ -483,15 +493,15 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 		if p, ok := argsPointer(en.Pointer); ok && !raw && diff.EntryRegenerated(p, en) {
 			o.Str("omit", p) // request metadata, the pointer as --omit takes it
 		}
-		b = append(b, trimNL(o.Line())...)
+		b = append(b, cli.TrimNL(o.Line())...)
 	}
 	return append(b, ']')
 }
 
 // human writes the report for people.
-func (r *diffResult) human(f *Factory) {
+func (r *diffResult) human(f *cli.Factory) {
 	w := f.IO.Out
-	mode := f.colorMode()
+	mode := f.ColorMode()
 	paint := func(attrs ...color.Attribute) *color.Color { return f.IO.Paint(mode, w, attrs...) }
 	bold := paint(color.Bold)
 	ptrC := paint(color.FgCyan, color.Bold)
@@ -534,21 +544,21 @@ func (r *diffResult) human(f *Factory) {
 	}
 	if e.Diffs.Omitted > 0 {
 		fmt.Fprintf(w, "… %d more %s not shown (--max %d; --max 0 shows all)\n",
-			e.Diffs.Omitted, diffPlural(e.Diffs.Omitted, "difference"), e.Diffs.Max)
+			e.Diffs.Omitted, cli.Plural(e.Diffs.Omitted, "difference", "differences"), e.Diffs.Max)
 	}
 	switch n := e.Diffs.Total(); {
 	case n > 0:
-		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, diffPlural2(n, "difference changes", "differences change")))
+		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, cli.Plural(n, "difference changes", "differences change")))
 		meta, values := adviceLists(e.Diffs.Items)
 		if len(meta) > 0 {
 			fmt.Fprintf(w, "%s %s %s request metadata that each attempt regenerates: leaving %s out gives a call's retries one key "+
 				"(pointers above are into the call record; --omit and --only take them relative to the arguments, without /args): %s\n",
-				faint.Sprint("hint:"), strings.Join(meta, ", "), diffPlural2(len(meta), "looks like", "look like"),
-				diffPlural2(len(meta), "it", "them"), omitFlags(meta))
+				faint.Sprint("hint:"), strings.Join(meta, ", "), cli.Plural(len(meta), "looks like", "look like"),
+				cli.Plural(len(meta), "it", "them"), omitFlags(meta))
 		}
 		if len(values) > 0 {
 			fmt.Fprintf(w, "%s %s %s in value: if a and b are one call retried, the harness must send the same %s; if they are two calls, the keys are right to differ\n",
-				faint.Sprint("hint:"), strings.Join(values, ", "), diffPlural2(len(values), "differs", "differ"), diffPlural2(len(values), "value", "values"))
+				faint.Sprint("hint:"), strings.Join(values, ", "), cli.Plural(len(values), "differs", "differ"), cli.Plural(len(values), "value", "values"))
 		}
 	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
@@ -565,7 +575,7 @@ func (r *diffResult) human(f *Factory) {
 		fmt.Fprintf(w, "%s %s\n", warnC.Sprint("warning:"), warningLine(en))
 	}
 	if e.Warns.Omitted > 0 {
-		fmt.Fprintf(w, "%s %d more %s not shown\n", warnC.Sprint("warning:"), e.Warns.Omitted, diffPlural(e.Warns.Omitted, "warning"))
+		fmt.Fprintf(w, "%s %d more %s not shown\n", warnC.Sprint("warning:"), e.Warns.Omitted, cli.Plural(e.Warns.Omitted, "warning", "warnings"))
 	}
 	if r.explain {
 		if len(e.Notes.Items) == 0 {
@@ -592,20 +602,6 @@ func (r *diffResult) human(f *Factory) {
 		}
 		fmt.Fprintf(w, "%s %s; %s\n", bold.Sprint("schemes:"), strings.Join(parts, ", "), r.schemesReason())
 	}
-}
-
-func diffPlural(n int, s string) string {
-	if n == 1 {
-		return s
-	}
-	return s + "s"
-}
-
-func diffPlural2(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // argsPointer returns an entry's pointer relative to the arguments, as
@@ -655,15 +651,7 @@ func omitFlags(ps []string) string {
 			flags = append(flags, p)
 			continue
 		}
-		flags = append(flags, "--omit "+shellQuote(p))
+		flags = append(flags, "--omit "+cli.ShellQuote(p))
 	}
 	return strings.Join(flags, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/_.-~") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
