@@ -47,10 +47,3 @@ var (
 	openAICallName     = derive.OpenAICallName
 	anthropicBlockName = derive.AnthropicBlockName
 )
-
-// envelopeError is input that parsed as JSON but is not what a command
-// expected (a message and a hint).
-type envelopeError struct{ msg, hint string }
-
-func (e *envelopeError) Error() string { return e.msg }
-func (e *envelopeError) Hint() string  { return e.hint }

@@ -4,6 +4,7 @@ import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/check"
 	"github.com/idemkey/idemkey/cmd/diff"
+	"github.com/idemkey/idemkey/cmd/drift"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/vectors"
@@ -21,7 +22,7 @@ var commands = []struct {
 	{"check", check.NewCmd},
 	{"version", version.NewCmd},
 	{"diff", diff.NewCmd},
-	{"drift", old(newDriftCmd)},
+	{"drift", drift.NewCmd},
 	{"post", old(newPostCmd)},
 	{"vectors", vectors.NewCmd},
 	{"conform", old(newConformCmd)},

@@ -159,3 +159,10 @@ func InputErr(name string, line int, err error) error {
 	}
 	return &InputError{Name: name, Line: line, Err: err}
 }
+
+// HintedError is an error with a hint line and no exit code of its own:
+// input that parsed but is not what a command expected.
+type HintedError struct{ Msg, HintText string }
+
+func (e *HintedError) Error() string { return e.Msg }
+func (e *HintedError) Hint() string  { return e.HintText }

@@ -1,7 +1,10 @@
 package keyflags
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"fmt"
+	"hash"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive"
@@ -48,6 +51,15 @@ func (k Key) Append(dst []byte, c derive.Call) []byte { return k.Format.Append(d
 
 // Text is the formatted key of already hashed bytes (a drift report's).
 func (k Key) Text(sum [32]byte) string { return string(k.Format.Append(nil, sum)) }
+
+// Hash256 is the hash the key is: HMAC-SHA-256 with the secret, or
+// SHA-256, for a caller that writes the hashed text itself.
+func (k Key) Hash256() hash.Hash {
+	if k.Secret != nil {
+		return hmac.New(sha256.New, k.Secret)
+	}
+	return sha256.New()
+}
 
 // Hash names how the key is made, as --json reports it.
 func (k Key) Hash() string {

@@ -1,13 +1,13 @@
-package cmd
+// Package drift is the face of 'idemkey drift': retries that got a new
+// key, and distinct writes that share one, in a log of tool calls (the
+// library: derive/drift).
+package drift
 
 import (
 	"bufio"
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
 	"os"
@@ -17,6 +17,9 @@ import (
 	"strings"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
@@ -26,25 +29,153 @@ import (
 
 const fromOTel = "otel" // OTLP JSON traces with GenAI execute_tool spans
 
-type driftOptions struct {
-	f           *Factory
+// Options are drift's settings.
+type Options struct {
+	f           *cli.Factory
 	Files       []string
-	Spec        *callSpec
+	Spec        *derive.Spec
 	TaskPointer string
 	TaskAttr    string
-	Format      *keyFormat
-	Secret      []byte
+	Key         keyflags.Key
 	JSON        bool
 	Analysis    drift.Options
 }
 
-func newDriftCmd(f *Factory) *cobra.Command {
-	opts := &driftOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	d := drift.Defaults
 	cmd := &cobra.Command{
 		Use:   "drift [LOG...|-]",
 		Short: "Find retries that got a new key, and distinct writes that share one",
-		Long: `Read a log of tool calls and find:
+		Long:  long,
+		Example: `  idemkey drift calls.jsonl
+  idemkey drift --json --from openai --task-pointer /task_id tool_calls.jsonl
+  idemkey drift --from otel --task-attr gen_ai.conversation.id traces.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if len(args) == 0 {
+				opts.Files = []string{"-"}
+			}
+			if err := opts.load(cmd); err != nil {
+				return err
+			}
+			return run(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.String("from", derive.FromCall, "shape of each line: "+strings.Join(derive.FromNames, ", ")+", or otel (OTLP JSON)")
+	fl.String("task", "", "task id of calls whose shape carries none (IDEMKEY_TASK)")
+	fl.String("task-pointer", "", "read each line's task id from this member (RFC 6901 pointer into the line)")
+	fl.String("task-attr", "", "with --from otel: the attribute that holds the task id (default: the trace id)")
+	fl.String("tool", "", "tool name of calls whose shape carries none (IDEMKEY_TOOL)")
+	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	fl.StringArray("only", nil, "derive keys from just this part of the args (RFC 6901 pointer; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out of the keys (RFC 6901 pointer; repeatable)")
+	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
+	keyflags.AddFormatFlags(fl)
+	fl.Bool("json", false, "print one JSON object for machines")
+	fl.Int("window", d.Window, "how many lines back the search for a call's retries looks")
+	fl.Int("max-between", d.MaxBetween, "a retry comes back with at most this many other calls of its task between; a key shared farther apart is a collapse")
+	fl.Duration("window-time", d.WindowTime, "retries lie at most this far apart in time, when the log has times")
+	fl.Int("max-leaves", d.MaxLeaves, "a retry differs at no more leaves than this")
+	fl.Float64("max-fraction", d.MaxFraction, "nor at more than this share of the leaves")
+	fl.Float64("min-fresh", d.MinFresh, "timestamps and ids are volatile at a pointer that differs in this share of a tool's near-duplicate pairs")
+	fl.Duration("time-gap", d.TimeGap, "timestamps of one call's attempts differ by at most this")
+	fl.Float64("float-tolerance", d.FloatTolerance, "relative difference of float noise")
+	fl.Int("max-step", d.MaxStep, "a counter grows by at most this between attempts")
+	fl.Float64("text-similarity", d.TextSimilarity, "share of words a reworded text keeps")
+	fl.Float64("share", d.Share, "suggest the metadata pointers that vary in at least this share of a tool's drift clusters")
+	// --from takes otel besides the shapes key takes: the completion the
+	// tree gives every --from would leave it out.
+	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return append(slices.Clone(derive.FromNames), fromOTel), cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// load reads drift's settings: the calls' shape and selection (as key
+// reads them), the task's place in a line, the key's form and the
+// analysis's (see analysis).
+func (opts *Options) load(cmd *cobra.Command) error {
+	f := opts.f
+	v := f.Config
+	spec := &derive.Spec{
+		From: v.GetString("from"), Task: v.GetString("task"), Tool: v.GetString("tool"),
+		Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
+	}
+	if spec.From == derive.FromCall && !cli.Changed(cmd.Flags(), "task") {
+		// Records carry their tasks: a log holds many, and an
+		// IDEMKEY_TASK meant for key must not contradict them all.
+		spec.Task = ""
+	}
+	var err error
+	if spec.Scheme, err = keyflags.Scheme(f); err != nil {
+		return err
+	}
+	if spec.From != fromOTel && !derive.ValidFrom(spec.From) {
+		return cli.Usagef("invalid --from %q (want one of %s, %s)", spec.From, strings.Join(derive.FromNames, ", "), fromOTel)
+	}
+	// Pointers are checked as key checks them (canon.ParsePointer).
+	for _, fp := range []struct {
+		flag string
+		ps   []string
+	}{{"--only", spec.Only}, {"--omit", spec.Omit}} {
+		for _, p := range fp.ps {
+			if err := keyflags.PointerFlag(fp.flag, p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range spec.Omit {
+		if p == "" {
+			return cli.Usagef("--omit '' would drop the whole arguments value")
+		}
+	}
+	if spec.Tools, err = keyflags.ToolSelections(f); err != nil {
+		return err
+	}
+	opts.Spec = spec
+	opts.TaskPointer = v.GetString("task-pointer")
+	opts.TaskAttr = v.GetString("task-attr")
+	if opts.TaskPointer != "" {
+		if err := keyflags.PointerFlag("--task-pointer", opts.TaskPointer); err != nil {
+			return err
+		}
+	}
+	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
+		return err
+	}
+	opts.JSON = v.GetBool("json")
+	opts.Analysis, err = analysis(v, spec)
+	return err
+}
+
+// analysis reads the retry rule's settings, each checked.
+func analysis(v *settings.Settings, spec *derive.Spec) (drift.Options, error) {
+	a := drift.Options{
+		Window: v.GetInt("window"), MaxBetween: v.GetInt("max-between"), WindowTime: v.GetDuration("window-time"), MaxLeaves: v.GetInt("max-leaves"),
+		MaxFraction: v.GetFloat64("max-fraction"), MinFresh: v.GetFloat64("min-fresh"), TimeGap: v.GetDuration("time-gap"),
+		FloatTolerance: v.GetFloat64("float-tolerance"), MaxStep: v.GetInt("max-step"), TextSimilarity: v.GetFloat64("text-similarity"),
+		Share: v.GetFloat64("share"), Scheme: spec.Scheme, Omit: spec.Omit, Only: spec.Only,
+	}
+	for name, bad := range map[string]bool{
+		"window": a.Window <= 0, "max-between": a.MaxBetween < 0, "window-time": a.WindowTime <= 0, "max-leaves": a.MaxLeaves <= 0,
+		"max-fraction": a.MaxFraction <= 0 || a.MaxFraction > 1, "min-fresh": a.MinFresh <= 0 || a.MinFresh > 1,
+		"time-gap": a.TimeGap <= 0, "float-tolerance": a.FloatTolerance <= 0, "max-step": a.MaxStep <= 0,
+		"text-similarity": a.TextSimilarity <= 0 || a.TextSimilarity > 1, "share": a.Share <= 0 || a.Share > 1,
+	} {
+		if bad {
+			return a, cli.Usagef("invalid --%s %s", name, v.GetString(name))
+		}
+	}
+	if a.MaxBetween == 0 {
+		a.MaxBetween = -1 // none between: the analysis reads 0 as its default
+	}
+	return a, nil
+}
+
+const long = `Read a log of tool calls and find:
 
   - drift: calls that look like one call retried but got more than one key,
     with the pointers whose values vary, the kind of each variation, and the
@@ -109,119 +240,7 @@ values the harness must send the same, "verified" says the omit flags give
 the cluster one key (never while a value varies).
 
 Exit status: 1 when anything was found, 0 when nothing was, 2 on bad input
-(a bad line is reported with its line number and skipped).`,
-		Example: `  idemkey drift calls.jsonl
-  idemkey drift --json --from openai --task-pointer /task_id tool_calls.jsonl
-  idemkey drift --from otel --task-attr gen_ai.conversation.id traces.json`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Files = args
-			if len(args) == 0 {
-				opts.Files = []string{"-"}
-			}
-			v := f.Config
-			spec := &callSpec{
-				From: v.GetString("from"), Task: v.GetString("task"), Tool: v.GetString("tool"),
-				Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
-			}
-			if spec.From == fromCall && !changed(cmd.Flags(), "task") {
-				// Records carry their tasks: a log holds many, and an
-				// IDEMKEY_TASK meant for key must not contradict them all.
-				spec.Task = ""
-			}
-			var err error
-			if spec.Scheme, err = f.scheme(); err != nil {
-				return err
-			}
-			if spec.From != fromOTel && !validFrom(spec.From) {
-				return usageErrorf("invalid --from %q (want one of %s, %s)", spec.From, strings.Join(fromNames, ", "), fromOTel)
-			}
-			// Pointers are checked as key checks them (canon.ParsePointer).
-			for _, fp := range []struct {
-				flag string
-				ps   []string
-			}{{"--only", spec.Only}, {"--omit", spec.Omit}} {
-				for _, p := range fp.ps {
-					if err := pointerFlag(fp.flag, p); err != nil {
-						return err
-					}
-				}
-			}
-			for _, p := range spec.Omit {
-				if p == "" {
-					return usageErrorf("--omit '' would drop the whole arguments value")
-				}
-			}
-			if spec.Tools, err = f.toolSelections(); err != nil {
-				return err
-			}
-			opts.Spec = spec
-			opts.TaskPointer = v.GetString("task-pointer")
-			opts.TaskAttr = v.GetString("task-attr")
-			if opts.TaskPointer != "" {
-				if err := pointerFlag("--task-pointer", opts.TaskPointer); err != nil {
-					return err
-				}
-			}
-			if opts.Format, err = f.keyFormat(); err != nil {
-				return err
-			}
-			if opts.Secret, err = f.secret(); err != nil {
-				return err
-			}
-			opts.JSON = v.GetBool("json")
-			a := drift.Options{
-				Window: v.GetInt("window"), MaxBetween: v.GetInt("max-between"), WindowTime: v.GetDuration("window-time"), MaxLeaves: v.GetInt("max-leaves"),
-				MaxFraction: v.GetFloat64("max-fraction"), MinFresh: v.GetFloat64("min-fresh"), TimeGap: v.GetDuration("time-gap"),
-				FloatTolerance: v.GetFloat64("float-tolerance"), MaxStep: v.GetInt("max-step"), TextSimilarity: v.GetFloat64("text-similarity"),
-				Share: v.GetFloat64("share"), Scheme: spec.Scheme, Omit: spec.Omit, Only: spec.Only,
-			}
-			for name, bad := range map[string]bool{
-				"window": a.Window <= 0, "max-between": a.MaxBetween < 0, "window-time": a.WindowTime <= 0, "max-leaves": a.MaxLeaves <= 0,
-				"max-fraction": a.MaxFraction <= 0 || a.MaxFraction > 1, "min-fresh": a.MinFresh <= 0 || a.MinFresh > 1,
-				"time-gap": a.TimeGap <= 0, "float-tolerance": a.FloatTolerance <= 0, "max-step": a.MaxStep <= 0,
-				"text-similarity": a.TextSimilarity <= 0 || a.TextSimilarity > 1, "share": a.Share <= 0 || a.Share > 1,
-			} {
-				if bad {
-					return usageErrorf("invalid --%s %s", name, v.GetString(name))
-				}
-			}
-			if a.MaxBetween == 0 {
-				a.MaxBetween = -1 // none between: the analysis reads 0 as its default
-			}
-			opts.Analysis = a
-			return runDrift(opts)
-		},
-	}
-	fl := cmd.Flags()
-	fl.String("from", fromCall, "shape of each line: "+strings.Join(fromNames, ", ")+", or otel (OTLP JSON)")
-	fl.String("task", "", "task id of calls whose shape carries none (IDEMKEY_TASK)")
-	fl.String("task-pointer", "", "read each line's task id from this member (RFC 6901 pointer into the line)")
-	fl.String("task-attr", "", "with --from otel: the attribute that holds the task id (default: the trace id)")
-	fl.String("tool", "", "tool name of calls whose shape carries none (IDEMKEY_TOOL)")
-	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
-	fl.StringArray("only", nil, "derive keys from just this part of the args (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "leave this part of the args out of the keys (RFC 6901 pointer; repeatable)")
-	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
-	addKeyFormatFlags(fl)
-	fl.Bool("json", false, "print one JSON object for machines")
-	fl.Int("window", d.Window, "how many lines back the search for a call's retries looks")
-	fl.Int("max-between", d.MaxBetween, "a retry comes back with at most this many other calls of its task between; a key shared farther apart is a collapse")
-	fl.Duration("window-time", d.WindowTime, "retries lie at most this far apart in time, when the log has times")
-	fl.Int("max-leaves", d.MaxLeaves, "a retry differs at no more leaves than this")
-	fl.Float64("max-fraction", d.MaxFraction, "nor at more than this share of the leaves")
-	fl.Float64("min-fresh", d.MinFresh, "timestamps and ids are volatile at a pointer that differs in this share of a tool's near-duplicate pairs")
-	fl.Duration("time-gap", d.TimeGap, "timestamps of one call's attempts differ by at most this")
-	fl.Float64("float-tolerance", d.FloatTolerance, "relative difference of float noise")
-	fl.Int("max-step", d.MaxStep, "a counter grows by at most this between attempts")
-	fl.Float64("text-similarity", d.TextSimilarity, "share of words a reworded text keeps")
-	fl.Float64("share", d.Share, "suggest the metadata pointers that vary in at least this share of a tool's drift clusters")
-	// --from takes otel besides the shapes key takes: the completion the
-	// tree gives every --from would leave it out.
-	_ = cmd.RegisterFlagCompletionFunc("from", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return append(slices.Clone(fromNames), fromOTel), cobra.ShellCompDirectiveNoFileComp
-	})
-	return cmd
-}
+(a bad line is reported with its line number and skipped).`
 
 // driftChunk is a run of lines of one log and, once done is closed, the
 // calls prepared from them.
@@ -236,7 +255,7 @@ type driftChunk struct {
 	errs  []error
 }
 
-func runDrift(opts *driftOptions) error {
+func run(opts *Options) error {
 	// The analysis keeps what it needs of the calls that have near
 	// duplicates; a soft limit makes the collector work harder instead of
 	// letting the heap grow to twice that.
@@ -268,10 +287,10 @@ func runDrift(opts *driftOptions) error {
 	}
 	switch {
 	case bad > 0:
-		fmt.Fprintf(ios.Err, "idemkey: %d bad %s skipped\n", bad, plural(bad, "line", "lines"))
-		return &ExitError{Code: exitUsage}
+		fmt.Fprintf(ios.Err, "idemkey: %d bad %s skipped\n", bad, cli.Plural(bad, "line", "lines"))
+		return &cli.ExitError{Code: cli.ExitUsage}
 	case len(rep.Findings) > 0:
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
@@ -279,36 +298,16 @@ func runDrift(opts *driftOptions) error {
 // driftMemoryLimit is the soft memory limit while drift runs.
 const driftMemoryLimit = 768 << 20
 
-// key derives a loaded call's key as key would (HMAC with --secret-env).
-func (opts *driftOptions) key(c derive.Call) [32]byte {
-	if opts.Secret != nil {
-		return c.HMAC(opts.Secret)
-	}
-	return c.Key()
-}
-
-func (opts *driftOptions) textKey(t derive.Text) ([32]byte, error) {
-	if opts.Secret != nil {
-		return t.HMAC(opts.Secret)
-	}
-	return t.Key()
-}
-
-// canonicalKey is textKey of arguments already in canonical form: the
+// canonicalKey is Key.SumText of arguments already in canonical form: the
 // canonical form is a fixed point (canon's FuzzCanonical checks it), so
 // the key is the hash of the call's canonical text written around them,
 // without writing them again.
-func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
+func (opts *Options) canonicalKey(t derive.Text) ([32]byte, error) {
 	var k [32]byte
 	if err := t.Validate(); err != nil {
 		return k, err
 	}
-	var h hash.Hash
-	if opts.Secret != nil {
-		h = hmac.New(sha256.New, opts.Secret)
-	} else {
-		h = sha256.New()
-	}
+	h := opts.Key.Hash256()
 	var pre [256]byte
 	b := append(pre[:0], '[')
 	b = canon.AppendQuoted(b, t.Task)
@@ -323,24 +322,24 @@ func (opts *driftOptions) canonicalKey(t derive.Text) ([32]byte, error) {
 
 // rekey derives the key of full arguments with the user's --only and
 // --omit and the extra pointers omitted, through the loader key uses.
-func (opts *driftOptions) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
-	spec := opts.Spec.forTool(tool).fresh()
+func (opts *Options) rekey(task, tool string, args canon.Node, omit []string) ([32]byte, error) {
+	spec := opts.Spec.ForTool(tool).Copy()
 	spec.Omit = append(append([]string{}, spec.Omit...), omit...)
 	if len(spec.Only) == 0 {
 		// --omit alone: the selection key applies (derive.AppendOmitted),
 		// from the parsed canonical arguments.
-		return opts.textKey(derive.Text{Task: task, Tool: tool, Args: derive.AppendOmitted(nil, args, spec.Omit), Scheme: spec.Scheme})
+		return opts.Key.SumText(derive.Text{Task: task, Tool: tool, Args: derive.AppendOmitted(nil, args, spec.Omit), Scheme: spec.Scheme})
 	}
-	sel, _, err := spec.selectArgs(args)
+	sel, _, err := spec.SelectArgs(args)
 	if err != nil {
 		return [32]byte{}, err
 	}
-	return opts.key(derive.Call{Task: task, Tool: tool, Args: sel}), nil
+	return opts.Key.Sum(derive.Call{Task: task, Tool: tool, Args: sel}), nil
 }
 
 // readLines reads the JSON Lines logs, preparing calls on every core and
 // adding them in log order.
-func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
+func (opts *Options) readLines(a *drift.Analyzer) (bad int, err error) {
 	workers := runtime.GOMAXPROCS(0)
 	todo := make(chan *driftChunk, 2*workers)
 	order := make(chan *driftChunk, 2*workers)
@@ -360,7 +359,7 @@ func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
 		}
 	}()
 	for range workers {
-		spec := opts.Spec.fresh()
+		spec := opts.Spec.Copy()
 		go func() {
 			var sc drift.Scratch
 			var root canon.Parser
@@ -373,7 +372,7 @@ func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
 	for c := range order {
 		<-c.done
 		for _, e := range c.errs {
-			opts.f.printError(e)
+			opts.f.PrintError(e)
 		}
 		bad += len(c.errs)
 		for _, p := range c.calls {
@@ -387,47 +386,33 @@ func (opts *driftOptions) readLines(a *drift.Analyzer) (bad int, err error) {
 }
 
 // chunkFile splits one log into chunks of whole lines.
-func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<- *driftChunk, quit <-chan struct{}) error {
-	in, name := opts.f.IO.In, stdinName
+func (opts *Options) chunkFile(file string, lineNo *int, order, todo chan<- *driftChunk, quit <-chan struct{}) error {
+	in, name := opts.f.IO.In, input.StdinName
 	if file != "-" {
 		fh, err := os.Open(file)
 		if err != nil {
-			return &InputError{Name: file, Err: fileErr(err)}
+			return &cli.InputError{Name: file, Err: input.FileErr(err)}
 		}
 		defer fh.Close()
 		if st, err := fh.Stat(); err == nil && st.IsDir() {
-			return &InputError{Name: file, Err: errors.New("is a directory, not a file")}
+			return &cli.InputError{Name: file, Err: errors.New("is a directory, not a file")}
 		}
 		in, name = fh, file
 	}
-	// Blocks of about a megabyte, cut after their last line end; a line
-	// longer than a block grows it.
-	var carry []byte
+	// Chunks of whole lines, read by the one JSON Lines reader (key
+	// --batch's): a line may be as long as a document may.
+	r := &input.ChunkReader{In: in, Limit: int(canon.MaxSize)}
 	start := *lineNo
-	for {
-		buf := make([]byte, len(carry), max(driftBlock, 2*len(carry)))
-		copy(buf, carry)
-		n, err := io.ReadFull(in, buf[len(carry):cap(buf)])
-		buf = buf[:len(carry)+n]
-		eof := err == io.EOF || err == io.ErrUnexpectedEOF
-		if err != nil && !eof {
-			return &InputError{Name: name, Err: err}
-		}
-		cut := len(buf)
-		if !eof {
-			if cut = bytes.LastIndexByte(buf, '\n') + 1; cut == 0 {
-				carry = buf // no line end yet
-				continue
-			}
-		}
-		carry = append([]byte(nil), buf[cut:]...)
-		c := &driftChunk{name: name, first: *lineNo + 1, local: *lineNo - start + 1, done: make(chan struct{}), data: buf[:cut]}
+	for !r.Done {
+		// Each chunk its own buffer: the workers hold it until it is done.
+		c := &driftChunk{name: name, first: *lineNo + 1, local: *lineNo - start + 1, done: make(chan struct{})}
+		c.data = r.Next(make([]byte, 0, input.ChunkSize+64<<10))
 		for rest, off := c.data, 0; len(rest) > 0; {
 			l := len(rest)
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 				l = i + 1
 			}
-			c.lines = append(c.lines, [2]int{off, len(trimEOL(rest[:l]))})
+			c.lines = append(c.lines, [2]int{off, len(input.TrimEOL(rest[:l]))})
 			rest, off = rest[l:], off+l
 			*lineNo++
 		}
@@ -443,17 +428,12 @@ func (opts *driftOptions) chunkFile(file string, lineNo *int, order, todo chan<-
 				return nil
 			}
 		}
-		if eof {
-			return nil
-		}
 	}
+	return r.Failure(name)
 }
 
-// driftBlock is the size of the blocks a log is read in.
-const driftBlock = 1 << 20
-
 // prepareChunk loads, keys and prepares each call of a chunk.
-func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *drift.Scratch, c *driftChunk) {
+func (opts *Options) prepareChunk(spec *derive.Spec, root *canon.Parser, sc *drift.Scratch, c *driftChunk) {
 	for i, ln := range c.lines {
 		lineNo := c.first + i
 		body := c.data[ln[0] : ln[0]+ln[1]]
@@ -462,7 +442,7 @@ func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *d
 		}
 		call, err := opts.loadLine(spec, root, body)
 		if err != nil {
-			c.errs = append(c.errs, inputErr(c.name, c.local+i, err))
+			c.errs = append(c.errs, cli.InputErr(c.name, c.local+i, err))
 			continue
 		}
 		call.Line = lineNo
@@ -471,10 +451,10 @@ func (opts *driftOptions) prepareChunk(spec *callSpec, root *canon.Parser, sc *d
 }
 
 // loadLine reads one line of a JSON Lines log.
-func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []byte) (drift.Call, error) {
+func (opts *Options) loadLine(spec *derive.Spec, root *canon.Parser, body []byte) (drift.Call, error) {
 	var top canon.Node
 	var haveTop bool
-	if opts.TaskPointer != "" || spec.From == fromOpenAI || spec.From == fromAuto {
+	if opts.TaskPointer != "" || spec.From == derive.FromOpenAI || spec.From == derive.FromAuto {
 		doc, err := root.Parse(body, spec.Scheme)
 		if err != nil {
 			return drift.Call{}, err
@@ -483,12 +463,12 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 		if opts.TaskPointer != "" {
 			v, ok := top.At(opts.TaskPointer)
 			if !ok || v.Kind() != canon.String {
-				return drift.Call{}, &envelopeError{msg: fmt.Sprintf("--task-pointer %s: no task id (a string) in this line", opts.TaskPointer)}
+				return drift.Call{}, &cli.HintedError{Msg: fmt.Sprintf("--task-pointer %s: no task id (a string) in this line", opts.TaskPointer)}
 			}
 			spec.Task = v.Text() // spec is this worker's own
 		}
 	}
-	lc, err := spec.load(body)
+	lc, err := keyflags.Load(spec, body)
 	if err != nil {
 		return drift.Call{}, err
 	}
@@ -501,7 +481,7 @@ func (opts *driftOptions) loadLine(spec *callSpec, root *canon.Parser, body []by
 	}
 	var key [32]byte
 	if lc.Selected {
-		key = opts.key(lc.Call)
+		key = opts.Key.Sum(lc.Call)
 	} else if key, err = opts.canonicalKey(derive.Text{Task: lc.Call.Task, Tool: lc.Call.Tool, Args: text, Scheme: spec.Scheme}); err != nil {
 		return drift.Call{}, err
 	}
@@ -522,7 +502,7 @@ func callID(top canon.Node, from, tool string) string {
 	if top.Kind() != canon.Object {
 		return ""
 	}
-	if id := str(top, "call_id"); id != "" {
+	if id := derive.StringAt(top, "call_id"); id != "" {
 		return id
 	}
 	// A message: the tool call the loader picked (the only one, or the
@@ -547,27 +527,27 @@ func callID(top canon.Node, from, tool string) string {
 		return ""
 	}
 	switch from {
-	case fromOpenAI:
+	case derive.FromOpenAI:
 		if calls, ok := top.Get("tool_calls"); ok && calls.Kind() == canon.Array {
-			return inner(calls, func(canon.Node) bool { return true }, openAICallName)
+			return inner(calls, func(canon.Node) bool { return true }, derive.OpenAICallName)
 		}
-		return str(top, "id")
-	case fromAnthropic:
-		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !isType(top, "tool_use") {
-			return inner(content, isToolUse, anthropicBlockName)
+		return derive.StringAt(top, "id")
+	case derive.FromAnthropic:
+		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !derive.IsType(top, "tool_use") {
+			return inner(content, derive.IsToolUse, derive.AnthropicBlockName)
 		}
-		return str(top, "id")
-	case fromCall:
-		return str(top, "id")
+		return derive.StringAt(top, "id")
+	case derive.FromCall:
+		return derive.StringAt(top, "id")
 	}
 	return ""
 }
 
 // ---- output ----
 
-func (opts *driftOptions) fmtKey(k [32]byte) string { return string(opts.Format.Append(nil, k)) }
+func (opts *Options) fmtKey(k [32]byte) string { return opts.Key.Text(k) }
 
-func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
+func (opts *Options) reportJSON(rep *drift.Report, bad int) error {
 	w := bufio.NewWriterSize(opts.f.IO.Out, 64<<10)
 	w.WriteString(`{"findings":[`)
 	var b []byte
@@ -576,37 +556,37 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		o := &jsonObject{}
+		o := &cli.JSONObject{}
 		o.Str("kind", f.Kind).Str("task", f.Task).Str("tool", f.Tool)
-		o.Raw("lines", intsJSON(f.Lines))
+		o.Raw("lines", cli.IntsJSON(f.Lines))
 		keys := make([]string, len(f.Keys))
 		for i, key := range f.Keys {
 			keys[i] = opts.fmtKey(key)
 		}
-		o.Raw("keys", stringsJSON(keys))
+		o.Raw("keys", cli.StringsJSON(keys))
 		if f.Kind == drift.FindingDrift {
-			o.Raw("pointers", stringsJSON(f.Pointers()))
+			o.Raw("pointers", cli.StringsJSON(f.Pointers()))
 			vs := []byte{'['}
 			for i, v := range f.Variations {
 				if i > 0 {
 					vs = append(vs, ',')
 				}
-				vo := &jsonObject{}
+				vo := &cli.JSONObject{}
 				vo.Str("pointer", v.Pointer).Str("kind", v.Kind).Bool("regenerated", v.Regenerated)
 				if v.Advice != "" {
 					vo.Str("advice", v.Advice)
 				}
-				vs = append(vs, trimNL(vo.Line())...)
+				vs = append(vs, cli.TrimNL(vo.Line())...)
 			}
 			o.Raw("variations", append(vs, ']'))
-			o.Raw("omit", stringsJSON(f.Omit))
-			o.Raw("send_same", stringsJSON(f.SendSame))
+			o.Raw("omit", cli.StringsJSON(f.Omit))
+			o.Raw("send_same", cli.StringsJSON(f.SendSame))
 			o.Bool("verified", f.Verified)
 		} else {
-			o.Raw("call_ids", stringsJSON(f.CallIDs))
+			o.Raw("call_ids", cli.StringsJSON(f.CallIDs))
 			o.Str("reason", f.Reason)
 		}
-		b = append(b, trimNL(o.Line())...)
+		b = append(b, cli.TrimNL(o.Line())...)
 		w.Write(b)
 	}
 	w.WriteString(`],"suggestions":[`)
@@ -614,12 +594,12 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 		if k > 0 {
 			w.WriteByte(',')
 		}
-		o := &jsonObject{}
-		o.Str("tool", s.Tool).Raw("omit", stringsJSON(s.Omit)).Int("clusters", s.Clusters)
-		w.Write(trimNL(o.Line()))
+		o := &cli.JSONObject{}
+		o.Str("tool", s.Tool).Raw("omit", cli.StringsJSON(s.Omit)).Int("clusters", s.Clusters)
+		w.Write(cli.TrimNL(o.Line()))
 	}
 	w.WriteString("],")
-	o := &jsonObject{}
+	o := &cli.JSONObject{}
 	o.Int("calls", rep.Calls).Int("bad_lines", bad)
 	w.Write(o.Line()[1:])
 	return w.Flush()
@@ -628,7 +608,7 @@ func (opts *driftOptions) reportJSON(rep *drift.Report, bad int) error {
 func omitArgs(ps []string) string {
 	var parts []string
 	for _, p := range ps {
-		parts = append(parts, "--omit "+shellQuote(p))
+		parts = append(parts, "--omit "+cli.ShellQuote(p))
 	}
 	return strings.Join(parts, " ")
 }
@@ -649,7 +629,7 @@ func linesList(ls []int) string {
 // out (as flags, when that alone does it) and the values the harness must
 // send the same (never as flags: leaving them out would merge distinct
 // writes).
-func (opts *driftOptions) driftAdvice(w io.Writer, f *drift.Finding) {
+func (opts *Options) driftAdvice(w io.Writer, f *drift.Finding) {
 	var same []string
 	for _, p := range f.SendSame {
 		if p == "" {
@@ -670,7 +650,7 @@ func (opts *driftOptions) driftAdvice(w io.Writer, f *drift.Finding) {
 	}
 }
 
-func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
+func (opts *Options) reportHuman(rep *drift.Report, bad int) error {
 	w := bufio.NewWriter(opts.f.IO.Out)
 	drifts, collapses := 0, 0
 	for _, f := range rep.Findings {
@@ -710,13 +690,13 @@ func (opts *driftOptions) reportHuman(rep *drift.Report, bad int) error {
 			for k, p := range s.Omit {
 				quoted[k] = string(canon.AppendQuoted(nil, p))
 			}
-			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, plural(s.Clusters, "cluster", "clusters"), omitArgs(s.Omit))
+			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, cli.Plural(s.Clusters, "cluster", "clusters"), omitArgs(s.Omit))
 			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", settings.YAMLKey(s.Tool), strings.Join(quoted, ", "))
 		}
 	}
-	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, plural(drifts, "cluster", "clusters"), collapses, plural(collapses, "key", "keys"))
+	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, cli.Plural(drifts, "cluster", "clusters"), collapses, cli.Plural(collapses, "key", "keys"))
 	if bad > 0 {
-		fmt.Fprintf(w, ", %d bad %s skipped", bad, plural(bad, "line", "lines"))
+		fmt.Fprintf(w, ", %d bad %s skipped", bad, cli.Plural(bad, "line", "lines"))
 	}
 	fmt.Fprintln(w)
 	return w.Flush()
@@ -727,46 +707,46 @@ func revealText(s string) string { return diff.RevealPointer(s) }
 
 // readOTel reads OTLP JSON traces and adds their execute_tool spans in
 // the order of their lines.
-func (opts *driftOptions) readOTel(a *drift.Analyzer) (bad int, err error) {
-	spec := opts.Spec.fresh()
+func (opts *Options) readOTel(a *drift.Analyzer) (bad int, err error) {
+	spec := opts.Spec.Copy()
 	offset := 0
 	var sc drift.Scratch
 	for _, file := range opts.Files {
-		data, name, err := opts.f.readInput(file)
+		data, name, err := input.Read(opts.f, file)
 		if err != nil {
 			return bad, err
 		}
 		spans, errs := drift.OTLPSpans(data, opts.TaskAttr)
 		for _, e := range errs {
-			opts.f.printError(&InputError{Name: name, Line: e.Line, Err: e.Err})
+			opts.f.PrintError(&cli.InputError{Name: name, Line: e.Line, Err: e.Err})
 		}
 		bad += len(errs)
 		slices.SortStableFunc(spans, func(x, y drift.Span) int { return cmpInt(x.Line, y.Line) })
 		for _, sp := range spans {
 			doc, err := canon.Parse(sp.Args, spec.Scheme)
 			if err != nil {
-				opts.f.printError(&InputError{Name: name, Line: sp.Line,
-					Err: fmt.Errorf("gen_ai.tool.call.arguments of the %s span is not JSON: %s", sp.Tool, oneLine(err.Error()))})
+				opts.f.PrintError(&cli.InputError{Name: name, Line: sp.Line,
+					Err: fmt.Errorf("gen_ai.tool.call.arguments of the %s span is not JSON: %s", sp.Tool, cli.OneLine(err.Error()))})
 				bad++
 				continue
 			}
 			c := derive.Call{Task: sp.Task, Tool: sp.Tool, Args: doc.Root()}
 			if err := c.Validate(); err != nil {
-				opts.f.printError(&InputError{Name: name, Line: sp.Line, Err: err})
+				opts.f.PrintError(&cli.InputError{Name: name, Line: sp.Line, Err: err})
 				bad++
 				continue
 			}
-			if ts := spec.forTool(c.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
-				sel, _, err := ts.selectArgs(c.Args)
+			if ts := spec.ForTool(c.Tool); len(ts.Only) > 0 || len(ts.Omit) > 0 {
+				sel, _, err := ts.SelectArgs(c.Args)
 				if err != nil {
-					opts.f.printError(&InputError{Name: name, Line: sp.Line, Err: err})
+					opts.f.PrintError(&cli.InputError{Name: name, Line: sp.Line, Err: err})
 					bad++
 					continue
 				}
 				c.Args = sel
 			}
 			call := drift.Call{Line: offset + sp.Line, Task: sp.Task, Tool: sp.Tool, CallID: sp.CallID, Time: sp.Time,
-				Args: doc.Root(), Key: opts.key(c)}
+				Args: doc.Root(), Key: opts.Key.Sum(c)}
 			a.Add(drift.Prepare(call, &sc))
 		}
 		offset += bytes.Count(data, []byte{'\n'})
