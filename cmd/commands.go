@@ -3,6 +3,7 @@ package cmd
 import (
 	canoncmd "github.com/idemkey/idemkey/cmd/canon"
 	"github.com/idemkey/idemkey/cmd/check"
+	"github.com/idemkey/idemkey/cmd/conform"
 	"github.com/idemkey/idemkey/cmd/diff"
 	"github.com/idemkey/idemkey/cmd/drift"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
@@ -25,7 +26,7 @@ var commands = []struct {
 	{"drift", drift.NewCmd},
 	{"post", old(newPostCmd)},
 	{"vectors", vectors.NewCmd},
-	{"conform", old(newConformCmd)},
+	{"conform", conform.NewCmd},
 	{"run", old(newRunCmd)},
 	{"ledger", old(newLedgerCmd)},
 	{"probe", old(newProbeCmd)},

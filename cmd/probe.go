@@ -14,6 +14,7 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/derive/probe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -451,7 +452,7 @@ func countCommand(command string) probe.Counter {
 		ctx, cancel := context.WithTimeout(ctx, probeCountTimeout)
 		defer cancel()
 		c := exec.CommandContext(ctx, "sh", "-c", command)
-		out, errb := &capped{max: 4096}, &capped{max: 4096} // conform.go
+		out, errb := &proc.Capped{Max: 4096}, &proc.Capped{Max: 4096}
 		c.Stdout, c.Stderr = out, errb
 		c.WaitDelay = time.Second // a child that keeps the pipes open
 		err := c.Run()

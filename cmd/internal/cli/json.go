@@ -51,6 +51,22 @@ func (o *JSONObject) Bool(k string, v bool) *JSONObject {
 	return o
 }
 
+// StrOrNull adds a string member, or null when !ok.
+func (o *JSONObject) StrOrNull(k, v string, ok bool) *JSONObject {
+	if !ok {
+		return o.Raw(k, []byte("null"))
+	}
+	return o.Str(k, v)
+}
+
+// Object returns the object, closed (a member of another).
+func (o *JSONObject) Object() []byte {
+	if len(o.Buf) == 0 {
+		o.Buf = append(o.Buf, '{')
+	}
+	return append(o.Buf, '}')
+}
+
 // Line returns the object and a newline.
 func (o *JSONObject) Line() []byte {
 	if len(o.Buf) == 0 {
@@ -67,6 +83,11 @@ func IntsJSON(ns []int) []byte {
 // StringsJSON is ss as a JSON array of strings, each written as canon
 // writes it (a lone surrogate kept as \udxxx, as in every result).
 func StringsJSON(ss []string) []byte { return arrayJSON(ss, canon.AppendQuoted) }
+
+// ArrayJSON is a JSON array of values already written as JSON.
+func ArrayJSON(vs [][]byte) []byte {
+	return arrayJSON(vs, func(b, v []byte) []byte { return append(b, v...) })
+}
 
 func arrayJSON[T any](xs []T, add func([]byte, T) []byte) []byte {
 	b := []byte{'['}

@@ -1,10 +1,12 @@
-package cmd
+// Package conform is the face of 'idemkey conform': an implementation run
+// against the conformance suite, over the stream protocol or once per
+// case, and diagnosed (the library: derive/conform; the processes:
+// cmd/internal/proc).
+package conform
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,12 +23,16 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/derive/conform"
 	"github.com/spf13/cobra"
 )
 
-type conformOptions struct {
-	f       *Factory
+// Options are conform's settings.
+type Options struct {
+	f       *cli.Factory
 	Scheme  canon.Scheme
 	Output  conform.Output
 	PerCase bool
@@ -37,8 +43,9 @@ type conformOptions struct {
 	Command []string
 }
 
-func newConformCmd(f *Factory) *cobra.Command {
-	opts := &conformOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "conform [flags] -- COMMAND [ARG...]",
 		Short: "Run another implementation against the conformance suite and diagnose it",
@@ -84,8 +91,8 @@ leaves processes running).`,
   idemkey conform --per-case -- idemkey key --task {task} --tool {tool} {file}`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return &UsageError{Err: errors.New("missing the command to test: usage: idemkey conform [flags] -- COMMAND [ARG...]"),
-					hint: "for example: idemkey conform -- python3 scripts/conformance/python_json.py"}
+				return &cli.UsageError{Err: errors.New("missing the command to test: usage: idemkey conform [flags] -- COMMAND [ARG...]"),
+					HintText: "for example: idemkey conform -- python3 scripts/conformance/python_json.py"}
 			}
 			return nil
 		},
@@ -94,7 +101,7 @@ leaves processes running).`,
 			if err := opts.load(); err != nil {
 				return err
 			}
-			return runConform(opts)
+			return run(opts)
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // everything from COMMAND on is COMMAND's
@@ -105,20 +112,20 @@ leaves processes running).`,
 	cmd.Flags().Duration("timeout", 10*time.Second, "longest wait for one answer (or, with --per-case, one run)")
 	cmd.Flags().StringSlice("rule", nil, "run only the cases of this rule (repeatable)")
 	cmd.Flags().StringSlice("skip", nil, "leave out the case with this id, or the ids N-M (repeatable): known deviations")
-	completeValues(cmd, "output", "key", "canonical")
+	cli.CompleteValues(cmd, "output", "key", "canonical")
 	var rules []string
 	for _, r := range conform.Rules {
 		rules = append(rules, r.Name)
 	}
-	completeValues(cmd, "rule", rules...)
+	cli.CompleteValues(cmd, "rule", rules...)
 	return cmd
 }
 
 // load reads conform's settings.
-func (opts *conformOptions) load() error {
+func (opts *Options) load() error {
 	f := opts.f
 	var err error
-	if opts.Scheme, err = f.scheme(); err != nil {
+	if opts.Scheme, err = keyflags.Scheme(f); err != nil {
 		return err
 	}
 	switch o := f.Config.GetString("output"); o {
@@ -127,18 +134,18 @@ func (opts *conformOptions) load() error {
 	case "canonical":
 		opts.Output = conform.OutputCanonical
 	default:
-		return usageErrorf("invalid --output %q (want key or canonical)", o)
+		return cli.Usagef("invalid --output %q (want key or canonical)", o)
 	}
 	opts.PerCase = f.Config.GetBool("per-case")
 	opts.JSON = f.Config.GetBool("json")
 	// At least a millisecond: a bare number would be nanoseconds.
 	if opts.Timeout = f.Config.GetDuration("timeout"); opts.Timeout < time.Millisecond {
-		return usageErrorf("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
+		return cli.Usagef("invalid --timeout %q (want a duration of at least 1ms, such as 10s)", f.Config.GetString("timeout"))
 	}
 	opts.Rules = f.Config.GetStringSlice("rule")
 	for _, r := range opts.Rules {
 		if conform.RuleTitle(r) == "" {
-			return &UsageError{Err: fmt.Errorf("unknown rule %q", r), hint: "the rules are: " + ruleNames()}
+			return &cli.UsageError{Err: fmt.Errorf("unknown rule %q", r), HintText: "the rules are: " + ruleNames()}
 		}
 	}
 	opts.Skip, err = parseCaseIDs(f.Config.Source("skip"), f.Config.GetStringSlice("skip"))
@@ -153,7 +160,7 @@ type misbehaviour struct {
 }
 
 func (e *misbehaviour) Error() string { return e.msg }
-func (e *misbehaviour) ExitCode() int { return exitUsage }
+func (e *misbehaviour) ExitCode() int { return cli.ExitUsage }
 func (e *misbehaviour) Hint() string {
 	s := strings.TrimSpace(e.stderr)
 	if s == "" {
@@ -180,11 +187,11 @@ func parseCaseIDs(src string, items []string) ([]int, error) {
 		a, err1 := strconv.Atoi(lo)
 		b, err2 := strconv.Atoi(hi)
 		if err1 != nil || err2 != nil || a < 1 || b < a {
-			return nil, &UsageError{Err: fmt.Errorf("invalid %s %q (want a case id, or ids N-M)", src, item),
-				hint: "the ids are those of idemkey vectors and of conform's report"}
+			return nil, &cli.UsageError{Err: fmt.Errorf("invalid %s %q (want a case id, or ids N-M)", src, item),
+				HintText: "the ids are those of idemkey vectors and of conform's report"}
 		}
 		if b > n {
-			return nil, usageErrorf("invalid %s %q: the suite has %d cases", src, item, n)
+			return nil, cli.Usagef("invalid %s %q: the suite has %d cases", src, item, n)
 		}
 		for id := a; id <= b; id++ {
 			ids = append(ids, id)
@@ -204,14 +211,14 @@ func ruleNames() string {
 	return strings.Join(ns, ", ")
 }
 
-func runConform(opts *conformOptions) error {
+func run(opts *Options) error {
 	cases := selectCases(opts)
 	// A signal stops the implementation (and what it started) before
 	// conform goes: it runs in a process group of its own.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, conformSignals...)
+	signal.Notify(sigc, proc.StopSignals...)
 	defer signal.Stop(sigc)
 	var caught atomic.Value
 	go func() {
@@ -235,7 +242,7 @@ func runConform(opts *conformOptions) error {
 			code = 128 + int(s)
 		}
 		fmt.Fprintf(opts.f.IO.Err, "idemkey: %v: the implementation was stopped\n", sig)
-		return &ExitError{Code: code}
+		return &cli.ExitError{Code: code}
 	}
 	var mb *misbehaviour
 	stopped := err != nil && errors.As(err, &mb) && len(answers) > 0 && len(answers) < len(cases)
@@ -255,7 +262,7 @@ func runConform(opts *conformOptions) error {
 		mb.hint = fmt.Sprintf("the report covers the %d cases answered; --skip %d runs the others without it", len(answers), c.ID)
 	}
 	if opts.JSON {
-		err = writeConformJSON(opts.f.IO.Out, rep)
+		err = writeJSON(opts.f.IO.Out, rep)
 	} else {
 		err = writeConformText(opts, rep)
 	}
@@ -265,14 +272,14 @@ func runConform(opts *conformOptions) error {
 	case stopped:
 		return mb
 	case r.Failed > 0:
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
 
 // selectCases returns the cases of the rules --rule names (all without
 // it), less those --skip names.
-func selectCases(opts *conformOptions) []conform.Case {
+func selectCases(opts *Options) []conform.Case {
 	var sel []conform.Case
 	for _, c := range conform.Cases() {
 		if (len(opts.Rules) == 0 || slices.Contains(opts.Rules, c.Rule)) && !slices.Contains(opts.Skip, c.ID) {
@@ -293,20 +300,6 @@ type conformRun struct {
 	notRunIn  map[string]int // the cases not run, by rule
 }
 
-// capped keeps the first max bytes written to it.
-type capped struct {
-	bytes.Buffer
-	max int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room < len(p) {
-		c.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return c.Buffer.Write(p)
-}
-
 // tail keeps the last bytes written to it.
 type tail struct{ b []byte }
 
@@ -319,13 +312,13 @@ func (t *tail) Write(p []byte) (int, error) {
 }
 
 // parseAnswer checks one answer line.
-func parseAnswer(opts *conformOptions, c conform.Case, line string) (conform.Answer, error) {
+func parseAnswer(opts *Options, c conform.Case, line string) (conform.Answer, error) {
 	line = strings.TrimSuffix(line, "\r")
 	if line == "" {
 		return conform.Answer{Rejected: true}, nil
 	}
 	// Any text can be a (wrong) canonical text; a key has one form.
-	if opts.Output == conform.OutputKey && !isHexKey(line) {
+	if opts.Output == conform.OutputKey && !keyflags.IsHexKey(line) {
 		what := "which is not a key (64 lower-case hex digits)"
 		if form := conform.NotAKey(line, conform.Expected(c, opts.Scheme)); form != "" {
 			what = "which is not a key: " + form
@@ -356,18 +349,18 @@ type lineOrErr struct {
 // runStream runs the implementation once, one request a line. When it
 // stops short (dies, hangs, answers what is not an answer), the answers it
 // gave before are returned with the error, which names the case.
-func runStream(parent context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+func runStream(parent context.Context, opts *Options, cases []conform.Case) ([]conform.Answer, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	argv := opts.Command
-	proc, err := implCommand(ctx, argv)
+	impl, err := proc.ImplCommand(ctx, argv)
 	if err != nil {
 		return nil, err
 	}
-	defer proc.Close()
-	cmd := proc.Cmd
+	defer impl.Close()
+	cmd := impl.Cmd
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open must not hang us
-	st := &stream{opts: opts, proc: proc, cancel: cancel, stderr: &tail{}}
+	st := &stream{opts: opts, proc: impl, cancel: cancel, stderr: &tail{}}
 	cmd.Stderr = st.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -377,7 +370,7 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.Start(argv[0]); err != nil {
+	if err := impl.Start(argv[0]); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -406,8 +399,8 @@ func runStream(parent context.Context, opts *conformOptions, cases []conform.Cas
 
 // stream is a running implementation of the stream protocol.
 type stream struct {
-	opts   *conformOptions
-	proc   *implProc
+	opts   *Options
+	proc   *proc.Impl
 	cancel context.CancelFunc
 	stderr *tail
 	lines  <-chan lineOrErr
@@ -496,9 +489,9 @@ func (st *stream) finish(timer *time.Timer, answers []conform.Answer) error {
 	return nil
 }
 
-func processes(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "process", "processes")) }
+func processes(n int) string { return fmt.Sprintf("%d %s", n, cli.Plural(n, "process", "processes")) }
 
-func itThey(n int) string { return plural(n, "it was", "they were") }
+func itThey(n int) string { return cli.Plural(n, "it was", "they were") }
 
 // writeRequests writes one request a line for each case, then closes w.
 func writeRequests(w io.WriteCloser, cases []conform.Case) {
@@ -564,7 +557,7 @@ func notExited(argv0 string, timeout time.Duration) string {
 // An implementation that exits with an error status on every case without
 // answering cannot run (a missing program: 127 each time), and that is an
 // error too, not a suite of rejections.
-func runPerCase(ctx context.Context, opts *conformOptions, cases []conform.Case) ([]conform.Answer, error) {
+func runPerCase(ctx context.Context, opts *Options, cases []conform.Case) ([]conform.Answer, error) {
 	dir, err := os.MkdirTemp("", "idemkey-conform-")
 	if err != nil {
 		return nil, err
@@ -662,26 +655,26 @@ func (rf *runFailures) cannotRun(argv0 string) error {
 // unchanged: UTF-8 without NUL (a lone surrogate is not UTF-8).
 func argSafe(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv []string) (conform.Answer, caseRun, error) {
+func runOne(parent context.Context, opts *Options, c conform.Case, argv []string) (conform.Answer, caseRun, error) {
 	ctx, cancel := context.WithTimeout(parent, opts.Timeout)
 	defer cancel()
 	var run caseRun
-	proc, err := implCommand(ctx, argv)
+	impl, err := proc.ImplCommand(ctx, argv)
 	if err != nil {
 		return conform.Answer{}, run, err
 	}
-	defer proc.Close()
-	cmd := proc.Cmd
+	defer impl.Close()
+	cmd := impl.Cmd
 	cmd.WaitDelay = time.Second
 	cmd.Stdin = strings.NewReader(c.Args)
-	stdout := &capped{max: maxAnswer + 1}
+	stdout := &proc.Capped{Max: maxAnswer + 1}
 	stderr := &tail{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := proc.Start(argv[0]); err != nil {
+	if err := impl.Start(argv[0]); err != nil {
 		return conform.Answer{}, run, err
 	}
 	err = cmd.Wait()
-	left, rerr := proc.Result(argv[0])
+	left, rerr := impl.Result(argv[0])
 	run.stderr = string(stderr.b)
 	fail := func(format string, args ...any) (conform.Answer, caseRun, error) {
 		return conform.Answer{}, run, &misbehaviour{stderr: run.stderr, msg: fmt.Sprintf(format, args...)}
@@ -700,7 +693,7 @@ func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv [
 	case errors.As(err, &xe) && !xe.Exited():
 		return fail("%s crashed on %s: %v", argv[0], caseName(c), err)
 	case err != nil && xe == nil:
-		return conform.Answer{}, run, startError(argv[0], err)
+		return conform.Answer{}, run, proc.StartError(argv[0], err)
 	case xe != nil:
 		run.status = xe.ExitCode()
 	}
@@ -723,7 +716,7 @@ func runOne(parent context.Context, opts *conformOptions, c conform.Case, argv [
 
 // conformHeader writes the report's first line: the counts, the cases
 // left out, and where the run stopped short.
-func conformHeader(b *strings.Builder, opts *conformOptions, run *conformRun) {
+func conformHeader(b *strings.Builder, opts *Options, run *conformRun) {
 	r := run.Report
 	what := "keys"
 	if r.Output == conform.OutputCanonical {
@@ -742,9 +735,9 @@ func conformHeader(b *strings.Builder, opts *conformOptions, run *conformRun) {
 	b.WriteString("\n\n")
 }
 
-func writeConformText(opts *conformOptions, run *conformRun) error {
+func writeConformText(opts *Options, run *conformRun) error {
 	ios := opts.f.IO
-	mode := opts.f.colorMode()
+	mode := opts.f.ColorMode()
 	red := ios.Paint(mode, ios.Out, color.FgRed)
 	green := ios.Paint(mode, ios.Out, color.FgGreen)
 	bold := ios.Paint(mode, ios.Out, color.Bold)
@@ -787,19 +780,19 @@ func writeConformText(opts *conformOptions, run *conformRun) error {
 			fmt.Fprintf(&b, "  cause: %s\n", d)
 		}
 		fmt.Fprintf(&b, "  e.g. case %d, %s: task %s, tool %s, args %s\n", f.Case.ID, f.Case.Note,
-			printable(string(canon.AppendQuoted(nil, f.Case.Task))), printable(string(canon.AppendQuoted(nil, f.Case.Tool))), printable(f.Case.Args))
+			cli.Printable(string(canon.AppendQuoted(nil, f.Case.Task))), cli.Printable(string(canon.AppendQuoted(nil, f.Case.Tool))), cli.Printable(f.Case.Args))
 		if r.Output == conform.OutputKey {
 			fmt.Fprintf(&b, "    expected %s\n", answerText(!f.Expected.Rejected, f.Expected.Key))
 			fmt.Fprintf(&b, "    got      %s\n", answerText(!f.Got.Rejected, f.Got.Text))
 			if !f.Expected.Rejected {
-				fmt.Fprintf(&b, "    the expected key is that of %s\n", printable(f.Expected.Canonical))
+				fmt.Fprintf(&b, "    the expected key is that of %s\n", cli.Printable(f.Expected.Canonical))
 			}
 			if f.Explained && f.Produced != "" && !f.Got.Rejected {
-				fmt.Fprintf(&b, "    the key received is that of %s\n", printable(f.Produced))
+				fmt.Fprintf(&b, "    the key received is that of %s\n", cli.Printable(f.Produced))
 			}
 		} else {
-			fmt.Fprintf(&b, "    expected %s\n", answerText(!f.Expected.Rejected, printable(f.Expected.Canonical)))
-			fmt.Fprintf(&b, "    got      %s\n", answerText(!f.Got.Rejected, printable(f.Got.Text)))
+			fmt.Fprintf(&b, "    expected %s\n", answerText(!f.Expected.Rejected, cli.Printable(f.Expected.Canonical)))
+			fmt.Fprintf(&b, "    got      %s\n", answerText(!f.Got.Rejected, cli.Printable(f.Got.Text)))
 		}
 	}
 	if r.Failed > 0 {
@@ -822,94 +815,73 @@ func answerText(ok bool, s string) string {
 	return s
 }
 
-type conformJSON struct {
-	Scheme   string            `json:"scheme"`
-	Output   string            `json:"output"`
-	Cases    int               `json:"cases"`
-	Passed   int               `json:"passed"`
-	Failed   int               `json:"failed"`
-	Skipped  int               `json:"skipped"`
-	Rules    []conformRuleJSON `json:"rules"`
-	Failures []conformFailJSON `json:"failures"`
-	Causes   []string          `json:"causes"`
-	Like     string            `json:"like,omitempty"`
-	// How the run went: the ids --skip left out, the cases not run and
-	// the case the run stopped at (null when it answered every case).
-	SkippedIDs []int            `json:"skipped_ids"`
-	NotRun     int              `json:"not_run"`
-	StoppedAt  *conformStopJSON `json:"stopped_at"`
-}
-
-type conformStopJSON struct {
-	ID    int    `json:"id"`
-	Rule  string `json:"rule"`
-	Note  string `json:"note"`
-	Error string `json:"error"`
-}
-
-type conformRuleJSON struct {
-	Rule      string   `json:"rule"`
-	Title     string   `json:"title"`
-	Passed    int      `json:"passed"`
-	Total     int      `json:"total"`
-	Skipped   int      `json:"skipped"`
-	Diagnosis string   `json:"diagnosis"`
-	Causes    []string `json:"causes"`
-}
-
-type conformFailJSON struct {
-	ID                int      `json:"id"`
-	Rule              string   `json:"rule"`
-	Note              string   `json:"note"`
-	Expected          *string  `json:"expected"` // null: rejected
-	Got               *string  `json:"got"`
-	ExpectedCanonical *string  `json:"expected_canonical,omitempty"`
-	Produced          *string  `json:"produced,omitempty"`
-	Causes            []string `json:"causes"`
-}
-
-func writeConformJSON(w io.Writer, run *conformRun) error {
+// writeJSON writes the report as one JSON object on one line:
+//
+//	{"scheme","output","cases","passed","failed","skipped",
+//	 "rules":[{"rule","title","passed","total","skipped","diagnosis","causes"}],
+//	 "failures":[{"id","rule","note","expected","got","expected_canonical"?,
+//	   "produced"?,"causes"}],
+//	 "causes","like"?,"skipped_ids","not_run","stopped_at"}
+//
+// with cli.JSONObject, the writer of every result: an answer holding a
+// lone surrogate is shown as the implementation gave it (\udxxx), not
+// replaced as encoding/json would replace it.
+func writeJSON(w io.Writer, run *conformRun) error {
 	r := run.Report
-	out := conformJSON{Scheme: r.Scheme.String(), Output: r.Output.String(), Passed: r.Passed, Failed: r.Failed, Skipped: r.Skipped,
-		Cases: r.Passed + r.Failed + r.Skipped, Rules: []conformRuleJSON{}, Failures: []conformFailJSON{}, Causes: r.Causes, Like: r.Like,
-		SkippedIDs: append([]int{}, run.Skip...), NotRun: run.NotRun}
-	if c := run.StoppedAt; c != nil {
-		out.StoppedAt = &conformStopJSON{ID: c.ID, Rule: c.Rule, Note: c.Note, Error: run.StopError}
-	}
-	if out.Causes == nil {
-		out.Causes = []string{}
-	}
+	o := &cli.JSONObject{}
+	o.Str("scheme", r.Scheme.String()).Str("output", r.Output.String()).
+		Int("cases", r.Passed+r.Failed+r.Skipped).Int("passed", r.Passed).Int("failed", r.Failed).Int("skipped", r.Skipped)
+	var rules [][]byte
 	for _, rr := range r.Rules {
 		if rr.Total() == 0 && rr.Skipped == 0 {
 			continue // not selected (--rule)
 		}
-		out.Rules = append(out.Rules, conformRuleJSON{Rule: rr.Rule, Title: rr.Title, Passed: rr.Passed, Total: rr.Total(), Skipped: rr.Skipped,
-			Diagnosis: strings.Join(rr.Diagnosis, "; "), Causes: append([]string{}, rr.Diagnosis...)})
+		j := &cli.JSONObject{}
+		j.Str("rule", rr.Rule).Str("title", rr.Title).Int("passed", rr.Passed).Int("total", rr.Total()).Int("skipped", rr.Skipped).
+			Str("diagnosis", strings.Join(rr.Diagnosis, "; ")).Raw("causes", cli.StringsJSON(rr.Diagnosis))
+		rules = append(rules, j.Object())
 	}
-	opt := func(ok bool, s string) *string {
-		if !ok {
-			return nil
-		}
-		return &s
-	}
+	o.Raw("rules", cli.ArrayJSON(rules))
+	var fails [][]byte
 	for _, f := range r.Failures {
-		j := conformFailJSON{ID: f.Case.ID, Rule: f.Case.Rule, Note: f.Case.Note, Causes: []string{}}
-		for _, c := range f.Causes {
-			j.Causes = append(j.Causes, c.String())
-		}
-		if r.Output == conform.OutputKey {
-			j.Expected = opt(!f.Expected.Rejected, f.Expected.Key)
-			j.ExpectedCanonical = opt(!f.Expected.Rejected, f.Expected.Canonical)
-		} else {
-			j.Expected = opt(!f.Expected.Rejected, f.Expected.Canonical)
-		}
-		j.Got = opt(!f.Got.Rejected, f.Got.Text)
-		if f.Explained && f.Produced != "" && !f.Got.Rejected && r.Output == conform.OutputKey {
-			j.Produced = opt(true, f.Produced)
-		}
-		out.Failures = append(out.Failures, j)
+		fails = append(fails, failureJSON(r.Output, f))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	o.Raw("failures", cli.ArrayJSON(fails)).Raw("causes", cli.StringsJSON(r.Causes))
+	if r.Like != "" {
+		o.Str("like", r.Like)
+	}
+	o.Raw("skipped_ids", cli.IntsJSON(run.Skip)).Int("not_run", run.NotRun)
+	if c := run.StoppedAt; c != nil {
+		stop := &cli.JSONObject{}
+		stop.Int("id", c.ID).Str("rule", c.Rule).Str("note", c.Note).Str("error", run.StopError)
+		o.Raw("stopped_at", stop.Object())
+	} else {
+		o.Raw("stopped_at", []byte("null"))
+	}
+	_, err := w.Write(o.Line())
+	return err
+}
+
+// failureJSON is one failed case of the JSON report: "expected" and "got"
+// are null where that side rejected the input.
+func failureJSON(output conform.Output, f conform.Failure) []byte {
+	j := &cli.JSONObject{}
+	j.Int("id", f.Case.ID).Str("rule", f.Case.Rule).Str("note", f.Case.Note)
+	if output == conform.OutputKey {
+		j.StrOrNull("expected", f.Expected.Key, !f.Expected.Rejected)
+	} else {
+		j.StrOrNull("expected", f.Expected.Canonical, !f.Expected.Rejected)
+	}
+	j.StrOrNull("got", f.Got.Text, !f.Got.Rejected)
+	if output == conform.OutputKey && !f.Expected.Rejected {
+		j.Str("expected_canonical", f.Expected.Canonical)
+	}
+	if f.Explained && f.Produced != "" && !f.Got.Rejected && output == conform.OutputKey {
+		j.Str("produced", f.Produced)
+	}
+	causes := make([]string, 0, len(f.Causes))
+	for _, c := range f.Causes {
+		causes = append(causes, c.String())
+	}
+	return j.Raw("causes", cli.StringsJSON(causes)).Object()
 }
