@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -12,8 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
-	"golang.org/x/text/collate"
-	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -906,19 +905,36 @@ func jqString(f float64) string {
 	return fmt.Sprintf("%s%s%se%s%02d", sign(f), d[:1], frac, es, x)
 }
 
-var (
-	collatorMu sync.Mutex
-	// collator is made on first use: building it costs a tenth of a
-	// millisecond, which key's start-up would otherwise pay.
-	collator = sync.OnceValue(func() *collate.Collator { return collate.New(language.Und) })
-)
-
 // collateCompare compares two names by the Unicode root collation, as
-// JavaScript's localeCompare does in most locales.
+// JavaScript's localeCompare does in most locales: by their ranks in
+// collationNames (collation_table.go, written by TestCollationTable with
+// -update from golang.org/x/text/collate). The binary does not link
+// x/text/collate, whose init parsed a hundred locale tags on every run of
+// idemkey key. Every name the suite's cases hold under a variant is in the
+// table (the test checks it); another falls back to UTF-16 order.
 func collateCompare(a, b []uint16) int {
-	collatorMu.Lock()
-	defer collatorMu.Unlock()
-	return collator().CompareString(string(utf16.Decode(a)), string(utf16.Decode(b)))
+	ra, oka := collationRank(string(utf16.Decode(a)))
+	rb, okb := collationRank(string(utf16.Decode(b)))
+	if oka && okb {
+		return cmp.Compare(ra, rb)
+	}
+	return slices.Compare(a, b)
+}
+
+// collateSeen, when set (by the table's test), is told each name compared.
+var collateSeen func(name string)
+
+// collationRank is a name's rank in the root collation (names that
+// collate alike share one), if the table has it.
+func collationRank(name string) (int32, bool) {
+	if collateSeen != nil {
+		collateSeen(name)
+	}
+	i, ok := slices.BinarySearch(collationNames[:], name)
+	if !ok {
+		return 0, false
+	}
+	return collationRanks[i], true
 }
 
 // nameList returns Object.keys(args).sort(): an object's own names, an
