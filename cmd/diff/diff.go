@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -498,49 +499,91 @@ func entriesJSON(es []diff.Entry, raw bool) []byte {
 	return append(b, ']')
 }
 
-// human writes the report for people.
+// human writes the report for people: the verdict with both keys, the
+// differences and what to do about them, the warnings, and with
+// --explain and --schemes what canonicalization absorbed and whether the
+// schemes agree.
 func (r *diffResult) human(f *cli.Factory) {
-	w := f.IO.Out
-	mode := f.ColorMode()
-	paint := func(attrs ...color.Attribute) *color.Color { return f.IO.Paint(mode, w, attrs...) }
-	bold := paint(color.Bold)
-	ptrC := paint(color.FgCyan, color.Bold)
-	kindC := paint(color.FgYellow)
-	aC, bC := paint(color.FgRed), paint(color.FgGreen)
-	faint := paint(color.Faint)
-	warnC := paint(color.FgRed, color.Bold)
+	h := newHumanOut(f)
+	r.humanVerdict(h)
+	r.humanDiffs(h)
+	for _, en := range r.Warns.Items {
+		fmt.Fprintf(h.w, "%s %s\n", h.warn.Sprint("warning:"), warningLine(en))
+	}
+	if r.Warns.Omitted > 0 {
+		fmt.Fprintf(h.w, "%s %d more %s not shown\n", h.warn.Sprint("warning:"), r.Warns.Omitted, cli.Plural(r.Warns.Omitted, "warning", "warnings"))
+	}
+	if r.explain {
+		r.humanAbsorbed(h)
+	}
+	if r.schemes != nil {
+		var parts []string
+		for _, v := range r.schemes {
+			p := v.scheme.String() + ": " + v.verdict
+			if v.err != "" {
+				p += " (" + v.err + ")"
+			}
+			parts = append(parts, p)
+		}
+		fmt.Fprintf(h.w, "%s %s; %s\n", h.bold.Sprint("schemes:"), strings.Join(parts, ", "), r.schemesReason())
+	}
+}
 
-	verdict := paint(color.FgRed, color.Bold)
+// humanOut is where the human report goes, and its colours (as --color
+// says, for standard output).
+type humanOut struct {
+	w                                  io.Writer
+	paint                              func(attrs ...color.Attribute) *color.Color
+	bold, ptr, kind, a, b, faint, warn *color.Color
+}
+
+func newHumanOut(f *cli.Factory) *humanOut {
+	w, mode := f.IO.Out, f.ColorMode()
+	paint := func(attrs ...color.Attribute) *color.Color { return f.IO.Paint(mode, w, attrs...) }
+	return &humanOut{w: w, paint: paint, bold: paint(color.Bold), ptr: paint(color.FgCyan, color.Bold), kind: paint(color.FgYellow),
+		a: paint(color.FgRed), b: paint(color.FgGreen), faint: paint(color.Faint), warn: paint(color.FgRed, color.Bold)}
+}
+
+// entry writes one difference (or absorbed difference): its pointer (and
+// b's), its kind, both values and the reason.
+func (h *humanOut) entry(en diff.Entry, a, b string) {
+	ptr := diff.RevealPointer(en.Pointer)
+	if ptr == "" {
+		ptr = "(top)"
+	}
+	fmt.Fprintf(h.w, "%s", h.ptr.Sprint(ptr))
+	if en.PointerB != "" {
+		fmt.Fprintf(h.w, " (b: %s)", h.ptr.Sprint(diff.RevealPointer(en.PointerB)))
+	}
+	fmt.Fprintf(h.w, "  %s\n", h.kind.Sprint(en.Kind))
+	fmt.Fprintf(h.w, "    %s %s\n", h.a.Sprint("a:"), a)
+	fmt.Fprintf(h.w, "    %s %s\n", h.b.Sprint("b:"), b)
+	fmt.Fprintf(h.w, "    %s\n", en.Reason)
+}
+
+// humanVerdict is the first line: equal or not, with both keys (green
+// only when nothing says different inputs can share the key).
+func (r *diffResult) humanVerdict(h *humanOut) {
+	verdict := h.paint(color.FgRed, color.Bold)
 	sep := "!="
 	if r.Equal {
-		// Green only when nothing says different inputs can share the key.
-		verdict = paint(color.FgGreen, color.Bold)
+		verdict = h.paint(color.FgGreen, color.Bold)
 		if r.Warns.Total() > 0 {
-			verdict = paint(color.FgYellow, color.Bold)
+			verdict = h.paint(color.FgYellow, color.Bold)
 		}
 		sep = "=="
 	}
-	fmt.Fprintf(w, "%s (%s): %s %s %s %s %s\n", verdict.Sprint(r.verdictWord()), r.scheme,
+	fmt.Fprintf(h.w, "%s (%s): %s %s %s %s %s\n", verdict.Sprint(r.verdictWord()), r.scheme,
 		r.a.Name, r.keyA, sep, r.b.Name, r.keyB)
+}
 
-	e := r.Result
-	entryOut := func(en diff.Entry, a, b string) {
-		ptr := diff.RevealPointer(en.Pointer)
-		if ptr == "" {
-			ptr = "(top)"
-		}
-		fmt.Fprintf(w, "%s", ptrC.Sprint(ptr))
-		if en.PointerB != "" {
-			fmt.Fprintf(w, " (b: %s)", ptrC.Sprint(diff.RevealPointer(en.PointerB)))
-		}
-		fmt.Fprintf(w, "  %s\n", kindC.Sprint(en.Kind))
-		fmt.Fprintf(w, "    %s %s\n", aC.Sprint("a:"), a)
-		fmt.Fprintf(w, "    %s %s\n", bC.Sprint("b:"), b)
-		fmt.Fprintf(w, "    %s\n", en.Reason)
-	}
+// humanDiffs writes the differences that change the key and the hints on
+// what to do, or why the keys are equal.
+func (r *diffResult) humanDiffs(h *humanOut) {
+	w, e := h.w, r.Result
 	for _, en := range e.Diffs.Items {
 		a, b := diff.ShowPair(en.A.Revealed(), en.B.Revealed())
-		entryOut(en, a, b)
+		h.entry(en, a, b)
 	}
 	if e.Diffs.Omitted > 0 {
 		fmt.Fprintf(w, "… %d more %s not shown (--max %d; --max 0 shows all)\n",
@@ -548,17 +591,17 @@ func (r *diffResult) human(f *cli.Factory) {
 	}
 	switch n := e.Diffs.Total(); {
 	case n > 0:
-		fmt.Fprintf(w, "%s\n", bold.Sprintf("%d %s the key", n, cli.Plural(n, "difference changes", "differences change")))
+		fmt.Fprintf(w, "%s\n", h.bold.Sprintf("%d %s the key", n, cli.Plural(n, "difference changes", "differences change")))
 		meta, values := adviceLists(e.Diffs.Items)
 		if len(meta) > 0 {
 			fmt.Fprintf(w, "%s %s %s request metadata that each attempt regenerates: leaving %s out gives a call's retries one key "+
 				"(pointers above are into the call record; --omit and --only take them relative to the arguments, without /args): %s\n",
-				faint.Sprint("hint:"), strings.Join(meta, ", "), cli.Plural(len(meta), "looks like", "look like"),
+				h.faint.Sprint("hint:"), strings.Join(meta, ", "), cli.Plural(len(meta), "looks like", "look like"),
 				cli.Plural(len(meta), "it", "them"), omitFlags(meta))
 		}
 		if len(values) > 0 {
 			fmt.Fprintf(w, "%s %s %s in value: if a and b are one call retried, the harness must send the same %s; if they are two calls, the keys are right to differ\n",
-				faint.Sprint("hint:"), strings.Join(values, ", "), cli.Plural(len(values), "differs", "differ"), cli.Plural(len(values), "value", "values"))
+				h.faint.Sprint("hint:"), strings.Join(values, ", "), cli.Plural(len(values), "differs", "differ"), cli.Plural(len(values), "value", "values"))
 		}
 	case r.identical:
 		fmt.Fprintln(w, "the two calls are byte for byte the same")
@@ -571,36 +614,22 @@ func (r *diffResult) human(f *cli.Factory) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, en := range e.Warns.Items {
-		fmt.Fprintf(w, "%s %s\n", warnC.Sprint("warning:"), warningLine(en))
+}
+
+// humanAbsorbed lists what canonicalization absorbed (--explain).
+func (r *diffResult) humanAbsorbed(h *humanOut) {
+	e := r.Result
+	if len(e.Notes.Items) == 0 {
+		fmt.Fprintln(h.w, h.faint.Sprint("canonicalization absorbed nothing: the texts differ only where the key does"))
+	} else {
+		fmt.Fprintln(h.w, h.bold.Sprint("absorbed by canonicalization (these do not change the key):"))
 	}
-	if e.Warns.Omitted > 0 {
-		fmt.Fprintf(w, "%s %d more %s not shown\n", warnC.Sprint("warning:"), e.Warns.Omitted, cli.Plural(e.Warns.Omitted, "warning", "warnings"))
+	for _, en := range e.Notes.Items {
+		a, b := diff.ShowPair(diff.Reveal([]byte(en.RawA)), diff.Reveal([]byte(en.RawB)))
+		h.entry(en, a, b)
 	}
-	if r.explain {
-		if len(e.Notes.Items) == 0 {
-			fmt.Fprintln(w, faint.Sprint("canonicalization absorbed nothing: the texts differ only where the key does"))
-		} else {
-			fmt.Fprintln(w, bold.Sprint("absorbed by canonicalization (these do not change the key):"))
-		}
-		for _, en := range e.Notes.Items {
-			a, b := diff.ShowPair(diff.Reveal([]byte(en.RawA)), diff.Reveal([]byte(en.RawB)))
-			entryOut(en, a, b)
-		}
-		if e.Notes.Omitted > 0 {
-			fmt.Fprintf(w, "… %d more not shown\n", e.Notes.Omitted)
-		}
-	}
-	if r.schemes != nil {
-		var parts []string
-		for _, v := range r.schemes {
-			p := v.scheme.String() + ": " + v.verdict
-			if v.err != "" {
-				p += " (" + v.err + ")"
-			}
-			parts = append(parts, p)
-		}
-		fmt.Fprintf(w, "%s %s; %s\n", bold.Sprint("schemes:"), strings.Join(parts, ", "), r.schemesReason())
+	if e.Notes.Omitted > 0 {
+		fmt.Fprintf(h.w, "… %d more not shown\n", e.Notes.Omitted)
 	}
 }
 
