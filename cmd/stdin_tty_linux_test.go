@@ -7,7 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // openPTY opens a pseudo-terminal pair: the controlling side, which a test
@@ -18,15 +19,14 @@ func openPTY(t *testing.T) (ptm, pts *os.File) {
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
-	var unlock int32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptm.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
 		ptm.Close()
-		t.Skipf("unlockpt: %v", e)
+		t.Skipf("unlockpt: %v", err)
 	}
-	var n uint32
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptm.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+	n, err := unix.IoctlGetUint32(int(ptm.Fd()), unix.TIOCGPTN)
+	if err != nil {
 		ptm.Close()
-		t.Skipf("ptsname: %v", e)
+		t.Skipf("ptsname: %v", err)
 	}
 	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
