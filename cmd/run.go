@@ -779,13 +779,8 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	lock, _ := h.Lock().(*os.File)
 	c, started := st.command(attempt, lock)
 	defer started()
-	outR, outW, err := os.Pipe()
+	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
-		return st.notStarted(ctx, h, err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		closeFiles(outR, outW)
 		return st.notStarted(ctx, h, err)
 	}
 	c.Stdout, c.Stderr = outW, errW
@@ -821,18 +816,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	lost := st.watch(ctx, h, c.Process.Pid, sigs, exited)
 	waitErr := c.Wait()
 	close(exited)
-	// Output written by processes the command left behind may never end:
-	// record what arrived by shortly after the command's exit.
-	drained := make(chan struct{})
-	go func() { copies.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(2 * time.Second):
-		stopReading(outR)
-		stopReading(errR)
-		<-drained
-	}
-	closeFiles(outR, errR)
+	drainOutput(&copies, outR, errR)
 
 	code, state, reason := exitOutcome(c.ProcessState, waitErr)
 	if ledgerTestHooks.crashAfterExit != nil && ledgerTestHooks.crashAfterExit() {
@@ -851,6 +835,35 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	}
 	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.output(), Stderr: errRec.output()}
 	return st.finish(ctx, h, o, outRec, errRec)
+}
+
+// outputPipes are the pipes the command's standard output and error are
+// copied (and recorded) through.
+func outputPipes() (outR, outW, errR, errW *os.File, err error) {
+	if outR, outW, err = os.Pipe(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if errR, errW, err = os.Pipe(); err != nil {
+		closeFiles(outR, outW)
+		return nil, nil, nil, nil, err
+	}
+	return outR, outW, errR, errW, nil
+}
+
+// drainOutput waits for the copies of the command's output: output
+// written by processes the command left behind may never end, so what
+// arrived by shortly after the command's exit is what is recorded.
+func drainOutput(copies *sync.WaitGroup, outR, errR *os.File) {
+	drained := make(chan struct{})
+	go func() { copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		stopReading(outR)
+		stopReading(errR)
+		<-drained
+	}
+	closeFiles(outR, errR)
 }
 
 // command builds the attempt's command: the key in its environment, its
