@@ -5,6 +5,7 @@ package cmd
 // the last command has its own package.
 
 import (
+	"context"
 	"io"
 	"os"
 	"time"
@@ -13,10 +14,13 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/idemkey/idemkey/derive"
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -193,3 +197,36 @@ var (
 	shellQuote = cli.ShellQuote
 	trimNL     = cli.TrimNL
 )
+
+// ledgerUnavailable is ledgerflags.Unavailable as the files not yet moved
+// spell it.
+type ledgerUnavailable struct {
+	spec string
+	err  error
+}
+
+func (e *ledgerUnavailable) Error() string {
+	return (&ledgerflags.Unavailable{Spec: e.spec, Err: e.err}).Error()
+}
+
+func (e *ledgerUnavailable) Unwrap() error { return e.err }
+
+type keyLocker = stores.KeyLocker
+
+var (
+	addLedgerFlag        = ledgerflags.AddFlag
+	cliStoreError        = ledgerflags.StoreError
+	openSQLiteExisting   = ledgerflags.OpenSQLiteExisting
+	openPostgresExisting = ledgerflags.OpenPostgresExisting
+	isLocked             = stores.IsLocked
+	redactStoreURL       = stores.Redact
+	holderAlive          = stores.HolderCheck
+	holderName           = stores.Holder
+)
+
+func (f *Factory) defaultLedgerPath() (string, error) { return ledgerflags.DefaultPath(f.Factory) }
+func (f *Factory) ledgerSpec() (string, error)        { return ledgerflags.Spec(f.Factory) }
+func (f *Factory) storeOptions() stores.Options       { return ledgerflags.StoreOptions(f.Factory) }
+func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
+	return ledgerflags.Open(ctx, f.Factory, spec)
+}

@@ -3,6 +3,8 @@ package cmd
 import (
 	"os"
 	"strconv"
+
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
 // Test-only hooks of the ledger, driven by environment variables that only
@@ -11,13 +13,13 @@ func init() {
 	if s := os.Getenv("IDEMKEY_TEST_FSTYPE"); s != "" {
 		t, err := strconv.ParseInt(s, 0, 64)
 		if err == nil {
-			ledgerTestHooks.fsType = func(int64) int64 { return t }
+			ledgerflags.TestHooks.FSType = func(int64) int64 { return t }
 		}
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_EXIT") != "" {
-		ledgerTestHooks.crashAfterExit = func() bool { return true }
+		ledgerflags.TestHooks.CrashAfterExit = func() bool { return true }
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_COMPLETE") != "" {
-		ledgerTestHooks.crashAfterComplete = true
+		ledgerflags.TestHooks.CrashAfterComplete = true
 	}
 }

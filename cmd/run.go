@@ -23,6 +23,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/spf13/cobra"
@@ -819,7 +820,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	drainOutput(&copies, outR, errR)
 
 	code, state, reason := exitOutcome(c.ProcessState, waitErr)
-	if ledgerTestHooks.crashAfterExit != nil && ledgerTestHooks.crashAfterExit() {
+	if ledgerflags.TestHooks.CrashAfterExit != nil && ledgerflags.TestHooks.CrashAfterExit() {
 		_ = signalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
@@ -1013,7 +1014,7 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		st.warnNotRecorded(attempt, c)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", o.State, o.ExitCode, attempt, st.key)
-		if ledgerTestHooks.crashAfterComplete {
+		if ledgerflags.TestHooks.CrashAfterComplete {
 			_ = signalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
