@@ -1,9 +1,8 @@
-package cmd
+package post
 
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -166,28 +165,4 @@ func (c *recConn) earlyResponse(req *http.Request) (*http.Response, []byte, bool
 		return nil, nil, false
 	}
 	return resp, append([]byte(nil), c.read[c.cur:]...), true
-}
-
-// headLines splits a head into its lines without line ends; the first is
-// the start line.
-func headLines(head []byte) []string {
-	s := strings.TrimRight(string(head), "\r\n")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	return lines
-}
-
-// synthHead writes a response head from a parsed response, for when the
-// bytes were not recorded (HTTPS through a proxy): headers sorted.
-func synthHead(resp *http.Response) []byte {
-	var b []byte
-	b = fmt.Appendf(b, "%s %s\r\n", resp.Proto, resp.Status)
-	for _, name := range sortedKeys(resp.Header) {
-		for _, v := range resp.Header[name] {
-			b = fmt.Appendf(b, "%s: %s\r\n", name, v)
-		}
-	}
-	return append(b, "\r\n"...)
 }
