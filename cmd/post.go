@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// postOptions are post's settings, read by load from the flags, the
+// IDEMKEY_* variables and the config file.
 type postOptions struct {
 	f      *Factory
 	URL    *url.URL
@@ -143,6 +145,8 @@ Exit codes (curl's):
       (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`
 
+// newPostCmd is 'idemkey post': the options struct, its flags, and
+// runPost.
 func newPostCmd(f *Factory) *cobra.Command {
 	opts := &postOptions{f: f}
 	var data []dataArg
@@ -473,6 +477,8 @@ func (o *postOptions) stdoutOK() error {
 	return nil
 }
 
+// runPost builds the request, sends it (through the ledger with
+// --ledger), writes the final response once and then -w.
 func runPost(o *postOptions) error {
 	ios := o.f.IO
 	if o.Output == "" || o.Output == "-" || o.DumpHeader == "-" || o.WriteOut != nil {

@@ -41,6 +41,7 @@ type postLedger struct {
 	hold  *ledger.Holding // the claimed attempt, until it is recorded
 }
 
+// addPostLedgerFlag registers --ledger and the flags that go with it.
 func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in this ledger (a SQLite file PATH, or a postgres:// or redis:// URL; IDEMKEY_LEDGER) and replay it later without the network")
 	fl.Bool("no-ledger", false, "no ledger, even with IDEMKEY_LEDGER or a ledger in the config file")
@@ -116,6 +117,7 @@ func isRequestURL(spec string) bool {
 	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }
 
+// requestURLAsLedger refuses a request URL given where a ledger belongs.
 func requestURLAsLedger(source, spec string) error {
 	return &UsageError{Err: fmt.Errorf("%s %q is a request URL, not a ledger", source, spec),
 		hint: "--ledger takes a value: --ledger PATH|URL https://api.example.com/…"}
@@ -144,6 +146,7 @@ type savedHop struct {
 	Status int      `json:"status"`
 }
 
+// saveHops is what a ledger keeps of an attempt's hops.
 func saveHops(hops []post.Hop) []savedHop {
 	s := make([]savedHop, len(hops))
 	for i, h := range hops {
@@ -278,6 +281,9 @@ func sigName(sig os.Signal) string {
 	return sig.String()
 }
 
+// ledgerClaim opens the ledger and holds the key: nil, nil when the
+// request is to be sent; the exchange of a saved response to replay; or
+// the error that ends post (busy, a mismatch, the ledger unavailable).
 func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, error) {
 	pl := o.ledger
 	ctx := context.Background()
@@ -437,6 +443,7 @@ func postDifference(rec *ledger.Record, now []byte) string {
 	return describeDifference(rec.Request, now)
 }
 
+// ledgerBusy says that the request is in flight elsewhere: exit 75.
 func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
 		if rec != nil && rec.State == ledger.Running {

@@ -78,6 +78,7 @@ type UsageError struct {
 	Advice string // the hint, or ""
 }
 
+// usageErrorf is a *UsageError with a formatted message.
 func usageErrorf(format string, args ...any) *UsageError {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }

@@ -195,6 +195,7 @@ func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// MaxDuration is the longest wait: a Retry-After past it saturates here.
 const MaxDuration = time.Duration(1<<63 - 1)
 
 // addSat adds two non-negative durations, saturating at MaxDuration.

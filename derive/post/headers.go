@@ -67,6 +67,7 @@ func CheckHeaderText(what, v string) error {
 	return nil
 }
 
+// ctrlName names a control character for a message.
 func ctrlName(c byte) string {
 	switch c {
 	case '\r':
@@ -131,6 +132,7 @@ func ParseHeaderLine(line string) (name, value string, empty bool, err error) {
 	return name, value, empty, nil
 }
 
+// trunc cuts s to n bytes, marking the cut with an ellipsis.
 func trunc(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -196,6 +198,8 @@ func AddHeader(req *http.Request, line, keyHeader string) error {
 	return nil
 }
 
+// isDefaultHeader reports whether idemkey sets the header itself, so
+// that an -H for it replaces the default rather than adding to it.
 func isDefaultHeader(name string) bool {
 	switch http.CanonicalHeaderKey(name) {
 	case "User-Agent", "Accept", "Content-Type", "Authorization":

@@ -44,6 +44,7 @@ func ProxyFor(getenv func(string) string, target *url.URL) (*url.URL, error) {
 	return u, nil
 }
 
+// firstEnv returns the first of the variables that is set.
 func firstEnv(getenv func(string) string, names ...string) string {
 	for _, n := range names {
 		if v := getenv(n); v != "" {

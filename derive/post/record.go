@@ -36,6 +36,7 @@ const maxRecord = 1 << 20
 // response that arrives before the upload fails (see earlyResponse).
 const tailRecord = 64 << 10
 
+// Write records the request head as it is written.
 func (c *recConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
@@ -53,6 +54,7 @@ func (c *recConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Read records the response heads as they arrive.
 func (c *recConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
@@ -63,6 +65,8 @@ func (c *recConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// record appends received bytes, splitting off each complete head, and
+// keeps at most tailRecord body bytes after the final one.
 func (c *recConn) record(p []byte) {
 	if c.final {
 		k := min(len(p), tailRecord-c.tail)

@@ -51,6 +51,7 @@ func (s *Spool) Fill(r io.Reader) error {
 	}
 }
 
+// write appends p: to memory while it fits in SpoolMem, else to the file.
 func (s *Spool) write(p []byte) error {
 	s.n += int64(len(p))
 	if s.file == nil && len(s.mem)+len(p) <= SpoolMem {

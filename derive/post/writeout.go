@@ -20,6 +20,7 @@ import (
 // --write-out writes them after the transfer.
 type WriteOut struct{ parts []woPart }
 
+// woPart is one piece of a -w format.
 type woPart struct {
 	text   string // literal text, when name is ""
 	name   string // a variable, or "header" for %header{…}
