@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/pflag"
 )
 
@@ -89,7 +90,7 @@ func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reco
 	if lock, ok := ledger.KeyLock(ctx).(*os.File); ok {
 		// As a step's command: killed with idemkey, it keeps the key
 		// locked until it exits, so no other reconcile starts meanwhile.
-		c.ExtraFiles = []*os.File{lock}
+		c.ExtraFiles, _ = stores.ChildFiles(lock)
 	}
 	out := newRecorder(rc.MaxOutput)
 	errb := noteBuffer{max: maxReconcileNote}

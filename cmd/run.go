@@ -24,6 +24,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 )
 
@@ -914,8 +915,9 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 	// signal to idemkey alone is forwarded.
 	if lock != nil {
 		// Descriptors the command would have had without idemkey keep
-		// their numbers; the lock comes after them (3 when none).
-		c.ExtraFiles = append(inheritedFiles(), lock)
+		// their numbers; the lock goes high (fd 100, sqlite.LockFD), where
+		// a script's "exec 3>log" does not close it (issue 19.4).
+		c.ExtraFiles, _ = stores.ChildFiles(lock)
 	}
 	return c, started
 }
