@@ -255,6 +255,7 @@ type countLine struct {
 	Pid     int            `json:"pid"`
 	Ppid    int            `json:"ppid"`
 	Phase   string         `json:"phase"`
+	Session *string        `json:"session"` // over HTTP
 }
 
 // calls returns what the counting server counted, of tool ("" for all).
