@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"time"
 )
 
 // session.go starts a new Streamable HTTP session when the server ended
@@ -24,6 +26,10 @@ import (
 
 // maxInitAnswer bounds the answer to a replayed initialize.
 const maxInitAnswer = 16 << 20
+
+// renewTimeout bounds the start of a new session: the client's messages
+// wait for it.
+const renewTimeout = 30 * time.Second
 
 // sessionEnded handles a 404 to msg, sent in session sid: a new session,
 // then msg again in it (a response of the client's is dropped: the request
@@ -64,8 +70,10 @@ func (h *HTTP) renew(ended string) error {
 	h.gen++
 	gen, initMsg, version := h.gen, h.initMsg, h.version
 	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(h.ctx, renewTimeout)
+	defer cancel()
 	id := quoted(fmt.Sprintf("com.github.idemkey/initialize-%d", gen))
-	sid, result, err := h.initialize(setMembers(initMsg, kv{"id", id}), id)
+	sid, result, err := h.initialize(ctx, setMembers(initMsg, kv{"id", id}), id)
 	if err != nil {
 		return err
 	}
@@ -79,7 +87,7 @@ func (h *HTTP) renew(ended string) error {
 		h.version = v
 	}
 	h.mu.Unlock()
-	if err := h.postOwn([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+	if err := h.postOwn(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
 		return fmt.Errorf("notifications/initialized: %v", err)
 	}
 	h.diag(fmt.Sprintf("the server ended session %s (HTTP 404): started session %s with the client's initialize (what the ended session held, such as subscriptions and the log level, is not set again)", ended, sid))
@@ -90,8 +98,8 @@ func (h *HTTP) renew(ended string) error {
 // initialize POSTs the replayed initialize request msg and returns the
 // new session's id and the result answering id. The server's other
 // messages on its answer stream are passed on.
-func (h *HTTP) initialize(msg, id []byte) (string, []byte, error) {
-	req := h.request(h.ctx, http.MethodPost, msg)
+func (h *HTTP) initialize(ctx context.Context, msg, id []byte) (string, []byte, error) {
+	req := h.request(ctx, http.MethodPost, msg)
 	req.Header.Del("MCP-Protocol-Version") // not before initialize
 	resp, err := h.client.Do(req)
 	if err != nil {
@@ -138,8 +146,8 @@ func (h *HTTP) initialize(msg, id []byte) (string, []byte, error) {
 }
 
 // postOwn POSTs a notification of idemkey's own in the session.
-func (h *HTTP) postOwn(msg []byte) error {
-	resp, err := h.client.Do(h.request(h.ctx, http.MethodPost, msg))
+func (h *HTTP) postOwn(ctx context.Context, msg []byte) error {
+	resp, err := h.client.Do(h.request(ctx, http.MethodPost, msg))
 	if err != nil {
 		return err
 	}
