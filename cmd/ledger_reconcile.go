@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -38,7 +39,9 @@ tools.NAME.reconcile in the config file) runs under a claim of the key,
 with IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in
 its environment and the step's canonical arguments on its standard input:
   exit 0   the effect happened: succeeded, its standard output kept as the
-           step's (later runs replay it)
+           step's (later runs replay it; for an idemkey mcp call, the
+           tool's result: a CallToolResult as printed, other text as its
+           text content)
   exit 1   it did not: failed (the next run tries again with the same key)
   other    (or --reconcile-timeout, or a signal): still unknown
 Each key's line says what it became; the record's reason says how it was
@@ -195,6 +198,9 @@ func (opts *ledgerReconcileOptions) reconcileOne(ctx context.Context, s ledger.S
 	req := ledger.ReconcileRequest{
 		Key: key, Holder: holderName(), Lease: opts.Lease, Reconcile: rc.reconciler(), DryRun: opts.DryRun,
 	}
+	if rec.Kind == "mcp" {
+		req.Reconcile = mcpReconciler(rc)
+	}
 	if kl, ok := s.(keyLocker); ok {
 		req.Locker = fileLocker{kl}
 	}
@@ -203,6 +209,18 @@ func (opts *ledgerReconcileOptions) reconcileOne(ctx context.Context, s ledger.S
 		return nil, false, err
 	}
 	return opts.describe(key, res), res.Record != nil && res.Record.State != ledger.Unknown, nil
+}
+
+// mcpReconciler is rc for an mcp record: what it prints is the tool's
+// result, as idemkey mcp --reconcile records it.
+func mcpReconciler(rc *reconcileCmd) ledger.Reconciler {
+	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+		r := rc.run(ctx, rec)
+		if r.Verdict == ledger.Happened {
+			r.Output = mcp.ReconciledOutput(r.Output)
+		}
+		return r
+	}
 }
 
 // describe is a key's line: what it was, what it became, and why.

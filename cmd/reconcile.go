@@ -195,11 +195,12 @@ func (c *noteBuffer) note() string {
 // (tools.NAME.reconcile) or its top level. Nil without a command.
 func (f *Factory) reconcileSettings(fl *pflag.FlagSet, tool string) (*reconcileCmd, error) {
 	v := f.Config
-	command, err := toolValue(fl, v, "reconcile", tool)
+	_, command, err := toolValue(fl, v, "reconcile", tool)
 	if err != nil || command == "" {
 		return nil, err
 	}
-	timeout, err := toolValue(fl, v, "reconcile-timeout", tool)
+	// v: where the timeout was read, for its error's position.
+	v, timeout, err := toolValue(fl, v, "reconcile-timeout", tool)
 	if err != nil {
 		return nil, err
 	}
@@ -222,15 +223,16 @@ const maxReconcileOutput = 1 << 20
 // toolValue is a setting's value: the flag if given, else the tool's
 // section of the config file if it has it (tools.NAME.SETTING), else as
 // the settings resolve it (IDEMKEY_*, the config's top level, default).
-func toolValue(fl *pflag.FlagSet, v *Settings, name, tool string) (string, error) {
+// It returns the settings it was read from (the tool's, or v).
+func toolValue(fl *pflag.FlagSet, v *Settings, name, tool string) (*Settings, string, error) {
 	if !changed(fl, name) && tool != "" && v.GetString("tools."+tool+"."+name) != "" {
 		t, err := v.ForTool(tool)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		v = t
 	}
-	return v.GetString(name), nil
+	return v, v.GetString(name), nil
 }
 
 // addReconcileFlags adds --reconcile and --reconcile-timeout.

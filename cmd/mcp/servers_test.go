@@ -130,6 +130,46 @@ func TestMCPLogReadByDrift(t *testing.T) {
 // server's notifications pass, the session's key in _meta is idemkey
 // key's; kill -9 of the server mid-call leaves the call unknown.
 func TestMCPStreamableHTTP(t *testing.T) {
+	eachHTTPMode(t, func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd) {
+		charge := map[string]any{"amount": 7, "currency": "chf"}
+		steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
+			step("list"),
+			call("charge", charge),
+			call("charge", charge),
+			call("notify", map[string]any{}, "progress", true),
+			step("notifications"),
+		)
+		first, again := steps[1].tool(t), steps[2].tool(t)
+		if again.Meta[metaReplayed] != true || again.text() != first.text() {
+			t.Fatalf("repeated charge over HTTP: %+v\n%s", again, stderr)
+		}
+		c := r.calls(r.count, "charge")
+		if want := r.key("--task", "t-http", "--tool", "charge", r.write("c.json", `{"amount":7,"currency":"chf"}`)); len(c) != 1 || *c[0].Key != want {
+			t.Fatalf("the server ran %+v, want once with %s", c, want)
+		}
+		if mode == "json" {
+			return // a JSON answer carries no notifications
+		}
+		var notes []map[string]any
+		json.Unmarshal(steps[4].Result, &notes)
+		methods := fmt.Sprint(notes)
+		if !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
+			t.Fatalf("the server's notifications: %v", notes)
+		}
+		c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-http", "--url", url},
+			Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
+		r.waitCalls(len(r.calls(r.count, "")) + 1)
+		srv.Process.Signal(syscall.SIGKILL)
+		steps, _ = c2.wait()
+		if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "unknown") {
+			t.Fatalf("the call whose HTTP server died: %+v", s)
+		}
+	})
+}
+
+// eachHTTPMode runs f with a rig and the counting server over Streamable
+// HTTP, answering with event streams ("sse") and with JSON ("json").
+func eachHTTPMode(t *testing.T, f func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd)) {
 	for _, mode := range []string{"sse", "json"} {
 		t.Run(mode, func(t *testing.T) {
 			r := newMCPRig(t)
@@ -138,39 +178,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 				extra = append(extra, "--json")
 			}
 			url, srv := r.httpServer(extra...)
-			charge := map[string]any{"amount": 7, "currency": "chf"}
-			steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
-				step("list"),
-				call("charge", charge),
-				call("charge", charge),
-				call("notify", map[string]any{}, "progress", true),
-				step("notifications"),
-			)
-			first, again := steps[1].tool(t), steps[2].tool(t)
-			if again.Meta[metaReplayed] != true || again.text() != first.text() {
-				t.Fatalf("repeated charge over HTTP: %+v\n%s", again, stderr)
-			}
-			c := r.calls(r.count, "charge")
-			if want := r.key("--task", "t-http", "--tool", "charge", r.write("c.json", `{"amount":7,"currency":"chf"}`)); len(c) != 1 || *c[0].Key != want {
-				t.Fatalf("the server ran %+v, want once with %s", c, want)
-			}
-			if mode == "json" {
-				return // a JSON answer carries no notifications
-			}
-			var notes []map[string]any
-			json.Unmarshal(steps[4].Result, &notes)
-			methods := fmt.Sprint(notes)
-			if !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
-				t.Fatalf("the server's notifications: %v", notes)
-			}
-			c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-http", "--url", url},
-				Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
-			r.waitCalls(len(r.calls(r.count, "")) + 1)
-			srv.Process.Signal(syscall.SIGKILL)
-			steps, _ = c2.wait()
-			if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "unknown") {
-				t.Fatalf("the call whose HTTP server died: %+v", s)
-			}
+			f(t, r, mode, url, srv)
 		})
 	}
 }

@@ -22,7 +22,8 @@ import (
 // a JSON body or a stream of server-sent events; a GET opens the stream
 // of the server's own requests and notifications; the session is the
 // Mcp-Session-Id header the initialize answer set, ended by a DELETE when
-// the client goes. Event data is passed on as the message it is, its
+// the client goes; a session the server ended (404) is started again in
+// the client's place (session.go). Event data is passed on as the message it is, its
 // line breaks (JSON white space) made spaces: one message a line for the
 // client.
 type HTTP struct {
@@ -45,6 +46,14 @@ type HTTP struct {
 	session   string
 	version   string
 	listening bool
+	// initMsg is the client's initialize request, replayed to start a new
+	// session when the server ended one (see renew).
+	initMsg []byte
+	// gen counts the sessions: a GET stream of an ended one stops.
+	gen int
+	// ended is the session id the server ended (HTTP 404) while no new
+	// one could be started yet: the next message tries again.
+	ended string
 }
 
 // closeGrace is how long the answers of the client's last requests are
@@ -130,33 +139,68 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 	ids = owned
 	h.sendMu.Lock()
 	defer h.sendMu.Unlock()
+	h.mu.Lock()
+	first, ended := h.initMsg == nil && h.session == "", h.ended
+	h.mu.Unlock()
+	if first {
+		if m := readMessage(msg); m.kind == kindRequest && m.method == "initialize" {
+			h.mu.Lock()
+			h.initMsg = clone(msg)
+			h.mu.Unlock()
+		}
+	}
+	if ended != "" {
+		// The server ended the session and a new one could not be
+		// started then: try again, else the message is refused unsent.
+		if err := h.renew(ended); err != nil {
+			h.unanswered(ids, false, "the server has ended the session (HTTP 404) and a new one could not be started: "+err.Error())
+			return nil
+		}
+	}
+	h.write(clone(msg), ids, false)
+	return nil
+}
+
+// write POSTs msg (h.sendMu held) and returns once it is written; its
+// answer is read in the background. retried: it was sent once already,
+// and refused with 404 for a session the server had ended.
+func (h *HTTP) write(msg []byte, ids [][]byte, retried bool) {
 	wrote := make(chan struct{})
 	var wroteOnce sync.Once
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wroteOnce.Do(func() { close(wrote) }) }}
+	written := func() { wroteOnce.Do(func() { close(wrote) }) }
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { written() }}
 	req := h.request(httptrace.WithClientTrace(h.ctx, trace), http.MethodPost, msg)
 	done := make(chan struct{})
 	h.streams.Add(1)
 	go func() {
 		defer h.streams.Done()
 		defer close(done)
-		h.post(req, ids)
+		h.post(req, msg, ids, retried, written)
 	}()
 	select {
 	case <-wrote:
 	case <-done:
 	}
+	h.startListening()
+}
+
+// startListening opens the GET stream of the session, once it has a
+// protocol revision (after initialize), if it is not open.
+func (h *HTTP) startListening() {
 	h.mu.Lock()
 	listen := h.version != "" && !h.listening
 	h.listening = h.listening || listen
+	gen := h.gen
 	h.mu.Unlock()
 	if listen {
-		go h.listen()
+		go h.listen(gen)
 	}
-	return nil
 }
 
-// post sends one POST and hands its answer to the Sink.
-func (h *HTTP) post(req *http.Request, ids [][]byte) {
+// post sends one POST and hands its answer to the Sink. written is
+// called once the answer has come (the request was written, so the
+// next may be).
+func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried bool, written func()) {
 	resp, err := h.client.Do(req)
 	if err != nil {
 		var op *net.OpError
@@ -171,6 +215,22 @@ func (h *HTTP) post(req *http.Request, ids [][]byte) {
 			h.session = sid
 		}
 		h.mu.Unlock()
+	}
+	if sid := req.Header.Get("Mcp-Session-Id"); resp.StatusCode == http.StatusNotFound && sid != "" {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		written()
+		if h.sessionEnded(sid, msg, ids, retried) {
+			return
+		}
+		why := "the server has ended the session (HTTP 404)"
+		if retried {
+			why += ", and refused it in the new one too"
+		}
+		if len(ids) == 0 {
+			h.diag("a message of the client's was refused by the server: " + why)
+		}
+		h.unanswered(ids, false, why) // the server did not act on it
+		return
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -191,9 +251,7 @@ func (h *HTTP) post(req *http.Request, ids [][]byte) {
 	default:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		why := fmt.Sprintf("the server refused it: HTTP %d %s", resp.StatusCode, bytes.TrimSpace(snippet))
-		if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-			why = "the server has ended the session (HTTP 404)"
-		}
+
 		if len(ids) == 0 {
 			h.diag("a message of the client's was refused by the server: " + why)
 		}
@@ -266,13 +324,14 @@ func (h *HTTP) unanswered(ids [][]byte, maybe bool, why string) {
 }
 
 // listen reads the GET stream of the server's own messages, reconnecting
-// (resuming after its last event id) until Close; a server without one
-// (405) or that refuses it is not asked again.
-func (h *HTTP) listen() {
+// (resuming after its last event id) until Close or the end of session
+// gen; a server without one (405) or that refuses it is not asked again
+// in the session.
+func (h *HTTP) listen(gen int) {
 	lastID := ""
 	delay := time.Second
 	failures := 0
-	for h.ctx.Err() == nil {
+	for h.ctx.Err() == nil && h.current(gen) {
 		req := h.request(h.ctx, http.MethodGet, nil)
 		if lastID != "" {
 			req.Header.Set("Last-Event-ID", lastID)
@@ -288,7 +347,8 @@ func (h *HTTP) listen() {
 		}
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-			if resp.StatusCode != http.StatusMethodNotAllowed {
+			// 404: the session ended; a POST starts the next (renew).
+			if resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
 				h.diag(fmt.Sprintf("the server has no event stream for this session (GET: HTTP %d); its requests come with its answers only", resp.StatusCode))
 			}
 			resp.Body.Close()

@@ -6,6 +6,12 @@
 //   COUNT_FILE=calls.jsonl node counting-server.mjs
 //   COUNT_FILE=calls.jsonl URL_FILE=url.txt node counting-server.mjs --http [--json]
 //
+// Over HTTP each line also has the call's "session" (its Mcp-Session-Id),
+// and a POST to /control/end-sessions ends every session as a server that
+// restarted or expired them would: their streams close (an answer the
+// SDK's transport leaves open, as a JSON one, has its connection cut),
+// and requests with their ids get 404.
+//
 // Tools: charge (a write), lookup (readOnlyHint: true), slow (a write that
 // runs until the file in "until" exists, or "ms" milliseconds), fail (a
 // write whose result has isError: true), echo_meta (a write that answers
@@ -33,7 +39,7 @@ function count(tool, args, extra, phase) {
   const meta = extra._meta || {};
   appendFileSync(countFile, JSON.stringify({
     tool, args, key: meta[KEY] ?? null, attempt: meta[ATTEMPT] ?? null,
-    pid: process.pid, ppid: process.ppid, phase,
+    pid: process.pid, ppid: process.ppid, phase, session: extra.sessionId ?? null,
   }) + "\n");
 }
 
@@ -102,13 +108,25 @@ if (!process.argv.includes("--http")) {
   const { StreamableHTTPServerTransport } = await load("@modelcontextprotocol/sdk/server/streamableHttp.js");
   const json = process.argv.includes("--json");
   const sessions = new Map();
+  const open = new Set(); // the answers being written
   const http = createServer(async (req, res) => {
+    if (req.url === "/control/end-sessions") {
+      const ended = [...sessions.values()];
+      sessions.clear();
+      for (const t of ended) await t.close();
+      for (const r of open) if (!r.writableEnded) r.destroy();
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`ended ${ended.length}\n`);
+      return;
+    }
     let body;
     if (req.method === "POST") {
       const chunks = [];
       for await (const c of req) chunks.push(c);
       try { body = JSON.parse(Buffer.concat(chunks).toString("utf8")); } catch { body = undefined; }
     }
+    open.add(res);
+    res.on("close", () => open.delete(res));
     const sid = req.headers["mcp-session-id"];
     let transport = sid ? sessions.get(sid) : undefined;
     if (!transport) {
