@@ -11,8 +11,11 @@
 # calls), checks that idemkey and the harness agree on their keys, then
 # times:
 #   - idemkey key --task T --tool X big.json  (and min.json, obj.json)
-#   - idemkey canon big.json > /dev/null      (the canonical form alone:
-#     the key's hash is made beside it, so the two should cost about the same)
+#   - idemkey canon big.json > /dev/null      (the canonical form alone;
+#     issue 23 asks key within 1.15x of it. canon builds the member index,
+#     key does not, so key is the quicker; the like-for-like comparison,
+#     the one pass with and without SHA-256 in one process, is
+#     go test -bench '(Text|Canon)64MiB' ./derive)
 #   - openssl dgst -sha256 big.json  (the ceiling: read and hash only)
 #   - node scripts/refharness.js key T X big.json
 #   - jq -cS . big.json | sha256sum   (a speed yardstick only: jq -S sorts
@@ -28,7 +31,10 @@
 # present, else a loop over /usr/bin/time); MB/s is input bytes / median
 # wall time / 10^6; peak RSS is /usr/bin/time's %M of one run.
 #
-# Then the fleet section (scripts/bench_fleet.sh, FLEET=0 skips it).
+# Then what each linked library costs the small call's start-up
+# (scripts/bench_init.sh: minsha with blank imports of each group, in
+# turns; INIT=0 skips it) and the fleet section (scripts/bench_fleet.sh,
+# FLEET=0 skips it).
 #
 # Environment: RUNS (idemkey runs on the big document, default 7),
 # SLOW_RUNS (node and jq, default 3), SMALL_RUNS (idemkey on the small
@@ -329,8 +335,8 @@ busy
 document() { # document CASE FILE BYTES: idemkey, its canonical form alone, the ceiling, node and jq on one document
 	measure "$1" "idemkey key" "$RUNS" 1 "$3" 1 \
 		"$(q "$IK") key --task T --tool X $(q "$2")"
-	# The canonical form alone, to /dev/null: the key should cost about
-	# what it costs (issue 23: within 1.15x), its hash made beside it.
+	# The canonical form alone, to /dev/null (issue 23: key within 1.15x
+	# of it; see the header for what canon does that key does not).
 	measure "$1" "idemkey canon > /dev/null" "$RUNS" 1 "$3" 1 \
 		"$(q "$IK") canon $(q "$2") > /dev/null"
 	# The ceiling: read the file and hash it, nothing else. OpenSSL uses the
@@ -359,7 +365,7 @@ measure "400-byte call" "idemkey key (default go build: dynamically linked)" "$S
 measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$IK") key --task T --tool X $(q "$call")"
 # The floor: a static Go program that reads the file and prints its
-# SHA-256, built as idemkey is; the issue's target is idemkey within 1.5x.
+# SHA-256, built as idemkey is; issue 23's target is idemkey within 2.0x.
 measure "400-byte call" "minsha: read + SHA-256, minimal static Go (floor)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$tmp/minsha") $(q "$call")"
 # The same three in turns, round by round (SMALL_RUNS rounds), with a build
@@ -449,6 +455,12 @@ bench_ledger "$tmp/ledger" "$IK" >"$tmp/ledger.md"
 		}'
 }
 cat "$tmp/small.md" "$tmp/ledger.md"
+# ---- start-up: what each linked library costs the small call ----
+# scripts/bench_init.sh prints its own table (instructions in package
+# initialisation, page faults, wall in turns); INIT=0 skips it.
+if [[ ${INIT:-1} != 0 ]]; then
+	RUNS=$SMALL_RUNS bash "$root/scripts/bench_init.sh" || failed=1
+fi
 # ---- fleet: shared ledgers on PostgreSQL and Redis ----
 # scripts/bench_fleet.sh starts its own servers on loopback and prints its
 # own table: idemkey run's overhead per step against the bare command, a
