@@ -67,7 +67,10 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
 		Long: `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
-child (after --), or a Streamable HTTP endpoint (--url, with -H headers).
+child (after --), or a Streamable HTTP endpoint (--url, with -H headers; a
+session the server ends is started again with the client's initialize; a
+server of the 2024-11-05 HTTP+SSE transport is found as the spec says, its
+initialize POST refused with 400, 404 or 405).
 
 Every message passes through as it was written, in order, except the
 tools/call requests of write tools and their answers. A tool is a write
@@ -136,7 +139,7 @@ server; 127 not found.`,
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	addKeyFormatFlags(fl)
 	addLedgerFlag(fl)
-	fl.String("url", "", "a Streamable HTTP server's URL, instead of a command")
+	fl.String("url", "", "a Streamable HTTP server's URL (or a 2024-11-05 HTTP+SSE server's), instead of a command")
 	fl.StringArrayP("header", "H", nil, "a header for the HTTP server, \"Name: value\" (repeatable)")
 	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")

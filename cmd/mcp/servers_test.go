@@ -167,6 +167,49 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	})
 }
 
+// A server of MCP 2024-11-05's HTTP+SSE transport (the counting server
+// on the SDK's SSEServerTransport: a POST of initialize to its URL gets
+// 405): idemkey falls back to it, its GET stream and endpoint, as the
+// later revisions tell a client to; a repeated write runs once with
+// idemkey key's key, notifications pass; kill -9 of the server mid-call
+// leaves the call unknown and ends the session.
+func TestMCPLegacySSE(t *testing.T) {
+	r := newMCPRig(t)
+	url, srv := r.httpServer("--sse")
+	charge := map[string]any{"amount": 5, "currency": "sek"}
+	steps, stderr := r.client([]string{"mcp", "--task", "t-sse", "--url", url},
+		step("list"),
+		call("charge", charge),
+		call("charge", charge),
+		call("notify", map[string]any{}, "progress", true),
+		step("notifications"),
+	)
+	if !strings.Contains(stderr, "the server speaks MCP's 2024-11-05 HTTP+SSE transport (initialize POSTed to the URL: HTTP 405)") {
+		t.Fatalf("stderr does not say which transport:\n%s", stderr)
+	}
+	if first, again := steps[1].tool(t), steps[2].tool(t); again.Meta[metaReplayed] != true || again.text() != first.text() {
+		t.Fatalf("repeated charge over HTTP+SSE: %+v\n%s", again, stderr)
+	}
+	c := r.calls(r.count, "charge")
+	if want := r.key("--task", "t-sse", "--tool", "charge", r.write("c.json", `{"amount":5,"currency":"sek"}`)); len(c) != 1 || *c[0].Key != want {
+		t.Fatalf("the server ran %+v, want once with %s", c, want)
+	}
+	if methods := string(steps[4].Result); !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
+		t.Fatalf("the server's notifications: %s", methods)
+	}
+	c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-sse", "--url", url},
+		Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
+	started := r.waitCalls(len(r.calls(r.count, "")) + 1)
+	srv.Process.Signal(syscall.SIGKILL)
+	steps, _ = c2.wait()
+	if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "HTTP+SSE event stream ended") {
+		t.Fatalf("the call whose HTTP+SSE server died: %+v", s)
+	}
+	if rec := r.show(*started[len(started)-1].Key); rec["recorded_state"] != "unknown" {
+		t.Fatalf("after the kill: %v", rec)
+	}
+}
+
 // eachHTTPMode runs f with a rig and the counting server over Streamable
 // HTTP, answering with event streams ("sse") and with JSON ("json").
 func eachHTTPMode(t *testing.T, f func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd)) {
