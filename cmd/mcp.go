@@ -115,7 +115,8 @@ args, request_id, key, attempt, action: passed, forwarded, replayed, waited
 or refused) that 'idemkey drift FILE' reads as it is.
 
 Exit codes: 0 the client closed its input; the server's own exit code (or
-128+N for signal N) when it ended first; 2 usage (no task id, bad flags);
+128+N for signal N) when it ended first (1 for a --url server whose
+2024-11-05 event stream ended); 2 usage (no task id, bad flags);
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
 server; 127 not found.`,
 		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
@@ -576,5 +577,13 @@ func (opts *mcpOptions) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
-	return p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	err = p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	if errors.Is(err, mcp.ErrServerGone) {
+		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
+		// session so (its event stream ended); it has no exit code.
+		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", redactStoreURL(opts.URL), diagLine(why))
+		return &ExitError{Code: exitNegative}
+	}
+	return err
 }

@@ -201,9 +201,12 @@ func TestMCPLegacySSE(t *testing.T) {
 		Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
 	started := r.waitCalls(len(r.calls(r.count, "")) + 1)
 	srv.Process.Signal(syscall.SIGKILL)
-	steps, _ = c2.wait()
+	steps, stderr = c2.wait()
 	if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "HTTP+SSE event stream ended") {
 		t.Fatalf("the call whose HTTP+SSE server died: %+v", s)
+	}
+	if !strings.Contains(stderr, "idemkey: the server at "+url+" ended the session before the client closed it (the server's output ended: the server's HTTP+SSE event stream ended") {
+		t.Fatalf("stderr after the kill:\n%s", stderr)
 	}
 	if rec := r.show(*started[len(started)-1].Key); rec["recorded_state"] != "unknown" {
 		t.Fatalf("after the kill: %v", rec)
