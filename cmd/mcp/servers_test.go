@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -210,6 +211,46 @@ func TestMCPLegacySSE(t *testing.T) {
 	}
 	if rec := r.show(*started[len(started)-1].Key); rec["recorded_state"] != "unknown" {
 		t.Fatalf("after the kill: %v", rec)
+	}
+	r.legacyServerGoneExit()
+}
+
+// legacyServerGoneExit: idemkey's exit when a 2024-11-05 server's event
+// stream ends first, with a client (a pipe) that stays: 1, every line it
+// wrote a whole JSON-RPC message.
+func (r *mcpRig) legacyServerGoneExit() {
+	t := r.t
+	url, srv := r.httpServer("--sse")
+	c := exec.Command(r.bin, "mcp", "--task", "t-sse", "--url", url)
+	c.Env = r.env
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	n := len(r.calls(r.count, ""))
+	fmt.Fprintf(in, "%s\n%s\n%s\n", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"until":"`+r.path("release")+`","note":"pipe"}}}`)
+	r.waitCalls(n + 1)
+	srv.Process.Signal(syscall.SIGKILL)
+	err = c.Wait()
+	if c.ProcessState.ExitCode() != 1 {
+		t.Fatalf("idemkey mcp after its HTTP+SSE server died: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("stdout line %q is not JSON", l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[1], `"id":2`) || !strings.Contains(lines[1], "outcome of this call is unknown") {
+		t.Fatalf("stdout: %s", out.String())
 	}
 }
 

@@ -215,7 +215,7 @@ func (h *HTTP) write(msg []byte, ids [][]byte, retried, initialize bool) {
 // protocol revision (after initialize), if it is not open.
 func (h *HTTP) startListening() {
 	h.mu.Lock()
-	listen := h.version != "" && !h.listening
+	listen := h.version != "" && !h.listening && h.legacy == nil
 	h.listening = h.listening || listen
 	gen := h.gen
 	h.mu.Unlock()
@@ -391,8 +391,8 @@ func (h *HTTP) listen(gen int) {
 			return
 		}
 		failures = 0
-		_ = readEvents(resp.Body, func(data []byte) {
-			if !blank(data) {
+		_ = readNamedEvents(resp.Body, func(event string, data []byte) {
+			if (event == "" || event == "message") && !blank(data) {
 				h.sink.Message(oneLine(data), false)
 			}
 		}, func(id string) { lastID = id }, func(d time.Duration) { delay = d })
