@@ -67,7 +67,10 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
 		Long: `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
-child (after --), or a Streamable HTTP endpoint (--url, with -H headers).
+child (after --), or a Streamable HTTP endpoint (--url, with -H headers; a
+session the server ends is started again with the client's initialize; a
+server of the 2024-11-05 HTTP+SSE transport is found as the spec says, its
+initialize POST refused with 400, 404 or 405).
 
 Every message passes through as it was written, in order, except the
 tools/call requests of write tools and their answers. A tool is a write
@@ -112,7 +115,8 @@ args, request_id, key, attempt, action: passed, forwarded, replayed, waited
 or refused) that 'idemkey drift FILE' reads as it is.
 
 Exit codes: 0 the client closed its input; the server's own exit code (or
-128+N for signal N) when it ended first; 2 usage (no task id, bad flags);
+128+N for signal N) when it ended first (1 for a --url server whose
+2024-11-05 event stream ended); 2 usage (no task id, bad flags);
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
 server; 127 not found.`,
 		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
@@ -136,7 +140,7 @@ server; 127 not found.`,
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	addKeyFormatFlags(fl)
 	addLedgerFlag(fl)
-	fl.String("url", "", "a Streamable HTTP server's URL, instead of a command")
+	fl.String("url", "", "a Streamable HTTP server's URL (or a 2024-11-05 HTTP+SSE server's), instead of a command")
 	fl.StringArrayP("header", "H", nil, "a header for the HTTP server, \"Name: value\" (repeatable)")
 	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")
@@ -573,5 +577,13 @@ func (opts *mcpOptions) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
-	return p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	err = p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	if errors.Is(err, mcp.ErrServerGone) {
+		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
+		// session so (its event stream ended); it has no exit code.
+		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", redactStoreURL(opts.URL), diagLine(why))
+		return &ExitError{Code: exitNegative}
+	}
+	return err
 }

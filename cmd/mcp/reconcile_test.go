@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 // The reconcile of an unknown outcome (issue 22) through idemkey mcp: a
@@ -235,5 +237,45 @@ func TestMCPLedgerReconcile(t *testing.T) {
 	}
 	if c := r.calls(r.count, ""); len(c) != n {
 		t.Fatalf("calls were sent to the server: %+v", c[n:])
+	}
+}
+
+// Two proxies on one PostgreSQL ledger, racing one call whose outcome is
+// unknown from a barrier, each with a reconcile that takes a second: the
+// owner is asked once (the reconcile runs under the key's claim), and
+// both answer its output; the server gets nothing.
+func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
+	r := newMCPRig(t)
+	url := testserver.Postgres(t)
+	rc := r.reconcileScript()
+	slow := map[string]any{"until": r.path("release"), "note": "race"}
+	flags := []string{"--task", "t-crash", "--ledger", url}
+	_, started := r.killMidCall(flags, slow, func(c countLine) []int { return []int{c.Pid} })
+	n := len(r.calls(r.count, ""))
+	var clients []*runningClient
+	for i := 0; i < 2; i++ {
+		clients = append(clients, r.startClient(mcpPlan{Command: r.bin,
+			Args: proxy(append(flags, "--wait", "30s", "--reconcile", "sleep 1; sh "+rc+" 0 'charge ch_7 exists' 'found it'"), r.counting()),
+			Steps: []map[string]any{
+				step("list"),
+				step("waitFile", "path", r.path("go")),
+				call("slow", slow),
+			}}))
+	}
+	time.Sleep(2 * time.Second) // both connected, waiting at the barrier
+	r.write("go", "go\n")
+	for _, c := range clients {
+		steps, stderr := c.wait()
+		if res := steps[2].tool(t); res.IsError || res.text() != "charge ch_7 exists" || res.Meta[metaReplayed] != true {
+			t.Fatalf("a racer got %+v\n%s", res, stderr)
+		}
+	}
+	r.reconciledOnce(t, 0, slow, started, "")
+	if c := r.calls(r.count, ""); len(c) != n {
+		t.Fatalf("calls were sent to the server: %+v", c[n:])
+	}
+	out, errOut, code := r.idemkey("ledger", "show", *started.Key, "--json", "--ledger", url)
+	if code != 0 || !strings.Contains(out, `"recorded_state":"succeeded"`) {
+		t.Fatalf("ledger show: exit %d: %s%s", code, out, errOut)
 	}
 }

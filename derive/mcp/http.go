@@ -54,6 +54,11 @@ type HTTP struct {
 	// ended is the session id the server ended (HTTP 404) while no new
 	// one could be started yet: the next message tries again.
 	ended string
+	// legacy is set when the server speaks the 2024-11-05 HTTP+SSE
+	// transport instead (legacy.go); gone is closed when its stream ended.
+	legacy  *legacySSE
+	gone    chan struct{}
+	goneErr error
 }
 
 // closeGrace is how long the answers of the client's last requests are
@@ -77,7 +82,7 @@ func NewHTTP(rawURL string, header http.Header, client *http.Client, diag func(s
 	if diag == nil {
 		diag = func(string) {}
 	}
-	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{})}, nil
+	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{}), gone: make(chan struct{})}, nil
 }
 
 // Run implements Upstream: it lasts until Close (or ctx ends).
@@ -88,6 +93,10 @@ func (h *HTTP) Run(ctx context.Context, s Sink) error {
 	select {
 	case <-h.closed:
 	case <-ctx.Done():
+	case <-h.gone:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.goneErr
 	}
 	return nil
 }
@@ -99,17 +108,23 @@ func (h *HTTP) SetVersion(v string) {
 	h.mu.Unlock()
 }
 
-// request builds a request with the session's headers.
-func (h *HTTP) request(ctx context.Context, method string, body []byte) *http.Request {
+// newRequest builds a request to u with the -H headers.
+func (h *HTTP) newRequest(ctx context.Context, method, u string, body []byte) *http.Request {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, h.url, r) // the URL was parsed
+	req, _ := http.NewRequestWithContext(ctx, method, u, r) // the URLs are parsed
 	req.Header = h.header.Clone()
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
+	return req
+}
+
+// request builds a request with the session's headers.
+func (h *HTTP) request(ctx context.Context, method string, body []byte) *http.Request {
+	req := h.newRequest(ctx, method, h.url, body)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -140,13 +155,19 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 	h.sendMu.Lock()
 	defer h.sendMu.Unlock()
 	h.mu.Lock()
-	first, ended := h.initMsg == nil && h.session == "", h.ended
+	first, ended, legacy := h.initMsg == nil && h.session == "", h.ended, h.legacy
 	h.mu.Unlock()
+	if legacy != nil {
+		legacy.send(msg, ids)
+		return nil
+	}
 	if first {
 		if m := readMessage(msg); m.kind == kindRequest && m.method == "initialize" {
 			h.mu.Lock()
 			h.initMsg = clone(msg)
 			h.mu.Unlock()
+		} else {
+			first = false
 		}
 	}
 	if ended != "" {
@@ -157,25 +178,31 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 			return nil
 		}
 	}
-	h.write(clone(msg), ids, false)
+	h.write(clone(msg), ids, false, first)
 	return nil
 }
 
-// write POSTs msg (h.sendMu held) and returns once it is written; its
-// answer is read in the background. retried: it was sent once already,
-// and refused with 404 for a session the server had ended.
-func (h *HTTP) write(msg []byte, ids [][]byte, retried bool) {
+// write POSTs msg (h.sendMu held) and returns once it is written (the
+// client's first initialize: once its answer's status is read, and the
+// transport known); its answer is read in the background. retried: it
+// was sent once already, and refused with 404 for a session the server
+// had ended.
+func (h *HTTP) write(msg []byte, ids [][]byte, retried, initialize bool) {
 	wrote := make(chan struct{})
 	var wroteOnce sync.Once
 	written := func() { wroteOnce.Do(func() { close(wrote) }) }
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { written() }}
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		if !initialize {
+			written()
+		}
+	}}
 	req := h.request(httptrace.WithClientTrace(h.ctx, trace), http.MethodPost, msg)
 	done := make(chan struct{})
 	h.streams.Add(1)
 	go func() {
 		defer h.streams.Done()
 		defer close(done)
-		h.post(req, msg, ids, retried, written)
+		h.post(req, msg, ids, retried, initialize, written)
 	}()
 	select {
 	case <-wrote:
@@ -188,7 +215,7 @@ func (h *HTTP) write(msg []byte, ids [][]byte, retried bool) {
 // protocol revision (after initialize), if it is not open.
 func (h *HTTP) startListening() {
 	h.mu.Lock()
-	listen := h.version != "" && !h.listening
+	listen := h.version != "" && !h.listening && h.legacy == nil
 	h.listening = h.listening || listen
 	gen := h.gen
 	h.mu.Unlock()
@@ -199,9 +226,18 @@ func (h *HTTP) startListening() {
 
 // post sends one POST and hands its answer to the Sink. written is
 // called once the answer has come (the request was written, so the
-// next may be).
-func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried bool, written func()) {
+// next may be); for the client's first initialize, once the transport is
+// known: a 400, 404 or 405 to it is a server of the 2024-11-05 HTTP+SSE
+// transport, or none.
+func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initialize bool, written func()) {
 	resp, err := h.client.Do(req)
+	defer written()
+	if err == nil && initialize && legacyStatus(resp.StatusCode) {
+		resp.Body.Close()
+		h.fallback(msg, ids, resp.StatusCode)
+		return
+	}
+	written()
 	if err != nil {
 		var op *net.OpError
 		sent := !(errors.As(err, &op) && op.Op == "dial")
@@ -355,8 +391,8 @@ func (h *HTTP) listen(gen int) {
 			return
 		}
 		failures = 0
-		_ = readEvents(resp.Body, func(data []byte) {
-			if !blank(data) {
+		_ = readNamedEvents(resp.Body, func(event string, data []byte) {
+			if (event == "" || event == "message") && !blank(data) {
 				h.sink.Message(oneLine(data), false)
 			}
 		}, func(id string) { lastID = id }, func(d time.Duration) { delay = d })
@@ -386,6 +422,15 @@ func (h *HTTP) Close() error {
 		case <-done:
 		case <-time.After(closeGrace):
 		}
+		h.mu.Lock()
+		legacy := h.legacy
+		h.mu.Unlock()
+		if legacy != nil {
+			// The answers come on the event stream.
+			ctx, cancel := context.WithTimeout(h.ctx, closeGrace)
+			legacy.drain(ctx)
+			cancel()
+		}
 		h.cancel()
 		h.mu.Lock()
 		session := h.session
@@ -407,9 +452,16 @@ func (h *HTTP) Close() error {
 // blank line) and hands each event's data to each. An event the stream
 // ends in the middle of is dropped, never passed on in part.
 func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(time.Duration)) error {
+	return readNamedEvents(r, func(_ string, data []byte) { each(data) }, onID, onRetry)
+}
+
+// readNamedEvents is readEvents with each event's type (its "event"
+// field; "" for the default, message).
+func readNamedEvents(r io.Reader, each func(event string, data []byte), onID func(string), onRetry func(time.Duration)) error {
 	lr := newLineReader(r)
 	var data []byte
 	has := false
+	event := ""
 	for {
 		line, err := lr.next()
 		switch {
@@ -423,9 +475,9 @@ func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) == 0 {
 			if has {
-				each(data)
+				each(event, data)
 			}
-			data, has = data[:0], false
+			data, has, event = data[:0], false, ""
 			continue
 		}
 		if line[0] == ':' {
@@ -434,6 +486,8 @@ func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(
 		field, value, _ := bytes.Cut(line, []byte{':'})
 		value = bytes.TrimPrefix(value, []byte{' '})
 		switch string(field) {
+		case "event":
+			event = string(value)
 		case "data":
 			if has {
 				data = append(data, '\n')

@@ -5,6 +5,7 @@
 //
 //   COUNT_FILE=calls.jsonl node counting-server.mjs
 //   COUNT_FILE=calls.jsonl URL_FILE=url.txt node counting-server.mjs --http [--json]
+//   COUNT_FILE=calls.jsonl URL_FILE=url.txt node counting-server.mjs --sse   (MCP 2024-11-05 HTTP+SSE)
 //
 // Over HTTP each line also has the call's "session" (its Mcp-Session-Id),
 // and a POST to /control/end-sessions ends every session as a server that
@@ -102,7 +103,32 @@ function newServer() {
   return server;
 }
 
-if (!process.argv.includes("--http")) {
+if (process.argv.includes("--sse")) {
+  // MCP 2024-11-05's HTTP+SSE transport, as an old server has it: GET /sse
+  // is the event stream (its first event names the endpoint), messages are
+  // POSTed to /messages?sessionId=…; a POST to /sse is not allowed (405).
+  const { SSEServerTransport } = await load("@modelcontextprotocol/sdk/server/sse.js");
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const u = new URL(req.url, "http://127.0.0.1");
+    if (req.method === "GET" && u.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      res.on("close", () => sessions.delete(transport.sessionId));
+      await newServer().connect(transport);
+    } else if (req.method === "POST" && u.pathname === "/messages" && sessions.has(u.searchParams.get("sessionId"))) {
+      await sessions.get(u.searchParams.get("sessionId")).handlePostMessage(req, res);
+    } else {
+      res.writeHead(req.method === "POST" && u.pathname === "/sse" ? 405 : 404, { "content-type": "text/plain" });
+      res.end("not here\n");
+    }
+  });
+  http.listen(0, "127.0.0.1", () => {
+    const url = `http://127.0.0.1:${http.address().port}/sse`;
+    if (process.env.URL_FILE) writeFileSync(process.env.URL_FILE, url);
+    console.error(`counting-server: ${url}`);
+  });
+} else if (!process.argv.includes("--http")) {
   await newServer().connect(new StdioServerTransport());
 } else {
   const { StreamableHTTPServerTransport } = await load("@modelcontextprotocol/sdk/server/streamableHttp.js");
