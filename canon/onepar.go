@@ -44,29 +44,27 @@ func writeRunsParallel(w io.Writer, src []byte, s Scheme, runSize int) (n int64,
 // bw in runs on every core, as writeRunsParallel describes, and reports
 // whether it is valid. outer is the number of containers around the
 // array, which count towards MaxDepth.
+//
+// The runs are written in order as they are made: the worker that
+// finishes the run next in order writes it at once (and then any later
+// ones finished meanwhile), so that a hash behind bw digests each run while
+// it is still in that core's cache, beside the making of the runs that
+// follow, never after them on a goroutine of its own.
 func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer int) (valid bool) {
 	lines := guessSplit(src, root, root+1) >= 0
-
-	type run struct {
-		from, stop int // parse elements from src[from]; end on the comma at stop, or (stop < 0) on the closing bracket
-		out        []byte
-		ok         bool
-		fault      any // a memory fault while reading src (see fault.go)
-		done       chan struct{}
-	}
 	var cancel atomic.Bool
 	var prodFault any
-	order := make(chan *run, pieceWindow)
 	jobs := make(chan *run, pieceWindow)
-	window := make(chan struct{}, pieceWindow)
+	window := make(chan struct{}, pieceWindow) // runs made or in the making, not yet written
 	free := make(chan []byte, pieceWindow+1)
+	ord := &runOrder{bw: bw, window: window, free: free, cancel: &cancel}
+	bw.Write([]byte{'['})
 	go func() {
 		guard()
-		defer close(order)
 		defer close(jobs)
 		defer catchFault(&prodFault)
 		from := root + 1
-		for !cancel.Load() {
+		for seq := 0; !cancel.Load(); seq++ {
 			// Runs get shorter towards the end, so that the cores finish
 			// together.
 			size := runSize
@@ -84,10 +82,8 @@ func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer
 					stop = -1
 				}
 			}
-			r := &run{from: from, stop: stop, done: make(chan struct{})}
 			window <- struct{}{}
-			order <- r
-			jobs <- r
+			jobs <- &run{seq: seq, from: from, stop: stop}
 			if stop < 0 {
 				return
 			}
@@ -102,75 +98,47 @@ func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer
 			defer wg.Done()
 			var c onepass
 			for r := range jobs {
-				if cancel.Load() {
-					close(r.done)
-					continue
+				if !cancel.Load() {
+					var out []byte
+					select {
+					case out = <-free:
+					default:
+						out = make([]byte, 0, runSize+runSize/4)
+					}
+					c.init(src, s, out, nil) // also after a run that failed midway
+					c.maxDepth -= outer
+					func() {
+						defer catchFault(&r.fault)
+						r.ok = c.elements(r.from, r.stop, last)
+					}()
+					r.out = c.out
 				}
-				var out []byte
-				select {
-				case out = <-free:
-				default:
-					out = make([]byte, 0, runSize+runSize/4)
-				}
-				c.init(src, s, out, nil) // also after a run that failed midway
-				c.maxDepth -= outer
-				func() {
-					defer catchFault(&r.fault)
-					r.ok = c.elements(r.from, r.stop, last)
-				}()
-				r.out = c.out
-				close(r.done)
+				ord.done(r)
 			}
 		}()
 	}
-
-	bw.Write([]byte{'['})
-	valid = true
-	first, redone := true, false
-	var fault any
-	for r := range order {
-		<-r.done
-		<-window
-		if redone {
-			continue // draining after a failed run
-		}
-		if r.fault != nil {
-			fault = r.fault
-			cancel.Store(true)
-			redone = true
-			continue
-		}
-		if !r.ok {
-			// Redo from this run's start, which is a true boundary, to the
-			// end, sequentially.
-			cancel.Store(true)
-			redone = true
-			var c onepass
-			c.init(src, s, make([]byte, 0, flushAt+4096), bw)
-			c.maxDepth -= outer
-			if !first {
-				c.out = append(c.out, ',')
-			}
-			func() {
-				defer catchFault(&fault)
-				valid = c.elements(r.from, -1, last)
-			}()
-			c.flush()
-			continue
-		}
-		if !first {
-			bw.Write([]byte{','})
-		}
-		bw.Write(r.out)
-		first = false
-		select {
-		case free <- r.out[:0]:
-		default:
-		}
-	}
 	wg.Wait()
+	fault := ord.fault
 	if fault == nil {
 		fault = prodFault
+	}
+	if fault == nil && ord.failed != nil {
+		// Redo from the failed run's start, which is a true boundary, to
+		// the end, sequentially.
+		r := ord.failed
+		var c onepass
+		c.init(src, s, make([]byte, 0, flushAt+4096), bw)
+		c.maxDepth -= outer
+		if r.seq > 0 {
+			c.out = append(c.out, ',')
+		}
+		func() {
+			defer catchFault(&fault)
+			valid = c.elements(r.from, -1, last)
+		}()
+		c.flush()
+	} else {
+		valid = true
 	}
 	if fault != nil {
 		panic(fault) // on the caller's goroutine, for it to recover
@@ -180,6 +148,86 @@ func writeRuns(bw *countWriter, src []byte, s Scheme, runSize, root, last, outer
 	}
 	bw.Write([]byte{']'})
 	return true
+}
+
+// A run is a stretch of a large array's elements made by one worker.
+type run struct {
+	seq        int
+	from, stop int // parse elements from src[from]; end on the comma at stop, or (stop < 0) on the closing bracket
+	out        []byte
+	ok         bool
+	fault      any // a memory fault while reading src (see fault.go)
+}
+
+// runOrder writes runs in order, whichever worker made them. The first run
+// that failed (not proven, or a fault) stops the writing: it and the rest
+// are redone, or the fault raised, once the workers are done.
+type runOrder struct {
+	bw     *countWriter
+	window chan struct{}
+	free   chan []byte
+	cancel *atomic.Bool
+
+	mu      sync.Mutex
+	next    int          // the seq of the run to write next
+	ready   map[int]*run // runs made before their turn
+	writing bool         // a worker is writing
+	failed  *run         // the first run in order that failed
+	fault   any
+}
+
+// done takes a finished (or, after a failure, skipped) run: it writes it,
+// and every run after it that is ready, if its turn has come and no other
+// worker is writing; otherwise it leaves it for the worker whose turn it is.
+func (o *runOrder) done(r *run) {
+	o.mu.Lock()
+	if o.failed != nil || o.fault != nil {
+		o.mu.Unlock()
+		<-o.window // after the failure: nothing more is written
+		return
+	}
+	if o.ready == nil {
+		o.ready = map[int]*run{}
+	}
+	o.ready[r.seq] = r
+	if o.writing {
+		o.mu.Unlock()
+		return
+	}
+	o.writing = true
+	for {
+		r, ok := o.ready[o.next]
+		if !ok || o.failed != nil || o.fault != nil {
+			break
+		}
+		delete(o.ready, o.next)
+		if r.fault != nil || !r.ok {
+			o.failed, o.fault = r, r.fault
+			o.cancel.Store(true)
+			<-o.window
+			// The runs made after it are written no more.
+			for k, later := range o.ready {
+				delete(o.ready, k)
+				_ = later
+				<-o.window
+			}
+			break
+		}
+		o.next++
+		o.mu.Unlock()
+		if r.seq > 0 {
+			o.bw.Write([]byte{','})
+		}
+		o.bw.Write(r.out)
+		select {
+		case o.free <- r.out[:0]:
+		default:
+		}
+		<-o.window
+		o.mu.Lock()
+	}
+	o.writing = false
+	o.mu.Unlock()
 }
 
 // elements canonicalizes the root array's elements from src[from] on,

@@ -8,6 +8,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/drift"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/key"
+	"github.com/idemkey/idemkey/cmd/ledger"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
@@ -28,7 +29,7 @@ var commands = []struct {
 	{"vectors", vectors.NewCmd},
 	{"conform", conform.NewCmd},
 	{"run", old(newRunCmd)},
-	{"ledger", old(newLedgerCmd)},
+	{"ledger", ledger.NewCmd},
 	{"probe", old(newProbeCmd)},
 	{"mcp", old(newMCPCmd)},
 }

@@ -230,3 +230,40 @@ func (f *Factory) storeOptions() stores.Options       { return ledgerflags.Store
 func (f *Factory) openLedger(ctx context.Context, spec string) (ledger.Store, error) {
 	return ledgerflags.Open(ctx, f.Factory, spec)
 }
+
+type (
+	reconcileCmd = ledgerflags.Reconcile
+	recorder     = ledgerflags.Recorder
+	fileLocker   = ledgerflags.FileLocker
+)
+
+const (
+	maxRecordedOutput = ledgerflags.MaxRecordedOutput
+	maxKeptRequest    = ledgerflags.MaxKeptRequest
+)
+
+var (
+	durationSetting    = ledgerflags.DurationSetting
+	lookCommand        = ledgerflags.LookCommand
+	newRecorder        = ledgerflags.NewRecorder
+	stopSignals        = ledgerflags.StopSignals
+	warnOutputsDropped = ledgerflags.WarnOutputsDropped
+	notRecordedWhy     = ledgerflags.NotRecordedWhy
+	lossLine           = ledgerflags.LossLine
+	stepEnv            = ledgerflags.StepEnv
+	keptRequest        = ledgerflags.KeptRequest
+	describeDifference = ledgerflags.DescribeDifference
+	recordNow          = ledgerflags.RecordNow
+	addReconcileFlags  = ledgerflags.AddReconcileFlags
+	requestArgs        = ledgerflags.RequestArgs
+)
+
+func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy, error) {
+	return ledgerflags.RecoverPolicy(f.Factory, cmd, tool)
+}
+
+func (f *Factory) reconcileSettings(fl *pflag.FlagSet, tool string) (*reconcileCmd, error) {
+	return ledgerflags.ReconcileSettings(f.Factory, fl, tool)
+}
+
+var withoutEnv = ledgerflags.WithoutEnv

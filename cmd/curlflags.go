@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/idemkey/idemkey/derive/post"
 	"github.com/spf13/pflag"
 )
 
@@ -31,7 +32,7 @@ func (o *postOptions) loadRequestFlags(fl *pflag.FlagSet) error {
 	if o.Transport.Key != "" && o.Transport.Cert == "" {
 		return usageErrorf("--key needs --cert")
 	}
-	if err := postCheckHeaderText("-A", o.UserAgent); err != nil {
+	if err := post.CheckHeaderText("-A", o.UserAgent); err != nil {
 		return err
 	}
 	m, _ := fl.GetString("request")
@@ -51,7 +52,7 @@ func (o *postOptions) loadRequestFlags(fl *pflag.FlagSet) error {
 func (o *postOptions) newBaseRequest() (*http.Request, error) {
 	req, err := http.NewRequest(o.Method, o.URL.String(), nil)
 	if err != nil {
-		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL: %s", redactText(rootCause(err), o.URL.String()))}
+		return nil, &post.Error{Code: post.CurlURLMalformat, Err: fmt.Errorf("invalid URL: %s", post.RedactText(post.RootCause(err), o.URL.String()))}
 	}
 	h := req.Header
 	ua := "idemkey/" + versionString()
@@ -69,7 +70,7 @@ func (o *postOptions) newBaseRequest() (*http.Request, error) {
 		req.SetBasicAuth(user, pass)
 	}
 	for _, line := range o.Headers {
-		if err := o.addHeader(req, line); err != nil {
+		if err := post.AddHeader(req, line, o.KeyHeader); err != nil {
 			return nil, err
 		}
 	}

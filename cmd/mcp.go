@@ -32,15 +32,18 @@ type mcpOptions struct {
 	Key      *keyOptions // the key's format and secret
 	Ledger   string
 	Recover  ledger.Policy
-	KeyArg   string
-	Once     map[string]bool
-	Pass     map[string]bool
-	tools    map[string]mcpTool // the config file's tools sections
-	Wait     time.Duration
-	Lease    time.Duration
-	Retain   time.Duration
-	Log      string
-	Verbose  bool
+	// Reconcile is the --reconcile command (nil: none); a tool's own is
+	// in tools.
+	Reconcile *reconcileCmd
+	KeyArg    string
+	Once      map[string]bool
+	Pass      map[string]bool
+	tools     map[string]mcpTool // the config file's tools sections
+	Wait      time.Duration
+	Lease     time.Duration
+	Retain    time.Duration
+	Log       string
+	Verbose   bool
 }
 
 // mcpTool is a tool's own settings from the config file's tools section.
@@ -48,6 +51,9 @@ type mcpTool struct {
 	mode    mcp.Mode
 	keyArg  string
 	recover ledger.Policy
+	// reconcile is its reconcile command (tools.NAME.reconcile, or
+	// --reconcile's with its reconcile-timeout); nil: none.
+	reconcile *reconcileCmd
 }
 
 // exitMCPFailed: idemkey mcp could not start or serve (the ledger, the
@@ -61,7 +67,10 @@ func newMCPCmd(f *Factory) *cobra.Command {
 		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
 		Long: `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
-child (after --), or a Streamable HTTP endpoint (--url, with -H headers).
+child (after --), or a Streamable HTTP endpoint (--url, with -H headers; a
+session the server ends is started again with the client's initialize; a
+server of the 2024-11-05 HTTP+SSE transport is found as the spec says, its
+initialize POST refused with 400, 404 or 405).
 
 Every message passes through as it was written, in order, except the
 tools/call requests of write tools and their answers. A tool is a write
@@ -91,12 +100,23 @@ The ledger is run's (--ledger: SQLite by default, PostgreSQL or Redis):
   other args   the key recorded with other arguments: a tool error result
                showing the difference
 
+--reconcile COMMAND (per tool: tools.NAME.reconcile) asks the owner about an
+unknown outcome before --recover applies, under the key's claim: a shell
+command line with IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and
+IDEMKEY_TOOL in its environment and the call's canonical arguments on its
+standard input. Exit 0: the call took effect, recorded succeeded, answered
+with its standard output (a CallToolResult as it is, other text as a text
+content) and not sent; 1: it did not, sent as the next attempt with the
+same key; other (or --reconcile-timeout, or a signal): still unknown,
+--recover decides, the answer says what the reconcile said.
+
 --log FILE appends one JSON Lines record per tools/call (time, task, tool,
 args, request_id, key, attempt, action: passed, forwarded, replayed, waited
 or refused) that 'idemkey drift FILE' reads as it is.
 
 Exit codes: 0 the client closed its input; the server's own exit code (or
-128+N for signal N) when it ended first; 2 usage (no task id, bad flags);
+128+N for signal N) when it ended first (1 for a --url server whose
+2024-11-05 event stream ended); 2 usage (no task id, bad flags);
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
 server; 127 not found.`,
 		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
@@ -120,12 +140,13 @@ server; 127 not found.`,
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	addKeyFormatFlags(fl)
 	addLedgerFlag(fl)
-	fl.String("url", "", "a Streamable HTTP server's URL, instead of a command")
+	fl.String("url", "", "a Streamable HTTP server's URL (or a 2024-11-05 HTTP+SSE server's), instead of a command")
 	fl.StringArrayP("header", "H", nil, "a header for the HTTP server, \"Name: value\" (repeatable)")
 	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")
 	fl.String("key-arg", "", "also set the key in this argument of each write call (per tool: tools.NAME.key-arg)")
 	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
+	addReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
 	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
@@ -178,6 +199,9 @@ func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.Recover, err = f.recoverPolicy(cmd, ""); err != nil {
 		return err
 	}
+	if opts.Reconcile, err = opts.reconcileSettings(cmd, ""); err != nil {
+		return err
+	}
 	opts.KeyArg = v.GetString("key-arg")
 	opts.Once, opts.Pass = nameSet(v.GetStringSlice("once")), nameSet(v.GetStringSlice("pass"))
 	for n := range opts.Once {
@@ -185,7 +209,7 @@ func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
 			return usageErrorf("--once %s and --pass %s contradict each other", n, n)
 		}
 	}
-	if opts.tools, err = opts.toolSettings(); err != nil {
+	if opts.tools, err = opts.toolSettings(cmd); err != nil {
 		return err
 	}
 	return opts.setupDurations()
@@ -253,15 +277,17 @@ func (opts *mcpOptions) callSpec() (*callSpec, error) {
 	return s, nil
 }
 
-// toolSettings reads the tools sections that set mcp, key-arg or recover.
-func (opts *mcpOptions) toolSettings() (map[string]mcpTool, error) {
+// toolSettings reads the tools sections that set mcp, key-arg, recover,
+// reconcile or reconcile-timeout.
+func (opts *mcpOptions) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error) {
 	v := opts.f.Config
 	if v.ToolNames() == nil {
 		return nil, nil
 	}
 	m := map[string]mcpTool{}
 	for _, tool := range v.ToolNames() {
-		if !v.ToolSets(tool, "mcp") && !v.ToolSets(tool, "key-arg") && !v.ToolSets(tool, "recover") {
+		if !v.ToolSets(tool, "mcp") && !v.ToolSets(tool, "key-arg") && !v.ToolSets(tool, "recover") &&
+			!v.ToolSets(tool, "reconcile") && !v.ToolSets(tool, "reconcile-timeout") {
 			continue
 		}
 		t, err := v.ForTool(tool)
@@ -282,6 +308,9 @@ func (opts *mcpOptions) toolSettings() (map[string]mcpTool, error) {
 		mt.recover = ledger.Policy(t.GetString("recover"))
 		if !mt.recover.Valid() {
 			return nil, t.Invalid("recover", "want fail or retry")
+		}
+		if mt.reconcile, err = opts.reconcileSettings(cmd, tool); err != nil {
+			return nil, err
 		}
 		m[tool] = mt
 	}
@@ -344,6 +373,30 @@ func (opts *mcpOptions) recoverFor(tool string) ledger.Policy {
 	return opts.Recover
 }
 
+// reconcileSettings is a tool's reconcile command ("": --reconcile's),
+// told the canonical arguments the record keeps ({"args":…}, as run's;
+// derive/mcp fills in those of a call too large to keep).
+func (opts *mcpOptions) reconcileSettings(cmd *cobra.Command, tool string) (*reconcileCmd, error) {
+	rc, err := opts.f.reconcileSettings(cmd.Flags(), tool)
+	if rc != nil {
+		rc.Args = requestArgs
+	}
+	return rc, err
+}
+
+// reconciler is a tool's reconcile (nil for none): the command gets the
+// canonical arguments the record keeps ({"args":…}, as run's).
+func (opts *mcpOptions) reconciler(tool string) ledger.Reconciler {
+	rc := opts.Reconcile
+	if t, ok := opts.tools[tool]; ok {
+		rc = t.reconcile
+	}
+	if rc == nil {
+		return nil
+	}
+	return rc.Reconciler()
+}
+
 // changedFlag reports whether the running command's flag was given on the
 // command line.
 func changedFlag(f *Factory, name string) bool {
@@ -385,14 +438,14 @@ func runMCP(opts *mcpOptions) error {
 	defer store.Close()
 	po := mcp.Options{
 		Task: opts.Task, TaskMeta: opts.TaskMeta,
-		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Derive: opts.derive,
+		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
 		Difference: describeDifference,
 		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: holderName(),
 		HolderAlive: holderAlive(store),
 		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) },
 	}
 	if l, ok := store.(keyLocker); ok {
-		po.Locker = fileLocker{l}
+		po.Locker = fileLocker{KL: l}
 	}
 	if opts.Log != "" {
 		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -519,5 +572,13 @@ func (opts *mcpOptions) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
-	return p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	err = p.Serve(ctx, f.IO.In, f.IO.Out, up)
+	if errors.Is(err, mcp.ErrServerGone) {
+		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
+		// session so (its event stream ended); it has no exit code.
+		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", redactStoreURL(opts.URL), diagLine(why))
+		return &ExitError{Code: exitNegative}
+	}
+	return err
 }

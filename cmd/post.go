@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemkey/idemkey/derive/post"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
+// postOptions are post's settings, read by load from the flags, the
+// IDEMKEY_* variables and the config file.
 type postOptions struct {
 	f      *Factory
 	URL    *url.URL
@@ -34,7 +36,7 @@ type postOptions struct {
 	UserAgent    string   // -A
 	UserAgentSet bool
 	DumpHeader   string // -D
-	WriteOut     *writeOut
+	WriteOut     *post.WriteOut
 
 	Include, Silent, ShowError, Verbose bool
 	Fail, FailWithBody, DryRun          bool
@@ -47,7 +49,7 @@ type postOptions struct {
 	RetryDelay   time.Duration
 	RetryMaxTime time.Duration
 	MaxTime      time.Duration
-	Transport    transportConfig
+	Transport    post.Transport
 
 	ledger *postLedger // post --ledger (post_ledger.go)
 	// leaseLost is closed when the ledger's claim of the key is lost: no
@@ -73,13 +75,9 @@ func (d dataFlags) Set(v string) error {
 	return nil
 }
 
-func newPostCmd(f *Factory) *cobra.Command {
-	opts := &postOptions{f: f}
-	var data []dataArg
-	cmd := &cobra.Command{
-		Use:   "post URL --task ID --tool NAME -d @ARGS.json",
-		Short: "Send a tool call over HTTP with its idempotency key, retrying safely",
-		Long: `Send a tool call's args to URL, curl style, with the derived key in an
+// postLong is post's --help: what is sent, the retries, the ledger, the
+// settings and curl's exit codes.
+const postLong = `Send a tool call's args to URL, curl style, with the derived key in an
 Idempotency-Key header, and retry with the same key and the same body bytes
 when the outcome is unknown or the server asks for it.
 
@@ -145,7 +143,17 @@ Exit codes (curl's):
   61  unknown Transfer-Encoding in the reply
   75  with a ledger, the request with this key is in flight elsewhere
       (nothing is sent; --wait DURATION waits for it to end instead)
-  77  --cacert unreadable or without certificates`,
+  77  --cacert unreadable or without certificates`
+
+// newPostCmd is 'idemkey post': the options struct, its flags, and
+// runPost.
+func newPostCmd(f *Factory) *cobra.Command {
+	opts := &postOptions{f: f}
+	var data []dataArg
+	cmd := &cobra.Command{
+		Use:   "post URL --task ID --tool NAME -d @ARGS.json",
+		Short: "Send a tool call over HTTP with its idempotency key, retrying safely",
+		Long:  postLong,
 		Example: `  idemkey post https://api.example.com/v1/charges --task t-42 --tool charge \
       -d @args.json -H "Authorization: Bearer $TOKEN" --retry 5 -f
   echo '{"amount":100}' | idemkey post localhost:8080/pay --task t1 --tool pay -d @- -v
@@ -163,7 +171,7 @@ Exit codes (curl's):
 			if err == nil {
 				err = runPost(opts)
 			}
-			var ce *CurlError
+			var ce *post.Error
 			if opts.Silent && !opts.ShowError && errors.As(err, &ce) {
 				return &ExitError{Code: ce.Code} // -s: the code only
 			}
@@ -173,7 +181,13 @@ Exit codes (curl's):
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &UsageError{Err: err, hint: "run 'idemkey post --help' for usage"}
 	})
-	fl := cmd.Flags()
+	opts.ledger = addPostFlags(cmd.Flags(), &data)
+	return cmd
+}
+
+// addPostFlags registers post's flags, curl's names first, and returns
+// the ledger's (post_ledger.go).
+func addPostFlags(fl *pflag.FlagSet, data *[]dataArg) *postLedger {
 	fl.SortFlags = false
 	addCallFlags(fl)
 	addKeyFormatFlags(fl)
@@ -183,7 +197,7 @@ Exit codes (curl's):
 		{"data-raw", "", "body given literally: a leading @ is not a file name"},
 		{"json", "", "body as --data-binary, with Content-Type and Accept: application/json (curl's --json, 7.82; not a JSON report, as run --json is)"},
 	} {
-		fl.VarP(dataFlags{d.name, &data}, d.name, d.short, d.usage)
+		fl.VarP(dataFlags{d.name, data}, d.name, d.short, d.usage)
 	}
 	fl.Bool("send-as-is", false, "send the body's original bytes instead of its canonical form")
 	fl.Bool("lossy", false, "send the canonical form even where it changes a value (see above)")
@@ -216,8 +230,7 @@ Exit codes (curl's):
 	fl.String("key", "", "client private key (PEM), for --cert")
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Bool("dry-run", false, "print the request that would be sent and exit, with no network")
-	opts.ledger = addPostLedgerFlag(fl)
-	return cmd
+	return addPostLedgerFlag(fl)
 }
 
 // maxPostBody is the largest body post reads: it is held in memory and
@@ -231,7 +244,7 @@ const maxPostBody = 64 << 20
 func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) error {
 	f := o.f
 	var err error
-	if o.URL, err = parsePostURL(rawURL); err != nil {
+	if o.URL, err = post.ParseURL(rawURL); err != nil {
 		return err
 	}
 	if changed(fl, "retry-all-errors") {
@@ -239,15 +252,8 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 			hint: "idemkey retries only what may succeed with the same key (timeouts, resets, 408, 409, 425, 429, 5xx); " +
 				"a definitive 4xx means the server refused this request, and sending it again cannot change that"}
 	}
-	switch len(data) {
-	case 0:
-		return &UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
-			hint: "the key is derived from the body, so post needs one"}
-	case 1:
-		o.Data = data[0]
-	default:
-		return &UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", data[0].flag, data[1].flag),
-			hint: "post sends one JSON value, and its key is derived from it; curl would join the two with '&'"}
+	if o.Data, err = oneBody(data); err != nil {
+		return err
 	}
 	if o.Spec, err = f.callSpec(); err != nil {
 		return err
@@ -277,15 +283,8 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if o.SendAsIs && o.Lossy {
 		return usageErrorf("--send-as-is and --lossy contradict each other: send the original bytes or the canonical form")
 	}
-	o.KeyQuoted = f.Config.GetBool("key-quoted")
-	o.KeyHeader = strings.TrimSpace(f.Config.GetString("key-header"))
-	if err := checkKeyHeader(o.KeyHeader, f.Config.Source("key-header")); err != nil {
+	if err := o.loadHeaders(); err != nil {
 		return err
-	}
-	for _, line := range o.Headers {
-		if _, _, _, err := parseHeaderLine(line); err != nil {
-			return err
-		}
 	}
 	o.Transport.CACert = f.Config.GetString("cacert")
 	if o.Retry, err = f.configInt("retry"); err != nil {
@@ -299,7 +298,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 			return err
 		}
 	}
-	if _, err := proxyFor(o.Transport.Getenv, o.URL); err != nil {
+	if _, err := post.ProxyFor(o.Transport.Getenv, o.URL); err != nil {
 		return err
 	}
 	if err := o.ledger.load(f.Config, fl); err != nil {
@@ -313,53 +312,34 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	return nil
 }
 
-// parsePostURL accepts http and https URLs; with no scheme, http is
-// assumed, as curl does. A malformed URL is curl's exit 3; a password in
-// it is never echoed.
-func parsePostURL(raw string) (*url.URL, error) {
-	if i := strings.IndexByte(raw, ' '); i >= 0 {
-		// Go's client would escape one in the path and write one in the
-		// query raw, splitting the request line; curl refuses both.
-		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: a space at byte %d (percent-encode it as %%20)", redactText(raw, raw), i+1)}
+// oneBody returns the one body flag given: post sends one JSON value.
+func oneBody(data []dataArg) (dataArg, error) {
+	switch len(data) {
+	case 0:
+		return dataArg{}, &UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
+			hint: "the key is derived from the body, so post needs one"}
+	case 1:
+		return data[0], nil
 	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		msg := rootCause(err)
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			msg = ue.Err.Error()
-		}
-		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: %s", redactURL(raw), redactText(msg, raw))}
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, usageErrorf("unsupported protocol %q in URL (want http or https)", u.Scheme)
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: no host", u.Redacted())}
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n > 65535 {
-			return nil, &CurlError{curlURLMalformat, fmt.Errorf("invalid URL %q: port %s is not between 0 and 65535", u.Redacted(), p)}
-		}
-	}
-	return u, nil
+	return dataArg{}, &UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", data[0].flag, data[1].flag),
+		hint: "post sends one JSON value, and its key is derived from it; curl would join the two with '&'"}
 }
 
-// redactText removes the password of raw (a URL) from msg.
-func redactText(msg, raw string) string {
-	rest := raw
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest = raw[i+3:]
+// loadHeaders reads the key's header (--key-header, --key-quoted) and
+// checks every -H line, before anything is sent.
+func (o *postOptions) loadHeaders() error {
+	c := o.f.Config
+	o.KeyQuoted = c.GetBool("key-quoted")
+	o.KeyHeader = strings.TrimSpace(c.GetString("key-header"))
+	if err := post.CheckKeyHeader(o.KeyHeader, c.Source("key-header")); err != nil {
+		return err
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if _, pass, ok := strings.Cut(rest[:at], ":"); ok && pass != "" {
-			msg = strings.ReplaceAll(msg, pass, "xxxxx")
+	for _, line := range o.Headers {
+		if _, _, _, err := post.ParseHeaderLine(line); err != nil {
+			return err
 		}
 	}
-	return msg
+	return nil
 }
 
 // configInt reads an integer setting, rejecting what is not one (viper's
@@ -399,7 +379,7 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	}
 	kopts := keyOptions{Format: o.Format, Secret: o.Secret}
 	key := string(kopts.key(nil, lc))
-	if err := postCheckHeaderText("the key (--prefix)", key); err != nil {
+	if err := post.CheckHeaderText("the key (--prefix)", key); err != nil {
 		return nil, nil, "", err
 	}
 	// The body is the whole arguments value (--only and --omit choose
@@ -415,8 +395,8 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	body := lc.Args.Raw()
 	if !o.SendAsIs {
 		if !o.Lossy {
-			if err := lossError(name, lc.Args); err != nil {
-				return nil, nil, "", err
+			if err := post.CheckLosses(lc.Args); err != nil {
+				return nil, nil, "", &InputError{Name: name, Err: err}
 			}
 		}
 		body = lc.Args.Append(nil)
@@ -492,11 +472,13 @@ func (f *Factory) postReadLimited(name, what string, limit int64) ([]byte, strin
 // write never happens that idemkey could not report.
 func (o *postOptions) stdoutOK() error {
 	if o.f.IO.OutClosed() {
-		return &CurlError{curlWriteError, errors.New("standard output is closed; nothing was sent")}
+		return &post.Error{Code: post.CurlWriteError, Err: errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
 }
 
+// runPost builds the request, sends it (through the ledger with
+// --ledger), writes the final response once and then -w.
 func runPost(o *postOptions) error {
 	ios := o.f.IO
 	if o.Output == "" || o.Output == "-" || o.DumpHeader == "-" || o.WriteOut != nil {
@@ -519,7 +501,7 @@ func runPost(o *postOptions) error {
 	if o.Transport.Insecure && !o.Silent {
 		fmt.Fprintf(ios.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
 	}
-	client, err := newPostClient(o.Transport)
+	client, err := post.NewClient(o.Transport)
 	if err != nil {
 		return err
 	}
@@ -530,127 +512,92 @@ func runPost(o *postOptions) error {
 	if err != nil {
 		return err
 	}
-	defer ex.final.close()
+	defer ex.Final.Close()
 	err = o.finish(ex, key)
 	if o.WriteOut != nil {
-		if werr := o.writeOutput(ex, key, err); werr != nil && err == nil {
+		info := post.Info{URL: o.URL, Method: o.Method, Key: key, Outcome: err, ExitCode: exitCode(err)}
+		if werr := o.WriteOut.Write(o.f.IO.Out, o.f.IO.Err, ex, info); werr != nil && err == nil {
 			err = werr
 		}
 	}
 	return err
 }
 
-// exchange is the outcome of all attempts: the final attempt's result,
-// whose body is written once. A ledger records it after exchange returns
-// and before finish writes it.
-type exchange struct {
-	final   attemptResult
-	retries int
-	start   time.Time
-	took    time.Duration
-}
-
-// response returns the final attempt's outcome: its status (0 when no
-// response arrived), headers and body, or the transfer error. The body
-// reader is independent of the one finish writes from.
-func (ex *exchange) response() (status int, header http.Header, body io.Reader, err error) {
-	res := ex.final
-	if res.err != nil {
-		return 0, nil, nil, res.err
+// parseWriteOut parses a -w format; @FILE reads it from a file (@- from
+// standard input).
+func (o *postOptions) parseWriteOut(format string) (*post.WriteOut, error) {
+	if file, ok := strings.CutPrefix(format, "@"); ok {
+		data, _, err := o.f.postReadLimited(file, "the -w format", 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		format = string(data)
 	}
-	return res.resp.StatusCode, res.resp.Header, res.body.reader(), nil
+	return post.ParseWriteOut(format)
 }
 
-// exchange sends the request, retrying with the same key and body while
-// the outcome is unknown or the server asks for it, within the limits.
-func (o *postOptions) exchange(client *http.Client, req *http.Request, body []byte) *exchange {
-	ios := o.f.IO
-	ex := &exchange{start: time.Now()}
-	total := strconv.FormatUint(uint64(o.Retry)+1, 10)
-	var res attemptResult
-	for attempt := 1; ; attempt++ {
-		if o.Verbose {
-			fmt.Fprintf(ios.Err, "* attempt %d of %s: %s %s\n", attempt, total, req.Method, req.URL.Redacted())
+// exchange sends the request with post.Do, retrying as the flags say,
+// and writes what happens on standard error: each attempt with -v, each
+// retry unless -s.
+func (o *postOptions) exchange(client *http.Client, req *http.Request, body []byte) *post.Result {
+	return post.Do(post.Exchange{
+		Client: client, Request: req, Body: body,
+		Retry: o.Retry, RetryDelay: o.RetryDelay, RetryMaxTime: o.RetryMaxTime, MaxTime: o.MaxTime,
+		Location: o.Location, MaxRedirs: o.MaxRedirs, KeyHeader: o.KeyHeader,
+		LeaseLost: o.leaseLost,
+		Events:    o.exchangeEvents(req, body),
+	})
+}
+
+// exchangeEvents are the exchange's messages. A server's reason phrase
+// in a retry's why is not trusted: diagLine makes it one printable line.
+func (o *postOptions) exchangeEvents(req *http.Request, body []byte) post.Events {
+	w := o.f.IO.Err
+	say := func(format string, args ...any) {
+		if !o.Silent {
+			fmt.Fprintf(w, format, args...)
 		}
-		res = o.attempt(client, req, body)
-		if o.Verbose {
-			o.verboseAttempt(res, req, body)
-		}
-		why, again := o.retryReason(res)
-		why = diagLine(why) // a server's reason phrase is not trusted
-		if !again || o.lostLease(why) {
-			break
-		}
-		left := o.Retry - attempt + 1
-		if left <= 0 {
-			if attempt > 1 && !o.Silent {
-				fmt.Fprintf(ios.Err, "idemkey: giving up after %d attempts: %s\n", attempt, why)
+	}
+	return post.Events{
+		Sending: func(attempt int, total uint64) {
+			if o.Verbose {
+				fmt.Fprintf(w, "* attempt %d of %d: %s %s\n", attempt, total, req.Method, req.URL.Redacted())
 			}
-			break
-		}
-		wait := backoff(o.RetryDelay, attempt)
-		source := "backoff"
-		if res.resp != nil {
-			if ra, ok := retryAfter(res.resp.Header, time.Now()); ok && ra >= wait {
-				wait, source = ra, "Retry-After"
+		},
+		Attempted: func(a *post.Attempt) {
+			if o.Verbose {
+				o.verboseAttempt(*a, req, body)
 			}
-		}
-		if limit, name := o.waitLimit(); addSat(time.Since(ex.start), wait) > limit {
-			if !o.Silent {
-				fmt.Fprintf(ios.Err, "idemkey: not retrying: %s; waiting %s (%s) would pass %s\n",
-					why, showWait(wait), source, name)
+		},
+		Retrying: func(r post.Retry) {
+			if !o.Silent || o.Verbose {
+				fmt.Fprintf(w, "idemkey: attempt %d: %s; retrying in %s (%s) with the same key, %d %s left\n",
+					r.Attempt, diagLine(r.Why), roundDuration(r.Wait), r.Source, r.Left, plural(r.Left, "retry", "retries"))
 			}
-			break
-		}
-		if !o.Silent || o.Verbose {
-			fmt.Fprintf(ios.Err, "idemkey: attempt %d: %s; retrying in %s (%s) with the same key, %d %s left\n",
-				attempt, why, roundDuration(wait), source, left, plural(left, "retry", "retries"))
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-o.leaseLost:
-		}
-		t.Stop()
-		if o.lostLease(why) {
-			break // the response stays the final one
-		}
-		res.close()
-		ex.retries++
+		},
+		GaveUp: func(attempts int, why string) {
+			say("idemkey: giving up after %d attempts: %s\n", attempts, diagLine(why))
+		},
+		TooLong: func(why string, r post.Retry) {
+			say("idemkey: not retrying: %s; waiting %s (%s) would pass %s\n", diagLine(why), showWait(r.Wait), r.Source, o.waitLimit())
+		},
+		Lost: func(why string) {
+			say("idemkey: not retrying: %s; the ledger's claim of the key was lost\n", diagLine(why))
+		},
 	}
-	ex.final, ex.took = res, time.Since(ex.start)
-	return ex
 }
 
-// lostLease reports whether the ledger's claim of the key was lost (post
-// --ledger), saying so: a retry then could repeat the newer holder's
-// request.
-func (o *postOptions) lostLease(why string) bool {
-	select {
-	case <-o.leaseLost:
-	default:
-		return false
-	}
-	if !o.Silent {
-		fmt.Fprintf(o.f.IO.Err, "idemkey: not retrying: %s; the ledger's claim of the key was lost\n", why)
-	}
-	return true
-}
-
-// maxUnboundedWait bounds a wait when --retry-max-time is not given: a
-// server that asks for more than this (a far-future Retry-After date)
-// ends the retries at once rather than leaving a script asleep.
-const maxUnboundedWait = 6 * time.Hour
-
-func (o *postOptions) waitLimit() (time.Duration, string) {
+// waitLimit names the limit a retry's wait may not pass.
+func (o *postOptions) waitLimit() string {
 	if o.RetryMaxTime > 0 {
-		return o.RetryMaxTime, "--retry-max-time " + o.RetryMaxTime.String()
+		return "--retry-max-time " + o.RetryMaxTime.String()
 	}
-	return maxUnboundedWait, "the 6h limit on a wait without --retry-max-time"
+	return "the 6h limit on a wait without --retry-max-time"
 }
 
+// showWait writes a retry's wait for a person.
 func showWait(d time.Duration) string {
-	if d == maxDuration {
+	if d == post.MaxDuration {
 		// Saturated: a Retry-After of year 9999 is not 106752 days away.
 		return "more than 292 years"
 	}
@@ -658,70 +605,4 @@ func showWait(d time.Duration) string {
 		return fmt.Sprintf("%.0f days", d.Hours()/24)
 	}
 	return roundDuration(d).String()
-}
-
-// attempt sends the request once, following redirects with -L, and reads
-// the final response's body, all within --max-time.
-func (o *postOptions) attempt(client *http.Client, base *http.Request, body []byte) (res attemptResult) {
-	ctx := context.Background()
-	if o.MaxTime > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.MaxTime)
-		defer cancel()
-	}
-	res = attemptResult{start: time.Now()}
-	defer func() { res.took = time.Since(res.start) }()
-	req, reqBody := base, body
-	for {
-		h, resp, cerr := roundTrip(ctx, client, req, reqBody)
-		res.hops = append(res.hops, h)
-		if cerr != nil {
-			res.err = cerr
-			return res
-		}
-		if next, nextBody, ok := o.redirect(req, reqBody, resp); ok {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			if o.MaxRedirs >= 0 && len(res.hops) > o.MaxRedirs { // -1: no limit, as in curl
-				res.err = &CurlError{curlTooManyRedirects, fmt.Errorf("maximum (%d) redirects followed", o.MaxRedirs)}
-				return res
-			}
-			if next == nil {
-				res.err = &CurlError{curlURLMalformat, fmt.Errorf("redirect to an invalid or unsupported URL %q", redactURL(resp.Header.Get("Location")))}
-				return res
-			}
-			req, reqBody = next, nextBody
-			continue
-		}
-		res.resp = resp
-		res.body = &spool{}
-		err := res.body.readFrom(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			res.err = classify(err, true)
-		}
-		return res
-	}
-}
-
-// postDefinitive reports whether a failed attempt had received a status that
-// settles the outcome (a 4xx that is never retried: 413 before the upload
-// was read, then a reset) before its body was cut short.
-func postDefinitive(res attemptResult) bool {
-	return res.resp != nil && res.resp.StatusCode >= 400 && res.resp.StatusCode < 500 && !retryStatus(res.resp.StatusCode)
-}
-
-// retryReason says why a result should be retried, if it should.
-func (o *postOptions) retryReason(res attemptResult) (string, bool) {
-	if res.err != nil {
-		if postDefinitive(res) {
-			// The status is the server's answer; only its body was lost.
-			return res.err.Error(), false
-		}
-		return res.err.Error(), res.err.retryable()
-	}
-	if retryStatus(res.resp.StatusCode) {
-		return "HTTP " + res.resp.Status, true
-	}
-	return "", false
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // postWriteAndClose answers with resp, whatever it is, and closes.
@@ -28,14 +30,14 @@ func TestPostCurlExitCodes(t *testing.T) {
 		msg        string
 		attempts   int32
 	}{
-		{"Content-Length abc", "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"Content-Length -1", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"NUL in a header", "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 5\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"two Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"unknown Transfer-Encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: zip\r\n\r\nhello", curlBadEncoding, "(61) unrecognized transfer encoding: ", 1},
-		{"not HTTP", "SSH-2.0-OpenSSH\r\n\r\n", curlWeirdReply, "(8) weird server reply: ", 1},
-		{"only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n", curlEmptyReply, "(52) empty reply from server", 3},
-		{"101 to a POST", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n", curlEmptyReply, "(52) empty reply from server: it answered 101", 3},
+		{"Content-Length abc", "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello", post.CurlWeirdReply, "(8) weird server reply: ", 1},
+		{"Content-Length -1", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nhello", post.CurlWeirdReply, "(8) weird server reply: ", 1},
+		{"NUL in a header", "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 5\r\n\r\nhello", post.CurlWeirdReply, "(8) weird server reply: ", 1},
+		{"two Content-Lengths", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello", post.CurlWeirdReply, "(8) weird server reply: ", 1},
+		{"unknown Transfer-Encoding", "HTTP/1.1 200 OK\r\nTransfer-Encoding: zip\r\n\r\nhello", post.CurlBadEncoding, "(61) unrecognized transfer encoding: ", 1},
+		{"not HTTP", "SSH-2.0-OpenSSH\r\n\r\n", post.CurlWeirdReply, "(8) weird server reply: ", 1},
+		{"only 100 Continue", "HTTP/1.1 100 Continue\r\n\r\n", post.CurlEmptyReply, "(52) empty reply from server", 3},
+		{"101 to a POST", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n", post.CurlEmptyReply, "(52) empty reply from server: it answered 101", 3},
 	} {
 		url, n := postRawServer(t, postWriteAndClose(tc.resp))
 		r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
@@ -84,11 +86,11 @@ func TestPost413BeforeUploadThenReset(t *testing.T) {
 			t.Errorf("run %d: the server saw %d requests, idemkey reported %d attempts (stderr %q)", i, got, want, r.err)
 		}
 		switch {
-		case fail && r.code == curlHTTPError && strings.Contains(r.err, "(22) the requested URL returned error: 413"):
+		case fail && r.code == post.CurlHTTPError && strings.Contains(r.err, "(22) the requested URL returned error: 413"):
 			ok++
 		case !fail && r.code == 0 && r.out == "too large":
 			ok++
-		case r.code == curlSendError && strings.Count(r.err, "; retrying in ") == 3:
+		case r.code == post.CurlSendError && strings.Count(r.err, "; retrying in ") == 3:
 			// Every attempt's upload was reset before its answer.
 		default:
 			t.Errorf("run %d: exit %d, stdout %q, stderr %q", i, r.code, r.out, r.err)
@@ -120,7 +122,7 @@ func TestPostTLSHandshakeReset(t *testing.T) {
 		}
 	}()
 	r := ppost(t, "https://"+l.Addr().String()+"/")
-	postCheckExit(t, r, curlSSLConnect)
+	postCheckExit(t, r, post.CurlSSLConnect)
 	if !strings.Contains(r.err, "(35) tls handshake failed: ") {
 		t.Errorf("stderr %q", r.err)
 	}
@@ -176,9 +178,9 @@ func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{nil, curlRecvError, "after HTTP 413 Payload Too Large arrived; not retried: the status is the server's answer"},
-		{[]string{"-f"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
-		{[]string{"--fail-with-body"}, curlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
+		{nil, post.CurlRecvError, "after HTTP 413 Payload Too Large arrived; not retried: the status is the server's answer"},
+		{[]string{"-f"}, post.CurlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
+		{[]string{"--fail-with-body"}, post.CurlHTTPError, "(22) the requested URL returned error: 413 (its body was cut short: "},
 	} {
 		url, n := postRawServer(t, func(c net.Conn, br *bufio.Reader) {
 			c.Write([]byte("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 100000\r\n\r\ntoo large"))
@@ -194,7 +196,7 @@ func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
 	// A retryable status cut short is retried as before.
 	url, n := postRawServer(t, postWriteAndClose("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nshort"))
 	r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
-	postCheckExit(t, r, curlPartialFile)
+	postCheckExit(t, r, post.CurlPartialFile)
 	if n.Load() != 3 {
 		t.Errorf("503 cut short: %d attempts, want 3", n.Load())
 	}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // TestPostWriteOut: -w writes curl's variables after the transfer, and
@@ -54,7 +56,7 @@ func TestPostWriteOut(t *testing.T) {
 	}
 	// Written after a failure too, with curl's 000 and the exit code.
 	r = ppost(t, "http://"+postClosedPort(t)+"/", "-w", `%{http_code} %{exitcode} %{errormsg}\n`, "-s")
-	postCheckExit(t, r, curlConnect)
+	postCheckExit(t, r, post.CurlConnect)
 	if !strings.HasPrefix(r.out, "000 7 failed to connect to ") {
 		t.Errorf("-w after a failure: stdout %q", r.out)
 	}
@@ -162,7 +164,7 @@ func TestPostClientCertificate(t *testing.T) {
 		t.Errorf("without --cert: exit 0, stdout %q", r.out)
 	}
 	r = ppost(t, s.URL, "-k", "--cert", filepath.Join(dir, "none.pem"))
-	postCheckExit(t, r, curlSSLCertProblem)
+	postCheckExit(t, r, post.CurlSSLCertProblem)
 }
 
 // postSelfSigned writes a self-signed client certificate and its key.
@@ -267,7 +269,7 @@ func TestPostLocation(t *testing.T) {
 	// Too many: curl's 47.
 	s, seen = postRedirServer(t, 307, func(self string) string { return "/loop" })
 	r = ppost(t, s.URL+"/loop", "-L", "--max-redirs", "3")
-	postCheckExit(t, r, curlTooManyRedirects)
+	postCheckExit(t, r, post.CurlTooManyRedirects)
 	if !strings.Contains(r.err, "(47) maximum (3) redirects followed") || len(seen()) != 4 {
 		t.Errorf("stderr %q, %d requests", r.err, len(seen()))
 	}

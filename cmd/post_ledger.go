@@ -19,6 +19,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
+	"github.com/idemkey/idemkey/derive/post"
 	"github.com/spf13/pflag"
 )
 
@@ -40,6 +41,7 @@ type postLedger struct {
 	hold  *ledger.Holding // the claimed attempt, until it is recorded
 }
 
+// addPostLedgerFlag registers --ledger and the flags that go with it.
 func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in this ledger (a SQLite file PATH, or a postgres:// or redis:// URL; IDEMKEY_LEDGER) and replay it later without the network")
 	fl.Bool("no-ledger", false, "no ledger, even with IDEMKEY_LEDGER or a ledger in the config file")
@@ -115,6 +117,7 @@ func isRequestURL(spec string) bool {
 	return ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }
 
+// requestURLAsLedger refuses a request URL given where a ledger belongs.
 func requestURLAsLedger(source, spec string) error {
 	return &UsageError{Err: fmt.Errorf("%s %q is a request URL, not a ledger", source, spec),
 		hint: "--ledger takes a value: --ledger PATH|URL https://api.example.com/…"}
@@ -143,27 +146,28 @@ type savedHop struct {
 	Status int      `json:"status"`
 }
 
-func saveHops(hops []hop) []savedHop {
+// saveHops is what a ledger keeps of an attempt's hops.
+func saveHops(hops []post.Hop) []savedHop {
 	s := make([]savedHop, len(hops))
 	for i, h := range hops {
-		s[i] = savedHop{Method: h.method, URL: h.url.Redacted(), Heads: h.heads, Status: h.status}
+		s[i] = savedHop{Method: h.Method, URL: h.URL.Redacted(), Heads: h.Heads, Status: h.Status}
 	}
 	return s
 }
 
 // replayHops returns the hops of a saved response; a record written
 // before hops were saved has the final head only.
-func (s *postSaved) replayHops(req *http.Request) []hop {
+func (s *postSaved) replayHops(req *http.Request) []post.Hop {
 	if len(s.Hops) == 0 {
-		return []hop{{method: req.Method, url: req.URL, heads: [][]byte{s.Head}, status: s.Code}}
+		return []post.Hop{{Method: req.Method, URL: req.URL, Heads: [][]byte{s.Head}, Status: s.Code}}
 	}
-	hops := make([]hop, len(s.Hops))
+	hops := make([]post.Hop, len(s.Hops))
 	for i, h := range s.Hops {
 		u, err := url.Parse(h.URL)
 		if err != nil {
 			u = req.URL
 		}
-		hops[i] = hop{method: h.Method, url: u, heads: h.Heads, status: h.Status}
+		hops[i] = post.Hop{Method: h.Method, URL: u, Heads: h.Heads, Status: h.Status}
 	}
 	return hops
 }
@@ -186,7 +190,7 @@ func savedStatus(code int) bool {
 // sent, and its final response recorded. A running record whose holder
 // died is taken over with the same key: post always forwards the key, so
 // its recovery policy is retry. Without --ledger, it is exchange.
-func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*exchange, error) {
+func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*post.Result, error) {
 	pl := o.ledger
 	if pl == nil || !pl.on {
 		return o.exchange(client, req, body), nil
@@ -277,7 +281,10 @@ func sigName(sig os.Signal) string {
 	return sig.String()
 }
 
-func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, error) {
+// ledgerClaim opens the ledger and holds the key: nil, nil when the
+// request is to be sent; the exchange of a saved response to replay; or
+// the error that ends post (busy, a mismatch, the ledger unavailable).
+func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, error) {
 	pl := o.ledger
 	ctx := context.Background()
 	spec := pl.spec
@@ -312,7 +319,7 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*exchange, err
 		Events: o.holdEvents(key),
 	}
 	if kl, ok := store.(keyLocker); ok {
-		hr.Locker = fileLocker{kl}
+		hr.Locker = fileLocker{KL: kl}
 	}
 	if err := o.reconcileHook(&hr); err != nil {
 		store.Close()
@@ -358,7 +365,7 @@ func (o *postOptions) reconcileHook(hr *ledger.HoldRequest) error {
 		return err
 	}
 	rc.Args = func(*ledger.Record) ([]byte, error) { return pl.args, nil }
-	hr.Reconcile = rc.reconciler()
+	hr.Reconcile = rc.Reconciler()
 	hr.Events.Reconciling = func(rec *ledger.Record) {
 		if o.Verbose {
 			fmt.Fprintf(o.f.IO.Err, "* ledger: the outcome of attempt %d of %s is unknown: asking the owner (--reconcile)\n", rec.Attempt, rec.Key)
@@ -436,6 +443,7 @@ func postDifference(rec *ledger.Record, now []byte) string {
 	return describeDifference(rec.Request, now)
 }
 
+// ledgerBusy says that the request is in flight elsewhere: exit 75.
 func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
 		if rec != nil && rec.State == ledger.Running {
@@ -453,7 +461,7 @@ func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 
 // ledgerReplay makes the exchange of a saved response, as if it had just
 // arrived: finish and -w write it as they write a fresh one.
-func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*exchange, error) {
+func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*post.Result, error) {
 	if len(rec.Meta) == 0 && len(rec.Stdout.Data) > 0 {
 		// Settled by a reconcile command (its standard output is the
 		// step's): no response head was saved, only that output.
@@ -462,7 +470,7 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 				key, rec.Attempt, diagLine(rec.Reason))
 		}
 		data := rec.Stdout.Data
-		if err := o.writeBody(attemptResult{body: &spool{mem: data, n: int64(len(data))}}); err != nil {
+		if err := o.writeBody(post.Attempt{Body: post.NewSpool(data)}); err != nil {
 			return nil, err
 		}
 		return nil, &ExitError{Code: exitOK}
@@ -495,18 +503,18 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 	}
 	resp := &http.Response{Proto: s.Proto, Status: s.Status, StatusCode: s.Code, Header: s.Header}
 	data := rec.Stdout.Data
-	res := attemptResult{
-		resp: resp, body: &spool{mem: data, n: int64(len(data))},
-		hops:  s.replayHops(req),
-		start: time.Now(),
+	res := post.Attempt{
+		Resp: resp, Body: post.NewSpool(data),
+		Hops:  s.replayHops(req),
+		Start: time.Now(),
 	}
-	return &exchange{final: res, start: res.start}, nil
+	return &post.Result{Final: res, Start: res.Start}, nil
 }
 
 // ledgerRecord records the outcome of the claimed request: its final
 // response if it is saved, else failed (the next invocation tries again
 // with the same key).
-func (o *postOptions) ledgerRecord(ex *exchange, key string) {
+func (o *postOptions) ledgerRecord(ex *post.Result, key string) {
 	pl := o.ledger
 	out := o.ledgerOutcome(ex)
 	c := pl.hold.Complete(context.Background(), out)
@@ -527,27 +535,27 @@ func (o *postOptions) ledgerRecord(ex *exchange, key string) {
 
 // ledgerOutcome is the outcome of the claimed request: its final response
 // if it is saved, else failed.
-func (o *postOptions) ledgerOutcome(ex *exchange) ledger.Outcome {
-	res := ex.final
+func (o *postOptions) ledgerOutcome(ex *post.Result) ledger.Outcome {
+	res := ex.Final
 	var data []byte
 	var readErr error
-	tooLarge := res.err == nil && savedStatus(res.resp.StatusCode) && res.body.size() > maxRecordedOutput
-	if res.err == nil && savedStatus(res.resp.StatusCode) && !tooLarge {
-		data, readErr = io.ReadAll(res.body.reader())
+	tooLarge := res.Err == nil && savedStatus(res.Resp.StatusCode) && res.Body.Size() > maxRecordedOutput
+	if res.Err == nil && savedStatus(res.Resp.StatusCode) && !tooLarge {
+		data, readErr = io.ReadAll(res.Body.Reader())
 	}
 	failed := func(code int, why string) ledger.Outcome {
 		return ledger.Outcome{State: ledger.Failed, ExitCode: code, Reason: "not saved: " + why}
 	}
 	switch {
-	case res.err != nil:
-		return failed(res.err.Code, res.err.Error())
-	case !savedStatus(res.resp.StatusCode):
-		return failed(1, "HTTP "+res.resp.Status)
+	case res.Err != nil:
+		return failed(res.Err.Code, res.Err.Error())
+	case !savedStatus(res.Resp.StatusCode):
+		return failed(1, "HTTP "+res.Resp.Status)
 	case tooLarge:
 		// A replay must give the whole body, and a record is one row
 		// held in memory: a response past the cap is not saved, and the
 		// next invocation sends the request again, with the same key.
-		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.body.size(), maxRecordedOutput))
+		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.Body.Size(), maxRecordedOutput))
 		if !o.Silent || o.ShowError {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", out.Reason)
 		}
@@ -555,11 +563,11 @@ func (o *postOptions) ledgerOutcome(ex *exchange) ledger.Outcome {
 	case readErr != nil:
 		return failed(1, "reading the body: "+readErr.Error())
 	}
-	meta, err := json.Marshal(postSaved{Proto: res.resp.Proto, Status: res.resp.Status, Code: res.resp.StatusCode, Header: res.resp.Header, Head: res.head(), Hops: saveHops(res.hops)})
+	meta, err := json.Marshal(postSaved{Proto: res.Resp.Proto, Status: res.Resp.Status, Code: res.Resp.StatusCode, Header: res.Resp.Header, Head: res.Head(), Hops: saveHops(res.Hops)})
 	if err != nil {
 		return failed(1, err.Error())
 	}
 	rec := newRecorder(int64(len(data)))
 	rec.Write(data)
-	return ledger.Outcome{State: ledger.Succeeded, ExitCode: 0, Meta: meta, Stdout: rec.output(), Reason: "saved: HTTP " + res.resp.Status}
+	return ledger.Outcome{State: ledger.Succeeded, ExitCode: 0, Meta: meta, Stdout: rec.Output(), Reason: "saved: HTTP " + res.Resp.Status}
 }

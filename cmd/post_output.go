@@ -1,47 +1,46 @@
 package cmd
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // finish writes the final attempt's response once and returns the error
 // that decides the exit code.
-func (o *postOptions) finish(ex *exchange, key string) error {
-	res := ex.final
-	if o.DumpHeader != "" && len(res.hops) > 0 {
+func (o *postOptions) finish(ex *post.Result, key string) error {
+	res := ex.Final
+	if o.DumpHeader != "" && len(res.Hops) > 0 {
 		if err := o.dumpHeaders(res); err != nil {
 			return err
 		}
 	}
-	if res.err != nil {
-		if postDefinitive(res) {
-			if o.Fail || o.FailWithBody || res.resp.StatusCode == http.StatusUnprocessableEntity {
-				return &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d (its body was cut short: %s)", res.resp.StatusCode, res.err.Err)}
+	if res.Err != nil {
+		if res.Definitive() {
+			if o.Fail || o.FailWithBody || res.Resp.StatusCode == http.StatusUnprocessableEntity {
+				return &post.Error{Code: post.CurlHTTPError, Err: fmt.Errorf("the requested URL returned error: %d (its body was cut short: %s)", res.Resp.StatusCode, res.Err.Err)}
 			}
-			return &CurlError{res.err.Code, fmt.Errorf("%s, after HTTP %s arrived; not retried: the status is the server's answer", res.err.Err, res.resp.Status)}
+			return &post.Error{Code: res.Err.Code, Err: fmt.Errorf("%s, after HTTP %s arrived; not retried: the status is the server's answer", res.Err.Err, res.Resp.Status)}
 		}
-		return res.err
+		return res.Err
 	}
-	code := res.resp.StatusCode
+	code := res.Resp.StatusCode
 	var httpErr error
 	switch {
 	case code == http.StatusUnprocessableEntity:
 		// The one difference from curl: a key conflict is never success.
-		httpErr = &CurlError{curlHTTPError, &hintedError{
+		httpErr = &post.Error{Code: post.CurlHTTPError, Err: &hintedError{
 			msg: fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
 			hint: "the server compares the request bytes with the first request's: " +
 				"send the canonical body (no --send-as-is) or use a new task id for a different call",
 		}}
 	case code >= 400 && (o.Fail || o.FailWithBody):
-		httpErr = &CurlError{curlHTTPError, fmt.Errorf("the requested URL returned error: %d", code)}
+		httpErr = &post.Error{Code: post.CurlHTTPError, Err: fmt.Errorf("the requested URL returned error: %d", code)}
 	}
 	if httpErr != nil && o.Fail && !o.FailWithBody {
 		return httpErr
@@ -54,42 +53,42 @@ func (o *postOptions) finish(ex *exchange, key string) error {
 
 // writeBody writes the status line and headers (-i) and the body to -o or
 // standard output.
-func (o *postOptions) writeBody(res attemptResult) error {
+func (o *postOptions) writeBody(res post.Attempt) error {
 	w, closeOut := o.f.IO.Out, func() error { return nil }
 	name := "standard output"
 	if o.Output != "" && o.Output != "-" {
 		fh, err := os.Create(o.Output)
 		if err != nil {
-			return &CurlError{curlWriteError, fmt.Errorf("cannot write %s: %v", o.Output, fileErr(err))}
+			return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write %s: %v", o.Output, fileErr(err))}
 		}
 		w, closeOut, name = fh, fh.Close, o.Output
 	}
 	err := func() error {
 		if o.Include {
-			for _, h := range res.hops {
-				for _, head := range h.heads {
+			for _, h := range res.Hops {
+				for _, head := range h.Heads {
 					if _, err := w.Write(head); err != nil {
 						return err
 					}
 				}
 			}
 		}
-		return res.body.writeTo(w)
+		return res.Body.CopyTo(w)
 	}()
 	if cerr := closeOut(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return &CurlError{curlWriteError, fmt.Errorf("cannot write %s: %s", name, rootCause(err))}
+		return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write %s: %s", name, post.RootCause(err))}
 	}
 	return nil
 }
 
 // dumpHeaders writes the response heads of the final attempt (-D).
-func (o *postOptions) dumpHeaders(res attemptResult) error {
+func (o *postOptions) dumpHeaders(res post.Attempt) error {
 	var b []byte
-	for _, h := range res.hops {
-		for _, head := range h.heads {
+	for _, h := range res.Hops {
+		for _, head := range h.Heads {
 			b = append(b, head...)
 		}
 	}
@@ -100,50 +99,23 @@ func (o *postOptions) dumpHeaders(res attemptResult) error {
 		err = os.WriteFile(o.DumpHeader, b, 0o666)
 	}
 	if err != nil {
-		return &CurlError{curlWriteError, fmt.Errorf("cannot write -D %s: %s", o.DumpHeader, rootCause(err))}
+		return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write -D %s: %s", o.DumpHeader, post.RootCause(err))}
 	}
 	return nil
-}
-
-// requestHead returns the request head as Go's client writes it for req
-// (with the connection closed after it, as every attempt's is), for
-// --dry-run and for -v when the bytes were not recorded.
-func requestHead(req *http.Request, body []byte) []byte {
-	r := req.Clone(context.Background())
-	if u := r.URL.User; u != nil && r.Header.Get("Authorization") == "" {
-		pass, _ := u.Password()
-		r.SetBasicAuth(u.Username(), pass)
-	}
-	if body != nil {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-	}
-	var b bytes.Buffer
-	if err := r.Write(&b); err != nil {
-		return nil
-	}
-	head := b.Bytes()
-	if i := bytes.Index(head, []byte("\r\n\r\n")); i >= 0 {
-		// The transport, whose keep-alives are off, adds Connection:
-		// close after every other header (Request.Close would put it
-		// among the first).
-		head = append(head[:i+2:i+2], "Connection: close\r\n\r\n"...)
-	}
-	return head
 }
 
 // writeHeadLines writes a request or response head, one line each after
 // prefix, with credentials redacted; the start line is replaced by first
 // when it is not empty.
 func (o *postOptions) writeHeadLines(b *strings.Builder, prefix string, head []byte, first string) {
-	for i, line := range headLines(head) {
+	for i, line := range post.HeadLines(head) {
 		if i == 0 {
 			if first != "" {
 				line = first
 			}
 		} else if name, value, ok := strings.Cut(line, ":"); ok {
 			if v := strings.TrimSpace(value); !strings.EqualFold(name, o.KeyHeader) {
-				line = name + ": " + redact(name, v)
+				line = name + ": " + post.Redact(name, v)
 			} else {
 				line = name + ": " + v // the key is no secret: servers log it
 			}
@@ -152,54 +124,58 @@ func (o *postOptions) writeHeadLines(b *strings.Builder, prefix string, head []b
 	}
 }
 
+// dryRun writes the request as it would be sent (--dry-run), credentials
+// redacted, and sends nothing.
 func (o *postOptions) dryRun(req *http.Request, body []byte) error {
 	var b strings.Builder
-	o.writeHeadLines(&b, "", requestHead(req, body), req.Method+" "+req.URL.Redacted())
+	o.writeHeadLines(&b, "", post.RequestHead(req, body), req.Method+" "+req.URL.Redacted())
 	b.WriteString("\n")
 	b.Write(body)
 	if len(body) == 0 || body[len(body)-1] != '\n' {
 		b.WriteString("\n")
 	}
 	if _, err := io.WriteString(o.f.IO.Out, b.String()); err != nil {
-		return &CurlError{curlWriteError, fmt.Errorf("cannot write standard output: %s", rootCause(err))}
+		return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write standard output: %s", post.RootCause(err))}
 	}
 	return nil
 }
 
 // verboseAttempt shows each request of an attempt as it was written and
 // each response head as it arrived.
-func (o *postOptions) verboseAttempt(res attemptResult, req *http.Request, body []byte) {
+func (o *postOptions) verboseAttempt(res post.Attempt, req *http.Request, body []byte) {
 	var b strings.Builder
-	for i, h := range res.hops {
-		sent := h.sent
+	for i, h := range res.Hops {
+		sent := h.Sent
 		if sent == nil && i == 0 {
-			sent = requestHead(req, body)
+			sent = post.RequestHead(req, body)
 		}
 		if sent != nil {
 			o.writeHeadLines(&b, "> ", sent, "")
 			b.WriteString(">\n")
 		}
-		for _, head := range h.heads {
+		for _, head := range h.Heads {
 			o.writeHeadLines(&b, "< ", head, "")
 			b.WriteString("<\n")
 		}
-		if i < len(res.hops)-1 {
-			fmt.Fprintf(&b, "* following the redirect to %s\n", res.hops[i+1].url.Redacted())
+		if i < len(res.Hops)-1 {
+			fmt.Fprintf(&b, "* following the redirect to %s\n", res.Hops[i+1].URL.Redacted())
 		}
 	}
-	if res.resp != nil {
-		if rh := replayHeader(res.resp.Header); rh != "" {
+	if res.Resp != nil {
+		if rh := post.ReplayHeader(res.Resp.Header); rh != "" {
 			fmt.Fprintf(&b, "* replayed: the server answered with the response it saved for this key (%s)\n", rh)
 		}
 	}
-	if res.err != nil {
-		fmt.Fprintf(&b, "* %s\n", res.err)
+	if res.Err != nil {
+		fmt.Fprintf(&b, "* %s\n", res.Err)
 	} else {
-		fmt.Fprintf(&b, "* received %d body bytes\n", res.body.size())
+		fmt.Fprintf(&b, "* received %d body bytes\n", res.Body.Size())
 	}
 	fmt.Fprint(o.f.IO.Err, b.String())
 }
 
+// roundDuration rounds a wait for a message: seconds from 10s,
+// milliseconds from 10ms, else microseconds.
 func roundDuration(d time.Duration) time.Duration {
 	switch {
 	case d >= 10*time.Second:
@@ -210,6 +186,8 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
+// plural is the project's one pluralizer (check, conform, probe, run and
+// post use it): one when n is 1, else many.
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -217,11 +195,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func sortedKeys(h http.Header) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+// hintedError is an error message with a suggestion for the reader (the
+// faces' own; derive/post's is post.Hinted).
+type hintedError struct{ msg, hint string }
+
+func (e *hintedError) Error() string { return e.msg }
+func (e *hintedError) Hint() string  { return e.hint }

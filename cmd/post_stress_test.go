@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // postWithin runs fn and fails the test if it has not returned after d: a
@@ -89,7 +91,7 @@ func postAllocated(fn func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-// TestPostLargeBodySpills: a response body larger than spoolMem goes to a
+// TestPostLargeBodySpills: a response body larger than post.SpoolMem goes to a
 // temporary file, not memory, and is written once, whole.
 func TestPostLargeBodySpills(t *testing.T) {
 	const size = 40 << 20
@@ -138,14 +140,14 @@ func TestPostEndlessBodyMaxTime(t *testing.T) {
 	postWithin(t, 20*time.Second, func() {
 		alloc = postAllocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
 	})
-	postCheckExit(t, r, curlTimeout)
+	postCheckExit(t, r, post.CurlTimeout)
 	if r.out != "" || !strings.Contains(r.err, "(28) operation timed out") {
 		t.Errorf("stdout %d bytes, stderr %q", len(r.out), r.err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("--max-time 0.6 ended the transfer after %v", d)
 	}
-	if sent.Load() < 2*spoolMem {
+	if sent.Load() < 2*post.SpoolMem {
 		t.Fatalf("the server sent only %d bytes: the test did not reach the spill", sent.Load())
 	}
 	if alloc > 12<<20 {
@@ -179,36 +181,5 @@ func TestPostBodyLimit(t *testing.T) {
 	}
 	if n := in.n.Load(); n > maxPostBody+1<<20 {
 		t.Errorf("read %d bytes of an endless input, limit %d", n, maxPostBody)
-	}
-}
-
-// TestSpoolAndResponse: a body past spoolMem goes to the file; the
-// exchange's response reader (for a ledger) and the writer read it whole,
-// independently.
-func TestSpoolAndResponse(t *testing.T) {
-	t.Parallel()
-	want := bytes.Repeat([]byte("0123456789"), (spoolMem+1<<20)/10)
-	sp := &spool{}
-	if err := sp.readFrom(bytes.NewReader(want)); err != nil {
-		t.Fatal(err)
-	}
-	defer sp.close()
-	if !sp.spilled() || sp.size() != int64(len(want)) {
-		t.Fatalf("spilled %v, size %d", sp.spilled(), sp.size())
-	}
-	ex := &exchange{final: attemptResult{resp: &http.Response{StatusCode: 201, Header: http.Header{"X": {"1"}}}, body: sp}}
-	status, h, body, err := ex.response()
-	if err != nil || status != 201 || h.Get("X") != "1" {
-		t.Fatalf("response: %d %v %v", status, h, err)
-	}
-	got, _ := io.ReadAll(body)
-	var out bytes.Buffer
-	if err := sp.writeTo(&out); err != nil || !bytes.Equal(got, want) || !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("reader %d bytes, writer %d bytes (%v), want %d", len(got), out.Len(), err, len(want))
-	}
-	small := &spool{}
-	small.readFrom(strings.NewReader("ok"))
-	if small.spilled() {
-		t.Error("a 2-byte body spilled")
 	}
 }

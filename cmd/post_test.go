@@ -2,11 +2,7 @@ package cmd
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -16,9 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // args.json of the tests: members out of order and a non-ASCII string, so
@@ -168,7 +165,7 @@ func TestPostCommitThenDropIsRetriedAndReplayed(t *testing.T) {
 	// Without --retry the outcome is unknown: curl's 52, nothing on stdout.
 	s = newIdemServer(t, faultDrop)
 	r = ppost(t, s.URL)
-	postCheckExit(t, r, curlEmptyReply)
+	postCheckExit(t, r, post.CurlEmptyReply)
 	postCheckAttempts(t, s, 1, key, body, 1)
 	if r.out != "" || !strings.Contains(r.err, "idemkey: error: (52) empty reply from server") {
 		t.Errorf("stdout %q, stderr %q", r.out, r.err)
@@ -196,7 +193,7 @@ func TestPostUnavailableHonoursRetryAfter(t *testing.T) {
 	s.retryAfter = http.TimeFormat // an HTTP date an hour ahead
 	s.retryAfter = time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 	r = ppost(t, s.URL, append(postFast, "--retry", "5", "--retry-max-time", "10", "--fail-with-body")...)
-	postCheckExit(t, r, curlHTTPError)
+	postCheckExit(t, r, post.CurlHTTPError)
 	postCheckAttempts(t, s, 1, key, body, 0)
 	if !strings.Contains(r.out, "unavailable") || !strings.Contains(r.err, "(Retry-After) would pass --retry-max-time 10s") {
 		t.Errorf("stdout %q, stderr %q", r.out, r.err)
@@ -228,7 +225,7 @@ func TestPostTimeoutWithoutRetry(t *testing.T) {
 	t.Parallel()
 	s := newIdemServer(t, faultStall)
 	r := ppost(t, s.URL, "--max-time", "0.05")
-	postCheckExit(t, r, curlTimeout)
+	postCheckExit(t, r, post.CurlTimeout)
 	if r.out != "" || !strings.Contains(r.err, "idemkey: error: (28) operation timed out") {
 		t.Errorf("stdout %q, stderr %q", r.out, r.err)
 	}
@@ -254,8 +251,8 @@ func TestPostResetOrTruncatedMidBody(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{faultReset, curlRecvError, "(56) failure when receiving data from the peer: connection reset by peer"},
-		{faultTruncate, curlPartialFile, "(18) transfer closed with outstanding read data remaining"},
+		{faultReset, post.CurlRecvError, "(56) failure when receiving data from the peer: connection reset by peer"},
+		{faultTruncate, post.CurlPartialFile, "(18) transfer closed with outstanding read data remaining"},
 	} {
 		s := newIdemServer(t, tc.f)
 		r := ppost(t, s.URL, append(postFast, "--retry", "2")...)
@@ -294,7 +291,7 @@ func TestPostNeverRetriesClientErrors(t *testing.T) {
 		s = newIdemServer(t, faultStatus)
 		s.status = status
 		r = ppost(t, s.URL, append(postFast, "--retry", "3", "-f")...)
-		postCheckExit(t, r, curlHTTPError)
+		postCheckExit(t, r, post.CurlHTTPError)
 		postCheckAttempts(t, s, 1, key, body, 0)
 		want := fmt.Sprintf("idemkey: error: (22) the requested URL returned error: %d\n", status)
 		if r.out != "" || r.err != want {
@@ -308,7 +305,7 @@ func TestPostFailWithBodyAfterRetries(t *testing.T) {
 	s := newIdemServer(t, faultUnavailable, faultUnavailable, faultUnavailable)
 	s.retryAfter = "0"
 	r := ppost(t, s.URL, append(postFast, "--retry", "2", "--fail-with-body")...)
-	postCheckExit(t, r, curlHTTPError)
+	postCheckExit(t, r, post.CurlHTTPError)
 	postCheckAttempts(t, s, 3, postKeyOf(t, postArgs), postCanonical(t, postArgs), 0)
 	if r.out != `{"error":"unavailable"}`+"\n" {
 		t.Errorf("stdout %q, want the final attempt's body once", r.out)
@@ -337,14 +334,14 @@ func TestPostKeyReusedWithAnotherPayload(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", msg, r.err)
 		}
 		if fail {
-			postCheckExit(t, r, curlHTTPError)
+			postCheckExit(t, r, post.CurlHTTPError)
 			if r.out != "" {
 				t.Errorf("-f: stdout %q", r.out)
 			}
 		} else {
 			// A key conflict is never success: 22 even without -f, with
 			// the server's body written.
-			postCheckExit(t, r, curlHTTPError)
+			postCheckExit(t, r, post.CurlHTTPError)
 			if !strings.Contains(r.out, "different payload") {
 				t.Errorf("stdout %q, want the server's 422 body", r.out)
 			}
@@ -472,7 +469,7 @@ func TestPostOutputFileAndInclude(t *testing.T) {
 		t.Errorf("-i: stdout %q", r.out)
 	}
 	r = ppost(t, s.URL, "-o", filepath.Join(t.TempDir(), "no", "such", "dir"))
-	postCheckExit(t, r, curlWriteError)
+	postCheckExit(t, r, post.CurlWriteError)
 }
 
 func TestPostKeyHeaderFromConfig(t *testing.T) {
@@ -507,17 +504,17 @@ func TestPostConnectionRefusedAndSilence(t *testing.T) {
 	t.Parallel()
 	url := "http://" + postClosedPort(t) + "/"
 	r := ppost(t, url, append(postFast, "--retry", "2")...)
-	postCheckExit(t, r, curlConnect)
+	postCheckExit(t, r, post.CurlConnect)
 	if n := strings.Count(r.err, "(7) failed to connect to "); n != 4 { // 2 retries, giving up, error
 		t.Errorf("stderr mentions the refusal %d times, want 4:\n%s", n, r.err)
 	}
 	r = ppost(t, url, append(postFast, "--retry", "2", "-s")...)
-	postCheckExit(t, r, curlConnect)
+	postCheckExit(t, r, post.CurlConnect)
 	if r.out != "" || r.err != "" {
 		t.Errorf("-s: stdout %q, stderr %q", r.out, r.err)
 	}
 	r = ppost(t, url, append(postFast, "--retry", "2", "-sS")...)
-	postCheckExit(t, r, curlConnect)
+	postCheckExit(t, r, post.CurlConnect)
 	if !strings.HasPrefix(r.err, "idemkey: error: (7) failed to connect to ") || strings.Count(r.err, "\n") != 1 {
 		t.Errorf("-sS: stderr %q, want the error line only", r.err)
 	}
@@ -542,7 +539,7 @@ func TestPostTLS(t *testing.T) {
 	key := postKeyOf(t, postArgs)
 
 	r := ppost(t, s.URL)
-	postCheckExit(t, r, curlPeerVerify)
+	postCheckExit(t, r, post.CurlPeerVerify)
 	if r.out != "" || !strings.Contains(r.err, "(60) server certificate verification failed") {
 		t.Errorf("unverified: stdout %q, stderr %q", r.out, r.err)
 	}
@@ -565,95 +562,5 @@ func TestPostTLS(t *testing.T) {
 		t.Errorf("--cacert: stdout %q, stderr %q", r.out, r.err)
 	}
 	r = ppost(t, s.URL, "--cacert", filepath.Join(t.TempDir(), "none.pem"))
-	postCheckExit(t, r, curlCACert)
-}
-
-func TestClassify(t *testing.T) {
-	t.Parallel()
-	wrap := func(err error) error { return fmt.Errorf("Post \"https://x\": %w", err) }
-	for _, tc := range []struct {
-		err    error
-		inBody bool
-		code   int
-	}{
-		{&net.DNSError{Err: "no such host", Name: "api.example", IsNotFound: true}, false, curlResolve},
-		{&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, false, curlConnect},
-		{context.DeadlineExceeded, true, curlTimeout},
-		{tls.AlertError(40), false, curlSSLConnect},
-		{&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, false, curlPeerVerify},
-		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true, curlRecvError},
-		{io.EOF, false, curlEmptyReply},
-		{io.ErrUnexpectedEOF, true, curlPartialFile},
-		{errors.New("net/http: HTTP/1.x transport connection broken: malformed HTTP response \"x\""), false, curlWeirdReply},
-		{errors.New(`net/http: HTTP/1.x transport connection broken: bad Content-Length "abc"`), false, curlWeirdReply},
-		{errors.New(`net/http: HTTP/1.x transport connection broken: malformed MIME header line: "X: a\x00b"`), false, curlWeirdReply},
-		{&tlsHandshakeError{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, false, curlSSLConnect},
-		{&tlsHandshakeError{io.EOF}, false, curlSSLConnect},
-		{fmt.Errorf("%w: cannot store the response body: no space left on device", errSpool), true, curlWriteError},
-	} {
-		got := classify(wrap(tc.err), tc.inBody)
-		if got.Code != tc.code {
-			t.Errorf("classify(%v) = %v, want code %d", tc.err, got, tc.code)
-		}
-		if want := tc.code != curlWeirdReply && tc.code != curlPeerVerify && tc.code != curlWriteError; got.retryable() != want {
-			t.Errorf("classify(%v).retryable() = %v", tc.err, got.retryable())
-		}
-	}
-}
-
-func TestRetryAfterAndBackoff(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	for v, want := range map[string]time.Duration{
-		"120": 2 * time.Minute, "0.5": 500 * time.Millisecond, "0": 0,
-		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
-		now.Add(-time.Hour).Format(http.TimeFormat):       0,
-	} {
-		got, ok := retryAfter(http.Header{"Retry-After": {v}}, now)
-		if !ok || got != want {
-			t.Errorf("Retry-After %q = %v, %v; want %v", v, got, ok, want)
-		}
-	}
-	for _, v := range []string{"", "soon", "-3"} {
-		if _, ok := retryAfter(http.Header{"Retry-After": {v}}, now); ok {
-			t.Errorf("Retry-After %q accepted", v)
-		}
-	}
-	base := 100 * time.Millisecond
-	for n := 1; n <= 20; n++ {
-		lo := min(base<<(n-1), maxBackoff)
-		if n > 14 {
-			lo = maxBackoff
-		}
-		for range 20 {
-			if d := backoff(base, n); d < lo || d > min(lo+lo/2, maxBackoff) {
-				t.Fatalf("backoff(%v, %d) = %v, want within [%v, %v]", base, n, d, lo, min(lo+lo/2, maxBackoff))
-			}
-		}
-	}
-}
-
-func TestReplayHeaderAndRedact(t *testing.T) {
-	t.Parallel()
-	for h, want := range map[string]bool{
-		"Idempotent-Replayed": true, "X-Idempotent-Replayed": true, "X-Idempotency-Replayed": true, "X-Replayed": false,
-	} {
-		if got := replayHeader(http.Header{h: {"true"}}) != ""; got != want {
-			t.Errorf("replayHeader(%s: true) = %v", h, got)
-		}
-	}
-	if replayHeader(http.Header{"Idempotent-Replayed": {"false"}}) != "" {
-		t.Error("Idempotent-Replayed: false taken for a replay")
-	}
-	for _, tc := range [][3]string{
-		{"Authorization", "Bearer abc", "Bearer [redacted]"},
-		{"authorization", "abc", "[redacted]"},
-		{"Cookie", "a=b", "[redacted]"},
-		{"Set-Cookie", "a=b", "[redacted]"},
-		{"X-Trace", "abc", "abc"},
-	} {
-		if got := redact(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("redact(%s, %s) = %q, want %q", tc[0], tc[1], got, tc[2])
-		}
-	}
+	postCheckExit(t, r, post.CurlCACert)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/derive/post"
 )
 
 // TestPostRefusesKeyHeadersTheClientDrops: a key under a header Go's
@@ -84,7 +86,7 @@ func TestPostRefusesLossyBody(t *testing.T) {
 	r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in, "--send-as-is")
 	postCheckExit(t, r, 0)
 	r = pmain(t, "", "post", s.URL+"/b", "--task", "t1", "--tool", "pay", "-d", in, "--lossy")
-	postCheckExit(t, r, curlHTTPError) // the same key with the canonical bytes: the server's 422, exit 22
+	postCheckExit(t, r, post.CurlHTTPError) // the same key with the canonical bytes: the server's 422, exit 22
 	seen := s.seen()
 	if len(seen) != 2 || string(seen[0].Body) != in || string(seen[1].Body) != `{"id":1234567890123456800}` || seen[0].Key != key {
 		t.Errorf("sent %+v", seen)
@@ -140,7 +142,7 @@ func TestPostRedactsSecretsInMessages(t *testing.T) {
 	}
 	for _, u := range []string{"http://u:PASS-s3cret@/x", "http://u:PASS-s3cret@[::1/x", "http://u:PASS-s3cret@host:port/x"} {
 		r = ppost(t, u)
-		postCheckExit(t, r, curlURLMalformat)
+		postCheckExit(t, r, post.CurlURLMalformat)
 		if strings.Contains(r.err, "s3cret") || !strings.Contains(r.err, "invalid URL") {
 			t.Errorf("%s: stderr %q", u, r.err)
 		}
@@ -175,7 +177,7 @@ func TestPostKeyConflictIsNeverSuccess(t *testing.T) {
 	s := newIdemServer(t, faultStatus)
 	s.status = http.StatusUnprocessableEntity
 	r := ppost(t, s.URL, "-s")
-	postCheckExit(t, r, curlHTTPError)
+	postCheckExit(t, r, post.CurlHTTPError)
 	if r.err != "" || !strings.Contains(r.out, "422") {
 		t.Errorf("-s: stdout %q, stderr %q", r.out, r.err)
 	}
@@ -193,12 +195,12 @@ func TestPostStdoutWriteError(t *testing.T) {
 	var errb bytes.Buffer
 	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
 		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
-	if code != curlWriteError || !strings.Contains(errb.String(), "(23) cannot write standard output: no space left on device") {
+	if code != post.CurlWriteError || !strings.Contains(errb.String(), "(23) cannot write standard output: no space left on device") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 	code = Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs, "--dry-run"},
 		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
-	if code != curlWriteError {
+	if code != post.CurlWriteError {
 		t.Errorf("--dry-run: exit %d", code)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/derive/post"
 	"github.com/idemkey/idemkey/derive/probe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -194,7 +195,7 @@ const probeMaxConcurrency = 100
 func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	r, cfg := o.req, o.f.Config
 	var err error
-	if r.URL, err = parsePostURL(rawURL); err != nil {
+	if r.URL, err = post.ParseURL(rawURL); err != nil {
 		return probeCode(err)
 	}
 	if len(o.data) > 1 {
@@ -205,14 +206,14 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 		r.Data = o.data[0]
 	}
 	r.KeyHeader = strings.TrimSpace(cfg.GetString("key-header"))
-	if err := checkKeyHeader(r.KeyHeader, "--key-header"); err != nil {
+	if err := post.CheckKeyHeader(r.KeyHeader, "--key-header"); err != nil {
 		return err
 	}
 	if err := r.loadRequestFlags(fl); err != nil {
 		return err
 	}
 	for _, line := range r.Headers {
-		if name, _, _, err := parseHeaderLine(line); err == nil && strings.EqualFold(name, r.KeyHeader) {
+		if name, _, _, err := post.ParseHeaderLine(line); err == nil && strings.EqualFold(name, r.KeyHeader) {
 			return &UsageError{Err: fmt.Errorf("-H sets %s, which the probe sets itself, to keys made fresh for it", r.KeyHeader),
 				hint: "a probe never sends a key that a real step could use; --key-header NAME names the header the endpoint reads"}
 		}
@@ -245,7 +246,7 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 		return &UsageError{Err: errors.New("--dry-run prints the requests, not a report, so --json has nothing to print"),
 			hint: "drop --json, or --dry-run to run the probe"}
 	}
-	if _, err := proxyFor(r.Transport.Getenv, r.URL); err != nil {
+	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
 		return err
 	}
 	return nil
@@ -254,7 +255,7 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 // probeCode gives curl's URL error (exit 3 in post) probe's exit code
 // for usage errors.
 func probeCode(err error) error {
-	var ce *CurlError
+	var ce *post.Error
 	if errors.As(err, &ce) {
 		return &codeError{Code: exitUsage, Err: ce.Err}
 	}
@@ -321,7 +322,7 @@ func runProbe(o *probeOptions) error {
 	if o.req.Transport.Insecure {
 		fmt.Fprintf(ios.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
 	}
-	if cfg.Client, err = newPostClient(o.req.Transport); err != nil {
+	if cfg.Client, err = post.NewClient(o.req.Transport); err != nil {
 		return probeCode(err)
 	}
 	rep, err := probe.Run(context.Background(), cfg)
@@ -349,10 +350,10 @@ func probeFailure(err error) error {
 	var ce *probe.CountError
 	switch {
 	case errors.As(err, &se):
-		cerr := classify(se.Err, se.InBody)
+		cerr := post.Classify(se.Err, se.InBody)
 		he := &hintedError{msg: fmt.Sprintf("probe stopped at the %s rule: %s", se.Rule, cerr.Err)}
-		if h := (*hintedError)(nil); errors.As(cerr.Err, &h) {
-			he.hint = h.hint
+		if h := (*post.Hinted)(nil); errors.As(cerr.Err, &h) {
+			he.hint = h.Advice
 		}
 		sent := "it was the first request: nothing had been sent"
 		if se.Sent > 0 {
@@ -425,7 +426,7 @@ func (o *probeOptions) dryRun(cfg probe.Config) error {
 			note += ": no " + cfg.KeyHeader + " header"
 		}
 		fmt.Fprintf(&b, "\n# %s: %s\n", p.Rule, note)
-		o.req.writeHeadLines(&b, "", requestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
+		o.req.writeHeadLines(&b, "", post.RequestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
 		b.WriteString("\n")
 		b.Write(p.Body)
 		if len(p.Body) > 0 && p.Body[len(p.Body)-1] != '\n' {
@@ -467,7 +468,7 @@ func countCommand(command string) probe.Counter {
 			if why != "" {
 				why = ": " + printable(why)
 			}
-			return 0, fmt.Errorf("--count failed (%s)%s", rootCause(err), why)
+			return 0, fmt.Errorf("--count failed (%s)%s", post.RootCause(err), why)
 		}
 		text := strings.TrimSpace(out.String())
 		n, perr := strconv.ParseInt(text, 10, 64)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -21,11 +20,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
-	"github.com/idemkey/idemkey/derive/diff"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 )
 
@@ -215,32 +213,6 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	return runRun(opts)
 }
 
-func durationSetting(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return parseDays(s)
-}
-
-// recoverPolicy is --recover if given, else the tool's
-// tools.NAME.recover in the config file, else recover from the
-// environment (IDEMKEY_RECOVER) or the config, else fail.
-func (f *Factory) recoverPolicy(cmd *cobra.Command, tool string) (ledger.Policy, error) {
-	v := f.Config
-	if !changed(cmd.Flags(), "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
-		t, err := v.ForTool(tool)
-		if err != nil {
-			return "", err
-		}
-		v = t
-	}
-	p := ledger.Policy(v.GetString("recover"))
-	if !p.Valid() {
-		return "", v.Invalid("recover", "want fail or retry")
-	}
-	return p, nil
-}
-
 // utf8CommandLine refuses a command line that cannot be the call's
 // arguments (JSON text is UTF-8), naming the argument, rather than as the
 // parser's error about a JSON text the user never wrote.
@@ -339,16 +311,6 @@ func (opts *runOptions) logf(format string, args ...any) {
 	}
 }
 
-// maxRecordedOutput bounds --max-output: both streams are held in memory
-// while the step runs and written as one record, and the stores limit a
-// record: pgx sends a statement's parameters as text, a bytea as hex (two
-// bytes a byte), in one message of at most 1 GiB, and PostgreSQL returns a
-// row in one such message too. At 256MiB a stream, a completion with both
-// streams full failed on PostgreSQL ("message body too large"): the
-// command ran, and its outcome was lost to unknown. 128MiB a stream leaves
-// half the message to the arguments.
-const maxRecordedOutput = 128 << 20
-
 func runRun(opts *runOptions) error {
 	f := opts.f
 	ctx := context.Background()
@@ -421,21 +383,6 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 	}
 }
 
-// fileLocker is a store's kernel lock per key as the hold loop takes it:
-// nil and no error when another process holds it.
-type fileLocker struct{ kl keyLocker }
-
-func (l fileLocker) TryLock(key string) (io.Closer, error) {
-	f, err := l.kl.LockKey(key)
-	if isLocked(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
 // holdRequest is the hold of the step's key: the claim, the wait, the
 // store's lock, and the events run reports.
 func (st *runStep) holdRequest() ledger.HoldRequest {
@@ -465,13 +412,13 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 		},
 	}
 	if st.locker != nil {
-		req.Locker = fileLocker{st.locker}
+		req.Locker = fileLocker{KL: st.locker}
 	}
 	if rc := opts.Reconcile; rc != nil {
 		rc.Args = func(*ledger.Record) ([]byte, error) { return st.args, nil }
 		req.Reconcile = func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 			rc.Interrupt = st.sigs // a signal stops the reconcile, then idemkey
-			return rc.run(ctx, rec)
+			return rc.Run(ctx, rec)
 		}
 		req.Events.Reconciling = func(rec *ledger.Record) {
 			opts.logf("the outcome of attempt %d of %s is unknown: asking the owner (--reconcile)", rec.Attempt, st.key)
@@ -520,50 +467,6 @@ func closeFile(f *os.File) {
 	if f != nil {
 		f.Close()
 	}
-}
-
-// lookCommand checks that the command can be found and executed: 127 or
-// 126 otherwise, as a shell reports them.
-func lookCommand(name string) error {
-	_, err := exec.LookPath(name)
-	if err == nil || errors.Is(err, exec.ErrDot) {
-		// Found through a relative PATH entry: the user put it there, and
-		// env and timeout run it (Go refuses it unless told).
-		return nil
-	}
-	if strings.Contains(name, "/") {
-		fi, serr := os.Stat(name)
-		if serr != nil {
-			return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: no such file", name)}
-		}
-		if fi.IsDir() {
-			return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: is a directory", name)}
-		}
-		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (not executable)", name)}
-	}
-	if errors.Is(err, exec.ErrNotFound) {
-		if p := notExecutableOnPath(name); p != "" {
-			// As execvp reports it: found, not executable.
-			return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: permission denied (%s is not executable)", name, p)}
-		}
-		return &codeError{Code: exitNotFound, Err: fmt.Errorf("%s: command not found", name)}
-	}
-	return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", name, err)}
-}
-
-// notExecutableOnPath returns the first regular file called name in the
-// PATH's directories (where LookPath found none that is executable), or "".
-func notExecutableOnPath(name string) string {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			return p
-		}
-	}
-	return ""
 }
 
 // sayReconciled says what a reconcile that ran in this hold answered and
@@ -669,33 +572,6 @@ func (st *runStep) mismatch(rec *ledger.Record) error {
 	}}
 }
 
-// recorder keeps the first max bytes of a stream, its length and sha256.
-type recorder struct {
-	max  int64
-	data []byte
-	n    int64
-	h    hash.Hash
-	// lost is the error that stopped tee passing the stream on, unless it
-	// was a broken pipe (a reader that went away, passed on to the
-	// command): the output did not reach its destination.
-	lost error
-}
-
-func newRecorder(max int64) *recorder { return &recorder{max: max, h: sha256.New()} }
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.h.Write(p)
-	r.n += int64(len(p))
-	if room := r.max - int64(len(r.data)); room > 0 {
-		r.data = append(r.data, p[:min(int64(len(p)), room)]...)
-	}
-	return len(p), nil
-}
-
-func (r *recorder) output() ledger.Output {
-	return ledger.Output{Data: r.data, Length: r.n, SHA256: hex.EncodeToString(r.h.Sum(nil)), Truncated: r.n > int64(len(r.data))}
-}
-
 // tee copies a pipe to w (live) and to the recorder. When w fails (a
 // reader that went away: "| head -1"), the pipe is closed, so that the
 // command sees the broken pipe it would have seen without idemkey; what
@@ -711,7 +587,7 @@ func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
 			rec.Write(buf[:n])
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				if !errors.Is(werr, syscall.EPIPE) {
-					rec.lost = werr
+					rec.Lost = werr
 				}
 				drainPending(r, buf, io.Discard, rec)
 				r.Close()
@@ -834,7 +710,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 			return &ExitError{Code: exitUnknown}
 		}
 	}
-	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.output(), Stderr: errRec.output()}
+	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.Output(), Stderr: errRec.Output()}
 	return st.finish(ctx, h, o, outRec, errRec)
 }
 
@@ -894,8 +770,9 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 	// signal to idemkey alone is forwarded.
 	if lock != nil {
 		// Descriptors the command would have had without idemkey keep
-		// their numbers; the lock comes after them (3 when none).
-		c.ExtraFiles = append(inheritedFiles(), lock)
+		// their numbers; the lock goes high (fd 100, sqlite.LockFD), where
+		// a script's "exec 3>log" does not close it (issue 19.4).
+		c.ExtraFiles, _ = stores.ChildFiles(lock)
 	}
 	return c, started
 }
@@ -1023,12 +900,12 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		name string
 		rec  *recorder
 	}{{"standard output", outRec}, {"standard error", errRec}} {
-		if s.rec.lost == nil {
+		if s.rec.Lost == nil {
 			continue
 		}
 		// The command's writes went into idemkey's pipe and succeeded:
 		// only idemkey knows that its output was lost.
-		why := s.rec.lost
+		why := s.rec.Lost
 		var pe *os.PathError
 		if errors.As(why, &pe) {
 			why = pe.Err
@@ -1071,83 +948,11 @@ func pendingStop(c chan os.Signal) syscall.Signal {
 	}
 }
 
-// stopSignals stops relaying to c and ends idemkey by a signal that came
-// meanwhile, as that signal would have ended it.
-func stopSignals(c chan os.Signal) {
-	signal.Stop(c)
-	select {
-	case s := <-c:
-		_ = signalPid(os.Getpid(), s.(syscall.Signal))
-	default:
-	}
-}
-
 // warnNotRecorded says that an attempt's outcome was not recorded, why,
 // and what the key's record is now.
 func (st *runStep) warnNotRecorded(attempt int64, c ledger.CompleteResult) {
 	fmt.Fprintf(st.opts.f.IO.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n",
 		attempt, st.key, notRecordedWhy(c))
-}
-
-// warnOutputsDropped says that an outcome was recorded without its
-// outputs' bytes (the store refused it for its size, issue 19.12).
-func warnOutputsDropped(w io.Writer, key string, c ledger.CompleteResult) {
-	if c.Err == nil && c.OutputsDropped {
-		fmt.Fprintf(w, "idemkey: warning: the outcome of attempt %d of %s was recorded without its output (the ledger refused it for its size: %v); a replay returns no output, only its length and sha256\n",
-			c.Attempt, key, c.Cause)
-	}
-}
-
-// notRecordedWhy says why a completion failed and what the key's record
-// is now.
-func notRecordedWhy(c ledger.CompleteResult) string {
-	if !errors.Is(c.Err, ledger.ErrLeaseLost) {
-		s := fmt.Sprintf("%v; the next attempt will find it unknown", c.Err)
-		switch {
-		case c.Released:
-			s += " (the claim was released: at once)"
-		case c.ReleaseErr != nil:
-			s += fmt.Sprintf(" once the lease runs out (releasing the claim failed too: %v)", c.ReleaseErr)
-		}
-		return s
-	}
-	cur := c.Current
-	switch {
-	case cur != nil && cur.Attempt != c.Attempt:
-		return fmt.Sprintf("attempt %d holds the key now; its record stands (%s)", cur.Attempt, recordNow(cur))
-	case errors.Is(c.Err, ledger.ErrAttemptEnded) && cur != nil:
-		return fmt.Sprintf("the attempt was recorded as %s by someone else meanwhile (its lease ran out, or a person resolved it); that record stands", cur.State)
-	}
-	return strings.TrimPrefix(c.Err.Error(), "lease lost: ")
-}
-
-// recordNow says whose a key's record is: its state, start and holder.
-func recordNow(cur *ledger.Record) string {
-	return fmt.Sprintf("%s, started at %s by %s", cur.State, stamp(cur.StartedAt), ledger.HolderName(cur.Holder))
-}
-
-// lossLine says that a hold was lost and why: the ledger's word for what
-// happened to the key's record (item 19.17: a newer attempt, a record
-// gone, an attempt ended by someone else), with who holds the key now, or
-// that the ledger did not answer for a whole lease.
-func lossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string, lease time.Duration) string {
-	err := h.LostErr()
-	if !errors.Is(err, ledger.ErrLeaseLost) {
-		return fmt.Sprintf("lease lost: the ledger did not answer for a whole lease (%s): %v; attempt %d of %s is no longer sure to hold the key, and another worker may take it over",
-			lease, err, h.Attempt(), key)
-	}
-	msg := fmt.Sprintf("%v: attempt %d of %s is no longer the key's holder", err, h.Attempt(), key)
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	cur, _, gerr := s.Get(rctx, key)
-	cancel()
-	switch {
-	case gerr != nil || cur == nil:
-	case cur.Attempt != h.Attempt():
-		msg += fmt.Sprintf(" (attempt %d holds it now: %s)", cur.Attempt, recordNow(cur))
-	case cur.State != ledger.Running:
-		msg += fmt.Sprintf(" (its record says %s now)", cur.State)
-	}
-	return msg
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.
@@ -1181,25 +986,6 @@ func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
 	return code, ledger.Failed, fmt.Sprintf("exit status %d", code)
 }
 
-// stepEnv is the environment a step's command (or a reconcile command)
-// gets from idemkey's: without IDEMPOTENCY_KEY and IDEMPOTENCY_ATTEMPT
-// (the caller sets its own), and without idemkey's own settings, IDEMKEY_*
-// (a ledger URL's password, an HMAC secret, a policy meant for idemkey),
-// which a command could echo into its output and so into the record;
-// those named in pass (--env NAME) are kept (issue 19.19).
-func stepEnv(env, pass []string) []string {
-	out := withoutEnv(env, "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT")
-	kept := out[:0]
-	for _, kv := range out {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "IDEMKEY_") && !slices.Contains(pass, name) {
-			continue
-		}
-		kept = append(kept, kv)
-	}
-	return kept
-}
-
 // passEnvNames checks --env's names: a variable's name, never NAME=VALUE
 // (the value is idemkey's own).
 func passEnvNames(names []string) ([]string, error) {
@@ -1210,72 +996,4 @@ func passEnvNames(names []string) ([]string, error) {
 		}
 	}
 	return names, nil
-}
-
-func withoutEnv(env []string, names ...string) []string {
-	out := env[:0:0]
-outer:
-	for _, kv := range env {
-		for _, n := range names {
-			if strings.HasPrefix(kv, n+"=") {
-				continue outer
-			}
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
-// describeDifference says where a recorded request and a new one differ,
-// as diff would: the first difference that changes the key, with its
-// kind's reason, and how many more there are.
-// maxKeptRequest bounds the request a record keeps to show what differs
-// on a mismatch. The fingerprint is always of the whole request, so a
-// match stays exact; a larger one is not kept (every write of the record
-// carries it, the completion's too, after the command ran).
-const maxKeptRequest = 1 << 20
-
-func keptRequest(req []byte) []byte {
-	if len(req) > maxKeptRequest {
-		return []byte{} // not NULL: PostgreSQL's column is NOT NULL
-	}
-	return req
-}
-
-func describeDifference(recorded, now []byte) string {
-	if len(recorded) == 0 {
-		return fmt.Sprintf("the fingerprints differ (a request past %d bytes is not kept to compare)", maxKeptRequest)
-	}
-	a, err1 := canon.Parse(recorded, canon.JS)
-	b, err2 := canon.Parse(now, canon.JS)
-	if err1 != nil || err2 != nil {
-		return "the recorded request cannot be compared"
-	}
-	res := diff.Compare(&diff.Side{Name: "recorded", Doc: a, Args: a.Root()},
-		&diff.Side{Name: "now", Doc: b, Args: b.Root()}, diff.Options{Scheme: canon.JS, Max: 1})
-	if len(res.Diffs.Items) == 0 {
-		return "the fingerprints differ"
-	}
-	e := res.Diffs.Items[0]
-	// The request is {"args":…,"command":[…]} (post: its own members),
-	// compared as the arguments of a call: its pointers start /args.
-	ptr := strings.TrimPrefix(e.Pointer, "/args")
-	what, rest := "arguments differ", ptr
-	if r, ok := strings.CutPrefix(ptr, "/command"); ok {
-		what, rest = "the command line differs", r
-	} else if r, ok := strings.CutPrefix(ptr, "/args"); ok {
-		rest = r
-	}
-	if rest == "" {
-		rest = "the top"
-	}
-	msg := fmt.Sprintf("%s at %s: recorded %s, now %s", what, diff.RevealPointer(rest),
-		diff.Shorten(e.A.Revealed(), 60), diff.Shorten(e.B.Revealed(), 60))
-	if e.Reason != "" {
-		msg += " (" + e.Reason + ")"
-	}
-	if more := res.Diffs.Total() - 1; more > 0 {
-		msg += fmt.Sprintf(", and %d more %s", more, plural(more, "difference", "differences"))
-	}
-	return msg
 }

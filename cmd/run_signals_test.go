@@ -252,6 +252,21 @@ func newStallProxy(t *testing.T, upstream string) *stallProxy {
 	return p
 }
 
+// stalledRedisRig is a rig whose ledger is a Redis server reached through a
+// stallProxy.
+func stalledRedisRig(t *testing.T) (*rig, *stallProxy) {
+	rs := redisStore(t)
+	u, err := url.Parse(rs.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newStallProxy(t, u.Host)
+	u.Host = px.addr
+	r := newRig(t)
+	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	return r, px
+}
+
 // TestRunSignalForwardedWhileStoreStalls: a SIGTERM sent to idemkey while
 // a lease renewal waits on a store that does not answer reaches the command
 // at once. The renewals and the forwarding shared one loop: the signal
@@ -262,15 +277,7 @@ func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for lease renewals (6 s)")
 	}
-	rs := redisStore(t)
-	u, err := url.Parse(rs.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := newStallProxy(t, u.Host)
-	u.Host = px.addr
-	r := newRig(t)
-	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	r, px := stalledRedisRig(t)
 	script := `trap 'echo got TERM >> ` + r.path("term") + `; exit 0' TERM; touch ` + r.path("mark") +
 		`; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`
 	// --lease 6s: a renewal every 2 s, each given 2 s. Stalled from the

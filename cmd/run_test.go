@@ -759,7 +759,7 @@ func TestRunLedgerSchemaVersions(t *testing.T) {
 func sha256hex(b []byte) string {
 	h := newRecorder(0)
 	h.Write(b)
-	return h.output().SHA256
+	return h.Output().SHA256
 }
 
 func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {

@@ -163,6 +163,14 @@ that js writes as null, duplicate member names whose earlier value was
 silently dropped. All of it is the result, so it goes to standard output;
 with --json, warnings are also repeated on standard error.
 
+The hints are safe: --omit is offered only for request metadata that a
+retry regenerates (a request or trace id, a nonce, the attempt's time or
+number, anything under meta, _meta or headers; judged by the pointer's name
+and the two values). Any other difference (a title, a flag, a recipient, a
+start time) is a value: if a and b are one call retried, the harness must
+send the same value; leaving it out of the key would let distinct writes
+share one.
+
 --explain lists what canonicalization absorbed (member order, whitespace,
 number spelling such as 1.0 or 1e2, string escapes such as \u00e9).
 --schemes tells whether js and jcs agree about equality for this pair (they
@@ -173,7 +181,8 @@ a number outside the double range).
 "differences":[{"pointer","pointer_b"?,"kind","a"?,"b"?,"reason","omit"?}],
 "omitted","warnings":[{"pointer","kind","side"?,"a"?,"b"?,"message"}],
 "warnings_omitted"}, plus "absorbed"/"absorbed_omitted" with --explain and
-"schemes" with --schemes. In differences, "a" and "b" are the JSON values in
+"schemes" with --schemes. In differences, "omit" (the pointer as --omit
+takes it) is there only for request metadata; "a" and "b" are the JSON values in
 canonical form, never shortened, and absent where that side has no value; in
 warnings and absorbed entries they are the source texts, as strings.
 

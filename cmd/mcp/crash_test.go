@@ -85,12 +85,20 @@ func (r *mcpRig) afterCrash(t *testing.T, slow map[string]any, started countLine
 	if res := steps[0].tool(t); res.IsError || !strings.Contains(res.text(), "slow done") {
 		t.Fatalf("--recover retry: %+v", res)
 	}
+	r.sentAgain(t, "--recover retry", key, n)
+}
+
+// sentAgain checks that the server got the call (after its first n
+// calls) as attempt 2 with the same key, run to its end, and that the
+// record says it succeeded at attempt 2.
+func (r *mcpRig) sentAgain(t *testing.T, after, key string, n int) {
+	t.Helper()
 	again := r.calls(r.count, "")[n:]
-	if len(again) != 2 || *again[0].Key != key || *again[0].Attempt != 2 {
-		t.Fatalf("--recover retry sent %+v, want attempt 2 with key %s", again, key)
+	if len(again) != 2 || *again[0].Key != key || *again[0].Attempt != 2 || again[1].Phase != "done" {
+		t.Fatalf("after %s the server got %+v, want attempt 2 with key %s", after, again, key)
 	}
-	if rec := r.show(key); rec["state"] != "succeeded" || rec["attempt"] != 2.0 {
-		t.Fatalf("after the retry: %v", rec)
+	if rec := r.show(key); rec["state"] != "succeeded" || rec["recorded_state"] != "succeeded" || rec["attempt"] != 2.0 {
+		t.Fatalf("after %s: %v", after, rec)
 	}
 }
 

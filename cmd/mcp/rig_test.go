@@ -255,31 +255,42 @@ type countLine struct {
 	Pid     int            `json:"pid"`
 	Ppid    int            `json:"ppid"`
 	Phase   string         `json:"phase"`
+	Session *string        `json:"session"` // over HTTP
 }
 
 // calls returns what the counting server counted, of tool ("" for all).
 func (r *mcpRig) calls(file, tool string) []countLine {
 	r.t.Helper()
+	var out []countLine
+	r.jsonLines(file, func(line []byte) error {
+		var c countLine
+		err := json.Unmarshal(line, &c)
+		if tool == "" || c.Tool == tool {
+			out = append(out, c)
+		}
+		return err
+	})
+	return out
+}
+
+// jsonLines calls each with each line of file (none if it does not
+// exist); an error fails the test.
+func (r *mcpRig) jsonLines(file string, each func(line []byte) error) {
+	r.t.Helper()
 	b, err := os.ReadFile(file)
 	if os.IsNotExist(err) {
-		return nil
+		return
 	} else if err != nil {
 		r.t.Fatal(err)
 	}
-	var out []countLine
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if line == "" {
 			continue
 		}
-		var c countLine
-		if err := json.Unmarshal([]byte(line), &c); err != nil {
+		if err := each([]byte(line)); err != nil {
 			r.t.Fatalf("%s: %q: %v", file, line, err)
 		}
-		if tool == "" || c.Tool == tool {
-			out = append(out, c)
-		}
 	}
-	return out
 }
 
 // idemkey runs idemkey with args in the rig's environment.

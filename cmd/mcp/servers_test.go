@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -130,6 +131,132 @@ func TestMCPLogReadByDrift(t *testing.T) {
 // server's notifications pass, the session's key in _meta is idemkey
 // key's; kill -9 of the server mid-call leaves the call unknown.
 func TestMCPStreamableHTTP(t *testing.T) {
+	eachHTTPMode(t, func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd) {
+		charge := map[string]any{"amount": 7, "currency": "chf"}
+		steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
+			step("list"),
+			call("charge", charge),
+			call("charge", charge),
+			call("notify", map[string]any{}, "progress", true),
+			step("notifications"),
+		)
+		first, again := steps[1].tool(t), steps[2].tool(t)
+		if again.Meta[metaReplayed] != true || again.text() != first.text() {
+			t.Fatalf("repeated charge over HTTP: %+v\n%s", again, stderr)
+		}
+		c := r.calls(r.count, "charge")
+		if want := r.key("--task", "t-http", "--tool", "charge", r.write("c.json", `{"amount":7,"currency":"chf"}`)); len(c) != 1 || *c[0].Key != want {
+			t.Fatalf("the server ran %+v, want once with %s", c, want)
+		}
+		if mode == "json" {
+			return // a JSON answer carries no notifications
+		}
+		var notes []map[string]any
+		json.Unmarshal(steps[4].Result, &notes)
+		methods := fmt.Sprint(notes)
+		if !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
+			t.Fatalf("the server's notifications: %v", notes)
+		}
+		c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-http", "--url", url},
+			Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
+		r.waitCalls(len(r.calls(r.count, "")) + 1)
+		srv.Process.Signal(syscall.SIGKILL)
+		steps, _ = c2.wait()
+		if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "unknown") {
+			t.Fatalf("the call whose HTTP server died: %+v", s)
+		}
+	})
+}
+
+// A server of MCP 2024-11-05's HTTP+SSE transport (the counting server
+// on the SDK's SSEServerTransport: a POST of initialize to its URL gets
+// 405): idemkey falls back to it, its GET stream and endpoint, as the
+// later revisions tell a client to; a repeated write runs once with
+// idemkey key's key, notifications pass; kill -9 of the server mid-call
+// leaves the call unknown and ends the session.
+func TestMCPLegacySSE(t *testing.T) {
+	r := newMCPRig(t)
+	url, srv := r.httpServer("--sse")
+	charge := map[string]any{"amount": 5, "currency": "sek"}
+	steps, stderr := r.client([]string{"mcp", "--task", "t-sse", "--url", url},
+		step("list"),
+		call("charge", charge),
+		call("charge", charge),
+		call("notify", map[string]any{}, "progress", true),
+		step("notifications"),
+	)
+	if !strings.Contains(stderr, "the server speaks MCP's 2024-11-05 HTTP+SSE transport (initialize POSTed to the URL: HTTP 405)") {
+		t.Fatalf("stderr does not say which transport:\n%s", stderr)
+	}
+	if first, again := steps[1].tool(t), steps[2].tool(t); again.Meta[metaReplayed] != true || again.text() != first.text() {
+		t.Fatalf("repeated charge over HTTP+SSE: %+v\n%s", again, stderr)
+	}
+	c := r.calls(r.count, "charge")
+	if want := r.key("--task", "t-sse", "--tool", "charge", r.write("c.json", `{"amount":5,"currency":"sek"}`)); len(c) != 1 || *c[0].Key != want {
+		t.Fatalf("the server ran %+v, want once with %s", c, want)
+	}
+	if methods := string(steps[4].Result); !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
+		t.Fatalf("the server's notifications: %s", methods)
+	}
+	c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-sse", "--url", url},
+		Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
+	started := r.waitCalls(len(r.calls(r.count, "")) + 1)
+	srv.Process.Signal(syscall.SIGKILL)
+	steps, stderr = c2.wait()
+	if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "HTTP+SSE event stream ended") {
+		t.Fatalf("the call whose HTTP+SSE server died: %+v", s)
+	}
+	if !strings.Contains(stderr, "idemkey: the server at "+url+" ended the session before the client closed it (the server's output ended: the server's HTTP+SSE event stream ended") {
+		t.Fatalf("stderr after the kill:\n%s", stderr)
+	}
+	if rec := r.show(*started[len(started)-1].Key); rec["recorded_state"] != "unknown" {
+		t.Fatalf("after the kill: %v", rec)
+	}
+	r.legacyServerGoneExit()
+}
+
+// legacyServerGoneExit: idemkey's exit when a 2024-11-05 server's event
+// stream ends first, with a client (a pipe) that stays: 1, every line it
+// wrote a whole JSON-RPC message.
+func (r *mcpRig) legacyServerGoneExit() {
+	t := r.t
+	url, srv := r.httpServer("--sse")
+	c := exec.Command(r.bin, "mcp", "--task", "t-sse", "--url", url)
+	c.Env = r.env
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	n := len(r.calls(r.count, ""))
+	fmt.Fprintf(in, "%s\n%s\n%s\n", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"until":"`+r.path("release")+`","note":"pipe"}}}`)
+	r.waitCalls(n + 1)
+	srv.Process.Signal(syscall.SIGKILL)
+	err = c.Wait()
+	if c.ProcessState.ExitCode() != 1 {
+		t.Fatalf("idemkey mcp after its HTTP+SSE server died: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("stdout line %q is not JSON", l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(lines[1], `"id":2`) || !strings.Contains(lines[1], "outcome of this call is unknown") {
+		t.Fatalf("stdout: %s", out.String())
+	}
+}
+
+// eachHTTPMode runs f with a rig and the counting server over Streamable
+// HTTP, answering with event streams ("sse") and with JSON ("json").
+func eachHTTPMode(t *testing.T, f func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd)) {
 	for _, mode := range []string{"sse", "json"} {
 		t.Run(mode, func(t *testing.T) {
 			r := newMCPRig(t)
@@ -138,39 +265,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 				extra = append(extra, "--json")
 			}
 			url, srv := r.httpServer(extra...)
-			charge := map[string]any{"amount": 7, "currency": "chf"}
-			steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
-				step("list"),
-				call("charge", charge),
-				call("charge", charge),
-				call("notify", map[string]any{}, "progress", true),
-				step("notifications"),
-			)
-			first, again := steps[1].tool(t), steps[2].tool(t)
-			if again.Meta[metaReplayed] != true || again.text() != first.text() {
-				t.Fatalf("repeated charge over HTTP: %+v\n%s", again, stderr)
-			}
-			c := r.calls(r.count, "charge")
-			if want := r.key("--task", "t-http", "--tool", "charge", r.write("c.json", `{"amount":7,"currency":"chf"}`)); len(c) != 1 || *c[0].Key != want {
-				t.Fatalf("the server ran %+v, want once with %s", c, want)
-			}
-			if mode == "json" {
-				return // a JSON answer carries no notifications
-			}
-			var notes []map[string]any
-			json.Unmarshal(steps[4].Result, &notes)
-			methods := fmt.Sprint(notes)
-			if !strings.Contains(methods, "notifications/message") || !strings.Contains(methods, "notifications/progress") {
-				t.Fatalf("the server's notifications: %v", notes)
-			}
-			c2 := r.startClient(mcpPlan{Command: r.bin, Args: []string{"mcp", "--task", "t-http", "--url", url},
-				Steps: []map[string]any{call("slow", map[string]any{"until": r.path("release")})}})
-			r.waitCalls(len(r.calls(r.count, "")) + 1)
-			srv.Process.Signal(syscall.SIGKILL)
-			steps, _ = c2.wait()
-			if s := steps[0].tool(t); !s.IsError || !strings.Contains(s.text(), "unknown") {
-				t.Fatalf("the call whose HTTP server died: %+v", s)
-			}
+			f(t, r, mode, url, srv)
 		})
 	}
 }

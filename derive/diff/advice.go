@@ -11,6 +11,7 @@ package diff
 import (
 	"math"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/idemkey/idemkey/canon"
@@ -93,12 +94,26 @@ var (
 		"issue ticket invoice payment refund charge transfer appointment meeting event reminder booking publish")
 )
 
-func words(list string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(list) {
-		m[w] = true
-	}
-	return m
+// A wordSet is a set of words built on first use: building the sets above
+// at package initialisation cost every idemkey process, a `key` call too,
+// 0.1 M instructions (issue 23).
+type wordSet struct {
+	list string
+	once sync.Once
+	set  map[string]bool
+}
+
+func words(list string) *wordSet { return &wordSet{list: list} }
+
+// has reports whether w is in the set.
+func (s *wordSet) has(w string) bool {
+	s.once.Do(func() {
+		s.set = map[string]bool{}
+		for _, w := range strings.Fields(s.list) {
+			s.set[w] = true
+		}
+	})
+	return s.set[w]
 }
 
 // nameWords splits a member name into lower-case words.
@@ -154,13 +169,13 @@ func Regenerated(pointer string, shape Shape) bool {
 		name = append(name, nameWords(toks[len(toks)-2])...)
 	}
 	for _, w := range name {
-		if effectWords[w] {
+		if effectWords.has(w) {
 			return false
 		}
 	}
 	for _, tok := range toks[:len(toks)-1] {
 		for _, w := range nameWords(tok) {
-			if metaContainers[w] {
+			if metaContainers.has(w) {
 				return true
 			}
 		}
@@ -168,13 +183,13 @@ func Regenerated(pointer string, shape Shape) bool {
 	var attempt, plain bool
 	for _, w := range name {
 		switch {
-		case shape == ShapeTime && attemptTimeWords[w],
-			shape == ShapeID && requestIDWords[w],
-			shape != ShapeTime && attemptCountWords[w]:
+		case shape == ShapeTime && attemptTimeWords.has(w),
+			shape == ShapeID && requestIDWords.has(w),
+			shape != ShapeTime && attemptCountWords.has(w):
 			return true
 		}
-		attempt = attempt || attemptWords[w]
-		plain = plain || plainTime[w]
+		attempt = attempt || attemptWords.has(w)
+		plain = plain || plainTime.has(w)
 	}
 	return shape == ShapeTime && attempt && plain
 }

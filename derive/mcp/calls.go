@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,16 +68,104 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 		return nil
 	}
 	c.d, c.key = d, d.Key
+	if !inBatch && p.reconciler(c) != nil && p.mayReconcile(c) {
+		// A reconcile may take up to its timeout: the client's other
+		// messages go on meanwhile, as they do while a call waits.
+		p.waitFor(c, m, false)
+		return nil
+	}
 	held, err := p.hold(p.ctx, c, 0)
 	if err != nil {
 		p.ledgerDown(c, err, answer)
 		return nil
 	}
 	if held.Action == ledger.ActBusy && p.o.Wait > 0 && !inBatch {
-		p.waitFor(c, m)
+		p.waitFor(c, m, true)
 		return nil
 	}
 	return p.decided(c, m, held, answer)
+}
+
+// mayReconcile reports whether the call's key is recorded unknown, or
+// running (its holder may be dead: the claim reads that as unknown).
+func (p *Proxy) mayReconcile(c *call) bool {
+	rec, _, err := p.o.Store.Get(p.ctx, c.key)
+	return err == nil && rec != nil && (rec.State == ledger.Unknown || rec.State == ledger.Running)
+}
+
+// reconciler is the call's tool's reconcile (nil for none; issue 22),
+// told the call's whole canonical arguments when the record did not keep
+// them (Record.Request), stopped when the session ends; the output of a
+// Happened answer becomes the tool's result (ReconciledResult).
+func (p *Proxy) reconciler(c *call) ledger.Reconciler {
+	if p.o.Reconcile == nil {
+		return nil
+	}
+	rc := p.o.Reconcile(c.tool)
+	if rc == nil {
+		return nil
+	}
+	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(p.ctx, cancel)()
+		r := *rec
+		if len(r.Request) == 0 {
+			r.Request = c.d.Request
+		}
+		ans := rc(ctx, &r)
+		if ans.Verdict == ledger.Happened {
+			ans.Output = ReconciledOutput(ans.Output)
+		}
+		return ans
+	}
+}
+
+// ReconciledOutput is the tool result a reconcile command's standard
+// output (kept whole) stands for, as a record keeps it: the output itself
+// when it is a CallToolResult (a JSON object with a content array; MCP
+// server/tools, "Tool Result"), else a result whose one text content is
+// the output. An output too large to keep stays as it is (its replay
+// says so).
+func ReconciledOutput(o ledger.Output) ledger.Output {
+	if o.Truncated || len(o.Data) == 0 {
+		return o // its replay says that no result was kept
+	}
+	return output(reconciledResult(o.Data))
+}
+
+func reconciledResult(stdout []byte) []byte {
+	i := skipSpace(stdout, 0)
+	if i < len(stdout) && stdout[i] == '{' && validJSON(stdout) == nil {
+		if content := objectMember(stdout, "content"); len(content) > 0 && content[0] == '[' {
+			return clone(bytes.TrimSpace(stdout))
+		}
+	}
+	return []byte(`{"content":[{"type":"text","text":` + string(quoted(string(stdout))) + `}]}`)
+}
+
+// sayReconciled says what a reconcile that ran for the call answered and
+// what follows from it.
+func (p *Proxy) sayReconciled(c *call, held *ledger.Held) {
+	r := held.Reconciled
+	if r == nil {
+		return
+	}
+	note := ""
+	if r.Note != "" {
+		note = ": " + r.Note
+	}
+	what := fmt.Sprintf("reconciled %s (tools/call %s)", c.key, c.tool)
+	switch {
+	case r.Verdict == ledger.Happened:
+		p.o.Diag(fmt.Sprintf("%s: the owner says the effect happened%s; recorded as succeeded, answered from the reconcile's output, not sent again", what, note))
+	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
+		p.o.Diag(fmt.Sprintf("%s: the owner says the effect did not happen%s; sending it as attempt %d, with the same key", what, note, held.Hold.Attempt()))
+	case held.Action == ledger.ActRun:
+		p.o.Diag(fmt.Sprintf("the reconcile of %s (tools/call %s) could not tell%s; --recover retry: sending it as attempt %d, with the same key", c.key, c.tool, note, held.Hold.Attempt()))
+	default:
+		p.o.Diag(fmt.Sprintf("the reconcile of %s (tools/call %s) could not tell%s", c.key, c.tool, note))
+	}
 }
 
 // hold claims the call's key through the ledger's one loop.
@@ -99,8 +188,11 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 		},
 		Wait:      wait,
 		Locker:    p.o.Locker,
-		Reconcile: p.o.Reconcile,
+		Reconcile: p.reconciler(c),
 		Events: ledger.HoldEvents{
+			Reconciling: func(rec *ledger.Record) {
+				p.o.Diag(fmt.Sprintf("the outcome of attempt %d of %s (tools/call %s) is unknown: asking the owner (--reconcile)", rec.Attempt, c.key, c.tool))
+			},
 			Waiting: func(rec *ledger.Record) {
 				who := ""
 				if rec != nil {
@@ -122,6 +214,7 @@ func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.
 // to send (ActRun), or answers it and returns nil.
 func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]byte)) []byte {
 	rec := held.Record
+	p.sayReconciled(c, held)
 	switch held.Action {
 	case ledger.ActRun:
 		c.hold, c.attempt = held.Hold, held.Hold.Attempt()
@@ -150,7 +243,11 @@ func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]by
 		answer(response(c.id, toolError(busyText(c.key, rec, p.o.Wait), outcomeMeta(c.key, rec, "busy")...)))
 	case ledger.ActUnknown:
 		p.logCall(c, "refused")
-		answer(response(c.id, toolError(unknownText(c.key, rec.Attempt, rec.StartedAt, rec.Holder, rec.Reason), outcomeMeta(c.key, rec, "unknown")...)))
+		text := unknownText(c.key, rec.Attempt, rec.StartedAt, rec.Holder, rec.Reason)
+		if r := held.Reconciled; r != nil {
+			text += " The owner was asked (--reconcile) and could not tell: " + r.Note + "."
+		}
+		answer(response(c.id, toolError(text, outcomeMeta(c.key, rec, "unknown")...)))
 	case ledger.ActMismatch:
 		p.logCall(c, "refused")
 		what := "the arguments differ"
@@ -162,14 +259,18 @@ func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]by
 	return nil
 }
 
-// waitFor waits, in a goroutine of its own, for the call's key that is
-// in flight elsewhere, then acts on what the ledger decides; the client's
-// other messages go on meanwhile. A cancellation of the call ends the
-// wait.
-func (p *Proxy) waitFor(c *call, m *message) {
+// waitFor holds the call's key in a goroutine of its own (waiting for
+// it when it is in flight elsewhere, or reconciling it), then acts on
+// what the ledger decides; the client's other messages go on meanwhile. A
+// cancellation of the call drops it unsent; it ends a wait if
+// cancellable, but never a reconcile, whose answer must be recorded.
+func (p *Proxy) waitFor(c *call, m *message, cancellable bool) {
 	m = readMessage(clone(m.raw)) // the line's buffer is the reader's
 	ctx, cancel := context.WithCancel(p.ctx)
-	c.cancel, c.waited = cancel, true
+	if !cancellable {
+		ctx = p.ctx
+	}
+	c.cancel = cancel
 	p.mu.Lock()
 	p.calls[c.idKey] = c
 	p.recount()
@@ -179,6 +280,7 @@ func (p *Proxy) waitFor(c *call, m *message) {
 		defer p.wg.Done()
 		defer cancel()
 		held, err := p.hold(ctx, c, p.o.Wait)
+		c.waited = err == nil && held.Waited
 		p.mu.Lock()
 		still := p.calls[c.idKey] == c && !p.closed
 		if still {

@@ -22,7 +22,8 @@ import (
 // a JSON body or a stream of server-sent events; a GET opens the stream
 // of the server's own requests and notifications; the session is the
 // Mcp-Session-Id header the initialize answer set, ended by a DELETE when
-// the client goes. Event data is passed on as the message it is, its
+// the client goes; a session the server ended (404) is started again in
+// the client's place (session.go). Event data is passed on as the message it is, its
 // line breaks (JSON white space) made spaces: one message a line for the
 // client.
 type HTTP struct {
@@ -45,6 +46,19 @@ type HTTP struct {
 	session   string
 	version   string
 	listening bool
+	// initMsg is the client's initialize request, replayed to start a new
+	// session when the server ended one (see renew).
+	initMsg []byte
+	// gen counts the sessions: a GET stream of an ended one stops.
+	gen int
+	// ended is the session id the server ended (HTTP 404) while no new
+	// one could be started yet: the next message tries again.
+	ended string
+	// legacy is set when the server speaks the 2024-11-05 HTTP+SSE
+	// transport instead (legacy.go); gone is closed when its stream ended.
+	legacy  *legacySSE
+	gone    chan struct{}
+	goneErr error
 }
 
 // closeGrace is how long the answers of the client's last requests are
@@ -68,7 +82,7 @@ func NewHTTP(rawURL string, header http.Header, client *http.Client, diag func(s
 	if diag == nil {
 		diag = func(string) {}
 	}
-	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{})}, nil
+	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{}), gone: make(chan struct{})}, nil
 }
 
 // Run implements Upstream: it lasts until Close (or ctx ends).
@@ -79,6 +93,10 @@ func (h *HTTP) Run(ctx context.Context, s Sink) error {
 	select {
 	case <-h.closed:
 	case <-ctx.Done():
+	case <-h.gone:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.goneErr
 	}
 	return nil
 }
@@ -90,17 +108,23 @@ func (h *HTTP) SetVersion(v string) {
 	h.mu.Unlock()
 }
 
-// request builds a request with the session's headers.
-func (h *HTTP) request(ctx context.Context, method string, body []byte) *http.Request {
+// newRequest builds a request to u with the -H headers.
+func (h *HTTP) newRequest(ctx context.Context, method, u string, body []byte) *http.Request {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, h.url, r) // the URL was parsed
+	req, _ := http.NewRequestWithContext(ctx, method, u, r) // the URLs are parsed
 	req.Header = h.header.Clone()
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
+	return req
+}
+
+// request builds a request with the session's headers.
+func (h *HTTP) request(ctx context.Context, method string, body []byte) *http.Request {
+	req := h.newRequest(ctx, method, h.url, body)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -130,34 +154,90 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 	ids = owned
 	h.sendMu.Lock()
 	defer h.sendMu.Unlock()
+	h.mu.Lock()
+	first, ended, legacy := h.initMsg == nil && h.session == "", h.ended, h.legacy
+	h.mu.Unlock()
+	if legacy != nil {
+		legacy.send(msg, ids)
+		return nil
+	}
+	if first {
+		if m := readMessage(msg); m.kind == kindRequest && m.method == "initialize" {
+			h.mu.Lock()
+			h.initMsg = clone(msg)
+			h.mu.Unlock()
+		} else {
+			first = false
+		}
+	}
+	if ended != "" {
+		// The server ended the session and a new one could not be
+		// started then: try again, else the message is refused unsent.
+		if err := h.renew(ended); err != nil {
+			h.unanswered(ids, false, "the server has ended the session (HTTP 404) and a new one could not be started: "+err.Error())
+			return nil
+		}
+	}
+	h.write(clone(msg), ids, false, first)
+	return nil
+}
+
+// write POSTs msg (h.sendMu held) and returns once it is written (the
+// client's first initialize: once its answer's status is read, and the
+// transport known); its answer is read in the background. retried: it
+// was sent once already, and refused with 404 for a session the server
+// had ended.
+func (h *HTTP) write(msg []byte, ids [][]byte, retried, initialize bool) {
 	wrote := make(chan struct{})
 	var wroteOnce sync.Once
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wroteOnce.Do(func() { close(wrote) }) }}
+	written := func() { wroteOnce.Do(func() { close(wrote) }) }
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		if !initialize {
+			written()
+		}
+	}}
 	req := h.request(httptrace.WithClientTrace(h.ctx, trace), http.MethodPost, msg)
 	done := make(chan struct{})
 	h.streams.Add(1)
 	go func() {
 		defer h.streams.Done()
 		defer close(done)
-		h.post(req, ids)
+		h.post(req, msg, ids, retried, initialize, written)
 	}()
 	select {
 	case <-wrote:
 	case <-done:
 	}
-	h.mu.Lock()
-	listen := h.version != "" && !h.listening
-	h.listening = h.listening || listen
-	h.mu.Unlock()
-	if listen {
-		go h.listen()
-	}
-	return nil
+	h.startListening()
 }
 
-// post sends one POST and hands its answer to the Sink.
-func (h *HTTP) post(req *http.Request, ids [][]byte) {
+// startListening opens the GET stream of the session, once it has a
+// protocol revision (after initialize), if it is not open.
+func (h *HTTP) startListening() {
+	h.mu.Lock()
+	listen := h.version != "" && !h.listening && h.legacy == nil
+	h.listening = h.listening || listen
+	gen := h.gen
+	h.mu.Unlock()
+	if listen {
+		go h.listen(gen)
+	}
+}
+
+// post sends one POST and hands its answer to the Sink. written is
+// called once the answer has come (the request was written, so the
+// next may be); for the client's first initialize, once the transport is
+// known: a 400, 404 or 405 to it is a server of the 2024-11-05 HTTP+SSE
+// transport, or none.
+func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initialize bool, written func()) {
 	resp, err := h.client.Do(req)
+	defer written()
+	if err == nil && initialize && legacyStatus(resp.StatusCode) {
+		resp.Body.Close()
+		h.fallback(msg, ids, resp.StatusCode)
+		return
+	}
+	written()
 	if err != nil {
 		var op *net.OpError
 		sent := !(errors.As(err, &op) && op.Op == "dial")
@@ -171,6 +251,22 @@ func (h *HTTP) post(req *http.Request, ids [][]byte) {
 			h.session = sid
 		}
 		h.mu.Unlock()
+	}
+	if sid := req.Header.Get("Mcp-Session-Id"); resp.StatusCode == http.StatusNotFound && sid != "" {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		written()
+		if h.sessionEnded(sid, msg, ids, retried) {
+			return
+		}
+		why := "the server has ended the session (HTTP 404)"
+		if retried {
+			why += ", and refused it in the new one too"
+		}
+		if len(ids) == 0 {
+			h.diag("a message of the client's was refused by the server: " + why)
+		}
+		h.unanswered(ids, false, why) // the server did not act on it
+		return
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -191,9 +287,7 @@ func (h *HTTP) post(req *http.Request, ids [][]byte) {
 	default:
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		why := fmt.Sprintf("the server refused it: HTTP %d %s", resp.StatusCode, bytes.TrimSpace(snippet))
-		if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-			why = "the server has ended the session (HTTP 404)"
-		}
+
 		if len(ids) == 0 {
 			h.diag("a message of the client's was refused by the server: " + why)
 		}
@@ -266,13 +360,14 @@ func (h *HTTP) unanswered(ids [][]byte, maybe bool, why string) {
 }
 
 // listen reads the GET stream of the server's own messages, reconnecting
-// (resuming after its last event id) until Close; a server without one
-// (405) or that refuses it is not asked again.
-func (h *HTTP) listen() {
+// (resuming after its last event id) until Close or the end of session
+// gen; a server without one (405) or that refuses it is not asked again
+// in the session.
+func (h *HTTP) listen(gen int) {
 	lastID := ""
 	delay := time.Second
 	failures := 0
-	for h.ctx.Err() == nil {
+	for h.ctx.Err() == nil && h.current(gen) {
 		req := h.request(h.ctx, http.MethodGet, nil)
 		if lastID != "" {
 			req.Header.Set("Last-Event-ID", lastID)
@@ -288,15 +383,16 @@ func (h *HTTP) listen() {
 		}
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
-			if resp.StatusCode != http.StatusMethodNotAllowed {
+			// 404: the session ended; a POST starts the next (renew).
+			if resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
 				h.diag(fmt.Sprintf("the server has no event stream for this session (GET: HTTP %d); its requests come with its answers only", resp.StatusCode))
 			}
 			resp.Body.Close()
 			return
 		}
 		failures = 0
-		_ = readEvents(resp.Body, func(data []byte) {
-			if !blank(data) {
+		_ = readNamedEvents(resp.Body, func(event string, data []byte) {
+			if (event == "" || event == "message") && !blank(data) {
 				h.sink.Message(oneLine(data), false)
 			}
 		}, func(id string) { lastID = id }, func(d time.Duration) { delay = d })
@@ -326,6 +422,15 @@ func (h *HTTP) Close() error {
 		case <-done:
 		case <-time.After(closeGrace):
 		}
+		h.mu.Lock()
+		legacy := h.legacy
+		h.mu.Unlock()
+		if legacy != nil {
+			// The answers come on the event stream.
+			ctx, cancel := context.WithTimeout(h.ctx, closeGrace)
+			legacy.drain(ctx)
+			cancel()
+		}
 		h.cancel()
 		h.mu.Lock()
 		session := h.session
@@ -347,9 +452,16 @@ func (h *HTTP) Close() error {
 // blank line) and hands each event's data to each. An event the stream
 // ends in the middle of is dropped, never passed on in part.
 func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(time.Duration)) error {
+	return readNamedEvents(r, func(_ string, data []byte) { each(data) }, onID, onRetry)
+}
+
+// readNamedEvents is readEvents with each event's type (its "event"
+// field; "" for the default, message).
+func readNamedEvents(r io.Reader, each func(event string, data []byte), onID func(string), onRetry func(time.Duration)) error {
 	lr := newLineReader(r)
 	var data []byte
 	has := false
+	event := ""
 	for {
 		line, err := lr.next()
 		switch {
@@ -363,9 +475,9 @@ func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) == 0 {
 			if has {
-				each(data)
+				each(event, data)
 			}
-			data, has = data[:0], false
+			data, has, event = data[:0], false, ""
 			continue
 		}
 		if line[0] == ':' {
@@ -374,6 +486,8 @@ func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(
 		field, value, _ := bytes.Cut(line, []byte{':'})
 		value = bytes.TrimPrefix(value, []byte{' '})
 		switch string(field) {
+		case "event":
+			event = string(value)
 		case "data":
 			if has {
 				data = append(data, '\n')

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,26 @@ func TestReplayText(t *testing.T) {
 type toolResultJSON struct {
 	Content []struct{ Text string } `json:"content"`
 	Meta    map[string]any          `json:"_meta"`
+}
+
+// A reconcile's output is the call's result when it is a CallToolResult,
+// else the text of one; an empty or unkept output stays as it is.
+func TestReconciledOutput(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ch_1 exists\n", `{"content":[{"type":"text","text":"ch_1 exists\n"}]}`},
+		{` {"content":[{"type":"text","text":"x"}],"structuredContent":{"id":1}}` + "\n", `{"content":[{"type":"text","text":"x"}],"structuredContent":{"id":1}}`},
+		{`{"id":"ch_1"}`, `{"content":[{"type":"text","text":"{\"id\":\"ch_1\"}"}]}`},
+		{`{"content":"not an array"}`, `{"content":[{"type":"text","text":"{\"content\":\"not an array\"}"}]}`},
+		{`{"content":[1]`, `{"content":[{"type":"text","text":"{\"content\":[1]"}]}`},
+	} {
+		got := ReconciledOutput(ledger.Output{Data: []byte(c.in)})
+		if string(got.Data) != c.want || got.Length != int64(len(c.want)) || got.SHA256 != fingerprint([]byte(c.want)) {
+			t.Errorf("ReconciledOutput(%q) = %+v, want %s", c.in, got, c.want)
+		}
+	}
+	for _, o := range []ledger.Output{{}, {Truncated: true, Length: 5 << 20, SHA256: "abc"}} {
+		if got := ReconciledOutput(o); !reflect.DeepEqual(got, o) {
+			t.Errorf("ReconciledOutput(%+v) = %+v", o, got)
+		}
+	}
 }

@@ -103,10 +103,13 @@ type Options struct {
 	// running record whose kernel lock is free still lives (see
 	// ledger.ClaimRequest.HolderAlive).
 	HolderAlive ledger.HolderCheck
-	// Reconcile, if set, asks the owner about an unknown outcome before
-	// the recovery policy applies (issue 22; ledger.HoldRequest.Reconcile):
-	// a Happened answer's Output is replayed (a result, or text).
-	Reconcile ledger.Reconciler
+	// Reconcile, if set, is a tool's reconcile (nil for none): it asks the
+	// owner about an unknown outcome of the tool's call before the
+	// recovery policy applies (issue 22; ledger.HoldRequest.Reconcile),
+	// under the key's claim. A Happened answer's Output is the call's
+	// result (ReconciledResult), replayed; NotHappened sends the call as
+	// the next attempt; Undecided leaves it to Recover.
+	Reconcile func(tool string) ledger.Reconciler
 	// Log, if set, gets one JSON Lines record per tools/call (see
 	// logCall), in the shape `idemkey drift` reads.
 	Log io.Writer

@@ -5,6 +5,13 @@
 //
 //   COUNT_FILE=calls.jsonl node counting-server.mjs
 //   COUNT_FILE=calls.jsonl URL_FILE=url.txt node counting-server.mjs --http [--json]
+//   COUNT_FILE=calls.jsonl URL_FILE=url.txt node counting-server.mjs --sse   (MCP 2024-11-05 HTTP+SSE)
+//
+// Over HTTP each line also has the call's "session" (its Mcp-Session-Id),
+// and a POST to /control/end-sessions ends every session as a server that
+// restarted or expired them would: their streams close (an answer the
+// SDK's transport leaves open, as a JSON one, has its connection cut),
+// and requests with their ids get 404.
 //
 // Tools: charge (a write), lookup (readOnlyHint: true), slow (a write that
 // runs until the file in "until" exists, or "ms" milliseconds), fail (a
@@ -33,7 +40,7 @@ function count(tool, args, extra, phase) {
   const meta = extra._meta || {};
   appendFileSync(countFile, JSON.stringify({
     tool, args, key: meta[KEY] ?? null, attempt: meta[ATTEMPT] ?? null,
-    pid: process.pid, ppid: process.ppid, phase,
+    pid: process.pid, ppid: process.ppid, phase, session: extra.sessionId ?? null,
   }) + "\n");
 }
 
@@ -96,19 +103,56 @@ function newServer() {
   return server;
 }
 
-if (!process.argv.includes("--http")) {
+if (process.argv.includes("--sse")) {
+  // MCP 2024-11-05's HTTP+SSE transport, as an old server has it: GET /sse
+  // is the event stream (its first event names the endpoint), messages are
+  // POSTed to /messages?sessionId=…; a POST to /sse is not allowed (405).
+  const { SSEServerTransport } = await load("@modelcontextprotocol/sdk/server/sse.js");
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const u = new URL(req.url, "http://127.0.0.1");
+    if (req.method === "GET" && u.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      sessions.set(transport.sessionId, transport);
+      res.on("close", () => sessions.delete(transport.sessionId));
+      await newServer().connect(transport);
+    } else if (req.method === "POST" && u.pathname === "/messages" && sessions.has(u.searchParams.get("sessionId"))) {
+      await sessions.get(u.searchParams.get("sessionId")).handlePostMessage(req, res);
+    } else {
+      res.writeHead(req.method === "POST" && u.pathname === "/sse" ? 405 : 404, { "content-type": "text/plain" });
+      res.end("not here\n");
+    }
+  });
+  http.listen(0, "127.0.0.1", () => {
+    const url = `http://127.0.0.1:${http.address().port}/sse`;
+    if (process.env.URL_FILE) writeFileSync(process.env.URL_FILE, url);
+    console.error(`counting-server: ${url}`);
+  });
+} else if (!process.argv.includes("--http")) {
   await newServer().connect(new StdioServerTransport());
 } else {
   const { StreamableHTTPServerTransport } = await load("@modelcontextprotocol/sdk/server/streamableHttp.js");
   const json = process.argv.includes("--json");
   const sessions = new Map();
+  const open = new Set(); // the answers being written
   const http = createServer(async (req, res) => {
+    if (req.url === "/control/end-sessions") {
+      const ended = [...sessions.values()];
+      sessions.clear();
+      for (const t of ended) await t.close();
+      for (const r of open) if (!r.writableEnded) r.destroy();
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`ended ${ended.length}\n`);
+      return;
+    }
     let body;
     if (req.method === "POST") {
       const chunks = [];
       for await (const c of req) chunks.push(c);
       try { body = JSON.parse(Buffer.concat(chunks).toString("utf8")); } catch { body = undefined; }
     }
+    open.add(res);
+    res.on("close", () => open.delete(res));
     const sid = req.headers["mcp-session-id"];
     let transport = sid ? sessions.get(sid) : undefined;
     if (!transport) {

@@ -8,26 +8,42 @@ import (
 )
 
 // File systems on which SQLite's locking (and flock) cannot be trusted:
-// network and FUSE file systems, by their statfs magic numbers.
-var remoteFS = map[int64]string{
-	0x6969:     "NFS",
-	0x517b:     "SMB",
-	0xff534d42: "CIFS",
-	0xfe534d42: "SMB2",
-	0x564c:     "NCP",
-	0x65735546: "FUSE",
-	0x73757245: "Coda",
-	0x5346414f: "AFS",
-	0x6b414653: "AFS (kAFS)",
-	0x00c36400: "Ceph",
-	0x01021997: "9P",
-	0x01161970: "GFS2",
-	0x7461636f: "OCFS2",
-	0x0bd00bd0: "Lustre",
-	0x47504653: "GPFS",
-	0x013111a8: "IBRIX",
-	0x19830326: "FhGFS (BeeGFS)",
-	0xbacbacbc: "VxFS cluster",
+// network and FUSE file systems, by their statfs magic numbers. An array,
+// not a map: it is static data, where a map would be built by every
+// idemkey process's initialisation, a `key` call's too (issue 23).
+var remoteFS = [...]struct {
+	magic int64
+	name  string
+}{
+	{0x6969, "NFS"},
+	{0x517b, "SMB"},
+	{0xff534d42, "CIFS"},
+	{0xfe534d42, "SMB2"},
+	{0x564c, "NCP"},
+	{0x65735546, "FUSE"},
+	{0x73757245, "Coda"},
+	{0x5346414f, "AFS"},
+	{0x6b414653, "AFS (kAFS)"},
+	{0x00c36400, "Ceph"},
+	{0x01021997, "9P"},
+	{0x01161970, "GFS2"},
+	{0x7461636f, "OCFS2"},
+	{0x0bd00bd0, "Lustre"},
+	{0x47504653, "GPFS"},
+	{0x013111a8, "IBRIX"},
+	{0x19830326, "FhGFS (BeeGFS)"},
+	{0xbacbacbc, "VxFS cluster"},
+}
+
+// remoteFSName returns the name of the network or FUSE file system whose
+// statfs magic number is t.
+func remoteFSName(t int64) (string, bool) {
+	for _, fs := range remoteFS {
+		if fs.magic == t {
+			return fs.name, true
+		}
+	}
+	return "", false
 }
 
 // checkFS refuses a directory on a network or FUSE file system.
@@ -40,7 +56,7 @@ func checkFS(dir string, hook func(int64) int64) error {
 	if hook != nil {
 		t = hook(t)
 	}
-	if name, ok := remoteFS[t]; ok {
+	if name, ok := remoteFSName(t); ok {
 		return &RemoteFSError{Dir: dir, FS: name, Magic: t}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 )
@@ -21,7 +22,7 @@ type procStat struct {
 // parentheses) may hold spaces and parentheses: the fields are counted
 // from the last ")".
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readProc("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procStat{}, err
 	}
@@ -41,8 +42,36 @@ func readStat(pid int) (procStat, error) {
 	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
 }
 
+// readProc reads a small file of /proc (4 KiB at most) with plain system
+// calls. os.ReadFile would register it with the runtime's network poller,
+// whose set-up (epoll_create1, eventfd2, epoll_ctl) a replay, which opens
+// no other file through package os, would pay for nothing (issue 23).
+func readProc(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, 4096)
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Read(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			return b[:n], nil
+		}
+		n += m
+	}
+	return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("longer than 4 KiB")}
+}
+
 func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	b, err := readProc("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
 	}

@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +204,26 @@ func TestRelock(t *testing.T) {
 	defer f.Close()
 	if _, err := s.LockKey("k"); err != ErrLocked {
 		t.Fatalf("after Relock: %v, want the key locked", err)
+	}
+}
+
+// TestReadProc: readProc reads a /proc file as os.ReadFile does, and
+// fails on a missing one with the path in its error.
+func TestReadProc(t *testing.T) {
+	for _, p := range []string{"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/ostype", "/proc/self/comm"} {
+		got, err := readProc(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("readProc(%s) = %q, os.ReadFile %q", p, got, want)
+		}
+	}
+	if _, err := readProc("/proc/no-such-file"); err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "/proc/no-such-file") {
+		t.Errorf("readProc of a missing file: %v", err)
 	}
 }

@@ -569,14 +569,15 @@ func (s *Store) queue() *os.File {
 
 // insertSQL inserts a record at the larger of its attempt and one more
 // than the key's high-water mark (see migrations), returning the attempt.
-var insertSQL = func() string {
+// It is built on first use, not by every process's initialisation.
+var insertSQL = sync.OnceValue(func() string {
 	ph := strings.Repeat("?,", strings.Count(columns, ",")) + "?"
 	// attempt is the 8th column.
 	parts := strings.Split(ph, ",")
 	parts[7] = `max(?, coalesce((SELECT attempt FROM attempts WHERE key = ?), 0) + 1)`
 	return `INSERT INTO records (` + columns + `) VALUES (` + strings.Join(parts, ",") + `)
 		ON CONFLICT (key) DO NOTHING RETURNING attempt`
-}()
+})
 
 // Insert implements ledger.Store: the attempt continues above the key's
 // high-water mark.
@@ -585,7 +586,7 @@ func (s *Store) Insert(ctx context.Context, rec *ledger.Record, _ time.Duration)
 	args := append(append(append([]any{}, v[:8]...), rec.Key), v[8:]...)
 	var attempt int64
 	ok, err := s.writeSync(ctx, true, func(tx *sql.Tx) (bool, error) {
-		err := tx.QueryRowContext(ctx, insertSQL, args...).Scan(&attempt)
+		err := tx.QueryRowContext(ctx, insertSQL(), args...).Scan(&attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, nil
 		}

@@ -11,26 +11,40 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
-// shownParams are the URL parameters whose values may be printed: the
+// shownParams reports whether a URL parameter's value may be printed: the
 // ones idemkey's stores and their drivers (pgx, go-redis) read that name
 // a place, a mode or a limit, never a credential. Every other parameter's
 // value is hidden, a known secret (password, sslpassword: a TLS key's
 // passphrase) or not: an unknown parameter may be a driver's new secret,
-// or a password typed in the wrong place.
-var shownParams = map[string]bool{
+// or a password typed in the wrong place. A switch, not a map: nothing to
+// build at package initialisation, which every idemkey process pays.
+func shownParams(name string) bool {
+	switch name {
 	// the stores' own
-	"table": true, "prefix": true, "ttl": true,
+	case "table", "prefix", "ttl":
+		return true
 	// libpq and pgx
-	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true,
-	"sslmode": true, "sslrootcert": true, "sslcert": true, "sslkey": true, "sslsni": true, "sslnegotiation": true,
-	"connect_timeout": true, "application_name": true, "target_session_attrs": true,
-	"default_query_exec_mode": true, "statement_cache_capacity": true, "description_cache_capacity": true,
+	case "host", "hostaddr", "port", "dbname", "user":
+		return true
+	case "sslmode", "sslrootcert", "sslcert", "sslkey", "sslsni", "sslnegotiation":
+		return true
+	case "connect_timeout", "application_name", "target_session_attrs":
+		return true
+	case "default_query_exec_mode", "statement_cache_capacity", "description_cache_capacity":
+		return true
 	// go-redis
-	"db": true, "protocol": true, "client_name": true, "addr": true, "skip_verify": true,
-	"dial_timeout": true, "read_timeout": true, "write_timeout": true, "pool_fifo": true,
-	"pool_size": true, "pool_timeout": true, "min_idle_conns": true, "max_idle_conns": true,
-	"max_active_conns": true, "conn_max_idle_time": true, "conn_max_lifetime": true,
-	"max_retries": true, "min_retry_backoff": true, "max_retry_backoff": true,
+	case "db", "protocol", "client_name", "addr", "skip_verify":
+		return true
+	case "dial_timeout", "read_timeout", "write_timeout", "pool_fifo":
+		return true
+	case "pool_size", "pool_timeout", "min_idle_conns", "max_idle_conns":
+		return true
+	case "max_active_conns", "conn_max_idle_time", "conn_max_lifetime":
+		return true
+	case "max_retries", "min_retry_backoff", "max_retry_backoff":
+		return true
+	}
+	return false
 }
 
 const hidden = "xxxxx"
@@ -71,7 +85,7 @@ func redactQuery(raw string) string {
 	pairs := strings.Split(raw, "&")
 	for i, kv := range pairs {
 		k, _, _ := strings.Cut(kv, "=")
-		if name, _ := url.QueryUnescape(k); !shownParams[name] {
+		if name, _ := url.QueryUnescape(k); !shownParams(name) {
 			pairs[i] = k + "=" + hidden
 		}
 	}
@@ -107,7 +121,7 @@ func Secrets(raw string) []string {
 		return s
 	}
 	for name, vs := range q {
-		if !shownParams[name] {
+		if !shownParams(name) {
 			for _, v := range vs {
 				add(v)
 			}

@@ -1,4 +1,4 @@
-package cmd
+package post
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 )
 
+// validHeaderName reports whether s is a header name: an RFC 9110 token.
 func validHeaderName(s string) bool {
 	if s == "" {
 		return false
@@ -35,10 +36,10 @@ var transportHeaders = []string{
 // these names would replace the body's type or the credentials.
 var ownHeaders = []string{"Content-Type", "Accept", "User-Agent", "Authorization", "Proxy-Authorization", "Cookie"}
 
-// checkKeyHeader refuses a key header name that cannot carry the key;
+// CheckKeyHeader refuses a key header name that cannot carry the key;
 // src names where it came from (--key-header, IDEMKEY_KEY_HEADER, the
 // config file's line).
-func checkKeyHeader(name, src string) error {
+func CheckKeyHeader(name, src string) error {
 	if !validHeaderName(name) {
 		return usageErrorf("invalid %s %q", src, name)
 	}
@@ -46,27 +47,28 @@ func checkKeyHeader(name, src string) error {
 	switch {
 	case slices.Contains(transportHeaders, c) || c == "Expect":
 		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: Go's HTTP client writes, drops or rewrites that header", src, name),
-			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
+			Advice: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	case slices.Contains(ownHeaders, c) || strings.HasPrefix(name, ":"):
 		return &UsageError{Err: fmt.Errorf("%s %s cannot carry the key: idemkey sends that header for its own purpose", src, name),
-			hint: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
+			Advice: "use the default Idempotency-Key, or another name the server reads (X-Idempotency-Key)"}
 	}
 	return nil
 }
 
-// postCheckHeaderText refuses a value with a control character (CR and LF
+// CheckHeaderText refuses a value with a control character (CR and LF
 // would inject header lines), before anything is sent.
-func postCheckHeaderText(what, v string) error {
+func CheckHeaderText(what, v string) error {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return &UsageError{Err: fmt.Errorf("%s contains the control character %s at byte %d", what, postCtrlName(c), i+1),
-				hint: "a header value is one line of text; CR and LF would start a new header"}
+			return &UsageError{Err: fmt.Errorf("%s contains the control character %s at byte %d", what, ctrlName(c), i+1),
+				Advice: "a header value is one line of text; CR and LF would start a new header"}
 		}
 	}
 	return nil
 }
 
-func postCtrlName(c byte) string {
+// ctrlName names a control character for a message.
+func ctrlName(c byte) string {
 	switch c {
 	case '\r':
 		return `\r (CR)`
@@ -78,16 +80,16 @@ func postCtrlName(c byte) string {
 	return fmt.Sprintf(`\x%02x`, c)
 }
 
-// postPrintable makes s printable on one line.
-func postPrintable(s string) string {
+// printable makes s printable on one line.
+func printable(s string) string {
 	q := strconv.QuoteToASCII(s)
 	return q[1 : len(q)-1]
 }
 
-// parseHeaderLine splits one -H line as curl does: "Name: value" sets it,
+// ParseHeaderLine splits one -H line as curl does: "Name: value" sets it,
 // "Name:" removes a default header, "Name;" sends it empty. Its errors
 // never echo the value: a malformed 'Authorization Bearer …' holds a token.
-func parseHeaderLine(line string) (name, value string, empty bool, err error) {
+func ParseHeaderLine(line string) (name, value string, empty bool, err error) {
 	name, value, ok := strings.Cut(line, ":")
 	if !ok {
 		n, rest, semi := strings.Cut(line, ";")
@@ -96,12 +98,12 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 			if !more {
 				// One word is all there is: -H "$TOKEN" would echo the token.
 				return "", "", false, &UsageError{
-					Err:  fmt.Errorf("invalid -H of one word (%d bytes): want 'Name: value'", len(word)),
-					hint: "the word is not shown, as it may be a credential"}
+					Err:    fmt.Errorf("invalid -H of one word (%d bytes): want 'Name: value'", len(word)),
+					Advice: "the word is not shown, as it may be a credential"}
 			}
 			return "", "", false, &UsageError{
-				Err:  fmt.Errorf("invalid -H starting with %q: want 'Name: value'", postPrintable(postTrunc(word, 40))),
-				hint: "the rest of the line is not shown, as it may hold a credential"}
+				Err:    fmt.Errorf("invalid -H starting with %q: want 'Name: value'", printable(trunc(word, 40))),
+				Advice: "the rest of the line is not shown, as it may hold a credential"}
 		}
 		name, empty = n, true
 	}
@@ -115,32 +117,33 @@ func parseHeaderLine(line string) (name, value string, empty bool, err error) {
 		if i < len(name) {
 			what = fmt.Sprintf("has %s at byte %d", strconv.QuoteToASCII(name[i:i+1]), i+1)
 		}
-		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name starting with %q: it %s", postTrunc(name[:i], 40), what),
-			hint: "a header name is a token: letters, digits and !#$%&'*+-.^_`|~"}
+		return "", "", false, &UsageError{Err: fmt.Errorf("invalid -H header name starting with %q: it %s", trunc(name[:i], 40), what),
+			Advice: "a header name is a token: letters, digits and !#$%&'*+-.^_`|~"}
 	}
-	if err := postCheckHeaderText("-H "+name, value); err != nil {
+	if err := CheckHeaderText("-H "+name, value); err != nil {
 		return "", "", false, err
 	}
 	// Removing one ("Connection:") is a no-op and curl users write
 	// -H 'Expect:' out of habit; setting one is refused.
 	if c := http.CanonicalHeaderKey(name); c != "Host" && slices.Contains(transportHeaders, c) && (value != "" || empty) {
 		return "", "", false, &UsageError{Err: fmt.Errorf("-H %s is not sent as given: Go's HTTP client writes that header itself", name),
-			hint: "idemkey sends the body with its exact Content-Length, on a connection of its own"}
+			Advice: "idemkey sends the body with its exact Content-Length, on a connection of its own"}
 	}
 	return name, value, empty, nil
 }
 
-func postTrunc(s string, n int) string {
+// trunc cuts s to n bytes, marking the cut with an ellipsis.
+func trunc(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return s[:n] + "…"
 }
 
-// lossError refuses a body whose canonical form denotes other values than
-// the input: the key is still the harness's, but the server would store
-// something else than what was written.
-func lossError(name string, args canon.Node) error {
+// CheckLosses refuses a body whose canonical form denotes other values
+// than the input: the key is still the harness's, but the server would
+// store something else than what was written. The error is a *Hinted.
+func CheckLosses(args canon.Node) error {
 	ls := args.Losses(4)
 	if len(ls) == 0 {
 		return nil
@@ -153,27 +156,30 @@ func lossError(name string, args canon.Node) error {
 		}
 		switch l.Kind {
 		case canon.LossDuplicate:
-			parts = append(parts, fmt.Sprintf("at %s the repeated name would drop the value %s and keep %s", ptr, postTrunc(l.Input, 40), postTrunc(l.Output, 40)))
+			parts = append(parts, fmt.Sprintf("at %s the repeated name would drop the value %s and keep %s", ptr, trunc(l.Input, 40), trunc(l.Output, 40)))
 		default:
-			parts = append(parts, fmt.Sprintf("at %s %s would be sent as %s", ptr, postTrunc(l.Input, 60), l.Output))
+			parts = append(parts, fmt.Sprintf("at %s %s would be sent as %s", ptr, trunc(l.Input, 60), l.Output))
 		}
 	}
-	return &InputError{Name: name, Err: &hintedError{
-		msg: "the canonical body would change a value: " + strings.Join(parts, "; "),
-		hint: "--send-as-is sends the original bytes (the key stays the same); " +
+	return &Hinted{
+		Msg: "the canonical body would change a value: " + strings.Join(parts, "; "),
+		Advice: "--send-as-is sends the original bytes (the key stays the same); " +
 			"--lossy sends the canonical form anyway",
-	}}
+	}
 }
 
-// addHeader applies one -H line (checked by parseHeaderLine).
-func (o *postOptions) addHeader(req *http.Request, line string) error {
-	name, value, empty, err := parseHeaderLine(line)
+// AddHeader applies one -H line (checked by ParseHeaderLine) to req, as
+// curl does: it replaces a default header (User-Agent, Accept,
+// Content-Type, Authorization), adds to others, "Name:" removes one. A
+// line that sets keyHeader is refused: the key is derived, never given.
+func AddHeader(req *http.Request, line, keyHeader string) error {
+	name, value, empty, err := ParseHeaderLine(line)
 	if err != nil {
 		return err
 	}
-	if strings.EqualFold(name, o.KeyHeader) {
-		return &UsageError{Err: fmt.Errorf("-H sets %s, which idemkey derives from the call", o.KeyHeader),
-			hint: "use --key-header NAME to send the key under another name"}
+	if strings.EqualFold(name, keyHeader) {
+		return &UsageError{Err: fmt.Errorf("-H sets %s, which idemkey derives from the call", keyHeader),
+			Advice: "use --key-header NAME to send the key under another name"}
 	}
 	switch {
 	case strings.EqualFold(name, "Host"):
@@ -192,6 +198,8 @@ func (o *postOptions) addHeader(req *http.Request, line string) error {
 	return nil
 }
 
+// isDefaultHeader reports whether idemkey sets the header itself, so
+// that an -H for it replaces the default rather than adding to it.
 func isDefaultHeader(name string) bool {
 	switch http.CanonicalHeaderKey(name) {
 	case "User-Agent", "Accept", "Content-Type", "Authorization":

@@ -1,4 +1,7 @@
-package cmd
+// Package ledger is the face of 'idemkey ledger': list, show, resolve,
+// forget, collect, initialise and reconcile the records of a ledger (the
+// library: derive/ledger; the stores: derive/ledger/stores).
+package ledger
 
 import (
 	"bytes"
@@ -18,14 +21,21 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-type ledgerOptions struct {
-	f      *Factory
+// Options are the settings every ledger subcommand shares.
+type Options struct {
+	f      *cli.Factory
 	Ledger string
 	JSON   bool
 	// Retain is the retention run uses (its --retain setting): finished
@@ -33,8 +43,9 @@ type ledgerOptions struct {
 	Retain time.Duration
 }
 
-func newLedgerCmd(f *Factory) *cobra.Command {
-	opts := &ledgerOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Inspect and settle the records of run and post --ledger",
@@ -55,42 +66,42 @@ Exit codes: 0 done; 1 a negative answer (no record for the key; resolve
 of a known outcome or of a step whose holder is alive; forget of a step
 whose holder is alive; show --stdout/--stderr of a stream never
 recorded); 2 usage, or a ledger that cannot be used.`,
-		Args: rangeArgs(0, 0),
+		Args: cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
-	addLedgerFlag(pf)
+	ledgerflags.AddFlag(pf)
 	pf.Bool("json", false, "print JSON")
 	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
-	show, resolve, forget := newLedgerShowCmd(opts), newLedgerResolveCmd(opts), newLedgerForgetCmd(opts)
+	show, resolve, forget := newShowCmd(opts), newResolveCmd(opts), newForgetCmd(opts)
 	for _, c := range []*cobra.Command{show, resolve, forget} {
 		c.SetFlagErrorFunc(keyFlagError)
 	}
-	cmd.AddCommand(newLedgerLsCmd(opts), show, resolve, forget, newLedgerGCCmd(opts), newLedgerInitCmd(opts))
-	cmd.AddCommand(newLedgerReconcileCmd(f)) // ledger_reconcile.go
+	cmd.AddCommand(newLsCmd(opts), show, resolve, forget, newGCCmd(opts), newInitCmd(opts))
+	cmd.AddCommand(newReconcileCmd(f)) // reconcile.go
 	return cmd
 }
 
 // prepare reads the settings every ledger subcommand shares, and checks
 // its KEY argument if it has one.
-func (opts *ledgerOptions) prepare(cmd *cobra.Command, args ...string) error {
+func (opts *Options) prepare(cmd *cobra.Command, args ...string) error {
 	// A KEY argument left empty (an unset variable in "$KEY") is a
 	// mistake on the command line, not a key without a record.
 	if len(args) > 0 && args[0] == "" {
-		return &UsageError{Err: errors.New("the KEY argument is empty"),
-			hint: "give a key as run, post or ledger ls show it"}
+		return &cli.UsageError{Err: errors.New("the KEY argument is empty"),
+			HintText: "give a key as run, post or ledger ls show it"}
 	}
 	if len(args) > 0 && !utf8.ValidString(args[0]) {
 		// No key is: keys are ASCII after a UTF-8 --prefix.
-		return usageErrorf("the KEY argument is not valid UTF-8: no recorded key is")
+		return cli.Usagef("the KEY argument is not valid UTF-8: no recorded key is")
 	}
 	f := opts.f
 	var err error
-	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
 		return err
 	}
 	opts.JSON = f.Config.GetBool("json")
-	if opts.Retain, err = parseDays(f.Config.GetString("retain")); err != nil {
+	if opts.Retain, err = cli.ParseDays(f.Config.GetString("retain")); err != nil {
 		return f.Config.Unparsable("retain", err)
 	}
 	warnCommandLineOnly(f, cmd)
@@ -104,23 +115,23 @@ func (opts *ledgerOptions) prepare(cmd *cobra.Command, args ...string) error {
 // about when the file is read.) IDEMKEY_TASK and IDEMKEY_TOOL, which
 // key, run and post read, are left alone: ledger ls --task and --tool do
 // not narrow a listing by them, by design.
-func warnCommandLineOnly(f *Factory, cmd *cobra.Command) {
+func warnCommandLineOnly(f *cli.Factory, cmd *cobra.Command) {
 	known := f.SettingNames(cmd.Root())
 	cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
-		if !isCommandLineOnly(fl) || fl.Changed || known[fl.Name] {
+		if !settings.IsCommandLineOnly(fl) || fl.Changed || known[fl.Name] {
 			return
 		}
-		if env := envName(fl.Name); f.IO.Getenv(env) != "" {
-			f.printWarning(warning{msg: fmt.Sprintf("%s is not read: %s takes --%s from the command line only", env, cmd.CommandPath(), fl.Name)})
+		if env := settings.EnvName(fl.Name); f.IO.Getenv(env) != "" {
+			f.PrintWarning(derive.Warning{Msg: fmt.Sprintf("%s is not read: %s takes --%s from the command line only", env, cmd.CommandPath(), fl.Name)})
 		}
 	})
 }
 
-func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
+func newLsCmd(opts *Options) *cobra.Command {
 	ls := &cobra.Command{
 		Use:   "ls",
 		Short: "List records, in the state a run would see",
-		Args:  rangeArgs(0, 0),
+		Args:  cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.prepare(cmd); err != nil {
 				return err
@@ -134,12 +145,12 @@ func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
 			for _, v := range []struct{ flag, val string }{{"--task", task}, {"--tool", tool}} {
 				if !utf8.ValidString(v.val) {
 					// run refuses such a task id or tool name.
-					return usageErrorf("%s is not valid UTF-8: no recorded task id or tool name is", v.flag)
+					return cli.Usagef("%s is not valid UTF-8: no recorded task id or tool name is", v.flag)
 				}
 			}
 			flt := ledger.Filter{Task: task, Tool: tool, State: ledger.State(state)}
 			if flt.State != "" && !flt.State.Valid() {
-				return usageErrorf("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
+				return cli.Usagef("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
 			}
 			return opts.ls(flt)
 		},
@@ -147,16 +158,16 @@ func newLedgerLsCmd(opts *ledgerOptions) *cobra.Command {
 	ls.Flags().String("task", "", "only this task's records")
 	ls.Flags().String("tool", "", "only this tool's records")
 	ls.Flags().String("state", "", "only records in this state, as a run would see it: running, succeeded, failed or unknown")
-	commandLineOnly(ls.Flags(), "task", "tool", "state")
-	completeValues(ls, "state", string(ledger.Running), string(ledger.Succeeded), string(ledger.Failed), string(ledger.Unknown))
+	settings.CommandLineOnly(ls.Flags(), "task", "tool", "state")
+	cli.CompleteValues(ls, "state", string(ledger.Running), string(ledger.Succeeded), string(ledger.Failed), string(ledger.Unknown))
 	return ls
 }
 
-func newLedgerShowCmd(opts *ledgerOptions) *cobra.Command {
+func newShowCmd(opts *Options) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show KEY",
 		Short: "Show a record: its state, attempt, times, and its outputs' lengths and sha256",
-		Args:  rangeArgs(1, 1),
+		Args:  cli.RangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.prepare(cmd, args...); err != nil {
 				return err
@@ -164,25 +175,25 @@ func newLedgerShowCmd(opts *ledgerOptions) *cobra.Command {
 			out, _ := cmd.Flags().GetBool("stdout")
 			errs, _ := cmd.Flags().GetBool("stderr")
 			if out && errs {
-				return &UsageError{Err: errors.New("--stdout and --stderr cannot be used together"),
-					hint: "print one stream at a time: its bytes as recorded, to standard output"}
+				return &cli.UsageError{Err: errors.New("--stdout and --stderr cannot be used together"),
+					HintText: "print one stream at a time: its bytes as recorded, to standard output"}
 			}
 			if (out || errs) && opts.JSON {
 				// The saved bytes are not JSON: printing them for --json
 				// would hand a script something else than it asked for.
-				return &UsageError{Err: errors.New("--json cannot be used with --stdout or --stderr"),
-					hint: "--json shows the record (with its outputs' lengths and sha256); --stdout and --stderr print a stream's bytes as recorded"}
+				return &cli.UsageError{Err: errors.New("--json cannot be used with --stdout or --stderr"),
+					HintText: "--json shows the record (with its outputs' lengths and sha256); --stdout and --stderr print a stream's bytes as recorded"}
 			}
 			return opts.show(args[0], out, errs)
 		},
 	}
 	show.Flags().Bool("stdout", false, "print the recorded standard output's bytes")
 	show.Flags().Bool("stderr", false, "print the recorded standard error's bytes")
-	commandLineOnly(show.Flags(), "stdout", "stderr")
+	settings.CommandLineOnly(show.Flags(), "stdout", "stderr")
 	return show
 }
 
-func newLedgerResolveCmd(opts *ledgerOptions) *cobra.Command {
+func newResolveCmd(opts *Options) *cobra.Command {
 	resolve := &cobra.Command{
 		Use:   "resolve KEY --as succeeded|failed [--stdout FILE] [--stderr FILE] [--exit-code N]",
 		Short: "Settle a step whose outcome is unknown, after checking its owner",
@@ -200,7 +211,7 @@ default 0, and the attempt's own or 1). A replay of a resolved record that
 holds no output says so on standard error.`,
 		Example: `  idemkey ledger resolve KEY --as failed --reason 'no charge at the PSP'
   echo ch_3Nv0 | idemkey ledger resolve KEY --as succeeded --stdout - --reason 'charge found'`,
-		Args: rangeArgs(1, 1),
+		Args: cli.RangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.prepare(cmd, args...); err != nil {
 				return err
@@ -218,16 +229,16 @@ holds no output says so on standard error.`,
 	fl.String("stdout", "", "what a replay prints on standard output: this file's bytes (- for standard input)")
 	fl.String("stderr", "", "what a replay prints on standard error: this file's bytes (- for standard input)")
 	fl.Int("exit-code", -1, "the exit status a replay returns (succeeded: 0; failed: 1 to 255)")
-	commandLineOnly(fl, "as", "reason", "stdout", "stderr", "exit-code")
-	completeValues(resolve, "as", string(ledger.Succeeded), string(ledger.Failed))
+	settings.CommandLineOnly(fl, "as", "reason", "stdout", "stderr", "exit-code")
+	cli.CompleteValues(resolve, "as", string(ledger.Succeeded), string(ledger.Failed))
 	return resolve
 }
 
-func newLedgerForgetCmd(opts *ledgerOptions) *cobra.Command {
+func newForgetCmd(opts *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "forget KEY",
 		Short: "Remove a record: the next run of its step is its next attempt",
-		Args:  rangeArgs(1, 1),
+		Args:  cli.RangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.prepare(cmd, args...); err != nil {
 				return err
@@ -237,7 +248,7 @@ func newLedgerForgetCmd(opts *ledgerOptions) *cobra.Command {
 	}
 }
 
-func newLedgerGCCmd(opts *ledgerOptions) *cobra.Command {
+func newGCCmd(opts *Options) *cobra.Command {
 	gc := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove records older than --older-than (default: the retention, --retain, 7d)",
@@ -247,7 +258,7 @@ retain; 7d): the records run ignores. With a retention of 0 (records kept
 for ever), gc without --older-than removes nothing. Running and unknown
 records are never removed: an unknown outcome waits for ledger resolve or
 forget.`,
-		Args: rangeArgs(0, 0),
+		Args: cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.prepare(cmd); err != nil {
 				return err
@@ -256,9 +267,9 @@ forget.`,
 			if !f.Config.IsSet("older-than") {
 				return opts.gc(opts.Retain, true)
 			}
-			d, err := parseDays(f.Config.GetString("older-than"))
+			d, err := cli.ParseDays(f.Config.GetString("older-than"))
 			if err != nil {
-				return usageErrorf("invalid --older-than: %v", err)
+				return cli.Usagef("invalid --older-than: %v", err)
 			}
 			return opts.gc(d, false)
 		},
@@ -267,11 +278,11 @@ forget.`,
 	return gc
 }
 
-func newLedgerInitCmd(opts *ledgerOptions) *cobra.Command {
+func newInitCmd(opts *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the ledger (the file, or a shared store's table)",
-		Args:  rangeArgs(0, 0),
+		Args:  cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.prepare(cmd); err != nil {
 				return err
@@ -292,10 +303,10 @@ func keyFlagError(c *cobra.Command, err error) error {
 	} else if t, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
 		tok = t
 	}
-	if _, _, isKey := keyDigest(tok); isKey && plainText(tok) {
-		return &UsageError{Err: err, hint: fmt.Sprintf("a key that starts with - goes after --: %s -- %s", c.CommandPath(), tok)}
+	if _, _, isKey := keyDigest(tok); isKey && cli.PlainText(tok) {
+		return &cli.UsageError{Err: err, HintText: fmt.Sprintf("a key that starts with - goes after --: %s -- %s", c.CommandPath(), tok)}
 	}
-	return &UsageError{Err: err, hint: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
+	return &cli.UsageError{Err: err, HintText: fmt.Sprintf("run '%s --help' for usage", c.CommandPath())}
 }
 
 // open opens the ledger for a command that reads or settles records. A
@@ -303,28 +314,28 @@ func keyFlagError(c *cobra.Command, err error) error {
 // created: a mistyped --ledger or table= would leave a new file and
 // directory, or a table, behind. It holds no records, and a line on
 // stderr says where the command looked.
-func (opts *ledgerOptions) open(ctx context.Context) (ledger.Store, error) {
+func (opts *Options) open(ctx context.Context) (ledger.Store, error) {
 	spec := opts.Ledger
 	var s ledger.Store
 	var err error
 	if path, ok := localLedgerPath(spec); ok {
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return nil, &ledgerUnavailable{spec: path, err: &UsageError{Err: errors.New("is a directory, not a ledger file"),
-				hint: "give the ledger's file, e.g. --ledger " + shownText(filepath.Join(path, "ledger.db"))}}
+			return nil, &ledgerflags.Unavailable{Spec: path, Err: &cli.UsageError{Err: errors.New("is a directory, not a ledger file"),
+				HintText: "give the ledger's file, e.g. --ledger " + shownText(filepath.Join(path, "ledger.db"))}}
 		}
 		spec = path
-		s, err = openSQLiteExisting(ctx, path)
+		s, err = ledgerflags.OpenSQLiteExisting(ctx, path)
 	} else if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
-		s, err = openPostgresExisting(ctx, spec)
+		s, err = ledgerflags.OpenPostgresExisting(ctx, spec)
 	} else {
-		return opts.f.openLedger(ctx, spec)
+		return ledgerflags.Open(ctx, opts.f, spec)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(redactStoreURL(spec)))
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(stores.Redact(spec)))
 		return noLedger{}, nil
 	}
 	if err != nil {
-		return nil, &ledgerUnavailable{spec: spec, err: err}
+		return nil, &ledgerflags.Unavailable{Spec: spec, Err: err}
 	}
 	return s, nil
 }
@@ -356,12 +367,12 @@ func (noLedger) Close() error                                                  {
 // withLock runs fn holding the key's kernel lock when the store has one:
 // locked reports whether it did; busy, that another process holds it.
 func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
-	kl, ok := s.(keyLocker)
+	kl, ok := s.(stores.KeyLocker)
 	if !ok {
 		return fn(false)
 	}
 	lock, err := kl.LockKey(key)
-	if isLocked(err) {
+	if stores.IsLocked(err) {
 		return fn(false)
 	}
 	if err != nil {
@@ -389,13 +400,13 @@ func effective(s ledger.Store, rec *ledger.Record, expired bool) *ledger.Record 
 // the recorded holder (HolderAlive), does not vouch for it. On a lease
 // store it is false: the lease decides.
 func holderGone(s ledger.Store, rec *ledger.Record) bool {
-	kl, ok := s.(keyLocker)
+	kl, ok := s.(stores.KeyLocker)
 	if !ok {
 		return false
 	}
 	held, known := false, false
 	if lp, ok := s.(interface{ LockPath(string) string }); ok {
-		held, known = lockHeld(lp.LockPath(rec.Key))
+		held, known = proc.LockHeld(lp.LockPath(rec.Key))
 	}
 	if !known {
 		lock, err := kl.LockKey(rec.Key)
@@ -415,7 +426,7 @@ func holderGone(s ledger.Store, rec *ledger.Record) bool {
 
 // recordJSON writes the fields of a record that ls and show print: r as
 // a run would see it (see effective), recorded the state the store holds.
-func recordJSON(o *jsonObject, r *ledger.Record, recorded ledger.State, retain time.Duration) {
+func recordJSON(o *cli.JSONObject, r *ledger.Record, recorded ledger.State, retain time.Duration) {
 	o.Str("key", r.Key).Str("state", string(r.State))
 	o.Key("attempt")
 	o.Buf = strconv.AppendInt(o.Buf, r.Attempt, 10)
@@ -456,7 +467,7 @@ func recordJSON(o *jsonObject, r *ledger.Record, recorded ledger.State, retain t
 	}
 }
 
-func (opts *ledgerOptions) ls(flt ledger.Filter) error {
+func (opts *Options) ls(flt ledger.Filter) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -474,7 +485,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			o := &jsonObject{}
+			o := &cli.JSONObject{}
 			recordJSON(o, r, recorded[i], opts.Retain)
 			b = append(b, o.Line()...)
 			b = b[:len(b)-1]
@@ -493,7 +504,7 @@ func (opts *ledgerOptions) ls(flt ledger.Filter) error {
 		if r.ExitCode != ledger.NoExit {
 			exit = strconv.Itoa(r.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", shownText(r.Key), r.State, r.Attempt, exit, shownText(r.Task), shownText(r.Tool), stamp(r.StartedAt), stamp(r.EndedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", shownText(r.Key), r.State, r.Attempt, exit, shownText(r.Task), shownText(r.Tool), cli.Stamp(r.StartedAt), cli.Stamp(r.EndedAt))
 	}
 	return tw.Flush()
 }
@@ -526,7 +537,7 @@ func listEffective(ctx context.Context, s ledger.Store, flt ledger.Filter) ([]*l
 // when it holds a control character (a newline or an escape sequence in a
 // task id must not break the table or reach the terminal).
 func shownText(s string) string {
-	if plainText(s) {
+	if cli.PlainText(s) {
 		return s
 	}
 	return strconv.Quote(s)
@@ -535,7 +546,7 @@ func shownText(s string) string {
 // notFound is the negative answer for a key without a record, with a
 // hint naming the recorded keys that look like it (see similarKey).
 func notFound(ctx context.Context, s ledger.Store, key string) error {
-	err := &hintedError{msg: "no record for key " + key}
+	err := &cli.HintedError{Msg: "no record for key " + key}
 	if recs, lerr := s.List(ctx, ledger.Filter{}); lerr == nil {
 		var like []string
 		for _, r := range recs {
@@ -546,14 +557,14 @@ func notFound(ctx context.Context, s ledger.Store, key string) error {
 		const most = 3
 		switch n := len(like); {
 		case n == 1:
-			err.hint = "a key is matched exactly; a recorded key looks like it: " + like[0]
+			err.HintText = "a key is matched exactly; a recorded key looks like it: " + like[0]
 		case n > most:
-			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s, …", n, strings.Join(like[:most], ", "))
+			err.HintText = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s, …", n, strings.Join(like[:most], ", "))
 		case n > 1:
-			err.hint = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s", n, strings.Join(like, ", "))
+			err.HintText = fmt.Sprintf("a key is matched exactly; %d recorded keys look like it: %s", n, strings.Join(like, ", "))
 		}
 	}
-	return &codeError{Code: exitNegative, Err: err}
+	return &cli.CodeError{Code: cli.ExitNegative, Err: err}
 }
 
 // similarKey reports whether a recorded key looks like the one given
@@ -616,7 +627,7 @@ func keyDigest(key string) (digest []byte, isUUID, ok bool) {
 	return nil, false, false
 }
 
-func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
+func (opts *Options) show(key string, stdout, stderr bool) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -640,7 +651,7 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 		return opts.showStream(r, stored.State, name, out)
 	}
 	if opts.JSON {
-		o := &jsonObject{}
+		o := &cli.JSONObject{}
 		recordJSON(o, r, stored.State, opts.Retain)
 		_, err := ios.Out.Write(o.Line())
 		return err
@@ -662,10 +673,10 @@ func (opts *ledgerOptions) show(key string, stdout, stderr bool) error {
 	fmt.Fprintf(tw, "kind:\t%s\n", r.Kind)
 	fmt.Fprintf(tw, "exit code:\t%s\n", exit)
 	fmt.Fprintf(tw, "holder:\t%s\n", shownText(r.Holder))
-	fmt.Fprintf(tw, "started:\t%s\n", stamp(r.StartedAt))
-	fmt.Fprintf(tw, "ended:\t%s\n", stamp(r.EndedAt))
+	fmt.Fprintf(tw, "started:\t%s\n", cli.Stamp(r.StartedAt))
+	fmt.Fprintf(tw, "ended:\t%s\n", cli.Stamp(r.EndedAt))
 	if !r.LeaseUntil.IsZero() && r.State == ledger.Running {
-		fmt.Fprintf(tw, "lease until:\t%s\n", stamp(r.LeaseUntil))
+		fmt.Fprintf(tw, "lease until:\t%s\n", cli.Stamp(r.LeaseUntil))
 	}
 	if r.Reason != "" {
 		fmt.Fprintf(tw, "reason:\t%s\n", shownText(r.Reason))
@@ -704,7 +715,7 @@ func showOutputs(tw io.Writer, r *ledger.Record) {
 // its first bytes only; an attempt whose holder died before recording its
 // outcome (a record running, or unknown from it) has no stream at all,
 // which is a negative answer, not an empty output.
-func (opts *ledgerOptions) showStream(r *ledger.Record, recorded ledger.State, name string, out ledger.Output) error {
+func (opts *Options) showStream(r *ledger.Record, recorded ledger.State, name string, out ledger.Output) error {
 	if out.SHA256 == "" {
 		why := fmt.Sprintf("its attempt %d ended without its output recorded (state %s)", r.Attempt, r.State)
 		switch {
@@ -715,7 +726,7 @@ func (opts *ledgerOptions) showStream(r *ledger.Record, recorded ledger.State, n
 		case recorded == ledger.Running:
 			why = fmt.Sprintf("its attempt %d's holder is gone, and never recorded its output (%s)", r.Attempt, r.Reason)
 		}
-		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s has no recorded %s: %s", shownText(r.Key), name, why)}
+		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s has no recorded %s: %s", shownText(r.Key), name, why)}
 	}
 	if _, err := opts.f.IO.Out.Write(out.Data); err != nil {
 		return err
@@ -732,26 +743,26 @@ const maxResolveOutput = 64 << 20
 
 // resolveRequest reads resolve's flags: --as, --reason, and what a replay
 // returns (--stdout, --stderr, --exit-code).
-func (opts *ledgerOptions) resolveRequest(cmd *cobra.Command, key string) (ledger.ResolveRequest, error) {
+func (opts *Options) resolveRequest(cmd *cobra.Command, key string) (ledger.ResolveRequest, error) {
 	fl := cmd.Flags()
 	asFlag, _ := fl.GetString("as")
 	req := ledger.ResolveRequest{Key: key, As: ledger.State(asFlag)}
 	if asFlag == "" {
-		return req, &UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
-			hint: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
+		return req, &cli.UsageError{Err: errors.New("resolve needs --as succeeded or --as failed"),
+			HintText: "check with the owner whether the effect happened: --as succeeded replays the record from now on, --as failed lets the next run try again"}
 	}
 	if req.As != ledger.Succeeded && req.As != ledger.Failed {
-		return req, usageErrorf("--as must be succeeded or failed, not %q", req.As)
+		return req, cli.Usagef("--as must be succeeded or failed, not %q", req.As)
 	}
 	req.Reason, _ = fl.GetString("reason")
 	if fl.Changed("exit-code") {
 		code, _ := fl.GetInt("exit-code")
 		switch {
 		case req.As == ledger.Succeeded && code != 0:
-			return req, &UsageError{Err: fmt.Errorf("--exit-code %d with --as succeeded: a succeeded step exits 0", code),
-				hint: "a step that exited with an error status is resolved --as failed"}
+			return req, &cli.UsageError{Err: fmt.Errorf("--exit-code %d with --as succeeded: a succeeded step exits 0", code),
+				HintText: "a step that exited with an error status is resolved --as failed"}
 		case req.As == ledger.Failed && (code < 1 || code > 255):
-			return req, usageErrorf("--exit-code %d with --as failed: want 1 to 255", code)
+			return req, cli.Usagef("--exit-code %d with --as failed: want 1 to 255", code)
 		}
 		req.ExitCode = &code
 	}
@@ -766,16 +777,16 @@ func (opts *ledgerOptions) resolveRequest(cmd *cobra.Command, key string) (ledge
 		}
 		if name == "-" || name == "" {
 			if stdinUsed {
-				return req, usageErrorf("--stdout and --stderr cannot both read standard input (-)")
+				return req, cli.Usagef("--stdout and --stderr cannot both read standard input (-)")
 			}
 			stdinUsed = true
 		}
-		data, display, err := opts.f.readInput(name)
+		data, display, err := input.Read(opts.f, name)
 		if err != nil {
 			return req, err
 		}
 		if len(data) > maxResolveOutput {
-			return req, usageErrorf("--%s %s: %d bytes, more than a record holds here (%d MiB)", o.flag, display, len(data), maxResolveOutput>>20)
+			return req, cli.Usagef("--%s %s: %d bytes, more than a record holds here (%d MiB)", o.flag, display, len(data), maxResolveOutput>>20)
 		}
 		sum := sha256.Sum256(data)
 		*o.out = &ledger.Output{Data: data, Length: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
@@ -783,7 +794,7 @@ func (opts *ledgerOptions) resolveRequest(cmd *cobra.Command, key string) (ledge
 	return req, nil
 }
 
-func (opts *ledgerOptions) resolve(req ledger.ResolveRequest) error {
+func (opts *Options) resolve(req ledger.ResolveRequest) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -798,7 +809,7 @@ func (opts *ledgerOptions) resolve(req ledger.ResolveRequest) error {
 	err = withLock(s, key, func(locked bool) error {
 		var err error
 		req.LocallyLocked = locked
-		req.HolderAlive = holderAlive(s)
+		req.HolderAlive = stores.HolderCheck(s)
 		r, err = ledger.Resolve(ctx, s, req)
 		return err
 	})
@@ -806,14 +817,14 @@ func (opts *ledgerOptions) resolve(req ledger.ResolveRequest) error {
 	case errors.Is(err, ledger.ErrNotFound):
 		return notFound(ctx, s, key)
 	case errors.Is(err, ledger.ErrBusy):
-		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
 	case errors.Is(err, ledger.ErrNotUnknown):
-		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is %s, not unknown: only an unknown outcome can be resolved", key, r.State)}
+		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is %s, not unknown: only an unknown outcome can be resolved", key, r.State)}
 	case err != nil:
 		return err
 	}
 	if opts.JSON {
-		o := &jsonObject{}
+		o := &cli.JSONObject{}
 		recordJSON(o, r, r.State, opts.Retain)
 		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
@@ -839,13 +850,13 @@ func checkResolvable(ctx context.Context, s ledger.Store, req ledger.ResolveRequ
 	}
 	key := shownText(req.Key)
 	if req.Stdout != nil || req.Stderr != nil || req.ExitCode != nil {
-		return &UsageError{Err: fmt.Errorf("%s is a post: --stdout, --stderr and --exit-code attach what a run replays", key),
-			hint: "post replays the response it saved; --as failed lets the next post send the request again with the same key"}
+		return &cli.UsageError{Err: fmt.Errorf("%s is a post: --stdout, --stderr and --exit-code attach what a run replays", key),
+			HintText: "post replays the response it saved; --as failed lets the next post send the request again with the same key"}
 	}
 	if req.As == ledger.Succeeded && len(r.Meta) == 0 {
-		return &codeError{Code: exitNegative, Err: &hintedError{
-			msg:  fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", key),
-			hint: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
+		return &cli.CodeError{Code: cli.ExitNegative, Err: &cli.HintedError{
+			Msg:      fmt.Sprintf("%s is a post with no saved response: as succeeded, post would have nothing to replay", key),
+			HintText: "--as failed lets the next post send the request again with the same key (the owner dedupes by it); or forget the record",
 		}}
 	}
 	return nil
@@ -866,7 +877,7 @@ func resolvedReplayNote(key string, rec *ledger.Record) string {
 	return fmt.Sprintf("%s was settled by hand (%s) and holds no output: the replay prints nothing", shownText(key), shownText(rec.Reason))
 }
 
-func (opts *ledgerOptions) forget(key string) error {
+func (opts *Options) forget(key string) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -876,23 +887,23 @@ func (opts *ledgerOptions) forget(key string) error {
 	var ok bool
 	err = withLock(s, key, func(locked bool) error {
 		var err error
-		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked, HolderAlive: holderAlive(s)})
+		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked, HolderAlive: stores.HolderCheck(s)})
 		return err
 	})
 	if errors.Is(err, ledger.ErrBusy) {
-		return &codeError{Code: exitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
 	}
 	if err != nil {
 		return err
 	}
-	if kl, isKL := s.(keyLocker); isKL {
+	if kl, isKL := s.(stores.KeyLocker); isKL {
 		_ = kl.RemoveLock(key)
 	}
 	if !ok {
 		return notFound(ctx, s, key)
 	}
 	if opts.JSON {
-		o := (&jsonObject{}).Str("key", key).Bool("forgotten", true)
+		o := (&cli.JSONObject{}).Str("key", key).Bool("forgotten", true)
 		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
 	}
@@ -902,7 +913,7 @@ func (opts *ledgerOptions) forget(key string) error {
 
 // gc removes the records older than olderThan; byRetention: olderThan is
 // the retention, and 0 means records are kept for ever.
-func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
+func (opts *Options) gc(olderThan time.Duration, byRetention bool) error {
 	if byRetention && olderThan <= 0 {
 		if opts.JSON {
 			_, err := fmt.Fprintf(opts.f.IO.Out, "{\"removed\":0}\n")
@@ -917,7 +928,7 @@ func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
 		return err
 	}
 	defer s.Close()
-	kl, isKL := s.(keyLocker)
+	kl, isKL := s.(stores.KeyLocker)
 	// Running and unknown records are never collected (ledger.GC).
 	req := ledger.GCRequest{OlderThan: olderThan}
 	before, err := s.List(ctx, ledger.Filter{})
@@ -956,9 +967,9 @@ func (opts *ledgerOptions) gc(olderThan time.Duration, byRetention bool) error {
 	return nil
 }
 
-func (opts *ledgerOptions) init() error {
+func (opts *Options) init() error {
 	ctx := context.Background()
-	s, err := opts.f.openLedger(ctx, opts.Ledger)
+	s, err := ledgerflags.Open(ctx, opts.f, opts.Ledger)
 	if err != nil {
 		return err
 	}
@@ -975,7 +986,7 @@ func (opts *ledgerOptions) init() error {
 		}
 	}
 	// The URL is redacted alone: a space in it may be a password's.
-	desc := shownText(redactStoreURL(opts.Ledger))
+	desc := shownText(stores.Redact(opts.Ledger))
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)
 	}); ok {
@@ -985,7 +996,7 @@ func (opts *ledgerOptions) init() error {
 	}
 	if opts.JSON {
 		// JSON text is UTF-8: a path's other bytes show as U+FFFD.
-		o := (&jsonObject{}).Str("ledger", strings.ToValidUTF8(redactStoreURL(opts.Ledger), "\uFFFD"))
+		o := (&cli.JSONObject{}).Str("ledger", strings.ToValidUTF8(stores.Redact(opts.Ledger), "\uFFFD"))
 		_, err := opts.f.IO.Out.Write(o.Line())
 		return err
 	}

@@ -1,4 +1,4 @@
-package cmd
+package post
 
 import (
 	"net"
@@ -20,7 +20,7 @@ import (
 //     addresses are not special, as in curl (Go's default skips them).
 //
 // A proxy given without a scheme is an HTTP proxy.
-func proxyFor(getenv func(string) string, target *url.URL) (*url.URL, error) {
+func ProxyFor(getenv func(string) string, target *url.URL) (*url.URL, error) {
 	var p string
 	switch target.Scheme {
 	case "http":
@@ -39,11 +39,12 @@ func proxyFor(getenv func(string) string, target *url.URL) (*url.URL, error) {
 	}
 	u, err := url.Parse(p)
 	if err != nil || u.Host == "" {
-		return nil, usageErrorf("invalid proxy in the environment: %s", redactURL(p))
+		return nil, usageErrorf("invalid proxy in the environment: %s", RedactURL(p))
 	}
 	return u, nil
 }
 
+// firstEnv returns the first of the variables that is set.
 func firstEnv(getenv func(string) string, names ...string) string {
 	for _, n := range names {
 		if v := getenv(n); v != "" {

@@ -1,4 +1,4 @@
-package cmd
+package ledgerflags
 
 import (
 	"bytes"
@@ -15,7 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/pflag"
 )
 
@@ -27,15 +31,15 @@ import (
 // A tools section of the config file may name a tool's reconcile command
 // and its timeout (tools.NAME.reconcile), as it names its recovery policy.
 func init() {
-	perToolSettings["reconcile"] = true
-	perToolSettings["reconcile-timeout"] = true
+	settings.PerTool["reconcile"] = true
+	settings.PerTool["reconcile-timeout"] = true
 }
 
-// reconcileTestHooks are set only by the test binary.
-var reconcileTestHooks struct {
-	// crashAfterAnswer kills idemkey once the reconcile command answered,
+// ReconcileTestHooks are set only by the test binary.
+var ReconcileTestHooks struct {
+	// CrashAfterAnswer kills idemkey once the reconcile command answered,
 	// before its answer is recorded.
-	crashAfterAnswer bool
+	CrashAfterAnswer bool
 }
 
 // defaultReconcileTimeout is --reconcile-timeout's default.
@@ -45,8 +49,8 @@ const defaultReconcileTimeout = 30 * time.Second
 // error is kept in the record's reason.
 const maxReconcileNote = 2 << 10
 
-// reconcileCmd is a reconcile command and what it is told.
-type reconcileCmd struct {
+// Reconcile is a reconcile command and what it is told.
+type Reconcile struct {
 	Command   string        // a shell command line, run by /bin/sh -c
 	Timeout   time.Duration // then it is killed: the outcome stays unknown
 	MaxOutput int64         // of its standard output, saved as the step's
@@ -60,16 +64,16 @@ type reconcileCmd struct {
 }
 
 // reconciler is the ledger's hook for the command.
-func (rc *reconcileCmd) reconciler() ledger.Reconciler {
+func (rc *Reconcile) Reconciler() ledger.Reconciler {
 	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
-		return rc.run(ctx, rec)
+		return rc.Run(ctx, rec)
 	}
 }
 
-// run runs the command for rec and reads its answer: exit 0 happened
+// Run runs the command for rec and reads its answer: exit 0 happened
 // (its standard output is the step's), 1 not happened, anything else
 // (another exit, a timeout, a signal, a start that failed) undecided.
-func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 	undecided := func(why string) ledger.Reconciliation {
 		return ledger.Reconciliation{Verdict: ledger.Undecided, Note: why}
 	}
@@ -80,18 +84,18 @@ func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reco
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", rc.Command)
-	ownGroup(c) // a timeout stops the whole command, not just its shell
+	proc.OwnGroup(c) // a timeout stops the whole command, not just its shell
 	c.WaitDelay = 2 * time.Second
-	c.Env = append(stepEnv(os.Environ(), rc.PassEnv),
+	c.Env = append(StepEnv(os.Environ(), rc.PassEnv),
 		"IDEMPOTENCY_KEY="+rec.Key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(rec.Attempt, 10),
 		"IDEMKEY_TASK="+rec.Task, "IDEMKEY_TOOL="+rec.Tool)
 	c.Stdin = bytes.NewReader(args)
 	if lock, ok := ledger.KeyLock(ctx).(*os.File); ok {
 		// As a step's command: killed with idemkey, it keeps the key
 		// locked until it exits, so no other reconcile starts meanwhile.
-		c.ExtraFiles = []*os.File{lock}
+		c.ExtraFiles, _ = stores.ChildFiles(lock)
 	}
-	out := newRecorder(rc.MaxOutput)
+	out := NewRecorder(rc.MaxOutput)
 	errb := noteBuffer{max: maxReconcileNote}
 	c.Stdout, c.Stderr = out, &errb
 	if err := c.Start(); err != nil {
@@ -100,9 +104,9 @@ func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reco
 	waited := make(chan error, 1)
 	go func() { waited <- c.Wait() }()
 	interrupted, werr := rc.wait(c, waited)
-	killGroup(c) // what it left behind
-	if reconcileTestHooks.crashAfterAnswer {
-		_ = signalPid(os.Getpid(), syscall.SIGKILL)
+	proc.KillGroup(c) // what it left behind
+	if ReconcileTestHooks.CrashAfterAnswer {
+		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
 	note := errb.note()
@@ -120,7 +124,7 @@ func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reco
 	}
 	switch code := ps.ExitCode(); {
 	case code == 0 && werr == nil:
-		return ledger.Reconciliation{Verdict: ledger.Happened, Output: out.output(), Note: note}
+		return ledger.Reconciliation{Verdict: ledger.Happened, Output: out.Output(), Note: note}
 	case code == 1:
 		return ledger.Reconciliation{Verdict: ledger.NotHappened, Note: note}
 	case code == 0:
@@ -135,16 +139,16 @@ func (rc *reconcileCmd) run(ctx context.Context, rec *ledger.Record) ledger.Reco
 // then c's group is killed and the signal put back for the caller, who
 // ends by it. A user signal (SIGUSR1, SIGUSR2) is for a step's command:
 // the reconcile is left alone.
-func (rc *reconcileCmd) wait(c *exec.Cmd, waited chan error) (os.Signal, error) {
+func (rc *Reconcile) wait(c *exec.Cmd, waited chan error) (os.Signal, error) {
 	for {
 		select {
 		case err := <-waited:
 			return nil, err
 		case s := <-rc.Interrupt: // nil channel: never
-			if slices.Contains(userSignals, s) {
+			if slices.Contains(proc.UserSignals, s) {
 				continue
 			}
-			killGroup(c)
+			proc.KillGroup(c)
 			err := <-waited
 			rc.Interrupt <- s
 			return s, err
@@ -189,22 +193,23 @@ func (c *noteBuffer) note() string {
 	return s
 }
 
-// reconcileSettings reads --reconcile and --reconcile-timeout, each from
+// ReconcileSettings reads --reconcile and --reconcile-timeout, each from
 // the flag, IDEMKEY_*, the tool's section of the config file
 // (tools.NAME.reconcile) or its top level. Nil without a command.
-func (f *Factory) reconcileSettings(fl *pflag.FlagSet, tool string) (*reconcileCmd, error) {
+func ReconcileSettings(f *cli.Factory, fl *pflag.FlagSet, tool string) (*Reconcile, error) {
 	v := f.Config
-	command, err := toolValue(fl, v, "reconcile", tool)
+	_, command, err := toolValue(fl, v, "reconcile", tool)
 	if err != nil || command == "" {
 		return nil, err
 	}
-	timeout, err := toolValue(fl, v, "reconcile-timeout", tool)
+	// v: where the timeout was read, for its error's position.
+	v, timeout, err := toolValue(fl, v, "reconcile-timeout", tool)
 	if err != nil {
 		return nil, err
 	}
-	rc := &reconcileCmd{Command: command, Timeout: defaultReconcileTimeout, MaxOutput: maxReconcileOutput}
+	rc := &Reconcile{Command: command, Timeout: defaultReconcileTimeout, MaxOutput: maxReconcileOutput}
 	if timeout != "" {
-		if rc.Timeout, err = parseDays(timeout); err != nil {
+		if rc.Timeout, err = cli.ParseDays(timeout); err != nil {
 			return nil, v.Unparsable("reconcile-timeout", err)
 		}
 		if rc.Timeout <= 0 {
@@ -221,28 +226,29 @@ const maxReconcileOutput = 1 << 20
 // toolValue is a setting's value: the flag if given, else the tool's
 // section of the config file if it has it (tools.NAME.SETTING), else as
 // the settings resolve it (IDEMKEY_*, the config's top level, default).
-func toolValue(fl *pflag.FlagSet, v *Settings, name, tool string) (string, error) {
-	if !changed(fl, name) && tool != "" && v.GetString("tools."+tool+"."+name) != "" {
+// It returns the settings it was read from (the tool's, or v).
+func toolValue(fl *pflag.FlagSet, v *settings.Settings, name, tool string) (*settings.Settings, string, error) {
+	if !cli.Changed(fl, name) && tool != "" && v.GetString("tools."+tool+"."+name) != "" {
 		t, err := v.ForTool(tool)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
 		v = t
 	}
-	return v.GetString(name), nil
+	return v, v.GetString(name), nil
 }
 
-// addReconcileFlags adds --reconcile and --reconcile-timeout.
-func addReconcileFlags(fl *pflag.FlagSet, what string) {
+// AddReconcileFlags adds --reconcile and --reconcile-timeout.
+func AddReconcileFlags(fl *pflag.FlagSet, what string) {
 	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, other: unknown (per tool: tools.NAME.reconcile)")
 	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (the outcome stays unknown)")
 }
 
-// requestArgs returns the canonical arguments kept in a record's request
+// RequestArgs returns the canonical arguments kept in a record's request
 // ({"args":…} for run, {"body":…} for post), byte for byte.
-func requestArgs(rec *ledger.Record) ([]byte, error) {
+func RequestArgs(rec *ledger.Record) ([]byte, error) {
 	if len(rec.Request) == 0 {
-		return nil, fmt.Errorf("the record does not keep the step's arguments (a request past %d bytes is not kept): settle it with 'idemkey ledger resolve'", maxKeptRequest)
+		return nil, fmt.Errorf("the record does not keep the step's arguments (a request past %d bytes is not kept): settle it with 'idemkey ledger resolve'", MaxKeptRequest)
 	}
 	var req struct {
 		Args json.RawMessage `json:"args"`

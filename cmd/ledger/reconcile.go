@@ -1,4 +1,4 @@
-package cmd
+package ledger
 
 import (
 	"context"
@@ -7,15 +7,20 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
+	"github.com/idemkey/idemkey/derive/mcp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// ledgerReconcileOptions is idemkey ledger reconcile (issue 22): unknown
+// reconcileOptions is idemkey ledger reconcile (issue 22): unknown
 // outcomes settled in bulk by asking the owner, for an operator.
-type ledgerReconcileOptions struct {
-	f      *Factory
+type reconcileOptions struct {
+	f      *cli.Factory
 	fl     *pflag.FlagSet
 	Ledger string
 	Keys   []string
@@ -25,8 +30,8 @@ type ledgerReconcileOptions struct {
 	Lease  time.Duration
 }
 
-func newLedgerReconcileCmd(f *Factory) *cobra.Command {
-	opts := &ledgerReconcileOptions{f: f}
+func newReconcileCmd(f *cli.Factory) *cobra.Command {
+	opts := &reconcileOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "reconcile [KEY...|--all] --reconcile COMMAND [--dry-run]",
 		Short: "Settle unknown outcomes by asking the owner of each effect",
@@ -38,7 +43,9 @@ tools.NAME.reconcile in the config file) runs under a claim of the key,
 with IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in
 its environment and the step's canonical arguments on its standard input:
   exit 0   the effect happened: succeeded, its standard output kept as the
-           step's (later runs replay it)
+           step's (later runs replay it; for an idemkey mcp call, the
+           tool's result: a CallToolResult as printed, other text as its
+           text content)
   exit 1   it did not: failed (the next run tries again with the same key)
   other    (or --reconcile-timeout, or a signal): still unknown
 Each key's line says what it became; the record's reason says how it was
@@ -53,52 +60,52 @@ a ledger that cannot be used.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return opts.setup(cmd, args) },
 	}
 	fl := cmd.Flags()
-	addReconcileFlags(fl, "each step")
+	ledgerflags.AddReconcileFlags(fl, "each step")
 	fl.Bool("all", false, "every record whose outcome is unknown (and every running one whose holder is dead)")
 	fl.Bool("dry-run", false, "ask the owner and show what each record would become; write nothing")
 	fl.String("lease", "30s", "lease of the reconciling claim on shared stores (renewed every third of it)")
-	commandLineOnly(fl, "all", "dry-run")
+	settings.CommandLineOnly(fl, "all", "dry-run")
 	cmd.SetFlagErrorFunc(keyFlagError)
 	return cmd
 }
 
-func (opts *ledgerReconcileOptions) setup(cmd *cobra.Command, args []string) error {
+func (opts *reconcileOptions) setup(cmd *cobra.Command, args []string) error {
 	f, v := opts.f, opts.f.Config
 	opts.fl = cmd.Flags()
 	opts.All, opts.DryRun = v.GetBool("all"), v.GetBool("dry-run")
 	switch {
 	case opts.All && len(args) > 0:
-		return usageErrorf("give KEY arguments or --all, not both")
+		return cli.Usagef("give KEY arguments or --all, not both")
 	case !opts.All && len(args) == 0:
-		return &UsageError{Err: errors.New("nothing to reconcile: give KEY arguments or --all"),
-			hint: "idemkey ledger ls --state unknown lists the records whose outcome is unknown"}
+		return &cli.UsageError{Err: errors.New("nothing to reconcile: give KEY arguments or --all"),
+			HintText: "idemkey ledger ls --state unknown lists the records whose outcome is unknown"}
 	}
 	for _, k := range args {
 		if k == "" || !utf8.ValidString(k) {
-			return usageErrorf("a KEY argument is empty or not valid UTF-8: no recorded key is")
+			return cli.Usagef("a KEY argument is empty or not valid UTF-8: no recorded key is")
 		}
 	}
 	opts.Keys = args
 	var err error
-	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
 		return err
 	}
 	opts.JSON = v.GetBool("json")
-	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
+	if opts.Lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
 		return v.Unparsable("lease", err)
 	} else if opts.Lease < 3*time.Millisecond {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
 	}
 	if v.GetString("reconcile") == "" && !hasToolReconcile(v) {
-		return &UsageError{Err: errors.New("reconcile needs --reconcile COMMAND (or tools.NAME.reconcile in the config file)"),
-			hint: "COMMAND asks the owner: exit 0 the effect happened, 1 it did not, anything else: it cannot tell"}
+		return &cli.UsageError{Err: errors.New("reconcile needs --reconcile COMMAND (or tools.NAME.reconcile in the config file)"),
+			HintText: "COMMAND asks the owner: exit 0 the effect happened, 1 it did not, anything else: it cannot tell"}
 	}
 	return opts.run()
 }
 
 // hasToolReconcile reports whether the config file names a reconcile
 // command for some tool.
-func hasToolReconcile(v *Settings) bool {
+func hasToolReconcile(v *settings.Settings) bool {
 	for _, tool := range v.ToolNames() {
 		if v.GetString("tools."+tool+".reconcile") != "" {
 			return true
@@ -107,9 +114,9 @@ func hasToolReconcile(v *Settings) bool {
 	return false
 }
 
-func (opts *ledgerReconcileOptions) run() error {
+func (opts *reconcileOptions) run() error {
 	ctx := context.Background()
-	lo := &ledgerOptions{f: opts.f, Ledger: opts.Ledger}
+	lo := &Options{f: opts.f, Ledger: opts.Ledger}
 	s, err := lo.open(ctx)
 	if err != nil {
 		return err
@@ -117,13 +124,13 @@ func (opts *ledgerReconcileOptions) run() error {
 	defer s.Close()
 	recs, err := opts.records(ctx, s)
 	if err != nil {
-		return &ledgerUnavailable{spec: opts.Ledger, err: err}
+		return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: err}
 	}
 	left := 0
 	for i, key := range opts.Keys {
 		line, settled, err := opts.reconcileOne(ctx, s, key, recs[i])
 		if err != nil {
-			return &ledgerUnavailable{spec: opts.Ledger, err: err}
+			return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: err}
 		}
 		if line == nil {
 			continue // --all: a step whose holder is alive is not stuck
@@ -132,11 +139,11 @@ func (opts *ledgerReconcileOptions) run() error {
 			left++
 		}
 		if _, err := opts.f.IO.Out.Write(line); err != nil {
-			return &OutputError{Err: err}
+			return &cli.OutputError{Err: err}
 		}
 	}
 	if left > 0 {
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
@@ -144,7 +151,7 @@ func (opts *ledgerReconcileOptions) run() error {
 // records reads the keys' records; with --all, lists the keys first:
 // the unknown records, and the running ones whose lease ran out (on one
 // machine, every running one: its lock says whether its holder lives).
-func (opts *ledgerReconcileOptions) records(ctx context.Context, s ledger.Store) ([]*ledger.Record, error) {
+func (opts *reconcileOptions) records(ctx context.Context, s ledger.Store) ([]*ledger.Record, error) {
 	if !opts.All {
 		recs := make([]*ledger.Record, len(opts.Keys))
 		for i, k := range opts.Keys {
@@ -156,7 +163,7 @@ func (opts *ledgerReconcileOptions) records(ctx context.Context, s ledger.Store)
 		}
 		return recs, nil
 	}
-	_, locker := s.(keyLocker)
+	_, locker := s.(stores.KeyLocker)
 	var recs []*ledger.Record
 	for _, st := range []ledger.State{ledger.Unknown, ledger.Running} {
 		list, err := s.List(ctx, ledger.Filter{State: st})
@@ -177,23 +184,26 @@ func (opts *ledgerReconcileOptions) records(ctx context.Context, s ledger.Store)
 // reconcileOne asks about one key and says what became of it; settled
 // reports whether its record is succeeded or failed now (or would be).
 // With --all, a running step whose holder is alive has no line.
-func (opts *ledgerReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, key string, rec *ledger.Record) ([]byte, bool, error) {
+func (opts *reconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, key string, rec *ledger.Record) ([]byte, bool, error) {
 	if rec == nil {
 		return opts.line(key, "", "", "no record", nil), false, nil
 	}
-	rc, err := opts.f.reconcileSettings(opts.fl, rec.Tool)
+	rc, err := ledgerflags.ReconcileSettings(opts.f, opts.fl, rec.Tool)
 	if err != nil {
 		return nil, false, err
 	}
 	if rc == nil {
 		return opts.line(key, rec.State, rec.State, fmt.Sprintf("no reconcile command for tool %q (--reconcile, or tools.NAME.reconcile in the config file)", rec.Tool), nil), false, nil
 	}
-	rc.Args = requestArgs
+	rc.Args = ledgerflags.RequestArgs
 	req := ledger.ReconcileRequest{
-		Key: key, Holder: holderName(), Lease: opts.Lease, Reconcile: rc.reconciler(), DryRun: opts.DryRun,
+		Key: key, Holder: stores.Holder(), Lease: opts.Lease, Reconcile: rc.Reconciler(), DryRun: opts.DryRun,
 	}
-	if kl, ok := s.(keyLocker); ok {
-		req.Locker = fileLocker{kl}
+	if rec.Kind == "mcp" {
+		req.Reconcile = mcpReconciler(rc)
+	}
+	if kl, ok := s.(stores.KeyLocker); ok {
+		req.Locker = ledgerflags.FileLocker{KL: kl}
 	}
 	res, err := ledger.ReconcileKey(ctx, s, req)
 	if err != nil || res.Busy && opts.All {
@@ -202,8 +212,20 @@ func (opts *ledgerReconcileOptions) reconcileOne(ctx context.Context, s ledger.S
 	return opts.describe(key, res), res.Record != nil && res.Record.State != ledger.Unknown, nil
 }
 
+// mcpReconciler is rc for an mcp record: what it prints is the tool's
+// result, as idemkey mcp --reconcile records it.
+func mcpReconciler(rc *ledgerflags.Reconcile) ledger.Reconciler {
+	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
+		r := rc.Run(ctx, rec)
+		if r.Verdict == ledger.Happened {
+			r.Output = mcp.ReconciledOutput(r.Output)
+		}
+		return r
+	}
+}
+
 // describe is a key's line: what it was, what it became, and why.
-func (opts *ledgerReconcileOptions) describe(key string, res *ledger.Settled) []byte {
+func (opts *reconcileOptions) describe(key string, res *ledger.Settled) []byte {
 	before := ledger.State("")
 	if res.Found != nil {
 		before = res.Found.State
@@ -223,15 +245,15 @@ func (opts *ledgerReconcileOptions) describe(key string, res *ledger.Settled) []
 		ledger.Undecided:   "the owner could not tell",
 	}[res.Answer.Verdict]
 	if res.Answer.Note != "" {
-		what += ": " + diagLine(res.Answer.Note)
+		what += ": " + cli.DiagLine(res.Answer.Note)
 	}
 	return opts.line(key, before, after, what, res.Answer)
 }
 
 // line is one key's result: text, or a JSON object with --json.
-func (opts *ledgerReconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
+func (opts *reconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
 	if opts.JSON {
-		o := &jsonObject{}
+		o := &cli.JSONObject{}
 		o.Str("key", key).Str("before", string(before)).Str("after", string(after))
 		if answer != nil {
 			o.Str("verdict", answer.Verdict.String())

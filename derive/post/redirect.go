@@ -1,4 +1,4 @@
-package cmd
+package post
 
 import (
 	"net/http"
@@ -6,9 +6,8 @@ import (
 	"strings"
 )
 
-// redirect returns the request -L sends after resp, by curl's rules, or
-// ok false when resp is the response (no -L, not a redirect, no
-// Location). next is nil when the Location is unusable.
+// Redirect returns the request -L sends after resp, by curl's rules, or
+// ok false when resp is the response (not a redirect, no Location). next is nil when the Location is unusable.
 //
 //   - 307 and 308: the same method, the same body and the same key again;
 //   - 303: GET without a body; 301 and 302: a POST becomes a GET without
@@ -16,10 +15,9 @@ import (
 //   - to another scheme, host or port, no credential goes along
 //     (Authorization, cookies, and the other headers -v redacts), as curl
 //     keeps Authorization and Cookie to the host they were given for.
-func (o *postOptions) redirect(req *http.Request, body []byte, resp *http.Response) (next *http.Request, nextBody []byte, ok bool) {
-	if !o.Location {
-		return nil, nil, false
-	}
+//
+// keyHeader, the key's header, goes along to any host.
+func Redirect(req *http.Request, body []byte, resp *http.Response, keyHeader string) (next *http.Request, nextBody []byte, ok bool) {
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
@@ -46,7 +44,7 @@ func (o *postOptions) redirect(req *http.Request, body []byte, resp *http.Respon
 	if !sameOrigin(req.URL, u) {
 		next.Host = ""
 		for name := range next.Header {
-			if secretHeader(name) && !strings.EqualFold(name, o.KeyHeader) {
+			if SecretHeader(name) && !strings.EqualFold(name, keyHeader) {
 				next.Header.Del(name)
 			}
 		}
@@ -54,10 +52,12 @@ func (o *postOptions) redirect(req *http.Request, body []byte, resp *http.Respon
 	return next, nextBody, true
 }
 
+// sameOrigin reports whether two URLs have one scheme, host and port.
 func sameOrigin(a, b *url.URL) bool {
 	return a.Scheme == b.Scheme && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
 }
 
+// portOf is a URL's port, or its scheme's default.
 func portOf(u *url.URL) string {
 	if p := u.Port(); p != "" {
 		return p

@@ -1,9 +1,8 @@
-package cmd
+package post
 
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -37,6 +36,7 @@ const maxRecord = 1 << 20
 // response that arrives before the upload fails (see earlyResponse).
 const tailRecord = 64 << 10
 
+// Write records the request head as it is written.
 func (c *recConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.mu.Lock()
@@ -54,6 +54,7 @@ func (c *recConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Read records the response heads as they arrive.
 func (c *recConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n > 0 {
@@ -64,6 +65,8 @@ func (c *recConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// record appends received bytes, splitting off each complete head, and
+// keeps at most tailRecord body bytes after the final one.
 func (c *recConn) record(p []byte) {
 	if c.final {
 		k := min(len(p), tailRecord-c.tail)
@@ -166,28 +169,4 @@ func (c *recConn) earlyResponse(req *http.Request) (*http.Response, []byte, bool
 		return nil, nil, false
 	}
 	return resp, append([]byte(nil), c.read[c.cur:]...), true
-}
-
-// headLines splits a head into its lines without line ends; the first is
-// the start line.
-func headLines(head []byte) []string {
-	s := strings.TrimRight(string(head), "\r\n")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	return lines
-}
-
-// synthHead writes a response head from a parsed response, for when the
-// bytes were not recorded (HTTPS through a proxy): headers sorted.
-func synthHead(resp *http.Response) []byte {
-	var b []byte
-	b = fmt.Appendf(b, "%s %s\r\n", resp.Proto, resp.Status)
-	for _, name := range sortedKeys(resp.Header) {
-		for _, v := range resp.Header[name] {
-			b = fmt.Appendf(b, "%s: %s\r\n", name, v)
-		}
-	}
-	return append(b, "\r\n"...)
 }

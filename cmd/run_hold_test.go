@@ -1,0 +1,118 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The ends of a hold, as run says them (issue 19.12, 19.17, 19.18): what
+// happened to a lost lease, a completion the store refused, an outcome
+// recorded without its output.
+
+// TestRunLeaseLostRecordGone: the record removed under a running step
+// (behind idemkey's back): the loss says the record is gone, not that a
+// newer attempt holds the key; the command is killed (76) and nothing is
+// written back.
+func TestRunLeaseLostRecordGone(t *testing.T) {
+	r := newRig(t)
+	c := r.cmd("run", "--task", "t1", "--tool", "gone", "--lease", "150ms", "--", "sh", "-c",
+		`touch `+r.path("mark")+`; sleep 30`)
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("mark")
+	r.execLedger(`DELETE FROM records`)
+	_ = c.Wait()
+	said := errb.String()
+	if c.ProcessState.ExitCode() != exitUnknown || !strings.Contains(said, "idemkey: lease lost: the key's record is gone (") ||
+		!strings.Contains(said, "): attempt 1 of ") || strings.Contains(said, "newer attempt") {
+		t.Fatalf("exit %d: %s", c.ProcessState.ExitCode(), said)
+	}
+	if out := r.idemkey("ledger", "ls", "--json"); bytes.Contains(out.stdout, []byte(`"key"`)) {
+		t.Fatalf("a record came back: %s", out.stdout)
+	}
+}
+
+// TestRunLeaseLostLedgerSilent: a store that stops answering for a whole
+// lease: the loss says so (not "a newer attempt holds the key").
+func TestRunLeaseLostLedgerSilent(t *testing.T) {
+	r, px := stalledRedisRig(t)
+	c := r.cmd("run", "--task", "t1", "--tool", "silent", "--lease", "1500ms", "--", "sh", "-c", `touch `+r.path("mark")+`; sleep 30`)
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitFile("mark")
+	px.paused.Store(true)
+	_ = c.Wait()
+	px.paused.Store(false)
+	said := errb.String()
+	if c.ProcessState.ExitCode() != exitUnknown || !strings.Contains(said, "idemkey: lease lost: the ledger did not answer for a whole lease (1.5s): ") ||
+		strings.Contains(said, "newer attempt") {
+		t.Fatalf("exit %d: %s", c.ProcessState.ExitCode(), said)
+	}
+}
+
+// TestRunFailedCompletionReleases: the store refuses the outcome (here a
+// PostgreSQL trigger, as a full disk would): the claim is released on the
+// way out, so the next run finds the key unknown at once (76), not in
+// progress elsewhere (75) for the rest of its 30 s lease.
+func TestRunFailedCompletionReleases(t *testing.T) {
+	s := pgStore(t)
+	r := newRig(t)
+	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+	if res := r.idemkey("ledger", "init"); res.code != 0 {
+		t.Fatalf("ledger init: %d %s", res.code, res.stderr)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE FUNCTION refuse_end() RETURNS trigger AS $$
+BEGIN IF NEW.state = 'succeeded' THEN RAISE EXCEPTION 'no space left (test)'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER refuse_end BEFORE UPDATE ON idemkey_ledger FOR EACH ROW EXECUTE FUNCTION refuse_end()`); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--task", "t1", "--tool", "full", "--", "echo", "done"}
+	first := r.idemkey(args...)
+	if first.code != 0 || string(first.stdout) != "done\n" ||
+		!strings.Contains(string(first.stderr), "no space left (test)") ||
+		!strings.Contains(string(first.stderr), "; the next attempt will find it unknown (the claim was released: at once)\n") {
+		t.Fatalf("first: exit %d, %q: %s", first.code, first.stdout, first.stderr)
+	}
+	start := time.Now()
+	next := r.idemkey(args...)
+	if next.code != exitUnknown || !strings.Contains(string(next.stderr), "idemkey: outcome unknown: ") {
+		t.Fatalf("next (%v later): exit %d, want 76: %s", time.Since(start), next.code, next.stderr)
+	}
+}
+
+// TestRunOutputsDroppedWarns: a Redis under maxmemory (noeviction) refuses
+// the outcome with its 6 MB of output; the outcome is recorded without the
+// bytes, and run says so; a replay returns no output and says why.
+func TestRunOutputsDroppedWarns(t *testing.T) {
+	s := redisStore(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
+	r := newRig(t)
+	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+	args := []string{"run", "--task", "t1", "--tool", "big", "--max-output", "8MiB", "--", "sh", "-c", "head -c 6000000 /dev/zero | tr '\\0' a"}
+	first := r.idemkey(args...)
+	if first.code != 0 || len(first.stdout) != 6000000 ||
+		!strings.Contains(string(first.stderr), "idemkey: warning: the outcome of attempt 1 of ") ||
+		!strings.Contains(string(first.stderr), " was recorded without its output (the ledger refused it for its size: ") {
+		t.Fatalf("first: exit %d, %d bytes: %s", first.code, len(first.stdout), first.stderr)
+	}
+	next := r.idemkey(args...)
+	if next.code != 0 || len(next.stdout) != 0 || !strings.Contains(string(next.stderr), "the recorded stdout was truncated: replayed 0 of its 6000000 bytes") {
+		t.Fatalf("replay: exit %d, %d bytes: %s", next.code, len(next.stdout), next.stderr)
+	}
+}
