@@ -9,6 +9,8 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/ledger"
+	"github.com/idemkey/idemkey/cmd/mcp"
+	runcmd "github.com/idemkey/idemkey/cmd/run"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
 	"github.com/spf13/cobra"
@@ -28,10 +30,10 @@ var commands = []struct {
 	{"post", old(newPostCmd)},
 	{"vectors", vectors.NewCmd},
 	{"conform", conform.NewCmd},
-	{"run", old(newRunCmd)},
+	{"run", runcmd.NewCmd},
 	{"ledger", ledger.NewCmd},
 	{"probe", old(newProbeCmd)},
-	{"mcp", old(newMCPCmd)},
+	{"mcp", mcp.NewCmd},
 }
 
 // old adapts the constructor of a command not yet in its own package.

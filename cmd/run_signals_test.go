@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	runcmd "github.com/idemkey/idemkey/cmd/run"
 )
 
 // TestRunSlowReaderGetsAllOutput: a reader that pauses after the command
@@ -80,7 +82,7 @@ func init() {
 	// IDEMKEY_TEST_PAUSE_BEFORE_START=FILE: between the claim and the
 	// command's start, create FILE and wait until it is removed.
 	if p := os.Getenv("IDEMKEY_TEST_PAUSE_BEFORE_START"); p != "" {
-		runTestHooks.beforeStart = func() {
+		runcmd.TestHooks.BeforeStart = func() {
 			_ = os.WriteFile(p, nil, 0o644)
 			for {
 				if _, err := os.Stat(p); err != nil {

@@ -1,4 +1,4 @@
-package cmd
+package run
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
@@ -78,7 +79,7 @@ func (r *runReport) ran(code int, state ledger.State, reason string, recorded bo
 
 // openReport opens --json's file before the step runs, so that a path
 // that cannot be written fails with nothing run.
-func openReport(f *Factory, name string) (io.WriteCloser, error) {
+func openReport(f *cli.Factory, name string) (io.WriteCloser, error) {
 	switch name {
 	case "":
 		return nil, nil
@@ -87,7 +88,7 @@ func openReport(f *Factory, name string) (io.WriteCloser, error) {
 	}
 	fh, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("--json: %v", err)}
+		return nil, &cli.UsageError{Err: fmt.Errorf("--json: %v", err)}
 	}
 	return fh, nil
 }
@@ -98,13 +99,13 @@ func (nopCloser) Close() error { return nil }
 
 // finish completes the report with run's exit code and error, says it at
 // -v, and writes --json.
-func (r *runReport) finish(opts *runOptions, err error) {
-	r.ExitCode = exitOK
-	var ec exitCoder
+func (r *runReport) finish(opts *Options, err error) {
+	r.ExitCode = cli.ExitOK
+	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		r.ExitCode = ec.ExitCode()
 	}
-	var ee *ExitError
+	var ee *cli.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		r.Error = err.Error()
 	}

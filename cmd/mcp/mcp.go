@@ -1,4 +1,7 @@
-package cmd
+// Package mcp is the face of 'idemkey mcp': an MCP proxy that makes each
+// tools/call happen once per key (the library: derive/mcp). Its
+// end-to-end tests are the package mcp_test beside it.
+package mcp
 
 import (
 	"context"
@@ -14,27 +17,33 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/mcp"
 	"github.com/spf13/cobra"
 )
 
-// mcpOptions are idemkey mcp's settings, resolved.
-type mcpOptions struct {
-	f        *Factory
+// Options are idemkey mcp's settings, resolved.
+// Options are mcp's settings.
+type Options struct {
+	f        *cli.Factory
 	Command  []string // the stdio server, or
 	URL      string   // the Streamable HTTP server
 	Headers  []string // -H for the HTTP server
 	Task     string
 	TaskMeta string
-	Spec     *callSpec
-	Key      *keyOptions // the key's format and secret
+	Spec     *derive.Spec
+	Key      keyflags.Key // the key's format and secret
 	Ledger   string
 	Recover  ledger.Policy
 	// Reconcile is the --reconcile command (nil: none); a tool's own is
 	// in tools.
-	Reconcile *reconcileCmd
+	Reconcile *ledgerflags.Reconcile
 	KeyArg    string
 	Once      map[string]bool
 	Pass      map[string]bool
@@ -53,15 +62,16 @@ type mcpTool struct {
 	recover ledger.Policy
 	// reconcile is its reconcile command (tools.NAME.reconcile, or
 	// --reconcile's with its reconcile-timeout); nil: none.
-	reconcile *reconcileCmd
+	reconcile *ledgerflags.Reconcile
 }
 
 // exitMCPFailed: idemkey mcp could not start or serve (the ledger, the
 // log file); as run's 125.
-const exitMCPFailed = exitRunFailed
+const exitMCPFailed = cli.ExitRunFailed
 
-func newMCPCmd(f *Factory) *cobra.Command {
-	opts := &mcpOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "mcp [flags] (-- SERVER_COMMAND [ARG...] | --url URL)",
 		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
@@ -138,15 +148,15 @@ server; 127 not found.`,
 	fl.StringArray("only", nil, "derive keys from just this part of the arguments (RFC 6901 pointer; repeatable; per tool in the config)")
 	fl.StringArray("omit", nil, "drop this part of the arguments before deriving (RFC 6901 pointer; repeatable; per tool in the config)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
-	addKeyFormatFlags(fl)
-	addLedgerFlag(fl)
+	keyflags.AddFormatFlags(fl)
+	ledgerflags.AddFlag(fl)
 	fl.String("url", "", "a Streamable HTTP server's URL (or a 2024-11-05 HTTP+SSE server's), instead of a command")
 	fl.StringArrayP("header", "H", nil, "a header for the HTTP server, \"Name: value\" (repeatable)")
 	fl.StringArray("once", nil, "make this tool's calls once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass this tool's calls through untouched, never recorded (repeatable)")
 	fl.String("key-arg", "", "also set the key in this argument of each write call (per tool: tools.NAME.key-arg)")
 	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
-	addReconcileFlags(fl, "a write call")
+	ledgerflags.AddReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
 	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
@@ -156,11 +166,11 @@ server; 127 not found.`,
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
 	_ = fl.MarkHidden("mcp")
-	commandLineOnly(fl, "header", "url", "once", "pass")
+	settings.CommandLineOnly(fl, "header", "url", "once", "pass")
 	return cmd
 }
 
-func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
+func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	f := opts.f
 	v := f.Config
 	opts.Command = args
@@ -168,35 +178,31 @@ func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
 	opts.Headers = v.GetStringSlice("header")
 	switch {
 	case opts.URL == "" && len(args) == 0:
-		return &UsageError{Err: errors.New("no server: give its command after -- or its --url"),
-			hint: "idemkey mcp --task T -- npx -y @modelcontextprotocol/server-memory"}
+		return &cli.UsageError{Err: errors.New("no server: give its command after -- or its --url"),
+			HintText: "idemkey mcp --task T -- npx -y @modelcontextprotocol/server-memory"}
 	case opts.URL != "" && len(args) > 0:
-		return usageErrorf("give the server's command or its --url, not both")
+		return cli.Usagef("give the server's command or its --url, not both")
 	case opts.URL == "" && len(opts.Headers) > 0:
-		return usageErrorf("-H is for a --url server")
+		return cli.Usagef("-H is for a --url server")
 	}
 	if err := opts.setupTask(); err != nil {
 		return err
 	}
 	if v.IsSet("mcp") {
-		return &UsageError{Err: fmt.Errorf("%s: mcp is a per-tool setting", v.Source("mcp")),
-			hint: "set it in the config file's tools section, tools: {NAME: {mcp: once}}, or give --once NAME / --pass NAME"}
+		return &cli.UsageError{Err: fmt.Errorf("%s: mcp is a per-tool setting", v.Source("mcp")),
+			HintText: "set it in the config file's tools section, tools: {NAME: {mcp: once}}, or give --once NAME / --pass NAME"}
 	}
 	var err error
-	if opts.Spec, err = opts.callSpec(); err != nil {
+	if opts.Spec, err = opts.spec(); err != nil {
 		return err
 	}
-	opts.Key = &keyOptions{f: f}
-	if opts.Key.Format, err = f.keyFormat(); err != nil {
+	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
 		return err
 	}
-	if opts.Key.Secret, err = f.secret(); err != nil {
+	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
 		return err
 	}
-	if opts.Ledger, err = f.ledgerSpec(); err != nil {
-		return err
-	}
-	if opts.Recover, err = f.recoverPolicy(cmd, ""); err != nil {
+	if opts.Recover, err = ledgerflags.RecoverPolicy(f, cmd, ""); err != nil {
 		return err
 	}
 	if opts.Reconcile, err = opts.reconcileSettings(cmd, ""); err != nil {
@@ -206,7 +212,7 @@ func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
 	opts.Once, opts.Pass = nameSet(v.GetStringSlice("once")), nameSet(v.GetStringSlice("pass"))
 	for n := range opts.Once {
 		if opts.Pass[n] {
-			return usageErrorf("--once %s and --pass %s contradict each other", n, n)
+			return cli.Usagef("--once %s and --pass %s contradict each other", n, n)
 		}
 	}
 	if opts.tools, err = opts.toolSettings(cmd); err != nil {
@@ -216,15 +222,15 @@ func (opts *mcpOptions) setup(cmd *cobra.Command, args []string) error {
 }
 
 // setupTask resolves the task id: --task / IDEMKEY_TASK, or --task-meta.
-func (opts *mcpOptions) setupTask() error {
+func (opts *Options) setupTask() error {
 	v := opts.f.Config
 	opts.Task, opts.TaskMeta = v.GetString("task"), v.GetString("task-meta")
 	switch {
 	case opts.Task == "" && opts.TaskMeta == "":
-		return &UsageError{Err: errors.New("no task id: give --task (IDEMKEY_TASK) or --task-meta NAME"),
-			hint: "a key without a task scope would join every task's writes: --task for a proxy started per task, --task-meta for a harness that sets params._meta[NAME] on each call"}
+		return &cli.UsageError{Err: errors.New("no task id: give --task (IDEMKEY_TASK) or --task-meta NAME"),
+			HintText: "a key without a task scope would join every task's writes: --task for a proxy started per task, --task-meta for a harness that sets params._meta[NAME] on each call"}
 	case opts.Task != "" && opts.TaskMeta != "":
-		return usageErrorf("give --task or --task-meta, not both")
+		return cli.Usagef("give --task or --task-meta, not both")
 	}
 	if opts.Task != "" {
 		if err := validateTask(opts.Task); err != nil {
@@ -236,42 +242,41 @@ func (opts *mcpOptions) setupTask() error {
 
 func validateTask(task string) error {
 	if err := (derive.Call{Task: task, Tool: "x"}).Validate(); err != nil {
-		return &UsageError{Err: fmt.Errorf("--task: %v", err)}
+		return &cli.UsageError{Err: fmt.Errorf("--task: %v", err)}
 	}
 	return nil
 }
 
-// callSpec is the spec every call's key is derived with, as idemkey key
+// spec is the spec every call's key is derived with, as idemkey key
 // --from mcp builds it.
-func (opts *mcpOptions) callSpec() (*callSpec, error) {
+func (opts *Options) spec() (*derive.Spec, error) {
 	f := opts.f
 	v := f.Config
-	s := &callSpec{
-		From: fromMCP, FromSet: true, Task: opts.Task,
+	s := &derive.Spec{
+		From: derive.FromMCP, FromSet: true, Task: opts.Task,
 		Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
 		TaskName: v.Source("task"),
 	}
 	var err error
-	if s.Scheme, err = f.scheme(); err != nil {
+	if s.Scheme, err = keyflags.Scheme(f); err != nil {
 		return nil, err
 	}
-	if err := checkPointers(v.Source("only"), v.Source("omit"), s.Only, s.Omit); err != nil {
+	if err := keyflags.CheckPointers(v.Source("only"), v.Source("omit"), s.Only, s.Omit); err != nil {
 		return nil, err
 	}
-	if s.Tools, err = f.toolSelections(); err != nil {
+	if s.Tools, err = keyflags.ToolSelections(f); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var mu sync.Mutex
 	s.Warn = func(dw derive.Warning) {
-		w := warning{msg: dw.Msg, hint: dw.Hint}
 		// A proxy sees the same call shape again and again: each warning
 		// once.
 		mu.Lock()
 		defer mu.Unlock()
-		if !seen[w.msg] {
-			seen[w.msg] = true
-			f.printWarning(w)
+		if !seen[dw.Msg] {
+			seen[dw.Msg] = true
+			f.PrintWarning(dw)
 		}
 	}
 	return s, nil
@@ -279,7 +284,7 @@ func (opts *mcpOptions) callSpec() (*callSpec, error) {
 
 // toolSettings reads the tools sections that set mcp, key-arg, recover,
 // reconcile or reconcile-timeout.
-func (opts *mcpOptions) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error) {
+func (opts *Options) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error) {
 	v := opts.f.Config
 	if v.ToolNames() == nil {
 		return nil, nil
@@ -319,13 +324,13 @@ func (opts *mcpOptions) toolSettings(cmd *cobra.Command) (map[string]mcpTool, er
 
 // setupDurations reads --wait, --lease (durations, or seconds) and
 // --retain (which may be in days), and the output settings.
-func (opts *mcpOptions) setupDurations() error {
+func (opts *Options) setupDurations() error {
 	v := opts.f.Config
 	for _, d := range []struct {
 		name  string
 		to    *time.Duration
 		parse func(string) (time.Duration, error)
-	}{{"wait", &opts.Wait, durationSetting}, {"lease", &opts.Lease, durationSetting}, {"retain", &opts.Retain, parseDays}} {
+	}{{"wait", &opts.Wait, ledgerflags.DurationSetting}, {"lease", &opts.Lease, ledgerflags.DurationSetting}, {"retain", &opts.Retain, cli.ParseDays}} {
 		var err error
 		if *d.to, err = d.parse(v.GetString(d.name)); err != nil {
 			return v.Unparsable(d.name, err)
@@ -349,7 +354,7 @@ func nameSet(names []string) map[string]bool {
 
 // mode is how a tool's calls are handled: --once and --pass, then the
 // tool's mcp setting, then its annotations (ModeAuto).
-func (opts *mcpOptions) mode(tool string) mcp.Mode {
+func (opts *Options) mode(tool string) mcp.Mode {
 	switch {
 	case opts.Once[tool]:
 		return mcp.ModeOnce
@@ -359,14 +364,14 @@ func (opts *mcpOptions) mode(tool string) mcp.Mode {
 	return opts.tools[tool].mode
 }
 
-func (opts *mcpOptions) keyArg(tool string) string {
+func (opts *Options) keyArg(tool string) string {
 	if t, ok := opts.tools[tool]; ok {
 		return t.keyArg
 	}
 	return opts.KeyArg
 }
 
-func (opts *mcpOptions) recoverFor(tool string) ledger.Policy {
+func (opts *Options) recoverFor(tool string) ledger.Policy {
 	if t, ok := opts.tools[tool]; ok && !changedFlag(opts.f, "recover") {
 		return t.recover
 	}
@@ -376,17 +381,17 @@ func (opts *mcpOptions) recoverFor(tool string) ledger.Policy {
 // reconcileSettings is a tool's reconcile command ("": --reconcile's),
 // told the canonical arguments the record keeps ({"args":…}, as run's;
 // derive/mcp fills in those of a call too large to keep).
-func (opts *mcpOptions) reconcileSettings(cmd *cobra.Command, tool string) (*reconcileCmd, error) {
-	rc, err := opts.f.reconcileSettings(cmd.Flags(), tool)
+func (opts *Options) reconcileSettings(cmd *cobra.Command, tool string) (*ledgerflags.Reconcile, error) {
+	rc, err := ledgerflags.ReconcileSettings(opts.f, cmd.Flags(), tool)
 	if rc != nil {
-		rc.Args = requestArgs
+		rc.Args = ledgerflags.RequestArgs
 	}
 	return rc, err
 }
 
 // reconciler is a tool's reconcile (nil for none): the command gets the
 // canonical arguments the record keeps ({"args":…}, as run's).
-func (opts *mcpOptions) reconciler(tool string) ledger.Reconciler {
+func (opts *Options) reconciler(tool string) ledger.Reconciler {
 	rc := opts.Reconcile
 	if t, ok := opts.tools[tool]; ok {
 		rc = t.reconcile
@@ -399,7 +404,7 @@ func (opts *mcpOptions) reconciler(tool string) ledger.Reconciler {
 
 // changedFlag reports whether the running command's flag was given on the
 // command line.
-func changedFlag(f *Factory, name string) bool {
+func changedFlag(f *cli.Factory, name string) bool {
 	fl := f.Config.Lookup(name)
 	return fl != nil && fl.Changed
 }
@@ -408,17 +413,17 @@ func changedFlag(f *Factory, name string) bool {
 // --task TASK derives it from the same bytes, and the canonical whole
 // arguments its fingerprint covers. It runs on one goroutine (the
 // client's reader), so the spec's parsers are reused.
-func (opts *mcpOptions) derive(task, _ string, msg []byte) (mcp.Derived, error) {
+func (opts *Options) derive(task, _ string, msg []byte) (mcp.Derived, error) {
 	opts.Spec.Task = task
-	lc, err := opts.Spec.load(msg)
+	lc, err := keyflags.Load(opts.Spec, msg)
 	if err != nil {
 		return mcp.Derived{}, err
 	}
 	req := append([]byte(`{"args":`), lc.Args.Append(nil)...)
-	return mcp.Derived{Key: string(opts.Key.key(nil, lc)), Request: append(req, '}')}, nil
+	return mcp.Derived{Key: string(opts.Key.Append(nil, lc.Call)), Request: append(req, '}')}, nil
 }
 
-func runMCP(opts *mcpOptions) error {
+func runMCP(opts *Options) error {
 	f := opts.f
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -427,37 +432,37 @@ func runMCP(opts *mcpOptions) error {
 	// ignored: the server gets the default disposition.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if len(opts.Command) > 0 {
-		if err := lookCommand(opts.Command[0]); err != nil {
+		if err := ledgerflags.LookCommand(opts.Command[0]); err != nil {
 			return err
 		}
 	}
-	store, err := f.openLedger(ctx, opts.Ledger)
+	store, err := ledgerflags.Open(ctx, f, opts.Ledger)
 	if err != nil {
-		return &codeError{Code: exitMCPFailed, Err: err}
+		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
 	defer store.Close()
 	po := mcp.Options{
 		Task: opts.Task, TaskMeta: opts.TaskMeta,
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
-		Difference: describeDifference,
-		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: holderName(),
-		HolderAlive: holderAlive(store),
-		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) },
+		Difference: ledgerflags.DescribeDifference,
+		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(),
+		HolderAlive: stores.HolderCheck(store),
+		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}
-	if l, ok := store.(keyLocker); ok {
-		po.Locker = fileLocker{KL: l}
+	if l, ok := store.(stores.KeyLocker); ok {
+		po.Locker = ledgerflags.FileLocker{KL: l}
 	}
 	if opts.Log != "" {
 		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
-			return &codeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %v", err)}
+			return &cli.CodeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %v", err)}
 		}
 		defer lf.Close()
 		po.Log = lf
 	}
 	if opts.Verbose {
 		po.Trace = po.Diag
-		fmt.Fprintf(f.IO.Err, "idemkey: mcp proxy, ledger %s\n", redactStoreURL(opts.Ledger))
+		fmt.Fprintf(f.IO.Err, "idemkey: mcp proxy, ledger %s\n", stores.Redact(opts.Ledger))
 	}
 	p := mcp.New(po)
 	if opts.URL != "" {
@@ -470,19 +475,19 @@ func runMCP(opts *mcpOptions) error {
 // it. The child gets idemkey's environment and standard error; its
 // standard input and output are pipes of idemkey's own (not exec's
 // copying ones, which Wait would close before the last message is read).
-func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
+func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	f := opts.f
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	c.Stderr = f.IO.Err
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return &codeError{Code: exitMCPFailed, Err: err}
+		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return &codeError{Code: exitMCPFailed, Err: err}
+		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
 	c.Stdin, c.Stdout = inR, outW
 	err = c.Start()
@@ -491,7 +496,7 @@ func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		return &codeError{Code: exitCannotExec, Err: fmt.Errorf("%s: %v", opts.Command[0], err)}
+		return &cli.CodeError{Code: cli.ExitCannotExec, Err: fmt.Errorf("%s: %v", opts.Command[0], err)}
 	}
 	defer outR.Close()
 	exited := make(chan struct{})
@@ -518,7 +523,7 @@ func (opts *mcpOptions) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 
 // serverExit is idemkey's exit when the server ended the session: the
 // server's own code, or 128+N for signal N.
-func serverExit(f *Factory, name string, ps *os.ProcessState, werr error) error {
+func serverExit(f *cli.Factory, name string, ps *os.ProcessState, werr error) error {
 	code := 0
 	if ps != nil {
 		code = ps.ExitCode()
@@ -534,7 +539,7 @@ func serverExit(f *Factory, name string, ps *os.ProcessState, werr error) error 
 	if code == 0 {
 		return nil
 	}
-	return &ExitError{Code: code}
+	return &cli.ExitError{Code: code}
 }
 
 // stopChild ends the server after its input was closed: SIGTERM after
@@ -557,28 +562,28 @@ func stopChild(ctx context.Context, c *exec.Cmd, exited <-chan struct{}) {
 }
 
 // serveHTTP serves the client through a Streamable HTTP server.
-func (opts *mcpOptions) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
+func (opts *Options) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 	f := opts.f
 	h := http.Header{}
 	for _, line := range opts.Headers {
 		name, value, ok := strings.Cut(line, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-			return usageErrorf("-H %s: want \"Name: value\"", strconv.Quote(line))
+			return cli.Usagef("-H %s: want \"Name: value\"", strconv.Quote(line))
 		}
 		h.Add(name, strings.TrimSpace(value))
 	}
-	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", diagLine(msg)) })
+	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) })
 	if err != nil {
-		return &UsageError{Err: fmt.Errorf("--url: %v", err)}
+		return &cli.UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
 	err = p.Serve(ctx, f.IO.In, f.IO.Out, up)
 	if errors.Is(err, mcp.ErrServerGone) {
 		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
 		// session so (its event stream ended); it has no exit code.
 		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
-		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", redactStoreURL(opts.URL), diagLine(why))
-		return &ExitError{Code: exitNegative}
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", stores.Redact(opts.URL), cli.DiagLine(why))
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return err
 }

@@ -1,4 +1,8 @@
-package cmd
+// Package run is the face of 'idemkey run': a command run once per key,
+// its outcome recorded in the ledger and replayed after (the hold's loop:
+// derive/ledger/hold.go; what post and mcp share of it:
+// cmd/internal/ledgerflags; the process: cmd/internal/proc).
+package run
 
 import (
 	"bytes"
@@ -21,19 +25,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
 )
 
-type runOptions struct {
-	f            *Factory
+// Options are run's settings.
+type Options struct {
+	f            *cli.Factory
 	ArgsFile     string
 	Command      []string
-	Spec         *callSpec
-	Format       *keyFormat
-	Secret       []byte
+	Spec         *derive.Spec
+	Key          keyflags.Key
 	Ledger       string
 	Recover      ledger.Policy
 	ReplayFailed bool
@@ -51,7 +60,7 @@ type runOptions struct {
 	// report is filled in as run goes (see runReport).
 	report *runReport
 	// Reconcile asks the owner about an unknown outcome (--reconcile).
-	Reconcile *reconcileCmd
+	Reconcile *ledgerflags.Reconcile
 }
 
 // runFailed makes err exit 125 unless it already carries one of run's
@@ -60,16 +69,17 @@ func runFailed(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ce *codeError
-	var ee *ExitError
+	var ce *cli.CodeError
+	var ee *cli.ExitError
 	if errors.As(err, &ce) || errors.As(err, &ee) {
 		return err
 	}
-	return &codeError{Code: exitRunFailed, Err: err}
+	return &cli.CodeError{Code: cli.ExitRunFailed, Err: err}
 }
 
-func newRunCmd(f *Factory) *cobra.Command {
-	opts := &runOptions{f: f}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "run --task T --tool NAME [--args FILE|-] [flags] -- COMMAND [ARG...]",
 		Short: "Run a shell step at most once per idempotency key",
@@ -118,16 +128,16 @@ and 'idemkey ledger show KEY' say which it was.`,
 			return err
 		},
 		// The settings' errors (config file, IDEMKEY_*) exit 125 too.
-		Annotations: map[string]string{cli.UsageCodeAnnotation: strconv.Itoa(exitRunFailed)},
+		Annotations: map[string]string{cli.UsageCodeAnnotation: strconv.Itoa(cli.ExitRunFailed)},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &codeError{Code: exitRunFailed, Err: &UsageError{Err: err, hint: "run 'idemkey run --help' for usage"}}
+		return &cli.CodeError{Code: cli.ExitRunFailed, Err: &cli.UsageError{Err: err, HintText: "run 'idemkey run --help' for usage"}}
 	})
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	addCallFlags(fl)
-	addKeyFormatFlags(fl)
-	addLedgerFlag(fl)
+	keyflags.AddCallFlags(fl)
+	keyflags.AddFormatFlags(fl)
+	ledgerflags.AddFlag(fl)
 	fl.String("args", "", "the call's arguments (FILE, or - for standard input); default: the command line as a JSON array")
 	fl.String("recover", "fail", "an unknown outcome: fail (exit 76) or retry (run again with the same key); per tool: tools.NAME.recover in the config")
 	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
@@ -138,48 +148,45 @@ and 'idemkey ledger show KEY' say which it was.`,
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
 	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
 	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
-	addReconcileFlags(fl, "a step")
+	ledgerflags.AddReconcileFlags(fl, "a step")
 	fl.String("json", "", "write a report of what run did as one JSON object to FILE (- for standard error; standard output is the command's)")
 	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
-	commandLineOnly(fl, "env", "json")
-	completeValues(cmd, "recover", "fail", "retry")
-	completeValues(cmd, "on-lease-lost", "kill", "continue")
+	settings.CommandLineOnly(fl, "env", "json")
+	cli.CompleteValues(cmd, "recover", "fail", "retry")
+	cli.CompleteValues(cmd, "on-lease-lost", "kill", "continue")
 	return cmd
 }
 
-func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
+func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	f := opts.f
 	v := f.Config
 	if len(args) == 0 {
-		return &UsageError{Err: errors.New("missing command: usage: idemkey run --task T --tool NAME -- COMMAND [ARG...]"),
-			hint: "put the command after --"}
+		return &cli.UsageError{Err: errors.New("missing command: usage: idemkey run --task T --tool NAME -- COMMAND [ARG...]"),
+			HintText: "put the command after --"}
 	}
 	opts.Command = args
 	opts.ArgsFile = v.GetString("args")
 	var err error
-	if opts.Spec, err = f.callSpec(); err != nil {
+	if opts.Spec, err = keyflags.Spec(f); err != nil {
 		return err
 	}
-	if opts.Format, err = f.keyFormat(); err != nil {
+	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
 		return err
 	}
-	if opts.Secret, err = f.secret(); err != nil {
+	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
 		return err
 	}
-	if opts.Ledger, err = f.ledgerSpec(); err != nil {
+	if opts.Recover, err = ledgerflags.RecoverPolicy(f, cmd, opts.Spec.Tool); err != nil {
 		return err
 	}
-	if opts.Recover, err = f.recoverPolicy(cmd, opts.Spec.Tool); err != nil {
-		return err
-	}
-	if opts.Reconcile, err = f.reconcileSettings(cmd.Flags(), opts.Spec.Tool); err != nil {
+	if opts.Reconcile, err = ledgerflags.ReconcileSettings(f, cmd.Flags(), opts.Spec.Tool); err != nil {
 		return err
 	}
 	opts.ReplayFailed = v.GetBool("replay-failed")
-	if opts.Wait, err = durationSetting(v.GetString("wait")); err != nil {
+	if opts.Wait, err = ledgerflags.DurationSetting(v.GetString("wait")); err != nil {
 		return v.Unparsable("wait", err)
 	}
-	if opts.Lease, err = durationSetting(v.GetString("lease")); err != nil {
+	if opts.Lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
 		return v.Unparsable("lease", err)
 	} else if opts.Lease < 3*time.Millisecond {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
@@ -188,15 +195,15 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
 		return v.Invalid("on-lease-lost", "want kill or continue")
 	}
-	if opts.MaxOutput, err = parseSize(v.GetString("max-output")); err != nil {
+	if opts.MaxOutput, err = cli.ParseSize(v.GetString("max-output")); err != nil {
 		return v.Unparsable("max-output", err)
 	}
-	if opts.MaxOutput > maxRecordedOutput {
+	if opts.MaxOutput > ledgerflags.MaxRecordedOutput {
 		e := v.OutOfRange("max-output", "at most 128MiB a stream")
 		e.HintText = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
 		return e
 	}
-	if opts.Retain, err = parseDays(v.GetString("retain")); err != nil {
+	if opts.Retain, err = cli.ParseDays(v.GetString("retain")); err != nil {
 		return v.Unparsable("retain", err)
 	}
 	opts.Quiet = v.GetBool("quiet")
@@ -210,7 +217,7 @@ func (opts *runOptions) setup(cmd *cobra.Command, args []string) error {
 	if opts.JSON, err = openReport(f, v.GetString("json")); err != nil {
 		return err
 	}
-	return runRun(opts)
+	return run(opts)
 }
 
 // utf8CommandLine refuses a command line that cannot be the call's
@@ -229,30 +236,30 @@ func utf8CommandLine(argv []string) error {
 			}
 			at += size
 		}
-		return &UsageError{
+		return &cli.UsageError{
 			Err: fmt.Errorf("argument %d of the command line is not UTF-8 (byte 0x%02x at offset %d): without --args, the command line is the call's arguments, which must be UTF-8 text",
 				i, a[at], at),
-			hint: "give the call's arguments with --args FILE; the command still gets its own as they are",
+			HintText: "give the call's arguments with --args FILE; the command still gets its own as they are",
 		}
 	}
 	return nil
 }
 
-// runTestHooks are set only by the test binary.
-var runTestHooks struct {
-	// beforeStart runs between the claim and the command's start.
-	beforeStart func()
+// TestHooks are set only by the test binary.
+var TestHooks struct {
+	// BeforeStart runs between the claim and the command's start.
+	BeforeStart func()
 }
 
 // runStep is one invocation of run: the key, the ledger and the command.
 type runStep struct {
-	opts        *runOptions
+	opts        *Options
 	key         string
 	fingerprint string
 	request     []byte
 	task, tool  string
 	store       ledger.Store
-	locker      keyLocker
+	locker      stores.KeyLocker
 	// stdin is the command's standard input when the arguments were read
 	// from idemkey's (--args -): the same bytes (nil: idemkey's own).
 	stdin func() (io.Reader, func())
@@ -305,13 +312,13 @@ func passStdin(in io.Reader, rewind int64, data []byte) func() (io.Reader, func(
 	}
 }
 
-func (opts *runOptions) logf(format string, args ...any) {
+func (opts *Options) logf(format string, args ...any) {
 	if opts.Verbose {
 		fmt.Fprintf(opts.f.IO.Err, "idemkey: "+format+"\n", args...)
 	}
 }
 
-func runRun(opts *runOptions) error {
+func run(opts *Options) error {
 	f := opts.f
 	ctx := context.Background()
 	st := &runStep{opts: opts}
@@ -322,27 +329,26 @@ func runRun(opts *runOptions) error {
 	if opts.ArgsFile != "" {
 		rewind := stdinOffset(f.IO.In, opts.ArgsFile)
 		var err error
-		if data, name, err = f.readInput(opts.ArgsFile); err != nil {
+		if data, name, err = input.Read(f, opts.ArgsFile); err != nil {
 			return err
 		}
-		if name == stdinName {
+		if name == input.StdinName {
 			st.stdin = passStdin(f.IO.In, rewind, data)
 		}
 	} else {
-		if opts.Spec.From != fromArgs {
-			return &UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
+		if opts.Spec.From != derive.FromArgs {
+			return &cli.UsageError{Err: fmt.Errorf("--from %s needs --args FILE: the command line is not an envelope", opts.Spec.From)}
 		}
 		if err := utf8CommandLine(opts.Command); err != nil {
 			return err
 		}
-		data = stringsJSON(opts.Command)
+		data = cli.StringsJSON(opts.Command)
 	}
-	lc, err := opts.Spec.load(data)
+	lc, err := keyflags.Load(opts.Spec, data)
 	if err != nil {
-		return inputErr(name, 0, err)
+		return cli.InputErr(name, 0, err)
 	}
-	ko := &keyOptions{Format: opts.Format, Secret: opts.Secret}
-	st.key = string(ko.key(nil, lc))
+	st.key = string(opts.Key.Append(nil, lc.Call))
 	st.args = lc.Call.Args.Append(nil)
 	st.task, st.tool = lc.Call.Task, lc.Call.Tool
 	// The fingerprint: the canonical arguments (as they enter the key)
@@ -350,22 +356,22 @@ func runRun(opts *runOptions) error {
 	req := []byte(`{"args":`)
 	req = lc.Call.Args.Append(req)
 	req = append(req, `,"command":`...)
-	req = append(req, stringsJSON(opts.Command)...)
+	req = append(req, cli.StringsJSON(opts.Command)...)
 	st.request = append(req, '}')
 	sum := sha256.Sum256(st.request)
 	st.fingerprint = hex.EncodeToString(sum[:])
 
-	store, err := f.openLedger(ctx, opts.Ledger)
+	store, err := ledgerflags.Open(ctx, f, opts.Ledger)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	st.store = store
-	st.locker, _ = store.(keyLocker)
+	st.locker, _ = store.(stores.KeyLocker)
 	if r := opts.report; r != nil {
-		r.Key, r.Task, r.Tool, r.Ledger = st.key, st.task, st.tool, redactStoreURL(opts.Ledger)
+		r.Key, r.Task, r.Tool, r.Ledger = st.key, st.task, st.tool, stores.Redact(opts.Ledger)
 	}
-	opts.logf("key %s, ledger %s", st.key, redactStoreURL(opts.Ledger))
+	opts.logf("key %s, ledger %s", st.key, stores.Redact(opts.Ledger))
 	return st.run(ctx)
 }
 
@@ -373,13 +379,13 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 	return ledger.ClaimRequest{
 		Record: ledger.Record{
 			Key: st.key, Task: st.task, Tool: st.tool, Kind: "run",
-			Fingerprint: st.fingerprint, Request: keptRequest(st.request), Holder: holderName(),
+			Fingerprint: st.fingerprint, Request: ledgerflags.KeptRequest(st.request), Holder: stores.Holder(),
 		},
 		Lease:        st.opts.Lease,
 		Recover:      st.opts.Recover,
 		ReplayFailed: st.opts.ReplayFailed,
 		Retain:       st.opts.Retain,
-		HolderAlive:  holderAlive(st.store),
+		HolderAlive:  stores.HolderCheck(st.store),
 	}
 }
 
@@ -392,7 +398,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 		Wait:  opts.Wait,
 		// Whether the command can run at all, before any claim (a record
 		// that can be replayed still is).
-		Prepare: func() error { return lookCommand(opts.Command[0]) },
+		Prepare: func() error { return ledgerflags.LookCommand(opts.Command[0]) },
 		// A signal from the claim on is taken in, not left to kill
 		// idemkey with the attempt claimed and its command not started
 		// (unknown, for a person to settle).
@@ -402,7 +408,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 			st.sigs = sigs
 			return func(held bool) {
 				if !held {
-					stopSignals(sigs)
+					ledgerflags.StopSignals(sigs)
 				}
 			}
 		},
@@ -412,7 +418,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 		},
 	}
 	if st.locker != nil {
-		req.Locker = fileLocker{KL: st.locker}
+		req.Locker = ledgerflags.FileLocker{KL: st.locker}
 	}
 	if rc := opts.Reconcile; rc != nil {
 		rc.Args = func(*ledger.Record) ([]byte, error) { return st.args, nil }
@@ -433,7 +439,7 @@ func (st *runStep) run(ctx context.Context) error {
 	if err != nil {
 		var se *ledger.StoreError
 		if errors.As(err, &se) {
-			return &ledgerUnavailable{spec: opts.Ledger, err: se.Err}
+			return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: se.Err}
 		}
 		return err
 	}
@@ -480,7 +486,7 @@ func (st *runStep) sayReconciled(held *ledger.Held) {
 	w := st.opts.f.IO.Err
 	note := ""
 	if r.Note != "" {
-		note = ": " + diagLine(r.Note)
+		note = ": " + cli.DiagLine(r.Note)
 	}
 	switch {
 	case r.Verdict == ledger.Happened:
@@ -497,7 +503,7 @@ func (st *runStep) replay(rec *ledger.Record) error {
 	ios := st.opts.f.IO
 	if !st.opts.Quiet {
 		fmt.Fprintf(ios.Err, "idemkey: replayed %s: attempt %d, %s at %s, exit %d\n",
-			st.key, rec.Attempt, rec.State, stamp(rec.EndedAt), rec.ExitCode)
+			st.key, rec.Attempt, rec.State, cli.Stamp(rec.EndedAt), rec.ExitCode)
 	}
 	// An empty stream is not written (a write of nothing fails on
 	// /dev/full and a closed stdout): as the command did not write it.
@@ -522,7 +528,7 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		}
 	}
 	if rec.ExitCode != 0 {
-		return &ExitError{Code: rec.ExitCode}
+		return &cli.ExitError{Code: rec.ExitCode}
 	}
 	return nil
 }
@@ -535,14 +541,14 @@ func (st *runStep) busy(rec *ledger.Record) error {
 	}
 	if rec != nil && rec.State == ledger.Running {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
-			st.key, rec.Attempt, stamp(rec.StartedAt), ledger.HolderName(rec.Holder), waited)
+			st.key, rec.Attempt, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder), waited)
 	} else {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
 	if st.opts.Wait == 0 {
 		fmt.Fprintf(ios.Err, "hint: --wait DURATION waits for it to end and then acts on its outcome\n")
 	}
-	return &ExitError{Code: exitBusy}
+	return &cli.ExitError{Code: cli.ExitBusy}
 }
 
 // unknown reports an attempt whose outcome is unknown and how to settle it.
@@ -550,25 +556,25 @@ func (st *runStep) unknown(held *ledger.Held) error {
 	ios := st.opts.f.IO
 	rec := held.Record
 	fmt.Fprintf(ios.Err, "idemkey: outcome unknown: %s\n", st.key)
-	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
+	fmt.Fprintf(ios.Err, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
 	how := rec.Reason
-	if rec.ExitCode >= exitSignalStart {
+	if rec.ExitCode >= cli.ExitSignalStart {
 		how = fmt.Sprintf("%s (exit %d)", how, rec.ExitCode)
 	}
-	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, stamp(rec.EndedAt))
+	fmt.Fprintf(ios.Err, "  how it ended: %s (recorded at %s)\n", how, cli.Stamp(rec.EndedAt))
 	if r := held.Reconciled; r != nil {
-		fmt.Fprintf(ios.Err, "  reconcile: the owner could not tell: %s\n", diagLine(r.Note))
+		fmt.Fprintf(ios.Err, "  reconcile: the owner could not tell: %s\n", cli.DiagLine(r.Note))
 	}
 	fmt.Fprintf(ios.Err, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded (replay from now on) or --as failed (run again); --recover retry runs it again with the same key, for a command whose owner dedupes by IDEMPOTENCY_KEY\n", st.key)
-	return &ExitError{Code: exitUnknown}
+	return &cli.ExitError{Code: cli.ExitUnknown}
 }
 
 // mismatch refuses a key recorded for another step.
 func (st *runStep) mismatch(rec *ledger.Record) error {
-	what := describeDifference(rec.Request, st.request)
-	return &codeError{Code: exitRunFailed, Err: &UsageError{
-		Err:  fmt.Errorf("key %s was recorded for another step (attempt %d, %s): %s", st.key, rec.Attempt, rec.State, what),
-		hint: fmt.Sprintf("the same key must mean the same step; give this one its own --task or --tool, or drop the record with 'idemkey ledger forget %s'", st.key),
+	what := ledgerflags.DescribeDifference(rec.Request, st.request)
+	return &cli.CodeError{Code: cli.ExitRunFailed, Err: &cli.UsageError{
+		Err:      fmt.Errorf("key %s was recorded for another step (attempt %d, %s): %s", st.key, rec.Attempt, rec.State, what),
+		HintText: fmt.Sprintf("the same key must mean the same step; give this one its own --task or --tool, or drop the record with 'idemkey ledger forget %s'", st.key),
 	}}
 }
 
@@ -578,7 +584,7 @@ func (st *runStep) mismatch(rec *ledger.Record) error {
 // the command wrote before, which the pipe still holds, is its output and
 // is recorded. A read deadline (stopReading) ends it, once what the pipe
 // holds has been passed on.
-func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *recorder) {
+func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *ledgerflags.Recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
@@ -615,8 +621,8 @@ func stopReading(r *os.File) {
 
 // drainPending passes on to w and records the bytes the pipe r holds now,
 // and no more (processes the command left behind may write for ever).
-func drainPending(r *os.File, buf []byte, w io.Writer, rec *recorder) {
-	left := pipeBuffered(r)
+func drainPending(r *os.File, buf []byte, w io.Writer, rec *ledgerflags.Recorder) {
+	left := proc.PipeBuffered(r)
 	if left <= 0 || r.SetReadDeadline(time.Time{}) != nil {
 		return
 	}
@@ -644,8 +650,8 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	h := held.Hold
 	defer h.Close()
 	defer signal.Stop(sigs)
-	if runTestHooks.beforeStart != nil {
-		runTestHooks.beforeStart()
+	if TestHooks.BeforeStart != nil {
+		TestHooks.BeforeStart()
 	}
 	attempt := h.Attempt()
 	if d := held.Previous; d != nil {
@@ -661,7 +667,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		return st.notStarted(ctx, h, err)
 	}
 	c.Stdout, c.Stderr = outW, errW
-	outRec, errRec := newRecorder(opts.MaxOutput), newRecorder(opts.MaxOutput)
+	outRec, errRec := ledgerflags.NewRecorder(opts.MaxOutput), ledgerflags.NewRecorder(opts.MaxOutput)
 
 	// A write to a closed standard output returns an error (tee passes the
 	// broken pipe on to the command) instead of killing idemkey before it
@@ -686,8 +692,8 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	// The command's own output is the command's business (a broken pipe
 	// reaches the command, and its exit code stays idemkey's), not a
 	// failure of idemkey to write a result: write beneath the watcher.
-	go tee(&copies, outR, underlying(opts.f.IO.Out), outRec)
-	go tee(&copies, errR, underlying(opts.f.IO.Err), errRec)
+	go tee(&copies, outR, cli.Underlying(opts.f.IO.Out), outRec)
+	go tee(&copies, errR, cli.Underlying(opts.f.IO.Err), errRec)
 
 	exited := make(chan struct{})
 	lost := st.watch(ctx, h, c.Process.Pid, sigs, exited)
@@ -697,7 +703,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 
 	code, state, reason := exitOutcome(c.ProcessState, waitErr)
 	if ledgerflags.TestHooks.CrashAfterExit != nil && ledgerflags.TestHooks.CrashAfterExit() {
-		_ = signalPid(os.Getpid(), syscall.SIGKILL)
+		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
 	if h.LostErr() != nil {
@@ -707,7 +713,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		if opts.OnLeaseLost == "kill" {
 			lost() // said once, even when the loss came after the command's exit
 			opts.report.ran(code, state, reason, false)
-			return &ExitError{Code: exitUnknown}
+			return &cli.ExitError{Code: cli.ExitUnknown}
 		}
 	}
 	o := ledger.Outcome{State: state, ExitCode: code, Reason: reason, Stdout: outRec.Output(), Stderr: errRec.Output()}
@@ -755,9 +761,9 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 		}
 	}
 	if errors.Is(c.Err, exec.ErrDot) {
-		c.Err = nil // see lookCommand
+		c.Err = nil // see ledgerflags.LookCommand
 	}
-	c.Env = append(stepEnv(os.Environ(), opts.PassEnv),
+	c.Env = append(ledgerflags.StepEnv(os.Environ(), opts.PassEnv),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
 	c.Stdin = opts.f.IO.In
 	started = func() {}
@@ -811,26 +817,26 @@ func (st *runStep) notStarted(ctx context.Context, h *ledger.Holding, err error)
 			err = fmt.Errorf("%s: cannot execute: %v", pe.Path, pe.Err)
 		}
 	}
-	o := ledger.Outcome{State: ledger.Failed, ExitCode: exitCannotExec, Reason: "could not start: " + err.Error()}
+	o := ledger.Outcome{State: ledger.Failed, ExitCode: cli.ExitCannotExec, Reason: "could not start: " + err.Error()}
 	c := h.Complete(ctx, o)
 	st.opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
 	if c.Err != nil {
 		st.warnNotRecorded(h.Attempt(), c)
 	}
-	return &codeError{Code: exitCannotExec, Err: err}
+	return &cli.CodeError{Code: cli.ExitCannotExec, Err: err}
 }
 
 // stoppedBeforeStart completes an attempt stopped by sig before its
 // command started: it did nothing, and may run again.
 func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, sig syscall.Signal) error {
-	o := ledger.Outcome{State: ledger.Failed, ExitCode: exitSignalStart + int(sig),
+	o := ledger.Outcome{State: ledger.Failed, ExitCode: cli.ExitSignalStart + int(sig),
 		Reason: fmt.Sprintf("stopped by signal %d (%s) before the command started", int(sig), sig)}
 	c := h.Complete(ctx, o)
 	st.opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
 	if c.Err != nil {
 		st.warnNotRecorded(h.Attempt(), c)
 	}
-	return &ExitError{Code: o.ExitCode}
+	return &cli.ExitError{Code: o.ExitCode}
 }
 
 // watch forwards the signals idemkey takes in to the command (in a loop
@@ -840,10 +846,10 @@ func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, si
 func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
 	opts := st.opts
 	forward := func(sig syscall.Signal) {
-		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && inTerminalForeground() {
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && proc.InTerminalForeground() {
 			return // the terminal sent it to the whole group: the command has it
 		}
-		_ = signalPid(pid, sig)
+		_ = proc.SignalPid(pid, sig)
 	}
 	go func() {
 		for {
@@ -858,7 +864,7 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs c
 	var once sync.Once
 	sayLost = func() {
 		once.Do(func() {
-			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", lossLine(ctx, st.store, h, st.key, opts.Lease))
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", ledgerflags.LossLine(ctx, st.store, h, st.key, opts.Lease))
 		})
 	}
 	go func() {
@@ -871,8 +877,8 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs c
 		if opts.OnLeaseLost == "kill" {
 			// The command and everything it started that is still its
 			// descendant, found before any of them dies.
-			for _, p := range processTree(pid) {
-				_ = signalPid(p, syscall.SIGKILL)
+			for _, p := range proc.ProcessTree(pid) {
+				_ = proc.SignalPid(p, syscall.SIGKILL)
 			}
 		}
 	}()
@@ -881,24 +887,24 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs c
 
 // finish records the attempt's outcome and returns the command's exit
 // code (125 when idemkey lost the command's output on the way).
-func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outcome, outRec, errRec *recorder) error {
+func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outcome, outRec, errRec *ledgerflags.Recorder) error {
 	opts := st.opts
 	attempt := h.Attempt()
 	c := h.Complete(ctx, o)
 	opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
-	warnOutputsDropped(opts.f.IO.Err, st.key, c)
+	ledgerflags.WarnOutputsDropped(opts.f.IO.Err, st.key, c)
 	if c.Err != nil {
 		st.warnNotRecorded(attempt, c)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", o.State, o.ExitCode, attempt, st.key)
 		if ledgerflags.TestHooks.CrashAfterComplete {
-			_ = signalPid(os.Getpid(), syscall.SIGKILL)
+			_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 	}
 	for _, s := range []struct {
 		name string
-		rec  *recorder
+		rec  *ledgerflags.Recorder
 	}{{"standard output", outRec}, {"standard error", errRec}} {
 		if s.rec.Lost == nil {
 			continue
@@ -917,11 +923,11 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 				recorded += ": a later run replays its output"
 			}
 		}
-		return &codeError{Code: exitRunFailed, Err: fmt.Errorf("writing the command's %s: %v; attempt %d %s",
+		return &cli.CodeError{Code: cli.ExitRunFailed, Err: fmt.Errorf("writing the command's %s: %v; attempt %d %s",
 			s.name, why, attempt, recorded)}
 	}
 	if o.ExitCode != 0 {
-		return &ExitError{Code: o.ExitCode}
+		return &cli.ExitError{Code: o.ExitCode}
 	}
 	return nil
 }
@@ -930,7 +936,7 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 // Those idemkey was started with ignored (nohup, a script's background
 // job) are left alone: caught, they would reach the command at their
 // defaults instead of ignored.
-var stepSignals = append([]os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}, userSignals...)
+var stepSignals = append([]os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}, proc.UserSignals...)
 
 // pendingStop returns the first signal in c that would have stopped
 // idemkey (0 if none). A user signal, which would not have, is dropped:
@@ -939,7 +945,7 @@ func pendingStop(c chan os.Signal) syscall.Signal {
 	for {
 		select {
 		case s := <-c:
-			if !slices.Contains(userSignals, s) {
+			if !slices.Contains(proc.UserSignals, s) {
 				return s.(syscall.Signal)
 			}
 		default:
@@ -952,7 +958,7 @@ func pendingStop(c chan os.Signal) syscall.Signal {
 // and what the key's record is now.
 func (st *runStep) warnNotRecorded(attempt int64, c ledger.CompleteResult) {
 	fmt.Fprintf(st.opts.f.IO.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n",
-		attempt, st.key, notRecordedWhy(c))
+		attempt, st.key, ledgerflags.NotRecordedWhy(c))
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.
@@ -973,11 +979,11 @@ func notifyUnignored(c chan<- os.Signal, sigs ...os.Signal) {
 // effect), 128+N.
 func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
 	if ps == nil {
-		return exitRunFailed, ledger.Unknown, "the command's end was not seen: " + err.Error()
+		return cli.ExitRunFailed, ledger.Unknown, "the command's end was not seen: " + err.Error()
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		sig := ws.Signal()
-		return exitSignalStart + int(sig), ledger.Unknown, fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
+		return cli.ExitSignalStart + int(sig), ledger.Unknown, fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
 	}
 	code := ps.ExitCode()
 	if code == 0 {
@@ -991,8 +997,8 @@ func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
 func passEnvNames(names []string) ([]string, error) {
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, "=\x00") {
-			return nil, &UsageError{Err: fmt.Errorf("invalid --env %q: want the name of one of idemkey's variables", n),
-				hint: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the command another value, run it as: env NAME=VALUE COMMAND"}
+			return nil, &cli.UsageError{Err: fmt.Errorf("invalid --env %q: want the name of one of idemkey's variables", n),
+				HintText: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the command another value, run it as: env NAME=VALUE COMMAND"}
 		}
 	}
 	return names, nil
