@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
 // bigArgs writes arguments whose request (canonical arguments plus the
@@ -12,7 +14,7 @@ import (
 func bigArgs(t *testing.T, dir string) string {
 	t.Helper()
 	p := filepath.Join(dir, "big.json")
-	if err := os.WriteFile(p, []byte(`{"blob":"`+strings.Repeat("z", maxKeptRequest)+`"}`), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(`{"blob":"`+strings.Repeat("z", ledgerflags.MaxKeptRequest)+`"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

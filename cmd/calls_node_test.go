@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // TestOpenAIArgumentsHarness derives keys of OpenAI tool calls whose
@@ -53,7 +55,7 @@ func TestOpenAIArgumentsHarness(t *testing.T) {
 		envelope := `{"type":"function_call","call_id":"c1","name":"x","arguments":"` + cases[i] + `"}`
 		got, stderr, code := run(t, envelope, "key", "--task", "t", "--from", "openai")
 		if ref.Error != "" {
-			if code != exitUsage || got != "" {
+			if code != cli.ExitUsage || got != "" {
 				t.Errorf("%s: the harness rejects it (%s); idemkey exit %d, %q", cases[i], ref.Error, code, got)
 			}
 			continue
@@ -74,7 +76,7 @@ func TestOpenAIArgumentsErrorColumn(t *testing.T) {
 	envelope := `{"type":"function_call","name":"x","arguments":"{\"a\":\"\ud800\", \"\ud83d\ude00\ud800\": x}"}`
 	_, stderr, code := run(t, envelope, "key", "--task", "t", "--from", "openai")
 	want := `unexpected character 'x' looking for a value (at 1:17 of the string)`
-	if code != exitUsage || !strings.Contains(stderr, want) {
+	if code != cli.ExitUsage || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
 	}
 }

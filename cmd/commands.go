@@ -10,6 +10,8 @@ import (
 	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/ledger"
 	"github.com/idemkey/idemkey/cmd/mcp"
+	"github.com/idemkey/idemkey/cmd/post"
+	"github.com/idemkey/idemkey/cmd/probe"
 	runcmd "github.com/idemkey/idemkey/cmd/run"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/cmd/version"
@@ -27,16 +29,11 @@ var commands = []struct {
 	{"version", version.NewCmd},
 	{"diff", diff.NewCmd},
 	{"drift", drift.NewCmd},
-	{"post", old(newPostCmd)},
+	{"post", post.NewCmd},
 	{"vectors", vectors.NewCmd},
 	{"conform", conform.NewCmd},
 	{"run", runcmd.NewCmd},
 	{"ledger", ledger.NewCmd},
-	{"probe", old(newProbeCmd)},
+	{"probe", probe.NewCmd},
 	{"mcp", mcp.NewCmd},
-}
-
-// old adapts the constructor of a command not yet in its own package.
-func old(build func(*Factory) *cobra.Command) func(*cli.Factory) *cobra.Command {
-	return func(f *cli.Factory) *cobra.Command { return build(&Factory{f}) }
 }

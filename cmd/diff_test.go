@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 )
@@ -64,7 +65,7 @@ func diffRun(t *testing.T, a, b string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: os.Getenv}
+	ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: os.Getenv}
 	code = Main(append(append([]string{"diff"}, args...), pa, pb), ios)
 	return out.String(), errb.String(), code
 }
@@ -354,7 +355,7 @@ func TestDiffUsage(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := Main([]string{"diff", "--task", "t", "--tool", "p", "-", "-"},
-		&IOStreams{In: strings.NewReader("{}"), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+		&cli.IOStreams{In: strings.NewReader("{}"), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "only one of A and B") {
 		t.Errorf("- -: exit %d, %q %q", code, out.String(), errb.String())
 	}
@@ -440,7 +441,7 @@ func TestDiffKeysMatchKey(t *testing.T) {
 	}
 	run := func(env map[string]string, args ...string) (string, int) {
 		var out, errb bytes.Buffer
-		ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
+		ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
 		code := Main(args, ios)
 		if code == 2 {
 			t.Fatalf("%v: exit 2: %s", args, errb.String())

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/drift/driftgen"
 )
 
@@ -35,7 +36,7 @@ type driftJSON struct {
 func runMain(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
 	code := Main(args, ios)
 	return out.String(), errb.String(), code
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // TestFleetFencePausedHolder (issue 19, item 1): holder A (`run --lease
@@ -42,7 +44,7 @@ echo "finished by $w"`)
 		b := fl.start("b", args...)
 		waitFor(t, 20*time.Second, func() bool { return len(fl.lines("ran")) == 2 })
 		syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT)
-		if c := a.wait(t, 20*time.Second); c != exitUnknown {
+		if c := a.wait(t, 20*time.Second); c != cli.ExitUnknown {
 			t.Fatalf("the paused holder after SIGCONT: exit %d, want 76:\n%s", c, a.stderr.String())
 		}
 		if !strings.Contains(a.stderr.String(), "lease lost: a newer attempt holds the key") {

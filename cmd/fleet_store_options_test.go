@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -25,7 +26,7 @@ func TestFleetRedisTTLShorterThanStep(t *testing.T) {
 	a := fl.start("a", args...)
 	waitFor(t, 10*time.Second, func() bool { return len(fl.lines("ran")) > 0 })
 	time.Sleep(1500 * time.Millisecond) // past the ttl, the step still running
-	if b := fl.run("b", args...); b.code != exitBusy {
+	if b := fl.run("b", args...); b.code != cli.ExitBusy {
 		t.Fatalf("second machine past the ttl while the first renews: exit %d, want 75 (busy); ran %d:\n%s", b.code, len(fl.lines("ran")), b.stderr.String())
 	}
 	if c := a.wait(t, 30*time.Second); c != 0 {

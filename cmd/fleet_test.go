@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -310,7 +311,7 @@ func TestFleetRace64OneKey(t *testing.T) {
 		for _, w := range ws {
 			switch c := w.wait(t, 120*time.Second); c {
 			case 0:
-			case exitBusy:
+			case cli.ExitBusy:
 				busy++
 			default:
 				t.Fatalf("a worker exited %d:\n%s", c, w.stderr.String())
@@ -401,7 +402,7 @@ echo "attempt $IDEMPOTENCY_ATTEMPT finished"`)
 			t.Fatal(err)
 		}
 		// Before the lease runs out on the store's clock, the key is busy.
-		if w := fl.run("b0", args...); w.code != exitBusy {
+		if w := fl.run("b0", args...); w.code != cli.ExitBusy {
 			t.Fatalf("while the lease is live: exit %d, want 75:\n%s", w.code, w.stderr.String())
 		}
 		time.Sleep(2500 * time.Millisecond)
@@ -410,7 +411,7 @@ echo "attempt $IDEMPOTENCY_ATTEMPT finished"`)
 			t.Fatalf("takeover: exit %d, stdout %q:\n%s", b.code, b.stdout.String(), b.stderr.String())
 		}
 		syscall.Kill(a.cmd.Process.Pid, syscall.SIGCONT)
-		if c := a.wait(t, 20*time.Second); c != exitUnknown {
+		if c := a.wait(t, 20*time.Second); c != cli.ExitUnknown {
 			t.Fatalf("first holder after SIGCONT: exit %d, want 76:\n%s", c, a.stderr.String())
 		}
 		if !strings.Contains(a.stderr.String(), "lease lost") {
@@ -464,7 +465,7 @@ func TestFleetStoreRestart(t *testing.T) {
 			switch {
 			case code == tc.code && rec["state"] == tc.state:
 				// Recorded across the restart.
-			case code == exitUnknown || rec["state"] == "unknown" || rec["state"] == "running":
+			case code == cli.ExitUnknown || rec["state"] == "unknown" || rec["state"] == "running":
 				// Reported unknown (a running record whose lease ran out is
 				// unknown to the next claim).
 			default:
@@ -493,7 +494,7 @@ func TestFleetStoreLost(t *testing.T) {
 		waitFor(t, 10*time.Second, func() bool { return len(fl.lines("ran")) > 0 })
 		s.stop()
 		t0 := time.Now()
-		if c := w.wait(t, 30*time.Second); c != exitUnknown {
+		if c := w.wait(t, 30*time.Second); c != cli.ExitUnknown {
 			t.Fatalf("exit %d, want 76:\n%s", c, w.stderr.String())
 		}
 		if d := time.Since(t0); d > 15*time.Second {
@@ -550,7 +551,7 @@ func TestFleetUnreachable(t *testing.T) {
 		fl := newFleet(t, &fleetStore{url: url}, nil)
 		step := fl.script("step.sh", `echo x >> ran`)
 		w := fl.run("a", "run", "-v", "--task", "t", "--tool", "x", "--", step)
-		if w.code != exitRunFailed {
+		if w.code != cli.ExitRunFailed {
 			t.Fatalf("%s: exit %d, want 125:\n%s", url, w.code, w.stderr.String())
 		}
 		if len(fl.lines("ran")) != 0 {
@@ -632,8 +633,8 @@ func TestFleetTLS(t *testing.T) {
 		}{
 			{"sslmode=verify-full&sslrootcert=" + cert.CA, 0},
 			{"sslmode=require", 0},
-			{"sslmode=disable", exitRunFailed},
-			{"sslmode=verify-full&sslrootcert=" + other, exitRunFailed},
+			{"sslmode=disable", cli.ExitRunFailed},
+			{"sslmode=verify-full&sslrootcert=" + other, cli.ExitRunFailed},
 		} {
 			fl := newFleet(t, &fleetStore{url: base + "?" + tc.query}, nil)
 			w := fl.run("a", "run", "--task", "t-tls", "--tool", "x", "--", fl.script("step.sh", "echo x >> ran"))
@@ -650,8 +651,8 @@ func TestFleetTLS(t *testing.T) {
 			code          int
 		}{
 			{r.URL(), cert.CA, 0},
-			{r.URL(), otherCA(t), exitRunFailed},
-			{plain, cert.CA, exitRunFailed},
+			{r.URL(), otherCA(t), cli.ExitRunFailed},
+			{plain, cert.CA, cli.ExitRunFailed},
 		} {
 			fl := newFleet(t, &fleetStore{url: tc.url}, nil)
 			fl.env = append(fl.env, "SSL_CERT_FILE="+tc.certFile)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 )
 
@@ -40,7 +41,7 @@ func (e *endless) Read(p []byte) (int, error) {
 func runReader(t *testing.T, in io.Reader, args ...string) (string, string, int, uint64) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	ios := &cli.IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -70,7 +71,7 @@ func TestInputLimitStopsReading(t *testing.T) {
 		for _, c := range []byte{' ', '['} {
 			in := &endless{c: c, max: 4 * limit}
 			out, stderr, code, alloc := runReader(t, in, args...)
-			if code != exitUsage || out != "" || !strings.Contains(stderr, "idemkey: error: <stdin>: input larger than 33554432 bytes (32 MiB), the limit: reading stopped there\n") {
+			if code != cli.ExitUsage || out != "" || !strings.Contains(stderr, "idemkey: error: <stdin>: input larger than 33554432 bytes (32 MiB), the limit: reading stopped there\n") {
 				t.Errorf("%v on %q…: exit %d, stdout %.40q, stderr %q", args, c, code, out, stderr)
 			}
 			if in.read > limit+16<<20 {
@@ -108,7 +109,7 @@ func TestInputLimitBoundary(t *testing.T) {
 				}
 				continue
 			}
-			if code != exitUsage || out != "" || !strings.Contains(stderr, "input larger than 1048576 bytes (1 MiB)") {
+			if code != cli.ExitUsage || out != "" || !strings.Contains(stderr, "input larger than 1048576 bytes (1 MiB)") {
 				t.Errorf("%d bytes, %v: exit %d, %q, %q", n, args[len(args)-1], code, out, stderr)
 			}
 			if args[len(args)-1] == path && alloc > limit/2 {
@@ -156,7 +157,7 @@ func TestBatchLineLimit(t *testing.T) {
 		} else if out != want {
 			t.Errorf("after %q: stdout %q, want %q", tc.head, out, want)
 		}
-		if code != exitUsage || !strings.Contains(stderr, "<stdin>:"+itoa(lines)+": "+msg) ||
+		if code != cli.ExitUsage || !strings.Contains(stderr, "<stdin>:"+itoa(lines)+": "+msg) ||
 			!strings.Contains(stderr, "the lines after line "+itoa(lines)+" were not read") {
 			t.Errorf("after %q: exit %d, stderr %q", tc.head, code, stderr)
 		}
@@ -242,7 +243,7 @@ func TestEndlessInputsProcess(t *testing.T) {
 			continue
 		}
 		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != exitUsage || len(out) > 1 || !strings.Contains(stderr.String(), c.msg) {
+		if !ok || ee.ExitCode() != cli.ExitUsage || len(out) > 1 || !strings.Contains(stderr.String(), c.msg) {
 			t.Errorf("%s: %v, stdout %q, stderr %q", c.name, err, out, stderr.String())
 			continue
 		}

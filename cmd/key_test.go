@@ -10,13 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // run runs idemkey in-process and returns stdout, stderr and the exit code.
 func run(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
+	ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
 	code := Main(args, ios)
 	return out.String(), errb.String(), code
 }
@@ -72,7 +74,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 	}
 	for _, format := range []string{"hex", "uuid"} {
 		out, stderr, code := run(t, strings.Join(lines, "\n")+"\n", "key", "--batch", "--from", "call", "--format", format)
-		if code != exitUsage {
+		if code != cli.ExitUsage {
 			t.Fatalf("batch exit code %d, want 2 (bad lines present)", code)
 		}
 		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -84,7 +86,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 			want, _, code := run(t, line, "key", "--from", "call", "--format", format)
 			if i%97 == 13 {
 				bad++
-				if code != exitUsage || got[i] != "" {
+				if code != cli.ExitUsage || got[i] != "" {
 					t.Fatalf("line %d: bad line gave %q (single-run exit %d)", i+1, got[i], code)
 				}
 				if !strings.Contains(stderr, fmt.Sprintf("<stdin>:%d", i+1)) {
@@ -115,7 +117,7 @@ func TestKeyFormatLengths(t *testing.T) {
 		if len(key) != tc.n+2 || !strings.HasPrefix(key, "p-") {
 			t.Errorf("%s: %q has length %d, want %d with prefix", tc.format, key, len(key), tc.n+2)
 		}
-		if _, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-", "--max-len", fmt.Sprint(tc.n+1)); code != exitUsage {
+		if _, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-", "--max-len", fmt.Sprint(tc.n+1)); code != cli.ExitUsage {
 			t.Errorf("%s: --max-len %d accepted a %d-character key", tc.format, tc.n+1, tc.n+2)
 		}
 	}
@@ -129,7 +131,7 @@ func TestDeepInputOneLineError(t *testing.T) {
 		strings.Repeat(`{"a/b":`, 3000000) + "1" + strings.Repeat("}", 3000000),
 	} {
 		out, stderr, code := run(t, doc, "key", "--task", "t", "--tool", "x")
-		if code != exitUsage || out != "" {
+		if code != cli.ExitUsage || out != "" {
 			t.Fatalf("exit %d, stdout %q", code, out)
 		}
 		first, _, _ := strings.Cut(stderr, "\n")
@@ -222,7 +224,7 @@ func TestBatchQuickPathEdges(t *testing.T) {
 	}
 	runEnv := func(stdin string, args ...string) (string, string, int) {
 		var out, errb bytes.Buffer
-		ios := &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: env}
+		ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: env}
 		code := Main(args, ios)
 		return out.String(), errb.String(), code
 	}

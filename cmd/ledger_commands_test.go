@@ -20,10 +20,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/postgres"
 	"github.com/idemkey/idemkey/derive/ledger/redis"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 )
 
 // ledgerStore is one ledger under test: its spec for --ledger, and the
@@ -83,7 +85,7 @@ func (s *ledgerStore) ledger(t *testing.T, env map[string]string, args ...string
 		}
 		return env[k]
 	}
-	code := Main(append([]string{"ledger"}, args...), &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errs, Getenv: getenv})
+	code := Main(append([]string{"ledger"}, args...), &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errs, Getenv: getenv})
 	return ledgerResult{code, out.String(), errs.String()}
 }
 
@@ -211,7 +213,7 @@ func (s *ledgerStore) putRunning(t *testing.T, key string, lease time.Duration) 
 // usage errors exit 2 with nothing on stdout.
 func TestLedgerResolveForgetStates(t *testing.T) {
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
-		_, leases := s.store.(keyLocker)
+		_, leases := s.store.(stores.KeyLocker)
 		leases = !leases
 		if leases {
 			s.putRunning(t, "alive", time.Minute)
@@ -406,7 +408,7 @@ func TestLedgerNotUTF8(t *testing.T) {
 // leave no lock file behind.
 func TestLedgerEffectiveState(t *testing.T) {
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
-		kl, locks := s.store.(keyLocker)
+		kl, locks := s.store.(stores.KeyLocker)
 		if locks {
 			s.putRunning(t, "lost", 0)
 			s.putRunning(t, "live", 0)

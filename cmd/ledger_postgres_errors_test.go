@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -18,7 +19,7 @@ func TestPostgresErrorNamesLedgerOnce(t *testing.T) {
 	fl := newFleet(t, &fleetStore{url: url}, nil)
 	step := fl.script("step.sh", `echo x >> ran`)
 	w := fl.run("a", "run", "--task", "t", "--tool", "x", "--", step)
-	if w.code != exitRunFailed {
+	if w.code != cli.ExitRunFailed {
 		t.Fatalf("exit %d, want 125:\n%s", w.code, w.stderr.String())
 	}
 	if len(fl.lines("ran")) != 0 {

@@ -10,29 +10,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 func TestParseDaysAndSize(t *testing.T) {
 	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "0.5d": 12 * time.Hour, "36h": 36 * time.Hour,
 		"90m": 90 * time.Minute, "30": 30 * time.Second, "0.25": 250 * time.Millisecond, "0": 0, "1h30m": 90 * time.Minute} {
-		if got, err := parseDays(in); err != nil || got != want {
+		if got, err := cli.ParseDays(in); err != nil || got != want {
 			t.Errorf("parseDays(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "-1", "-2d", "xd", "soon", "1y"} {
-		if _, err := parseDays(bad); err == nil {
+		if _, err := cli.ParseDays(bad); err == nil {
 			t.Errorf("parseDays(%q) accepted", bad)
 		}
 	}
 	for in, want := range map[string]int64{"1MiB": 1 << 20, "64KiB": 64 << 10, "65536": 65536, "1M": 1 << 20, "2G": 2 << 30, "10B": 10, "1MB": 1e6, "0": 0, "64kB": 64000, "64KB": 64000, "64k": 64 << 10} {
-		if got, err := parseSize(in); err != nil || got != want {
+		if got, err := cli.ParseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "-1", "1TiB", "lots", "1.5M"} {
-		if _, err := parseSize(bad); err == nil {
+		if _, err := cli.ParseSize(bad); err == nil {
 			t.Errorf("parseSize(%q) accepted", bad)
 		}
 	}
@@ -42,7 +45,7 @@ func TestParseDaysAndSize(t *testing.T) {
 		"postgres://db/x":                  "postgres://db/x",
 		"/var/lib/ledger.db":               "/var/lib/ledger.db",
 	} {
-		if got := redactStoreURL(in); got != want {
+		if got := stores.Redact(in); got != want {
 			t.Errorf("redactStoreURL(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -88,7 +91,7 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 	o := newEffectOwner(t, true)
 	check("post -v --ledger", r.idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
 	check("run, store unreachable", r.idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
-	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), exitCode(errors.New("")))
+	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), cli.ExitCode(errors.New("")))
 }
 
 // TestLedgerOfAnotherUserRefused: another local user runs the same step
@@ -113,7 +116,7 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 	as := func(u *usertest.User, args ...string) result {
 		c := exec.Command(bin, args...)
 		c.Dir = shared
-		c.Env = append(withoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
+		c.Env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
 			"HOME="+shared, "XDG_CONFIG_HOME="+filepath.Join(shared, "none"), "NO_COLOR=1")
 		if u != nil {
 			u.As(c)

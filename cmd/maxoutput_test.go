@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
 // TestRunMaxOutputAtTheCap: a step whose two streams both fill the largest
@@ -20,7 +22,7 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 2 x 128MiB through each store")
 	}
-	n := maxRecordedOutput
+	n := ledgerflags.MaxRecordedOutput
 	check := func(t *testing.T, s *fleetStore) {
 		fl := newFleet(t, s, nil)
 		for i := range 2 {

@@ -30,8 +30,8 @@ func TestTruncatedMappedFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f := &Factory{&cli.Factory{IO: &IOStreams{In: strings.NewReader("")}}}
-	data, name, release, err := f.readMapped(path)
+	f := &cli.Factory{IO: &cli.IOStreams{In: strings.NewReader("")}}
+	data, name, release, err := input.ReadMapped(f, path)
 	if err != nil || release == nil {
 		t.Fatalf("not mapped (%v)", err)
 	}
@@ -42,7 +42,7 @@ func TestTruncatedMappedFile(t *testing.T) {
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	err = guardFaults(name, func() error {
+	err = input.GuardFaults(name, func() error {
 		sum := 0
 		for i := 0; i < len(data); i += 4096 {
 			sum += int(data[i])
@@ -50,11 +50,11 @@ func TestTruncatedMappedFile(t *testing.T) {
 		t.Errorf("read past the end of a truncated file without a fault (%d)", sum)
 		return nil
 	})
-	var ie *InputError
+	var ie *cli.InputError
 	if !errors.As(err, &ie) || ie.Name != path || !strings.Contains(err.Error(), "truncated") {
 		t.Fatalf("error %v (%T), want an input error about the truncation", err, err)
 	}
-	if err := guardFaults(name, func() error { return nil }); err != nil {
+	if err := input.GuardFaults(name, func() error { return nil }); err != nil {
 		t.Fatalf("no fault: %v", err)
 	}
 }
@@ -75,20 +75,20 @@ func TestTruncatedMappedFileKey(t *testing.T) {
 	}
 	before := runtime.NumGoroutine()
 	for _, keep := range []int64{int64(b.Len()) / 2, int64(b.Len()) - 1<<20} {
-		f := &Factory{&cli.Factory{IO: &IOStreams{In: strings.NewReader("")}}}
-		data, name, release, err := f.readMapped(path)
+		f := &cli.Factory{IO: &cli.IOStreams{In: strings.NewReader("")}}
+		data, name, release, err := input.ReadMapped(f, path)
 		if err != nil || release == nil {
 			t.Fatalf("not mapped (%v)", err)
 		}
 		if err := os.Truncate(path, keep); err != nil {
 			t.Fatal(err)
 		}
-		err = guardFaults(name, func() error {
+		err = input.GuardFaults(name, func() error {
 			_, err := derive.Text{Task: "t", Tool: "x", Args: data, Scheme: canon.JS}.Key()
 			return err
 		})
 		release()
-		var ie *InputError
+		var ie *cli.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "truncated") {
 			t.Fatalf("kept %d bytes: error %v (%T), want an input error about the truncation", keep, err, err)
 		}
@@ -164,7 +164,7 @@ func flipChild(t *testing.T, path string) {
 		switch {
 		case code == 0 && len(out) == 65:
 			keys++
-		case code == exitUsage && out == "" && strings.Contains(stderr, path+":"):
+		case code == cli.ExitUsage && out == "" && strings.Contains(stderr, path+":"):
 			invalid++
 		default:
 			t.Errorf("run %d: exit %d, stdout %q, stderr %q", runs, code, out, stderr)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -154,7 +155,7 @@ var postCanonicalText = string(postMust(postCanonOf(postArgs)))
 
 func postCanonOf(s string) ([]byte, error) {
 	var out bytes.Buffer
-	code := Main([]string{"canon"}, &IOStreams{In: strings.NewReader(s), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }})
+	code := Main([]string{"canon"}, &cli.IOStreams{In: strings.NewReader(s), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }})
 	if code != 0 {
 		return nil, io.ErrUnexpectedEOF
 	}

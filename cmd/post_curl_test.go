@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -62,7 +63,7 @@ func TestPostWriteOut(t *testing.T) {
 	}
 	// An unknown variable is a usage error before anything is sent.
 	r = ppost(t, s.URL, "-w", "%{http_cod}")
-	postCheckExit(t, r, exitUsage)
+	postCheckExit(t, r, cli.ExitUsage)
 	if !strings.Contains(r.err, "-w: unknown variable %{http_cod}") || len(s.seen()) != 3 {
 		t.Errorf("stderr %q, %d requests", r.err, len(s.seen()))
 	}
@@ -118,14 +119,14 @@ func TestPostDataFlags(t *testing.T) {
 	}
 	s := newIdemServer(t)
 	r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", "@"+file)
-	postCheckExit(t, r, exitUsage)
+	postCheckExit(t, r, cli.ExitUsage)
 	if !strings.Contains(r.err, "<--data-raw>:1:1: ") {
 		t.Errorf("--data-raw @FILE: stderr %q (want the literal text parsed)", r.err)
 	}
 	r = pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", `{"at":"@home"}`)
 	postCheckExit(t, r, 0)
 	r = pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--json", "{}", "-d", "{}")
-	postCheckExit(t, r, exitUsage)
+	postCheckExit(t, r, cli.ExitUsage)
 	if !strings.Contains(r.err, "more than one body: --json and --data") {
 		t.Errorf("stderr %q", r.err)
 	}

@@ -3,6 +3,8 @@ package cmd
 import (
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // TestPostFromEnvelope posts a logged tool call: the key is the one the
@@ -35,7 +37,7 @@ func TestPostFromEnvelope(t *testing.T) {
 	}
 	// The envelope's tool name must agree with --tool.
 	r := pmain(t, envelope, "post", "http://127.0.0.1:1/x", "--task", "t1", "--tool", "refund", "--from", "openai", "-d", "@-")
-	postCheckExit(t, r, exitUsage)
+	postCheckExit(t, r, cli.ExitUsage)
 	if !strings.Contains(r.err, `contradicts the tool name "pay"`) {
 		t.Errorf("stderr %q", r.err)
 	}

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
 // planOwner answers requests with the statuses of its plan, in order (201
@@ -80,7 +83,7 @@ func (o *planOwner) total() int {
 func postMain(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	ios := &IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
+	ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
 	code := Main(args, ios)
 	return code, out.String(), errb.String()
 }
@@ -242,7 +245,7 @@ func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
 		keys[r.Header.Get("Idempotency-Key")]++
 		mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
-		for range maxRecordedOutput >> 20 {
+		for range ledgerflags.MaxRecordedOutput >> 20 {
 			w.Write(chunk)
 		}
 		w.Write([]byte("!")) // one byte past the cap
@@ -256,7 +259,7 @@ func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
 		if code != 0 || out != "" {
 			t.Fatalf("invocation %d: exit %d, stdout %q", i, code, out)
 		}
-		want := fmt.Sprintf("idemkey: warning: not saved: the response body (%d bytes) is larger than the ledger keeps (%d); the next invocation sends the request again, with the same key\n", maxRecordedOutput+1, maxRecordedOutput)
+		want := fmt.Sprintf("idemkey: warning: not saved: the response body (%d bytes) is larger than the ledger keeps (%d); the next invocation sends the request again, with the same key\n", ledgerflags.MaxRecordedOutput+1, ledgerflags.MaxRecordedOutput)
 		if errs != want {
 			t.Fatalf("invocation %d: stderr %q, want %q", i, errs, want)
 		}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"bufio"
 	"net"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -22,26 +21,6 @@ func TestPostReasonPhraseEscaped(t *testing.T) {
 	}
 	if !strings.Contains(r.err, `HTTP 503 Bu\x1b]0;owned\asy; retrying`) {
 		t.Errorf("the reason phrase is not shown escaped:\n%s", r.err)
-	}
-}
-
-// TestVersionLinePseudoVersion: a build from a clone with Go 1.24 or later
-// has a pseudo-version as its module version; the line still gives the
-// whole VCS revision and says the tree was modified.
-func TestVersionLinePseudoVersion(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261201091928-cd38d8e8ea6d+dirty"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "cd38d8e8ea6d3c1bd2b7e7ad4f0e5f3b1b8e9a10"},
-		{Key: "vcs.time", Value: "2026-12-01T09:19:28Z"},
-		{Key: "vcs.modified", Value: "true"},
-	}}
-	got := versionLine(bi, true)
-	want := "idemkey version v0.0.0-20261201091928-cd38d8e8ea6d+dirty revision cd38d8e8ea6d3c1bd2b7e7ad4f0e5f3b1b8e9a10 2026-12-01T09:19:28Z (modified) go1.26.8 "
-	if !strings.HasPrefix(got, want) {
-		t.Errorf("pseudo-version build:\n got %q\nwant %q…", got, want)
-	}
-	bi.Main.Version = "v1.4.0" // a release names no revision
-	if got := versionLine(bi, true); strings.Contains(got, "revision") {
-		t.Errorf("release: %q", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -40,7 +41,7 @@ func TestPostProxyFromEnvironment(t *testing.T) {
 		before := proxied.Load()
 		var out, errb bytes.Buffer
 		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return tc.env[k] }})
+			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return tc.env[k] }})
 		if code != 0 {
 			t.Errorf("%v: exit %d: %s", tc.env, code, errb.String())
 		}
@@ -65,7 +66,7 @@ func TestPostProxyUnresolvable(t *testing.T) {
 	} {
 		var out, errb bytes.Buffer
 		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
 		if code != post.CurlResolveProxy || out.Len() != 0 ||
 			!strings.Contains(errb.String(), "idemkey: error: (5) could not resolve proxy a..b") || strings.Contains(errb.String(), "pw") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", env, code, out.String(), errb.String())
@@ -96,7 +97,7 @@ func TestPostProxyRefusesTunnel(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := Main([]string{"post", "https://127.0.0.1:1/x", "--task", "t1", "--tool", "pay", "-d", postArgs,
 			"--retry", "2", "--retry-delay", "0.01"},
-			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
 		want := "idemkey: error: (56) CONNECT tunnel failed, response " + tc.status[:3] + "\n"
 		if code != post.CurlRecvError || out.Len() != 0 || !strings.HasSuffix(errb.String(), want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.status, code, out.String(), errb.String())
@@ -119,7 +120,7 @@ func TestPostProxyRefusesConnection(t *testing.T) {
 		env := map[string]string{"http_proxy": down, "https_proxy": down}
 		var out, errb bytes.Buffer
 		code := Main([]string{"post", u, "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
 		want := "idemkey: error: (7) failed to connect to the proxy " + addr + ": connection refused\n"
 		if code != post.CurlConnect || out.Len() != 0 || errb.String() != want {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", u, code, out.String(), errb.String(), want)

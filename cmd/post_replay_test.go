@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // awaitArrival waits for the first request of o, sent by a.
@@ -43,7 +45,7 @@ func TestFleetPostLeaseRenewed(t *testing.T) {
 		awaitArrival(t, o, a)
 		time.Sleep(time.Second) // more than three leases
 		b := fl.run("b", args...)
-		if b.code != exitBusy || o.total() != 1 || !strings.Contains(b.stderr.String(), "in flight elsewhere") {
+		if b.code != cli.ExitBusy || o.total() != 1 || !strings.Contains(b.stderr.String(), "in flight elsewhere") {
 			t.Fatalf("while the first is in flight past its lease: exit %d, %d requests:\n%s", b.code, o.total(), b.stderr.String())
 		}
 		close(o.release)
@@ -175,7 +177,7 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 	before := o.total()
 	args[1] = o.URL + "/refund"
 	code, out, errs := postMain(t, env, args...)
-	if code != exitUsage || out != "" || o.total() != before || !strings.Contains(errs, "recorded for another request") {
+	if code != cli.ExitUsage || out != "" || o.total() != before || !strings.Contains(errs, "recorded for another request") {
 		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.total()-before, errs)
 	}
 }
@@ -206,7 +208,7 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 			a[1] = tc.change[2]
 		}
 		code, out, errs := postMain(t, env, a...)
-		if code != exitUsage || out != "" || o.total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
+		if code != cli.ExitUsage || out != "" || o.total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
 			t.Fatalf("%v: exit %d, stdout %q, %d requests, stderr %q", tc.change, code, out, o.total(), errs)
 		}
 	}
@@ -218,7 +220,7 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 	}
 	args[len(args)-1] = `{"amount":301}`
 	code, _, errs := postMain(t, env, args...)
-	if code != exitUsage || o.total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
+	if code != cli.ExitUsage || o.total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
 		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.total(), errs)
 	}
 }
@@ -343,7 +345,7 @@ func TestPostLedgerWait(t *testing.T) {
 		a := start("a", args...)
 		awaitArrival(t, o, a)
 		b := start("b", args...)
-		if code := b.wait(t, 30*time.Second); code != exitBusy || !strings.Contains(b.stderr.String(), "is in flight elsewhere") ||
+		if code := b.wait(t, 30*time.Second); code != cli.ExitBusy || !strings.Contains(b.stderr.String(), "is in flight elsewhere") ||
 			!strings.Contains(b.stderr.String(), "hint: --wait DURATION") {
 			t.Fatalf("without --wait: exit %d:\n%s", code, b.stderr.String())
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/curlflags"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -174,12 +176,12 @@ func TestPostBodyLimit(t *testing.T) {
 	var code int
 	postWithin(t, 30*time.Second, func() {
 		code = Main([]string{"post", "http://127.0.0.1:9/", "--task", "t1", "--tool", "pay", "-d", "@-"},
-			&IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+			&cli.IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	})
-	if code != exitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "<stdin>: the body is larger than post's limit of 64 MiB") {
+	if code != cli.ExitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "<stdin>: the body is larger than post's limit of 64 MiB") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
-	if n := in.n.Load(); n > maxPostBody+1<<20 {
-		t.Errorf("read %d bytes of an endless input, limit %d", n, maxPostBody)
+	if n := in.n.Load(); n > curlflags.MaxBody+1<<20 {
+		t.Errorf("read %d bytes of an endless input, limit %d", n, curlflags.MaxBody)
 	}
 }

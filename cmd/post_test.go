@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -34,7 +35,7 @@ type postRun struct {
 func pmain(t *testing.T, stdin string, args ...string) postRun {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(args, &IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb,
+	code := Main(args, &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb,
 		Getenv: func(string) string { return "" }})
 	return postRun{out.String(), errb.String(), code}
 }
@@ -413,7 +414,7 @@ func TestPostMethodAndUsage(t *testing.T) {
 	s := newIdemServer(t)
 	for _, m := range []string{"GET", "DELETE", "HEAD", "BREW"} {
 		r := ppost(t, s.URL, "-X", m)
-		postCheckExit(t, r, exitUsage)
+		postCheckExit(t, r, cli.ExitUsage)
 		if r.out != "" || !strings.Contains(r.err, "idemkey: error: invalid -X \""+m+"\" (want POST, PUT or PATCH)") {
 			t.Errorf("-X %s: stdout %q, stderr %q", m, r.out, r.err)
 		}
@@ -432,7 +433,7 @@ func TestPostMethodAndUsage(t *testing.T) {
 		{[]string{"post", "ftp://x/", "--task", "t1", "--tool", "pay", "-d", "{}"}, "unsupported protocol"},
 	} {
 		r := pmain(t, "", tc.args...)
-		postCheckExit(t, r, exitUsage)
+		postCheckExit(t, r, cli.ExitUsage)
 		if r.out != "" || !strings.Contains(r.err, tc.msg) {
 			t.Errorf("%v: stdout %q, stderr %q, want %q", tc.args, r.out, r.err, tc.msg)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -21,7 +22,7 @@ func TestPostRefusesKeyHeadersTheClientDrops(t *testing.T) {
 		"Upgrade", "Keep-Alive", "Proxy-Connection", "TE", "Expect", "Content-Type", "Authorization", "User-Agent"} {
 		for _, extra := range [][]string{nil, {"--dry-run"}, {"-v"}} {
 			r := ppost(t, s.URL, append([]string{"--key-header", name}, extra...)...)
-			postCheckExit(t, r, exitUsage)
+			postCheckExit(t, r, cli.ExitUsage)
 			if r.out != "" || !strings.Contains(r.err, "--key-header "+name+" cannot carry the key") {
 				t.Errorf("--key-header %s %v: stdout %q, stderr %q", name, extra, r.out, r.err)
 			}
@@ -71,7 +72,7 @@ func TestPostRefusesLossyBody(t *testing.T) {
 		`{"a": 1, "a": 2}`:            {"at /a the repeated name would drop the value 1 and keep 2"},
 	} {
 		r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in)
-		postCheckExit(t, r, exitUsage)
+		postCheckExit(t, r, cli.ExitUsage)
 		for _, want := range append(wants, "idemkey: error: <-d>: the canonical body would change a value: ", "hint: --send-as-is", "--lossy") {
 			if !strings.Contains(r.err, want) {
 				t.Errorf("%s: stderr lacks %q:\n%s", in, want, r.err)
@@ -119,7 +120,7 @@ func TestPostRejectsHeaderInjection(t *testing.T) {
 	} {
 		for _, extra := range [][]string{nil, {"--dry-run"}, {"--retry", "3"}} {
 			r := ppost(t, s.URL, append(args, extra...)...)
-			postCheckExit(t, r, exitUsage)
+			postCheckExit(t, r, cli.ExitUsage)
 			if r.out != "" || injectedLine(r.err) || strings.Count(r.err, "\n") > 2 {
 				t.Errorf("%q %v: stdout %q, stderr %q", args, extra, r.out, r.err)
 			}
@@ -136,7 +137,7 @@ func TestPostRejectsHeaderInjection(t *testing.T) {
 func TestPostRedactsSecretsInMessages(t *testing.T) {
 	t.Parallel()
 	r := ppost(t, "http://127.0.0.1:9/", "-H", "Authorization Bearer ghp_s3cret")
-	postCheckExit(t, r, exitUsage)
+	postCheckExit(t, r, cli.ExitUsage)
 	if strings.Contains(r.err, "s3cret") || !strings.Contains(r.err, `invalid -H starting with "Authorization"`) {
 		t.Errorf("stderr %q", r.err)
 	}
@@ -194,12 +195,12 @@ func TestPostStdoutWriteError(t *testing.T) {
 	s := newIdemServer(t)
 	var errb bytes.Buffer
 	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
-		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
+		&cli.IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
 	if code != post.CurlWriteError || !strings.Contains(errb.String(), "(23) cannot write standard output: no space left on device") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 	code = Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs, "--dry-run"},
-		&IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
+		&cli.IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
 	if code != post.CurlWriteError {
 		t.Errorf("--dry-run: exit %d", code)
 	}
@@ -220,9 +221,9 @@ func TestPostHeaderRemovalAndKeyShown(t *testing.T) {
 	}
 	var errb bytes.Buffer
 	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
-		&IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errb,
+		&cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errb,
 			Getenv: func(k string) string { return map[string]string{"http_proxy": "http://u:s3cret@[::1"}[k] }})
-	if code != exitUsage || !strings.Contains(errb.String(), "invalid proxy in the environment") || strings.Contains(errb.String(), "s3cret") {
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "invalid proxy in the environment") || strings.Contains(errb.String(), "s3cret") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 	if len(s.seen()) != 1 {

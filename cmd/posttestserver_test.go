@@ -37,7 +37,7 @@ type seenAttempt struct {
 // savedResponse is the first response for a key, replayed for later
 // requests with that key.
 type savedResponse struct {
-	body   []byte // the request body it answered, to detect a changed payload
+	body   []byte // the request body it answered, to detect a cli.Changed payload
 	status int
 	resp   []byte
 }

@@ -22,7 +22,7 @@ import (
 // the Idempotency-Key; the zero value dedupes as the draft asks.
 type ownOwner struct {
 	ignoreKey  bool          // every request is a new charge
-	noMismatch bool          // a changed body with a known key gets the first response, never 422
+	noMismatch bool          // a cli.Changed body with a known key gets the first response, never 422
 	racy       bool          // looks the key up, works, then records it: concurrent requests all miss
 	forget     time.Duration // a key is forgotten this long after its response (0: never)
 	optional   bool          // a request without a key is processed (else 400)

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
 // The reconcile tests (issue 22): a step's outcome is left unknown by
@@ -151,7 +153,7 @@ func TestReconcileAnswers(t *testing.T) {
 			rf.answer(tc.answer)
 			args := rf.runArgs("--reconcile", "exec "+rf.rc, "--reconcile-timeout", "500ms")
 			w := rf.run("a", args...)
-			if w.code != exitUnknown || !strings.Contains(w.stderr.String(), "  reconcile: the owner could not tell: "+tc.why+"\n") {
+			if w.code != cli.ExitUnknown || !strings.Contains(w.stderr.String(), "  reconcile: the owner could not tell: "+tc.why+"\n") {
 				t.Fatalf("exit %d:\n%s", w.code, w.stderr.String())
 			}
 			// Unknown as the claim found it (its holder dead), attempt 1,
@@ -198,7 +200,7 @@ func TestReconcileKilledMidway(t *testing.T) {
 	if rec := rf.show(key); rec["state"] != "running" || !strings.HasPrefix(rec["reason"].(string), "reconciling: asking the owner") {
 		t.Fatalf("while the orphan asks: %v", rec)
 	}
-	if b := rf.run("b", rf.withReconcile()...); b.code != exitBusy || len(rf.lines("asked")) != 1 {
+	if b := rf.run("b", rf.withReconcile()...); b.code != cli.ExitBusy || len(rf.lines("asked")) != 1 {
 		t.Fatalf("with the orphaned reconcile alive: exit %d, asked %v:\n%s", b.code, rf.lines("asked"), b.stderr.String())
 	}
 	rf.touch("release")

@@ -15,7 +15,7 @@ import (
 )
 
 func TestHoistCommand(t *testing.T) {
-	f := &cli.Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
+	f := &cli.Factory{IO: &cli.IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
 	root := NewRootCmd(f)
 	for _, c := range []struct{ in, want string }{
 		{"-v post URL", "post -v URL"},
@@ -39,7 +39,7 @@ func TestHoistCommand(t *testing.T) {
 func TestRepeatedFlags(t *testing.T) {
 	run := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
-		code := Main(args, &IOStreams{In: strings.NewReader(`{"a":1}`), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+		code := Main(args, &cli.IOStreams{In: strings.NewReader(`{"a":1}`), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 		return code, errb.String()
 	}
 	for _, args := range [][]string{
@@ -50,7 +50,7 @@ func TestRepeatedFlags(t *testing.T) {
 		{"diff", "--max", "1", "--max", "2", "a", "b"},
 		{"post", "http://127.0.0.1:9", "--task", "t", "--tool", "x", "-d", "{}", "--data", "[]", "--dry-run"},
 	} {
-		if code, errs := run(args...); code != exitUsage || !strings.Contains(errs, "given more than once") {
+		if code, errs := run(args...); code != cli.ExitUsage || !strings.Contains(errs, "given more than once") {
 			t.Errorf("%q: exit %d, %q", args, code, errs)
 		}
 	}
@@ -63,7 +63,7 @@ func TestRepeatedFlags(t *testing.T) {
 // TestFlagTypesSurviveTheWrapper: every flag keeps its type, and a
 // boolean flag still needs no value.
 func TestFlagTypesSurviveTheWrapper(t *testing.T) {
-	f := &cli.Factory{IO: &IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
+	f := &cli.Factory{IO: &cli.IOStreams{Getenv: func(string) string { return "" }}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)}
 	root := NewRootCmd(f)
 	key, _, _ := root.Find([]string{"key"})
 	if err := key.ParseFlags([]string{"--json", "--max-len", "70", "--task=t"}); err != nil {
@@ -86,10 +86,10 @@ func TestFlagTypesSurviveTheWrapper(t *testing.T) {
 }
 
 func TestOutClosed(t *testing.T) {
-	if !(&IOStreams{Out: cli.WatchWrites(cli.ClosedWriter{})}).OutClosed() {
+	if !(&cli.IOStreams{Out: cli.WatchWrites(cli.ClosedWriter{})}).OutClosed() {
 		t.Error("a closed stdout behind the watcher is not seen")
 	}
-	if (&IOStreams{Out: cli.WatchWrites(&bytes.Buffer{})}).OutClosed() {
+	if (&cli.IOStreams{Out: cli.WatchWrites(&bytes.Buffer{})}).OutClosed() {
 		t.Error("a buffer is taken for a closed stdout")
 	}
 }
@@ -117,10 +117,10 @@ func TestOneCommandTree(t *testing.T) {
 		defer func(w bool) { wholeTree = w }(wholeTree)
 		wholeTree = whole
 		var out, errb bytes.Buffer
-		code := Main(args, &IOStreams{In: strings.NewReader(`{"b":1,"a":2}`), Out: &out, Err: &errb, Getenv: env})
+		code := Main(args, &cli.IOStreams{In: strings.NewReader(`{"b":1,"a":2}`), Out: &out, Err: &errb, Getenv: env})
 		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	root := NewRootCmd(&cli.Factory{IO: &IOStreams{Getenv: env}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)})
+	root := NewRootCmd(&cli.Factory{IO: &cli.IOStreams{Getenv: env}, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), nil)})
 	var built []string
 	for _, c := range root.Commands() {
 		if c.Name() != "help" && c.Name() != "completion" {

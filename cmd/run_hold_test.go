@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -31,7 +33,7 @@ func TestRunLeaseLostRecordGone(t *testing.T) {
 	r.execLedger(`DELETE FROM records`)
 	_ = c.Wait()
 	said := errb.String()
-	if c.ProcessState.ExitCode() != exitUnknown || !strings.Contains(said, "idemkey: lease lost: the key's record is gone (") ||
+	if c.ProcessState.ExitCode() != cli.ExitUnknown || !strings.Contains(said, "idemkey: lease lost: the key's record is gone (") ||
 		!strings.Contains(said, "): attempt 1 of ") || strings.Contains(said, "newer attempt") {
 		t.Fatalf("exit %d: %s", c.ProcessState.ExitCode(), said)
 	}
@@ -55,7 +57,7 @@ func TestRunLeaseLostLedgerSilent(t *testing.T) {
 	_ = c.Wait()
 	px.paused.Store(false)
 	said := errb.String()
-	if c.ProcessState.ExitCode() != exitUnknown || !strings.Contains(said, "idemkey: lease lost: the ledger did not answer for a whole lease (1.5s): ") ||
+	if c.ProcessState.ExitCode() != cli.ExitUnknown || !strings.Contains(said, "idemkey: lease lost: the ledger did not answer for a whole lease (1.5s): ") ||
 		strings.Contains(said, "newer attempt") {
 		t.Fatalf("exit %d: %s", c.ProcessState.ExitCode(), said)
 	}
@@ -68,7 +70,7 @@ func TestRunLeaseLostLedgerSilent(t *testing.T) {
 func TestRunFailedCompletionReleases(t *testing.T) {
 	s := pgStore(t)
 	r := newRig(t)
-	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+	r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
 	if res := r.idemkey("ledger", "init"); res.code != 0 {
 		t.Fatalf("ledger init: %d %s", res.code, res.stderr)
 	}
@@ -92,7 +94,7 @@ CREATE TRIGGER refuse_end BEFORE UPDATE ON idemkey_ledger FOR EACH ROW EXECUTE F
 	}
 	start := time.Now()
 	next := r.idemkey(args...)
-	if next.code != exitUnknown || !strings.Contains(string(next.stderr), "idemkey: outcome unknown: ") {
+	if next.code != cli.ExitUnknown || !strings.Contains(string(next.stderr), "idemkey: outcome unknown: ") {
 		t.Fatalf("next (%v later): exit %d, want 76: %s", time.Since(start), next.code, next.stderr)
 	}
 }
@@ -103,7 +105,7 @@ CREATE TRIGGER refuse_end BEFORE UPDATE ON idemkey_ledger FOR EACH ROW EXECUTE F
 func TestRunOutputsDroppedWarns(t *testing.T) {
 	s := redisStore(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
 	r := newRig(t)
-	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+	r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
 	args := []string{"run", "--task", "t1", "--tool", "big", "--max-output", "8MiB", "--", "sh", "-c", "head -c 6000000 /dev/zero | tr '\\0' a"}
 	first := r.idemkey(args...)
 	if first.code != 0 || len(first.stdout) != 6000000 ||

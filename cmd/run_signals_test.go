@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	runcmd "github.com/idemkey/idemkey/cmd/run"
 )
 
@@ -108,7 +109,7 @@ func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
 	}
 	eachStore(t, func(t *testing.T, s *fleetStore) {
 		r := newRig(t)
-		r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+		r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
 		signalBeforeStart(t, r, syscall.SIGTERM)
 	})
 	// A user signal stops nothing (idemkey forwards it to a running
@@ -265,7 +266,7 @@ func stalledRedisRig(t *testing.T) (*rig, *stallProxy) {
 	px := newStallProxy(t, u.Host)
 	u.Host = px.addr
 	r := newRig(t)
-	r.env = append(withoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
 	return r, px
 }
 

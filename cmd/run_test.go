@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
@@ -92,7 +94,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, dir: dir, bin: bin, ledger: filepath.Join(dir, "state", "ledger.db")}
-	r.env = append(withoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
+	r.env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
 		"IDEMKEY_LEDGER="+r.ledger, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "HOME="+dir, "NO_COLOR=1")
 	return r
 }
@@ -244,7 +246,7 @@ func (r *rig) key(args ...string) string {
 func (r *rig) cmdKey(task, tool string, argv ...string) string {
 	r.t.Helper()
 	c := r.cmd("key", "--task", task, "--tool", tool)
-	c.Stdin = bytes.NewReader(stringsJSON(argv))
+	c.Stdin = bytes.NewReader(cli.StringsJSON(argv))
 	res := r.run(c)
 	if res.code != 0 {
 		r.t.Fatalf("key: %s", res.stderr)
@@ -701,7 +703,7 @@ func TestRunLedgerModes(t *testing.T) {
 	}
 	// The default place: $XDG_STATE_HOME/idemkey/ledger.db.
 	c := r.cmd("run", "--task", "t1", "--tool", "m", "--", "true")
-	c.Env = append(withoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.path("xdg"))
+	c.Env = append(ledgerflags.WithoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.path("xdg"))
 	if res := r.run(c); res.code != 0 {
 		t.Fatal(string(res.stderr))
 	}
@@ -757,7 +759,7 @@ func TestRunLedgerSchemaVersions(t *testing.T) {
 }
 
 func sha256hex(b []byte) string {
-	h := newRecorder(0)
+	h := ledgerflags.NewRecorder(0)
 	h.Write(b)
 	return h.Output().SHA256
 }

@@ -17,7 +17,7 @@ import (
 // loader, as Main does before the command runs.
 func loadFor(t *testing.T, env map[string]string, args ...string) (*cli.Factory, *cobra.Command, error) {
 	t.Helper()
-	ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
+	ios := &cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{},
 		Getenv: func(k string) string { return env[k] }}
 	f := &cli.Factory{IO: ios, Config: settings.New(pflag.NewFlagSet("", pflag.ContinueOnError), ios.Getenv)}
 	root := NewRootCmd(f)
@@ -64,7 +64,7 @@ func TestEverySettingResolvesThroughTheLoader(t *testing.T) {
 		c.InitDefaultHelpFlag()
 		c.Flags().AddFlagSet(root.PersistentFlags())
 		c.Flags().VisitAll(func(fl *pflag.Flag) {
-			if isCommandLineOnly(fl) || fl.Name == "help" || fl.Name == "config" || fl.Name == "color" {
+			if settings.IsCommandLineOnly(fl) || fl.Name == "help" || fl.Name == "config" || fl.Name == "color" {
 				return
 			}
 			n++
@@ -77,12 +77,12 @@ func TestEverySettingResolvesThroughTheLoader(t *testing.T) {
 				envV, fileV, want = v, v, v
 			}
 			// The environment.
-			env := map[string]string{envName(fl.Name): envV}
+			env := map[string]string{settings.EnvName(fl.Name): envV}
 			got, _, err := loadFor(t, env, c.Name())
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if g := strings.Join(got.Config.GetStringSlice(fl.Name), " "); g != want || got.Config.Source(fl.Name) != envName(fl.Name) {
+			if g := strings.Join(got.Config.GetStringSlice(fl.Name), " "); g != want || got.Config.Source(fl.Name) != settings.EnvName(fl.Name) {
 				t.Errorf("%s from the environment: got %q from %s, want %q", name, g, got.Config.Source(fl.Name), want)
 			}
 			// The config file.
@@ -166,8 +166,8 @@ func TestToolSection(t *testing.T) {
 // exit 2, for a command that ignores the error itself (cobra's help).
 func TestWriteErrorIsReported(t *testing.T) {
 	var errb bytes.Buffer
-	code := Main([]string{"--help"}, &IOStreams{In: strings.NewReader(""), Out: cli.ClosedWriter{}, Err: &errb})
-	if code != exitUsage || !strings.Contains(errb.String(), "standard output is closed") {
+	code := Main([]string{"--help"}, &cli.IOStreams{In: strings.NewReader(""), Out: cli.ClosedWriter{}, Err: &errb})
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "standard output is closed") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,7 +69,7 @@ func TestKeyStdinTerminalSaysSo(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out, errb bytes.Buffer
-			code := Main(tc.args, &IOStreams{In: pts, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+			code := Main(tc.args, &cli.IOStreams{In: pts, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 			if code != 0 || out.String() != tc.want {
 				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", code, out.String(), tc.want, errb.String())
 			}
@@ -87,7 +88,7 @@ func TestKeyStdinTerminalSaysSo(t *testing.T) {
 	w.Close()
 	defer r.Close()
 	var out, errb bytes.Buffer
-	if code := Main([]string{"key", "--task", "t", "--tool", "x"}, &IOStreams{In: r, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}); code != 0 || errb.Len() != 0 {
+	if code := Main([]string{"key", "--task", "t", "--tool", "x"}, &cli.IOStreams{In: r, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}); code != 0 || errb.Len() != 0 {
 		t.Errorf("from a pipe: exit %d, stderr %q, want 0 and nothing", code, errb.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -48,9 +49,9 @@ func TestFleetTLSMismatch(t *testing.T) {
 				start := time.Now()
 				w := fl.run("a", args...)
 				took := time.Since(start)
-				want := exitRunFailed
+				want := cli.ExitRunFailed
 				if args[0] == "ledger" {
-					want = exitUsage
+					want = cli.ExitUsage
 				}
 				if w.code != want || len(fl.lines("ran")) != 0 || w.stdout.Len() != 0 {
 					t.Errorf("%s: exit %d (want %d), ran %d, stdout %q", args[0], w.code, want, len(fl.lines("ran")), w.stdout.String())

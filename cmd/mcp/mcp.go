@@ -69,13 +69,8 @@ type mcpTool struct {
 // log file); as run's 125.
 const exitMCPFailed = cli.ExitRunFailed
 
-// NewCmd builds the command.
-func NewCmd(f *cli.Factory) *cobra.Command {
-	opts := &Options{f: f}
-	cmd := &cobra.Command{
-		Use:   "mcp [flags] (-- SERVER_COMMAND [ARG...] | --url URL)",
-		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
-		Long: `Proxy the Model Context Protocol between a client (on idemkey's standard
+// long is mcp's help.
+const long = `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
 child (after --), or a Streamable HTTP endpoint (--url, with -H headers; a
 session the server ends is started again with the client's initialize; a
@@ -128,7 +123,15 @@ Exit codes: 0 the client closed its input; the server's own exit code (or
 128+N for signal N) when it ended first (1 for a --url server whose
 2024-11-05 event stream ended); 2 usage (no task id, bad flags);
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
-server; 127 not found.`,
+server; 127 not found.`
+
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f}
+	cmd := &cobra.Command{
+		Use:   "mcp [flags] (-- SERVER_COMMAND [ARG...] | --url URL)",
+		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
+		Long:  long,
 		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
   idemkey mcp --task-meta com.example/task-id --ledger postgres://idemkey@db/ops -- ./server
   idemkey mcp --task t-42 --url https://mcp.example.com/mcp -H "Authorization: Bearer $TOKEN"

@@ -1,4 +1,4 @@
-package cmd
+package post
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
 // finish writes the final attempt's response once and returns the error
 // that decides the exit code.
-func (o *postOptions) finish(ex *post.Result, key string) error {
+func (o *Options) finish(ex *post.Result, key string) error {
 	res := ex.Final
 	if o.DumpHeader != "" && len(res.Hops) > 0 {
 		if err := o.dumpHeaders(res); err != nil {
@@ -34,9 +36,9 @@ func (o *postOptions) finish(ex *post.Result, key string) error {
 	switch {
 	case code == http.StatusUnprocessableEntity:
 		// The one difference from curl: a key conflict is never success.
-		httpErr = &post.Error{Code: post.CurlHTTPError, Err: &hintedError{
-			msg: fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
-			hint: "the server compares the request bytes with the first request's: " +
+		httpErr = &post.Error{Code: post.CurlHTTPError, Err: &cli.HintedError{
+			Msg: fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
+			HintText: "the server compares the request bytes with the first request's: " +
 				"send the canonical body (no --send-as-is) or use a new task id for a different call",
 		}}
 	case code >= 400 && (o.Fail || o.FailWithBody):
@@ -53,13 +55,13 @@ func (o *postOptions) finish(ex *post.Result, key string) error {
 
 // writeBody writes the status line and headers (-i) and the body to -o or
 // standard output.
-func (o *postOptions) writeBody(res post.Attempt) error {
+func (o *Options) writeBody(res post.Attempt) error {
 	w, closeOut := o.f.IO.Out, func() error { return nil }
 	name := "standard output"
 	if o.Output != "" && o.Output != "-" {
 		fh, err := os.Create(o.Output)
 		if err != nil {
-			return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write %s: %v", o.Output, fileErr(err))}
+			return &post.Error{Code: post.CurlWriteError, Err: fmt.Errorf("cannot write %s: %v", o.Output, input.FileErr(err))}
 		}
 		w, closeOut, name = fh, fh.Close, o.Output
 	}
@@ -85,7 +87,7 @@ func (o *postOptions) writeBody(res post.Attempt) error {
 }
 
 // dumpHeaders writes the response heads of the final attempt (-D).
-func (o *postOptions) dumpHeaders(res post.Attempt) error {
+func (o *Options) dumpHeaders(res post.Attempt) error {
 	var b []byte
 	for _, h := range res.Hops {
 		for _, head := range h.Heads {
@@ -104,31 +106,11 @@ func (o *postOptions) dumpHeaders(res post.Attempt) error {
 	return nil
 }
 
-// writeHeadLines writes a request or response head, one line each after
-// prefix, with credentials redacted; the start line is replaced by first
-// when it is not empty.
-func (o *postOptions) writeHeadLines(b *strings.Builder, prefix string, head []byte, first string) {
-	for i, line := range post.HeadLines(head) {
-		if i == 0 {
-			if first != "" {
-				line = first
-			}
-		} else if name, value, ok := strings.Cut(line, ":"); ok {
-			if v := strings.TrimSpace(value); !strings.EqualFold(name, o.KeyHeader) {
-				line = name + ": " + post.Redact(name, v)
-			} else {
-				line = name + ": " + v // the key is no secret: servers log it
-			}
-		}
-		fmt.Fprintf(b, "%s%s\n", prefix, line)
-	}
-}
-
 // dryRun writes the request as it would be sent (--dry-run), credentials
 // redacted, and sends nothing.
-func (o *postOptions) dryRun(req *http.Request, body []byte) error {
+func (o *Options) dryRun(req *http.Request, body []byte) error {
 	var b strings.Builder
-	o.writeHeadLines(&b, "", post.RequestHead(req, body), req.Method+" "+req.URL.Redacted())
+	o.WriteHeadLines(&b, "", post.RequestHead(req, body), req.Method+" "+req.URL.Redacted())
 	b.WriteString("\n")
 	b.Write(body)
 	if len(body) == 0 || body[len(body)-1] != '\n' {
@@ -142,7 +124,7 @@ func (o *postOptions) dryRun(req *http.Request, body []byte) error {
 
 // verboseAttempt shows each request of an attempt as it was written and
 // each response head as it arrived.
-func (o *postOptions) verboseAttempt(res post.Attempt, req *http.Request, body []byte) {
+func (o *Options) verboseAttempt(res post.Attempt, req *http.Request, body []byte) {
 	var b strings.Builder
 	for i, h := range res.Hops {
 		sent := h.Sent
@@ -150,11 +132,11 @@ func (o *postOptions) verboseAttempt(res post.Attempt, req *http.Request, body [
 			sent = post.RequestHead(req, body)
 		}
 		if sent != nil {
-			o.writeHeadLines(&b, "> ", sent, "")
+			o.WriteHeadLines(&b, "> ", sent, "")
 			b.WriteString(">\n")
 		}
 		for _, head := range h.Heads {
-			o.writeHeadLines(&b, "< ", head, "")
+			o.WriteHeadLines(&b, "< ", head, "")
 			b.WriteString("<\n")
 		}
 		if i < len(res.Hops)-1 {
@@ -185,19 +167,3 @@ func roundDuration(d time.Duration) time.Duration {
 	}
 	return d.Round(time.Microsecond)
 }
-
-// plural is the project's one pluralizer (check, conform, probe, run and
-// post use it): one when n is 1, else many.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// hintedError is an error message with a suggestion for the reader (the
-// faces' own; derive/post's is post.Hinted).
-type hintedError struct{ msg, hint string }
-
-func (e *hintedError) Error() string { return e.msg }
-func (e *hintedError) Hint() string  { return e.hint }

@@ -1,4 +1,4 @@
-package cmd
+package post
 
 import (
 	"context"
@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/post"
@@ -48,7 +51,7 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("wait", "0", "with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
 	fl.String("lease", "30s", "with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
 	fl.String("retain", "7d", "with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
-	addReconcileFlags(fl, "a request")
+	ledgerflags.AddReconcileFlags(fl, "a request")
 	return &postLedger{}
 }
 
@@ -58,17 +61,17 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 // run's: one retention for run, post and ledger gc). Without a ledger they
 // mean nothing: given on the command line they are a usage error, and
 // from the environment (shared with run) they are not read.
-func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
-	if changed(fl, "ledger") && changed(fl, "no-ledger") {
-		return &UsageError{Err: errors.New("--ledger and --no-ledger contradict each other")}
+func (l *postLedger) load(v *settings.Settings, fl *pflag.FlagSet) error {
+	if cli.Changed(fl, "ledger") && cli.Changed(fl, "no-ledger") {
+		return &cli.UsageError{Err: errors.New("--ledger and --no-ledger contradict each other")}
 	}
 	l.spec, l.fl = v.GetString("ledger"), fl
 	l.on = l.spec != "" && !v.GetBool("no-ledger")
 	if !l.on {
 		for _, name := range []string{"wait", "lease", "retain", "reconcile", "reconcile-timeout"} {
-			if changed(fl, name) {
-				return &UsageError{Err: fmt.Errorf("--%s applies only with a ledger", name),
-					hint: "--wait, --lease, --retain and --reconcile are about a request the ledger records: add --ledger PATH|URL (or set IDEMKEY_LEDGER)"}
+			if cli.Changed(fl, name) {
+				return &cli.UsageError{Err: fmt.Errorf("--%s applies only with a ledger", name),
+					HintText: "--wait, --lease, --retain and --reconcile are about a request the ledger records: add --ledger PATH|URL (or set IDEMKEY_LEDGER)"}
 			}
 		}
 		return nil
@@ -77,13 +80,13 @@ func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 		return requestURLAsLedger(v.Source("ledger"), l.spec)
 	}
 	var err error
-	if l.lease, err = durationSetting(v.GetString("lease")); err != nil {
+	if l.lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
 		return v.Unparsable("lease", err)
 	}
-	if l.wait, err = durationSetting(v.GetString("wait")); err != nil {
+	if l.wait, err = ledgerflags.DurationSetting(v.GetString("wait")); err != nil {
 		return v.Unparsable("wait", err)
 	}
-	if l.retain, err = parseDays(v.GetString("retain")); err != nil {
+	if l.retain, err = cli.ParseDays(v.GetString("retain")); err != nil {
 		return v.Unparsable("retain", err)
 	}
 	if l.lease < 3*time.Millisecond {
@@ -96,14 +99,14 @@ func (l *postLedger) load(v *Settings, fl *pflag.FlagSet) error {
 // else, as a bare --ledger (which post once had) takes the next word: a
 // flag, or the request's URL when no other is left.
 func ledgerFlagValue(fl *pflag.FlagSet, nargs int) error {
-	if !changed(fl, "ledger") {
+	if !cli.Changed(fl, "ledger") {
 		return nil
 	}
 	v, _ := fl.GetString("ledger")
 	switch {
 	case strings.HasPrefix(v, "-"):
-		return &UsageError{Err: fmt.Errorf("--ledger %q: want a ledger's PATH or URL, not a flag", v),
-			hint: "--ledger takes a value, as run's does: --ledger PATH|URL; with IDEMKEY_LEDGER set, post records without --ledger"}
+		return &cli.UsageError{Err: fmt.Errorf("--ledger %q: want a ledger's PATH or URL, not a flag", v),
+			HintText: "--ledger takes a value, as run's does: --ledger PATH|URL; with IDEMKEY_LEDGER set, post records without --ledger"}
 	case nargs == 0 && isRequestURL(v):
 		return requestURLAsLedger("--ledger", v)
 	}
@@ -119,8 +122,8 @@ func isRequestURL(spec string) bool {
 
 // requestURLAsLedger refuses a request URL given where a ledger belongs.
 func requestURLAsLedger(source, spec string) error {
-	return &UsageError{Err: fmt.Errorf("%s %q is a request URL, not a ledger", source, spec),
-		hint: "--ledger takes a value: --ledger PATH|URL https://api.example.com/…"}
+	return &cli.UsageError{Err: fmt.Errorf("%s %q is a request URL, not a ledger", source, spec),
+		HintText: "--ledger takes a value: --ledger PATH|URL https://api.example.com/…"}
 }
 
 // postSaved is what the ledger keeps of a response besides its body.
@@ -190,7 +193,7 @@ func savedStatus(code int) bool {
 // sent, and its final response recorded. A running record whose holder
 // died is taken over with the same key: post always forwards the key, so
 // its recovery policy is retry. Without --ledger, it is exchange.
-func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*post.Result, error) {
+func (o *Options) ledgerExchange(client *http.Client, req *http.Request, body []byte, key string) (*post.Result, error) {
 	pl := o.ledger
 	if pl == nil || !pl.on {
 		return o.exchange(client, req, body), nil
@@ -215,7 +218,7 @@ func (o *postOptions) ledgerExchange(client *http.Client, req *http.Request, bod
 // same key, instead of finding the record running and exiting 75 until
 // its lease ran out. A signal ignored when idemkey started (a background
 // job's SIGINT) stays ignored.
-func (o *postOptions) ledgerSignals(key string) (stop func()) {
+func (o *Options) ledgerSignals(key string) (stop func()) {
 	var sigs []os.Signal
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		if !signal.Ignored(s) {
@@ -243,7 +246,7 @@ func (o *postOptions) ledgerSignals(key string) (stop func()) {
 
 // ledgerInterrupted records the claimed attempt as unknown, if it is not
 // recorded yet, and ends the process by sig.
-func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
+func (o *Options) ledgerInterrupted(key string, sig os.Signal) {
 	pl := o.ledger
 	n := 0
 	if s, ok := sig.(syscall.Signal); ok {
@@ -255,7 +258,7 @@ func (o *postOptions) ledgerInterrupted(key string, sig os.Signal) {
 	cancel()
 	if !errors.Is(c.Err, ledger.ErrCompleted) && (!o.Silent || o.ShowError) {
 		if c.Err != nil {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, notRecordedWhy(c))
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
 		} else {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", c.Attempt, key)
 		}
@@ -284,11 +287,11 @@ func sigName(sig os.Signal) string {
 // ledgerClaim opens the ledger and holds the key: nil, nil when the
 // request is to be sent; the exchange of a saved response to replay; or
 // the error that ends post (busy, a mismatch, the ledger unavailable).
-func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, error) {
+func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, error) {
 	pl := o.ledger
 	ctx := context.Background()
 	spec := pl.spec
-	store, err := o.f.openLedger(ctx, spec)
+	store, err := ledgerflags.Open(ctx, o.f, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -306,20 +309,20 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, 
 		Claim: ledger.ClaimRequest{
 			Record: ledger.Record{
 				Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
-				Fingerprint: hex.EncodeToString(sum[:]), Request: keptRequest(request), Holder: holderName(),
+				Fingerprint: hex.EncodeToString(sum[:]), Request: ledgerflags.KeptRequest(request), Holder: stores.Holder(),
 			},
 			Lease: pl.lease,
 			// post always forwards the key: its recovery policy is retry.
 			Recover: ledger.RecoverRetry,
 			Retain:  pl.retain,
 			// A running record whose lock is free: its holder may live.
-			HolderAlive: holderAlive(store),
+			HolderAlive: stores.HolderCheck(store),
 		},
 		Wait:   pl.wait,
 		Events: o.holdEvents(key),
 	}
-	if kl, ok := store.(keyLocker); ok {
-		hr.Locker = fileLocker{KL: kl}
+	if kl, ok := store.(stores.KeyLocker); ok {
+		hr.Locker = ledgerflags.FileLocker{KL: kl}
 	}
 	if err := o.reconcileHook(&hr); err != nil {
 		store.Close()
@@ -334,22 +337,22 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, 
 		if errors.As(err, &se) {
 			err = se.Err
 		}
-		return nil, &ledgerUnavailable{spec: spec, err: err}
+		return nil, &ledgerflags.Unavailable{Spec: spec, Err: err}
 	}
 	o.sayReconciled(key, held)
 	switch held.Action {
 	case ledger.ActRun:
 		pl.store, pl.hold = store, held.Hold
 		if o.Verbose {
-			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", held.Hold.Attempt(), key, redactStoreURL(spec))
+			fmt.Fprintf(o.f.IO.Err, "* ledger: attempt %d of key %s claimed in %s\n", held.Hold.Attempt(), key, stores.Redact(spec))
 		}
 		return nil, nil
 	case ledger.ActReplay:
 		return o.ledgerReplay(held.Record, key, req)
 	case ledger.ActMismatch:
-		return nil, &UsageError{
-			Err:  fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(held.Record, request)),
-			hint: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
+		return nil, &cli.UsageError{
+			Err:      fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(held.Record, request)),
+			HintText: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
 		}
 	}
 	return nil, o.ledgerBusy(key, held.Record)
@@ -358,9 +361,9 @@ func (o *postOptions) ledgerClaim(key string, req *http.Request) (*post.Result, 
 // reconcileHook sets the hold's reconcile from --reconcile (or the
 // tool's tools.NAME.reconcile): the canonical arguments on its standard
 // input, as run's gets them.
-func (o *postOptions) reconcileHook(hr *ledger.HoldRequest) error {
+func (o *Options) reconcileHook(hr *ledger.HoldRequest) error {
 	pl := o.ledger
-	rc, err := o.f.reconcileSettings(pl.fl, pl.tool)
+	rc, err := ledgerflags.ReconcileSettings(o.f, pl.fl, pl.tool)
 	if err != nil || rc == nil {
 		return err
 	}
@@ -375,14 +378,14 @@ func (o *postOptions) reconcileHook(hr *ledger.HoldRequest) error {
 }
 
 // sayReconciled says what a reconcile answered and what follows.
-func (o *postOptions) sayReconciled(key string, held *ledger.Held) {
+func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	r := held.Reconciled
 	if r == nil || o.Silent && !o.ShowError {
 		return
 	}
 	note := ""
 	if r.Note != "" {
-		note = ": " + diagLine(r.Note)
+		note = ": " + cli.DiagLine(r.Note)
 	}
 	w := o.f.IO.Err
 	switch {
@@ -396,7 +399,7 @@ func (o *postOptions) sayReconciled(key string, held *ledger.Held) {
 }
 
 // holdEvents are the hold's diagnostics, as post writes them.
-func (o *postOptions) holdEvents(key string) ledger.HoldEvents {
+func (o *Options) holdEvents(key string) ledger.HoldEvents {
 	say := !o.Silent || o.ShowError
 	return ledger.HoldEvents{
 		Waiting: func(*ledger.Record) {
@@ -413,7 +416,7 @@ func (o *postOptions) holdEvents(key string) ledger.HoldEvents {
 			if say {
 				pl := o.ledger
 				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; no retry will be sent\n",
-					lossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
+					ledgerflags.LossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
 			}
 		},
 	}
@@ -440,15 +443,15 @@ func postDifference(rec *ledger.Record, now []byte) string {
 			return strings.Join(diffs, "; ")
 		}
 	}
-	return describeDifference(rec.Request, now)
+	return ledgerflags.DescribeDifference(rec.Request, now)
 }
 
 // ledgerBusy says that the request is in flight elsewhere: exit 75.
-func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
+func (o *Options) ledgerBusy(key string, rec *ledger.Record) error {
 	if !o.Silent || o.ShowError {
 		if rec != nil && rec.State == ledger.Running {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere: attempt %d started at %s by %s\n",
-				key, rec.Attempt, stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
+				key, rec.Attempt, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
 		} else {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: the request with key %s is in flight elsewhere\n", key)
 		}
@@ -456,24 +459,24 @@ func (o *postOptions) ledgerBusy(key string, rec *ledger.Record) error {
 			fmt.Fprintf(o.f.IO.Err, "hint: --wait DURATION waits for it to end, then replays its saved response or sends the request again\n")
 		}
 	}
-	return &ExitError{Code: exitBusy}
+	return &cli.ExitError{Code: cli.ExitBusy}
 }
 
 // ledgerReplay makes the exchange of a saved response, as if it had just
 // arrived: finish and -w write it as they write a fresh one.
-func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*post.Result, error) {
+func (o *Options) ledgerReplay(rec *ledger.Record, key string, req *http.Request) (*post.Result, error) {
 	if len(rec.Meta) == 0 && len(rec.Stdout.Data) > 0 {
 		// Settled by a reconcile command (its standard output is the
 		// step's): no response head was saved, only that output.
 		if !o.Silent {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: no request sent: key %s is recorded as succeeded without a saved response; replayed the output its reconcile gave (attempt %d: %s)\n",
-				key, rec.Attempt, diagLine(rec.Reason))
+				key, rec.Attempt, cli.DiagLine(rec.Reason))
 		}
 		data := rec.Stdout.Data
 		if err := o.writeBody(post.Attempt{Body: post.NewSpool(data)}); err != nil {
 			return nil, err
 		}
-		return nil, &ExitError{Code: exitOK}
+		return nil, &cli.ExitError{Code: cli.ExitOK}
 	}
 	if len(rec.Meta) == 0 {
 		// Settled as succeeded by a person (ledger resolve) after its
@@ -483,10 +486,10 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 		// settled against.
 		if !o.Silent {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: no request sent: key %s is recorded as succeeded with no response saved to replay (attempt %d, ended at %s: %s)\n",
-				key, rec.Attempt, stamp(rec.EndedAt), diagLine(rec.Reason))
+				key, rec.Attempt, cli.Stamp(rec.EndedAt), cli.DiagLine(rec.Reason))
 			fmt.Fprintf(o.f.IO.Err, "hint: to get the server's response, 'idemkey ledger forget %s' and send it again: the server answers a repeated key with what it saved\n", key)
 		}
-		return nil, &ExitError{Code: exitOK}
+		return nil, &cli.ExitError{Code: cli.ExitOK}
 	}
 	var s postSaved
 	if err := json.Unmarshal(rec.Meta, &s); err != nil {
@@ -494,7 +497,7 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 	}
 	if !o.Silent {
 		fmt.Fprintf(o.f.IO.Err, "idemkey: replayed from the ledger, no request sent: HTTP %s saved at %s (attempt %d, key %s)\n",
-			diagLine(s.Status), stamp(rec.EndedAt), rec.Attempt, key) // a server's reason phrase is not trusted
+			cli.DiagLine(s.Status), cli.Stamp(rec.EndedAt), rec.Attempt, key) // a server's reason phrase is not trusted
 		if s.Code >= 400 {
 			// A refusal is saved like a success (its cause may be an
 			// expired credential, which the fingerprint does not see).
@@ -514,32 +517,32 @@ func (o *postOptions) ledgerReplay(rec *ledger.Record, key string, req *http.Req
 // ledgerRecord records the outcome of the claimed request: its final
 // response if it is saved, else failed (the next invocation tries again
 // with the same key).
-func (o *postOptions) ledgerRecord(ex *post.Result, key string) {
+func (o *Options) ledgerRecord(ex *post.Result, key string) {
 	pl := o.ledger
 	out := o.ledgerOutcome(ex)
 	c := pl.hold.Complete(context.Background(), out)
 	if !o.Silent || o.ShowError {
-		warnOutputsDropped(o.f.IO.Err, key, c)
+		ledgerflags.WarnOutputsDropped(o.f.IO.Err, key, c)
 	}
 	switch {
 	case errors.Is(c.Err, ledger.ErrCompleted):
 		// Recorded by the interruption's handler.
 	case c.Err != nil:
 		if !o.Silent || o.ShowError {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, notRecordedWhy(c))
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
 		}
 	case o.Verbose:
-		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", diagLine(out.Reason))
+		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", cli.DiagLine(out.Reason))
 	}
 }
 
 // ledgerOutcome is the outcome of the claimed request: its final response
 // if it is saved, else failed.
-func (o *postOptions) ledgerOutcome(ex *post.Result) ledger.Outcome {
+func (o *Options) ledgerOutcome(ex *post.Result) ledger.Outcome {
 	res := ex.Final
 	var data []byte
 	var readErr error
-	tooLarge := res.Err == nil && savedStatus(res.Resp.StatusCode) && res.Body.Size() > maxRecordedOutput
+	tooLarge := res.Err == nil && savedStatus(res.Resp.StatusCode) && res.Body.Size() > ledgerflags.MaxRecordedOutput
 	if res.Err == nil && savedStatus(res.Resp.StatusCode) && !tooLarge {
 		data, readErr = io.ReadAll(res.Body.Reader())
 	}
@@ -555,7 +558,7 @@ func (o *postOptions) ledgerOutcome(ex *post.Result) ledger.Outcome {
 		// A replay must give the whole body, and a record is one row
 		// held in memory: a response past the cap is not saved, and the
 		// next invocation sends the request again, with the same key.
-		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.Body.Size(), maxRecordedOutput))
+		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.Body.Size(), ledgerflags.MaxRecordedOutput))
 		if !o.Silent || o.ShowError {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", out.Reason)
 		}
@@ -567,7 +570,7 @@ func (o *postOptions) ledgerOutcome(ex *post.Result) ledger.Outcome {
 	if err != nil {
 		return failed(1, err.Error())
 	}
-	rec := newRecorder(int64(len(data)))
+	rec := ledgerflags.NewRecorder(int64(len(data)))
 	rec.Write(data)
 	return ledger.Outcome{State: ledger.Succeeded, ExitCode: 0, Meta: meta, Stdout: rec.Output(), Reason: "saved: HTTP " + res.Resp.Status}
 }

@@ -1,4 +1,7 @@
-package cmd
+// Package probe is the face of 'idemkey probe': an endpoint meant to
+// honour the Idempotency-Key header, tested with real requests (the
+// library: derive/probe; the request's flags: cmd/internal/curlflags).
+package probe
 
 import (
 	"bytes"
@@ -14,21 +17,24 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/curlflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/post"
 	"github.com/idemkey/idemkey/derive/probe"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// probeOptions are idemkey probe's settings: curl's request flags, read
+// Options are idemkey probe's settings: curl's request flags, read
 // and turned into a request by post's own code (curlflags.go), and the
 // probe's.
-type probeOptions struct {
-	f   *Factory
-	req *postOptions // URL, method, headers, -u, -A, the body flag, TLS
+// Options are probe's settings.
+type Options struct {
+	f   *cli.Factory
+	req *curlflags.Request // URL, method, headers, -u, -A, the body flag, TLS
 
-	data        []dataArg
+	data        []curlflags.DataArg
 	Concurrency int
 	After       time.Duration
 	Count       string
@@ -48,7 +54,7 @@ const probeJSONReport = "true"
 // that both may be given.
 type probeJSON struct {
 	report *bool
-	data   *[]dataArg
+	data   *[]curlflags.DataArg
 }
 
 func (j probeJSON) String() string { return strconv.FormatBool(*j.report) }
@@ -58,7 +64,7 @@ func (j probeJSON) Set(v string) error {
 		*j.report = v == "true"
 		return nil
 	}
-	*j.data = append(*j.data, dataArg{"json", v})
+	*j.data = append(*j.data, curlflags.DataArg{Flag: "json", Value: v})
 	return nil
 }
 func (j probeJSON) Append(v string) error  { return j.Set(v) }
@@ -66,8 +72,9 @@ func (j probeJSON) Replace([]string) error { return errors.New("not supported") 
 func (j probeJSON) GetSlice() []string     { return []string{j.String()} }
 func (j probeJSON) IsBoolFlag() bool       { return true }
 
-func newProbeCmd(f *Factory) *cobra.Command {
-	opts := &probeOptions{f: f, req: &postOptions{f: f}}
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f, req: &curlflags.Request{F: f}}
 	cmd := &cobra.Command{
 		Use:   "probe URL --yes [-X METHOD] [-H 'Name: value'] [-d BODY] [flags]",
 		Short: "Test whether an HTTP endpoint really dedupes by Idempotency-Key (makes real writes)",
@@ -78,7 +85,7 @@ func newProbeCmd(f *Factory) *cobra.Command {
   idemkey probe http://127.0.0.1:8080/charges --yes -d @charge.json \
       --count 'psql -Atc "select count(*) from charges" test' --require-key`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			err := rangeArgs(1, 1)(cmd, args)
+			err := cli.RangeArgs(1, 1)(cmd, args)
 			var ue *cli.UsageError
 			if len(args) > 1 && opts.JSON && errors.As(err, &ue) {
 				ue.HintText = "a bare --json prints the report as JSON; curl's --json body takes its value after '=': --json='{…}' or --json=@FILE"
@@ -89,11 +96,11 @@ func newProbeCmd(f *Factory) *cobra.Command {
 			if err := opts.load(cmd.Flags(), args[0]); err != nil {
 				return err
 			}
-			return runProbe(opts)
+			return run(opts)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &UsageError{Err: err, hint: "run 'idemkey probe --help' for usage"}
+		return &cli.UsageError{Err: err, HintText: "run 'idemkey probe --help' for usage"}
 	})
 	addProbeFlags(cmd.Flags(), opts)
 	return cmd
@@ -117,9 +124,9 @@ and in a form no key that idemkey derives can take.
 
 Rules (verdicts: pass, fail, info, not-tested):
   replay      the same key and body again get the first response (its
-              identity), not a second effect; a replay header or a changed
+              identity), not a second effect; a replay header or a cli.Changed
               body is reported as it is
-  mismatch    the same key with a changed body (the first number of the
+  mismatch    the same key with a cli.Changed body (the first number of the
               JSON object plus one) gets the draft's 422; another refusal
               is info; the first response again or a second effect fails
   in-flight   --concurrency requests with one key at once make one effect,
@@ -152,7 +159,7 @@ Exit codes:
   2  usage or input error, a request that got no response (connection
      refused, timeout, TLS), or a --count that failed`
 
-func addProbeFlags(fl *pflag.FlagSet, o *probeOptions) {
+func addProbeFlags(fl *pflag.FlagSet, o *Options) {
 	fl.SortFlags = false
 	fl.Bool("yes", false, "send the requests: a probe makes real writes")
 	fl.Bool("dry-run", false, "print the requests a probe would send, and send nothing")
@@ -161,7 +168,7 @@ func addProbeFlags(fl *pflag.FlagSet, o *probeOptions) {
 		{"data-binary", "", "body, as -d"},
 		{"data-raw", "", "body given literally: a leading @ is not a file name"},
 	} {
-		fl.VarP(dataFlags{d.name, &o.data}, d.name, d.short, d.usage)
+		fl.VarP(curlflags.DataFlags{Name: d.name, All: &o.data}, d.name, d.short, d.usage)
 	}
 	js := fl.VarPF(probeJSON{&o.JSON, &o.data}, "json", "", "print the report as one JSON object; --json=DATA is curl's --json body (with Accept: application/json)")
 	js.NoOptDefVal = probeJSONReport
@@ -184,7 +191,7 @@ func addProbeFlags(fl *pflag.FlagSet, o *probeOptions) {
 	fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	// What is sent, where and how securely, and whether at all: never
 	// from a stray IDEMKEY_YES or a config file.
-	commandLineOnly(fl, names...)
+	settings.CommandLineOnly(fl, names...)
 }
 
 // probeMaxConcurrency bounds --concurrency: the in-flight rule is about
@@ -192,15 +199,15 @@ func addProbeFlags(fl *pflag.FlagSet, o *probeOptions) {
 const probeMaxConcurrency = 100
 
 // load resolves the options; nothing is sent.
-func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
+func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 	r, cfg := o.req, o.f.Config
 	var err error
 	if r.URL, err = post.ParseURL(rawURL); err != nil {
 		return probeCode(err)
 	}
 	if len(o.data) > 1 {
-		return &UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", o.data[0].flag, o.data[1].flag),
-			hint: "every request of a probe sends one body; curl would join the two with '&'"}
+		return &cli.UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", o.data[0].Flag, o.data[1].Flag),
+			HintText: "every request of a probe sends one body; curl would join the two with '&'"}
 	}
 	if len(o.data) == 1 {
 		r.Data = o.data[0]
@@ -209,13 +216,13 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 	if err := post.CheckKeyHeader(r.KeyHeader, "--key-header"); err != nil {
 		return err
 	}
-	if err := r.loadRequestFlags(fl); err != nil {
+	if err := r.LoadFlags(fl); err != nil {
 		return err
 	}
 	for _, line := range r.Headers {
 		if name, _, _, err := post.ParseHeaderLine(line); err == nil && strings.EqualFold(name, r.KeyHeader) {
-			return &UsageError{Err: fmt.Errorf("-H sets %s, which the probe sets itself, to keys made fresh for it", r.KeyHeader),
-				hint: "a probe never sends a key that a real step could use; --key-header NAME names the header the endpoint reads"}
+			return &cli.UsageError{Err: fmt.Errorf("-H sets %s, which the probe sets itself, to keys made fresh for it", r.KeyHeader),
+				HintText: "a probe never sends a key that a real step could use; --key-header NAME names the header the endpoint reads"}
 		}
 	}
 	r.Transport.Insecure, _ = fl.GetBool("insecure")
@@ -233,18 +240,18 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 		return cfg.Invalid("concurrency", fmt.Sprintf("want at most %d", probeMaxConcurrency))
 	}
 	if after := cfg.GetString("after"); after != "" {
-		if o.After, err = parseDays(after); err != nil || o.After <= 0 {
-			return &UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
+		if o.After, err = cli.ParseDays(after); err != nil || o.After <= 0 {
+			return &cli.UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
 		}
 	}
 	o.Count = cfg.GetString("count")
-	if changed(fl, "count") && strings.TrimSpace(o.Count) == "" {
-		return usageErrorf("--count needs a command that prints how many effects the endpoint has made")
+	if cli.Changed(fl, "count") && strings.TrimSpace(o.Count) == "" {
+		return cli.Usagef("--count needs a command that prints how many effects the endpoint has made")
 	}
 	o.RequireKey, o.Yes, o.DryRun = cfg.GetBool("require-key"), cfg.GetBool("yes"), cfg.GetBool("dry-run")
 	if o.DryRun && o.JSON {
-		return &UsageError{Err: errors.New("--dry-run prints the requests, not a report, so --json has nothing to print"),
-			hint: "drop --json, or --dry-run to run the probe"}
+		return &cli.UsageError{Err: errors.New("--dry-run prints the requests, not a report, so --json has nothing to print"),
+			HintText: "drop --json, or --dry-run to run the probe"}
 	}
 	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
 		return err
@@ -257,25 +264,25 @@ func (o *probeOptions) load(fl *pflag.FlagSet, rawURL string) error {
 func probeCode(err error) error {
 	var ce *post.Error
 	if errors.As(err, &ce) {
-		return &codeError{Code: exitUsage, Err: ce.Err}
+		return &cli.CodeError{Code: cli.ExitUsage, Err: ce.Err}
 	}
 	return err
 }
 
 // config builds the probe's configuration: the request as post builds
 // it, the body read, the client.
-func (o *probeOptions) config() (probe.Config, error) {
+func (o *Options) config() (probe.Config, error) {
 	r := o.req
 	cfg := probe.Config{KeyHeader: r.KeyHeader, Concurrency: o.Concurrency, After: o.After,
 		RequireKey: o.RequireKey, MaxTime: o.MaxTime}
-	if r.Data.flag != "" {
-		body, _, err := r.readData()
+	if r.Data.Flag != "" {
+		body, _, err := r.ReadData()
 		if err != nil {
 			return cfg, err
 		}
 		cfg.Body = body
 	}
-	req, err := r.newBaseRequest()
+	req, err := r.NewBase()
 	if err != nil {
 		return cfg, probeCode(err)
 	}
@@ -286,7 +293,7 @@ func (o *probeOptions) config() (probe.Config, error) {
 	if o.Count != "" {
 		cfg.Count = countCommand(o.Count)
 	}
-	cfg.Log = func(s string) { fmt.Fprintf(o.f.IO.Err, "idemkey: probe: %s\n", diagLine(s)) }
+	cfg.Log = func(s string) { fmt.Fprintf(o.f.IO.Err, "idemkey: probe: %s\n", cli.DiagLine(s)) }
 	return cfg, nil
 }
 
@@ -302,7 +309,7 @@ func headerGiven(lines []string, name string) bool {
 	return false
 }
 
-func runProbe(o *probeOptions) error {
+func run(o *Options) error {
 	ios := o.f.IO
 	cfg, err := o.config()
 	if err != nil {
@@ -312,12 +319,12 @@ func runProbe(o *probeOptions) error {
 		return o.dryRun(cfg)
 	}
 	if !o.Yes {
-		return &UsageError{Err: fmt.Errorf("a probe makes real writes: up to %d requests to %s, each of which may have an effect; nothing was sent",
+		return &cli.UsageError{Err: fmt.Errorf("a probe makes real writes: up to %d requests to %s, each of which may have an effect; nothing was sent",
 			probe.MaxRequests(cfg), o.req.URL.Redacted()),
-			hint: "point it at a test deployment and give --yes to send them, or --dry-run to see them first"}
+			HintText: "point it at a test deployment and give --yes to send them, or --dry-run to see them first"}
 	}
 	if ios.OutClosed() {
-		return &codeError{Code: exitUsage, Err: errors.New("standard output is closed, so the report would be lost; nothing was sent")}
+		return &cli.CodeError{Code: cli.ExitUsage, Err: errors.New("standard output is closed, so the report would be lost; nothing was sent")}
 	}
 	if o.req.Transport.Insecure {
 		fmt.Fprintf(ios.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
@@ -335,10 +342,10 @@ func runProbe(o *probeOptions) error {
 		err = o.writeTable(rep)
 	}
 	if err != nil {
-		return &OutputError{Err: err}
+		return &cli.OutputError{Err: err}
 	}
 	if rep.Failed() {
-		return &ExitError{Code: exitNegative}
+		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
 }
@@ -351,24 +358,24 @@ func probeFailure(err error) error {
 	switch {
 	case errors.As(err, &se):
 		cerr := post.Classify(se.Err, se.InBody)
-		he := &hintedError{msg: fmt.Sprintf("probe stopped at the %s rule: %s", se.Rule, cerr.Err)}
+		he := &cli.HintedError{Msg: fmt.Sprintf("probe stopped at the %s rule: %s", se.Rule, cerr.Err)}
 		if h := (*post.Hinted)(nil); errors.As(cerr.Err, &h) {
-			he.hint = h.Advice
+			he.HintText = h.Advice
 		}
 		sent := "it was the first request: nothing had been sent"
 		if se.Sent > 0 {
-			sent = fmt.Sprintf("%d %s had been sent before it, and what they did stands", se.Sent, plural(se.Sent, "request", "requests"))
+			sent = fmt.Sprintf("%d %s had been sent before it, and what they did stands", se.Sent, cli.Plural(se.Sent, "request", "requests"))
 		}
-		if he.hint != "" {
-			sent = he.hint + "; " + sent
+		if he.HintText != "" {
+			sent = he.HintText + "; " + sent
 		}
-		he.hint = sent
-		return &codeError{Code: exitUsage, Err: he}
+		he.HintText = sent
+		return &cli.CodeError{Code: cli.ExitUsage, Err: he}
 	case errors.As(err, &ce):
-		return &codeError{Code: exitUsage, Err: &hintedError{msg: fmt.Sprintf("probe stopped at the %s rule: %s", ce.Rule, ce.Err),
-			hint: "--count COMMAND must exit 0 and print one whole number, the effects the endpoint has made so far"}}
+		return &cli.CodeError{Code: cli.ExitUsage, Err: &cli.HintedError{Msg: fmt.Sprintf("probe stopped at the %s rule: %s", ce.Rule, ce.Err),
+			HintText: "--count COMMAND must exit 0 and print one whole number, the effects the endpoint has made so far"}}
 	}
-	return &codeError{Code: exitUsage, Err: err}
+	return &cli.CodeError{Code: cli.ExitUsage, Err: err}
 }
 
 func writeProbeJSON(w io.Writer, rep *probe.Report) error {
@@ -384,8 +391,8 @@ func writeProbeJSON(w io.Writer, rep *probe.Report) error {
 
 // writeTable writes the report as a table; verdicts are coloured on a
 // terminal.
-func (o *probeOptions) writeTable(rep *probe.Report) error {
-	ios, mode := o.f.IO, o.f.colorMode()
+func (o *Options) writeTable(rep *probe.Report) error {
+	ios, mode := o.f.IO, o.f.ColorMode()
 	paint := map[string]*color.Color{
 		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
 		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
@@ -399,7 +406,7 @@ func (o *probeOptions) writeTable(rep *probe.Report) error {
 		if c := paint[r.Verdict]; c != nil {
 			v = c.Sprint(v)
 		}
-		fmt.Fprintf(&b, "%-10s  %s  %s\n", r.Rule, v, escapeControls(r.Evidence))
+		fmt.Fprintf(&b, "%-10s  %s  %s\n", r.Rule, v, cli.EscapeControls(r.Evidence))
 	}
 	_, err := io.WriteString(ios.Out, b.String())
 	return err
@@ -407,7 +414,7 @@ func (o *probeOptions) writeTable(rep *probe.Report) error {
 
 // dryRun prints every request the probe would send, as post's --dry-run
 // prints one, each under a comment line naming its rule.
-func (o *probeOptions) dryRun(cfg probe.Config) error {
+func (o *Options) dryRun(cfg probe.Config) error {
 	plan, err := probe.Plan(cfg)
 	if err != nil {
 		return err
@@ -426,7 +433,7 @@ func (o *probeOptions) dryRun(cfg probe.Config) error {
 			note += ": no " + cfg.KeyHeader + " header"
 		}
 		fmt.Fprintf(&b, "\n# %s: %s\n", p.Rule, note)
-		o.req.writeHeadLines(&b, "", post.RequestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
+		o.req.WriteHeadLines(&b, "", post.RequestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
 		b.WriteString("\n")
 		b.Write(p.Body)
 		if len(p.Body) > 0 && p.Body[len(p.Body)-1] != '\n' {
@@ -437,7 +444,7 @@ func (o *probeOptions) dryRun(cfg probe.Config) error {
 		fmt.Fprintf(&b, "\n# --count runs before and after each rule's requests: %s\n", o.Count)
 	}
 	if _, err := io.WriteString(o.f.IO.Out, b.String()); err != nil {
-		return &OutputError{Err: err}
+		return &cli.OutputError{Err: err}
 	}
 	return nil
 }
@@ -466,14 +473,14 @@ func countCommand(command string) probe.Counter {
 				why = why[:i]
 			}
 			if why != "" {
-				why = ": " + printable(why)
+				why = ": " + cli.Printable(why)
 			}
 			return 0, fmt.Errorf("--count failed (%s)%s", post.RootCause(err), why)
 		}
 		text := strings.TrimSpace(out.String())
 		n, perr := strconv.ParseInt(text, 10, 64)
 		if perr != nil || n < 0 {
-			return 0, fmt.Errorf("--count printed %s, not a whole number of effects", printable(text))
+			return 0, fmt.Errorf("--count printed %s, not a whole number of effects", cli.Printable(text))
 		}
 		return n, nil
 	}

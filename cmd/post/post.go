@@ -1,42 +1,40 @@
-package cmd
+// Package post is the face of 'idemkey post': curl's POST with the key
+// derived from the body, retried with the same key, and with --ledger sent
+// once (the exchange: derive/post; the request's flags:
+// cmd/internal/curlflags; the hold: derive/ledger/hold.go).
+package post
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/curlflags"
+	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/post"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// postOptions are post's settings, read by load from the flags, the
+// Options are post's settings, read by load from the flags, the
 // IDEMKEY_* variables and the config file.
-type postOptions struct {
-	f      *Factory
-	URL    *url.URL
-	Data   dataArg // the one body flag given
-	Spec   *callSpec
-	Format *keyFormat
-	Secret []byte
+// Options are post's settings.
+type Options struct {
+	curlflags.Request // the request curl's flags describe
+	f                 *cli.Factory
+	Spec              *derive.Spec
+	Key               keyflags.Key
 
-	Method       string
-	Headers      []string // -H, in order
-	Output       string   // -o
-	User         string   // -u user:password
-	UserAgent    string   // -A
-	UserAgentSet bool
-	DumpHeader   string // -D
-	WriteOut     *post.WriteOut
+	Output     string // -o
+	DumpHeader string // -D
+	WriteOut   *post.WriteOut
 
 	Include, Silent, ShowError, Verbose bool
 	Fail, FailWithBody, DryRun          bool
@@ -44,35 +42,15 @@ type postOptions struct {
 	Location                            bool
 	MaxRedirs                           int
 
-	KeyHeader    string
 	Retry        int
 	RetryDelay   time.Duration
 	RetryMaxTime time.Duration
 	MaxTime      time.Duration
-	Transport    post.Transport
 
 	ledger *postLedger // post --ledger (post_ledger.go)
 	// leaseLost is closed when the ledger's claim of the key is lost: no
 	// retry is sent after it (the newer holder sends its own).
 	leaseLost <-chan struct{}
-}
-
-// dataArg is one body flag: which one (-d, --data-binary, --data-raw,
-// --json) and its value.
-type dataArg struct{ flag, value string }
-
-// dataFlags collects the body flags in the order given: post takes exactly
-// one (curl joins several with '&', which is never a JSON body).
-type dataFlags struct {
-	name string
-	all  *[]dataArg
-}
-
-func (d dataFlags) String() string { return "" }
-func (d dataFlags) Type() string   { return "string" }
-func (d dataFlags) Set(v string) error {
-	*d.all = append(*d.all, dataArg{d.name, v})
-	return nil
 }
 
 // postLong is post's --help: what is sent, the retries, the ledger, the
@@ -146,10 +124,11 @@ Exit codes (curl's):
   77  --cacert unreadable or without certificates`
 
 // newPostCmd is 'idemkey post': the options struct, its flags, and
-// runPost.
-func newPostCmd(f *Factory) *cobra.Command {
-	opts := &postOptions{f: f}
-	var data []dataArg
+// run.
+// NewCmd builds the command.
+func NewCmd(f *cli.Factory) *cobra.Command {
+	opts := &Options{f: f, Request: curlflags.Request{F: f}}
+	var data []curlflags.DataArg
 	cmd := &cobra.Command{
 		Use:   "post URL --task ID --tool NAME -d @ARGS.json",
 		Short: "Send a tool call over HTTP with its idempotency key, retrying safely",
@@ -164,22 +143,22 @@ func newPostCmd(f *Factory) *cobra.Command {
 			if err := ledgerFlagValue(cmd.Flags(), len(args)); err != nil {
 				return err
 			}
-			return rangeArgs(1, 1)(cmd, args)
+			return cli.RangeArgs(1, 1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := opts.load(cmd.Flags(), args[0], data)
 			if err == nil {
-				err = runPost(opts)
+				err = run(opts)
 			}
 			var ce *post.Error
 			if opts.Silent && !opts.ShowError && errors.As(err, &ce) {
-				return &ExitError{Code: ce.Code} // -s: the code only
+				return &cli.ExitError{Code: ce.Code} // -s: the code only
 			}
 			return err
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &UsageError{Err: err, hint: "run 'idemkey post --help' for usage"}
+		return &cli.UsageError{Err: err, HintText: "run 'idemkey post --help' for usage"}
 	})
 	opts.ledger = addPostFlags(cmd.Flags(), &data)
 	return cmd
@@ -187,17 +166,17 @@ func newPostCmd(f *Factory) *cobra.Command {
 
 // addPostFlags registers post's flags, curl's names first, and returns
 // the ledger's (post_ledger.go).
-func addPostFlags(fl *pflag.FlagSet, data *[]dataArg) *postLedger {
+func addPostFlags(fl *pflag.FlagSet, data *[]curlflags.DataArg) *postLedger {
 	fl.SortFlags = false
-	addCallFlags(fl)
-	addKeyFormatFlags(fl)
+	keyflags.AddCallFlags(fl)
+	keyflags.AddFormatFlags(fl)
 	for _, d := range []struct{ name, short, usage string }{
 		{"data", "d", "body: @FILE, @- for standard input, or the JSON itself (an envelope with --from)"},
 		{"data-binary", "", "body, as -d (@FILE, @-, or the JSON itself)"},
 		{"data-raw", "", "body given literally: a leading @ is not a file name"},
 		{"json", "", "body as --data-binary, with Content-Type and Accept: application/json (curl's --json, 7.82; not a JSON report, as run --json is)"},
 	} {
-		fl.VarP(dataFlags{d.name, data}, d.name, d.short, d.usage)
+		fl.VarP(curlflags.DataFlags{Name: d.name, All: data}, d.name, d.short, d.usage)
 	}
 	fl.Bool("send-as-is", false, "send the body's original bytes instead of its canonical form")
 	fl.Bool("lossy", false, "send the canonical form even where it changes a value (see above)")
@@ -233,35 +212,28 @@ func addPostFlags(fl *pflag.FlagSet, data *[]dataArg) *postLedger {
 	return addPostLedgerFlag(fl)
 }
 
-// maxPostBody is the largest body post reads: it is held in memory and
-// sent again on every attempt.
-const maxPostBody = 64 << 20
-
 // load resolves the settings. Those that are safe as defaults come from
 // the configuration (flag, IDEMKEY_*, config file); those that change
 // what is sent, where, or how securely come from the command line only, so
 // that no stray IDEMKEY_INSECURE can turn off certificate checks.
-func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) error {
+func (o *Options) load(fl *pflag.FlagSet, rawURL string, data []curlflags.DataArg) error {
 	f := o.f
 	var err error
 	if o.URL, err = post.ParseURL(rawURL); err != nil {
 		return err
 	}
-	if changed(fl, "retry-all-errors") {
-		return &UsageError{Err: errors.New("--retry-all-errors is not supported"),
-			hint: "idemkey retries only what may succeed with the same key (timeouts, resets, 408, 409, 425, 429, 5xx); " +
+	if cli.Changed(fl, "retry-all-errors") {
+		return &cli.UsageError{Err: errors.New("--retry-all-errors is not supported"),
+			HintText: "idemkey retries only what may succeed with the same key (timeouts, resets, 408, 409, 425, 429, 5xx); " +
 				"a definitive 4xx means the server refused this request, and sending it again cannot change that"}
 	}
 	if o.Data, err = oneBody(data); err != nil {
 		return err
 	}
-	if o.Spec, err = f.callSpec(); err != nil {
+	if o.Spec, err = keyflags.Spec(f); err != nil {
 		return err
 	}
-	if o.Format, err = f.keyFormat(); err != nil {
-		return err
-	}
-	if o.Secret, err = f.secret(); err != nil {
+	if o.Key, err = keyflags.KeyFrom(f); err != nil {
 		return err
 	}
 	o.Output, _ = fl.GetString("output")
@@ -269,7 +241,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if o.MaxRedirs, err = f.Config.Int("max-redirs", -1); err != nil { // -1: no limit, as in curl
 		return err
 	}
-	if err := o.loadRequestFlags(fl); err != nil { // curlflags.go
+	if err := o.LoadFlags(fl); err != nil {
 		return err
 	}
 	for name, p := range map[string]*bool{
@@ -281,20 +253,20 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 		*p, _ = fl.GetBool(name)
 	}
 	if o.SendAsIs && o.Lossy {
-		return usageErrorf("--send-as-is and --lossy contradict each other: send the original bytes or the canonical form")
+		return cli.Usagef("--send-as-is and --lossy contradict each other: send the original bytes or the canonical form")
 	}
 	if err := o.loadHeaders(); err != nil {
 		return err
 	}
 	o.Transport.CACert = f.Config.GetString("cacert")
-	if o.Retry, err = f.configInt("retry"); err != nil {
+	if o.Retry, err = f.Config.Int("retry", 0); err != nil {
 		return err
 	}
 	for name, p := range map[string]*time.Duration{
 		"retry-delay": &o.RetryDelay, "retry-max-time": &o.RetryMaxTime,
 		"max-time": &o.MaxTime, "connect-timeout": &o.Transport.ConnectTimeout,
 	} {
-		if *p, err = f.configSeconds(name); err != nil {
+		if *p, err = f.Config.Seconds(name, false); err != nil {
 			return err
 		}
 	}
@@ -304,7 +276,7 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 	if err := o.ledger.load(f.Config, fl); err != nil {
 		return err
 	}
-	if w, _ := fl.GetString("write-out"); changed(fl, "write-out") {
+	if w, _ := fl.GetString("write-out"); cli.Changed(fl, "write-out") {
 		if o.WriteOut, err = o.parseWriteOut(w); err != nil {
 			return err
 		}
@@ -313,21 +285,21 @@ func (o *postOptions) load(fl *pflag.FlagSet, rawURL string, data []dataArg) err
 }
 
 // oneBody returns the one body flag given: post sends one JSON value.
-func oneBody(data []dataArg) (dataArg, error) {
+func oneBody(data []curlflags.DataArg) (curlflags.DataArg, error) {
 	switch len(data) {
 	case 0:
-		return dataArg{}, &UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
-			hint: "the key is derived from the body, so post needs one"}
+		return curlflags.DataArg{}, &cli.UsageError{Err: errors.New("missing body: give -d @FILE, -d @- or -d '{…}'"),
+			HintText: "the key is derived from the body, so post needs one"}
 	case 1:
 		return data[0], nil
 	}
-	return dataArg{}, &UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", data[0].flag, data[1].flag),
-		hint: "post sends one JSON value, and its key is derived from it; curl would join the two with '&'"}
+	return curlflags.DataArg{}, &cli.UsageError{Err: fmt.Errorf("more than one body: --%s and --%s", data[0].Flag, data[1].Flag),
+		HintText: "post sends one JSON value, and its key is derived from it; curl would join the two with '&'"}
 }
 
 // loadHeaders reads the key's header (--key-header, --key-quoted) and
 // checks every -H line, before anything is sent.
-func (o *postOptions) loadHeaders() error {
+func (o *Options) loadHeaders() error {
 	c := o.f.Config
 	o.KeyQuoted = c.GetBool("key-quoted")
 	o.KeyHeader = strings.TrimSpace(c.GetString("key-header"))
@@ -342,43 +314,18 @@ func (o *postOptions) loadHeaders() error {
 	return nil
 }
 
-// configInt reads an integer setting, rejecting what is not one (viper's
-// GetInt would quietly give 0).
-func (f *Factory) configInt(name string) (int, error) {
-	s := strings.TrimSpace(fmt.Sprint(f.Config.Get(name)))
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, usageErrorf("invalid --%s %q (want a whole number >= 0)", name, s)
-	}
-	return n, nil
-}
-
-// configSeconds reads a duration setting given in seconds, fractions
-// allowed as in curl ("0.5"); a Go duration ("500ms") is accepted too.
-func (f *Factory) configSeconds(name string) (time.Duration, error) {
-	s := strings.TrimSpace(fmt.Sprint(f.Config.Get(name)))
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v >= 0 && v < 1e9 {
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return d, nil
-	}
-	return 0, usageErrorf("invalid --%s %q (want seconds, such as 2 or 0.5)", name, s)
-}
-
 // buildRequest returns the request every attempt sends (without its body)
 // and the body bytes.
-func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
-	data, name, err := o.readData()
+func (o *Options) buildRequest() (*http.Request, []byte, string, error) {
+	data, name, err := o.ReadData()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	lc, err := o.Spec.load(data)
+	lc, err := keyflags.Load(o.Spec, data)
 	if err != nil {
-		return nil, nil, "", inputErr(name, 0, err)
+		return nil, nil, "", cli.InputErr(name, 0, err)
 	}
-	kopts := keyOptions{Format: o.Format, Secret: o.Secret}
-	key := string(kopts.key(nil, lc))
+	key := string(o.Key.Append(nil, lc.Call))
 	if err := post.CheckHeaderText("the key (--prefix)", key); err != nil {
 		return nil, nil, "", err
 	}
@@ -396,12 +343,12 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	if !o.SendAsIs {
 		if !o.Lossy {
 			if err := post.CheckLosses(lc.Args); err != nil {
-				return nil, nil, "", &InputError{Name: name, Err: err}
+				return nil, nil, "", &cli.InputError{Name: name, Err: err}
 			}
 		}
 		body = lc.Args.Append(nil)
 	}
-	req, err := o.newBaseRequest() // curlflags.go
+	req, err := o.NewBase()
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -414,79 +361,26 @@ func (o *postOptions) buildRequest() (*http.Request, []byte, string, error) {
 	return req, body, key, nil
 }
 
-// readData returns the body and its name for diagnostics, by curl's rules:
-// -d, --data-binary and --json read @FILE (@- standard input), --data-raw
-// takes its value literally.
-func (o *postOptions) readData() ([]byte, string, error) {
-	d := o.Data
-	file, ok := strings.CutPrefix(d.value, "@")
-	if !ok || d.flag == "data-raw" {
-		name := "<--" + d.flag + ">"
-		if d.flag == "data" {
-			name = "<-d>"
-		}
-		return []byte(d.value), name, nil
-	}
-	if file == "" {
-		return nil, "", usageErrorf("--%s @ needs a file name, or - for standard input", d.flag)
-	}
-	return o.f.postReadLimited(file, "the body", maxPostBody)
-}
-
-// postReadLimited reads a file or standard input ("-"), stopping past limit
-// bytes: an endless input (/dev/zero, a pipe that never ends) is reported
-// once the limit is passed, with memory bounded by it.
-func (f *Factory) postReadLimited(name, what string, limit int64) ([]byte, string, error) {
-	var r io.Reader
-	display := name
-	if name == "-" {
-		r, display = f.IO.In, stdinName
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return nil, name, &InputError{Name: name, Err: fileErr(err)}
-		}
-		defer fh.Close()
-		if st, err := fh.Stat(); err == nil && st.IsDir() {
-			return nil, name, &InputError{Name: name, Err: errors.New("is a directory, not a file")}
-		}
-		r = fh
-	}
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, display, &InputError{Name: display, Err: fileErr(err)}
-	}
-	if n > limit {
-		he := &hintedError{msg: fmt.Sprintf("%s is larger than post's limit of %d MiB; stopped reading there", what, limit>>20)}
-		if what == "the body" {
-			he.hint = "post holds the body in memory and sends it again on every retry"
-		}
-		return nil, display, &InputError{Name: display, Err: he}
-	}
-	return buf.Bytes(), display, nil
-}
-
 // stdoutOK reports whether standard output can be written at all: a
 // closed descriptor (>&-) is found before anything is sent, so that a
 // write never happens that idemkey could not report.
-func (o *postOptions) stdoutOK() error {
+func (o *Options) stdoutOK() error {
 	if o.f.IO.OutClosed() {
 		return &post.Error{Code: post.CurlWriteError, Err: errors.New("standard output is closed; nothing was sent")}
 	}
 	return nil
 }
 
-// runPost builds the request, sends it (through the ledger with
+// run builds the request, sends it (through the ledger with
 // --ledger), writes the final response once and then -w.
-func runPost(o *postOptions) error {
+func run(o *Options) error {
 	ios := o.f.IO
 	if o.Output == "" || o.Output == "-" || o.DumpHeader == "-" || o.WriteOut != nil {
 		if err := o.stdoutOK(); err != nil {
 			return err
 		}
 	}
-	if out, ok := underlying(ios.Out).(*os.File); ok && out == os.Stdout {
+	if out, ok := cli.Underlying(ios.Out).(*os.File); ok && out == os.Stdout {
 		// A broken pipe on standard output is a write error (curl's 23),
 		// not death by SIGPIPE.
 		signal.Ignore(syscall.SIGPIPE)
@@ -515,7 +409,7 @@ func runPost(o *postOptions) error {
 	defer ex.Final.Close()
 	err = o.finish(ex, key)
 	if o.WriteOut != nil {
-		info := post.Info{URL: o.URL, Method: o.Method, Key: key, Outcome: err, ExitCode: exitCode(err)}
+		info := post.Info{URL: o.URL, Method: o.Method, Key: key, Outcome: err, ExitCode: cli.ExitCode(err)}
 		if werr := o.WriteOut.Write(o.f.IO.Out, o.f.IO.Err, ex, info); werr != nil && err == nil {
 			err = werr
 		}
@@ -525,9 +419,9 @@ func runPost(o *postOptions) error {
 
 // parseWriteOut parses a -w format; @FILE reads it from a file (@- from
 // standard input).
-func (o *postOptions) parseWriteOut(format string) (*post.WriteOut, error) {
+func (o *Options) parseWriteOut(format string) (*post.WriteOut, error) {
 	if file, ok := strings.CutPrefix(format, "@"); ok {
-		data, _, err := o.f.postReadLimited(file, "the -w format", 1<<20)
+		data, _, err := curlflags.ReadLimited(o.f, file, "the -w format", 1<<20)
 		if err != nil {
 			return nil, err
 		}
@@ -539,7 +433,7 @@ func (o *postOptions) parseWriteOut(format string) (*post.WriteOut, error) {
 // exchange sends the request with post.Do, retrying as the flags say,
 // and writes what happens on standard error: each attempt with -v, each
 // retry unless -s.
-func (o *postOptions) exchange(client *http.Client, req *http.Request, body []byte) *post.Result {
+func (o *Options) exchange(client *http.Client, req *http.Request, body []byte) *post.Result {
 	return post.Do(post.Exchange{
 		Client: client, Request: req, Body: body,
 		Retry: o.Retry, RetryDelay: o.RetryDelay, RetryMaxTime: o.RetryMaxTime, MaxTime: o.MaxTime,
@@ -551,7 +445,7 @@ func (o *postOptions) exchange(client *http.Client, req *http.Request, body []by
 
 // exchangeEvents are the exchange's messages. A server's reason phrase
 // in a retry's why is not trusted: diagLine makes it one printable line.
-func (o *postOptions) exchangeEvents(req *http.Request, body []byte) post.Events {
+func (o *Options) exchangeEvents(req *http.Request, body []byte) post.Events {
 	w := o.f.IO.Err
 	say := func(format string, args ...any) {
 		if !o.Silent {
@@ -572,23 +466,23 @@ func (o *postOptions) exchangeEvents(req *http.Request, body []byte) post.Events
 		Retrying: func(r post.Retry) {
 			if !o.Silent || o.Verbose {
 				fmt.Fprintf(w, "idemkey: attempt %d: %s; retrying in %s (%s) with the same key, %d %s left\n",
-					r.Attempt, diagLine(r.Why), roundDuration(r.Wait), r.Source, r.Left, plural(r.Left, "retry", "retries"))
+					r.Attempt, cli.DiagLine(r.Why), roundDuration(r.Wait), r.Source, r.Left, cli.Plural(r.Left, "retry", "retries"))
 			}
 		},
 		GaveUp: func(attempts int, why string) {
-			say("idemkey: giving up after %d attempts: %s\n", attempts, diagLine(why))
+			say("idemkey: giving up after %d attempts: %s\n", attempts, cli.DiagLine(why))
 		},
 		TooLong: func(why string, r post.Retry) {
-			say("idemkey: not retrying: %s; waiting %s (%s) would pass %s\n", diagLine(why), showWait(r.Wait), r.Source, o.waitLimit())
+			say("idemkey: not retrying: %s; waiting %s (%s) would pass %s\n", cli.DiagLine(why), showWait(r.Wait), r.Source, o.waitLimit())
 		},
 		Lost: func(why string) {
-			say("idemkey: not retrying: %s; the ledger's claim of the key was lost\n", diagLine(why))
+			say("idemkey: not retrying: %s; the ledger's claim of the key was lost\n", cli.DiagLine(why))
 		},
 	}
 }
 
 // waitLimit names the limit a retry's wait may not pass.
-func (o *postOptions) waitLimit() string {
+func (o *Options) waitLimit() string {
 	if o.RetryMaxTime > 0 {
 		return "--retry-max-time " + o.RetryMaxTime.String()
 	}
