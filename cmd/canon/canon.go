@@ -27,7 +27,7 @@ type Options struct {
 	Check  bool
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey canon': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

@@ -26,7 +26,7 @@ type Options struct {
 	Sel    *derive.Spec // --only and --omit, and each tool's in the config file
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey check': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

@@ -43,7 +43,7 @@ type Options struct {
 	Command []string
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey conform': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

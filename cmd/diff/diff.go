@@ -37,7 +37,7 @@ type Options struct {
 	Lines        [2]int // with --line: the line of each side's JSON Lines log (1-based), or 0
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey diff': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

@@ -41,7 +41,7 @@ type Options struct {
 	Analysis    drift.Options
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey drift': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	d := drift.Defaults

@@ -25,7 +25,7 @@ type Options struct {
 	FailFast bool
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey key': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

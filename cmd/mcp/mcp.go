@@ -125,7 +125,7 @@ Exit codes: 0 the client closed its input; the server's own exit code (or
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
 server; 127 not found.`
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey mcp': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

@@ -123,9 +123,7 @@ Exit codes (curl's):
       (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`
 
-// newPostCmd is 'idemkey post': the options struct, its flags, and
-// run.
-// NewCmd builds the command.
+// NewCmd is 'idemkey post': the options struct, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f, Request: curlflags.Request{F: f}}
 	var data []curlflags.DataArg

@@ -72,7 +72,7 @@ func (j probeJSON) Replace([]string) error { return errors.New("not supported") 
 func (j probeJSON) GetSlice() []string     { return []string{j.String()} }
 func (j probeJSON) IsBoolFlag() bool       { return true }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey probe': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f, req: &curlflags.Request{F: f}}
 	cmd := &cobra.Command{

@@ -77,7 +77,7 @@ func runFailed(err error) error {
 	return &cli.CodeError{Code: cli.ExitRunFailed, Err: err}
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey run': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

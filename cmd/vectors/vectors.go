@@ -18,7 +18,7 @@ type Options struct {
 	Scheme canon.Scheme
 }
 
-// NewCmd builds the command.
+// NewCmd builds 'idemkey vectors': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{

@@ -117,7 +117,8 @@ func IsTerminal(w io.Writer) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-// colorMode is the --color flag: auto, always or never.
+// UseColor says whether to paint w under --color mode (auto, always or
+// never): auto paints a terminal unless NO_COLOR or TERM=dumb says not to.
 func (ios *IOStreams) UseColor(mode string, w io.Writer) bool {
 	switch mode {
 	case "always":

@@ -236,16 +236,25 @@ func fixCompletionCmd(c *cobra.Command) {
 	}
 }
 
-// valueChoices are the values shell completion offers for flags of these
-// names. They are offered only where the flag's own help names every one
+// valueChoices are the values shell completion offers for a flag of that
+// name. They are offered only where the flag's own help names every one
 // of them, so that another command's flag of the same name with another
-// meaning is left alone.
-var valueChoices = map[string][]string{
-	"from":    derive.FromNames,
-	"scheme":  {"js", "jcs"},
-	"format":  derive.FormatNames,
-	"color":   {"auto", "always", "never"},
-	"request": {"POST", "PUT", "PATCH"},
+// meaning is left alone. (A switch, not a map: nothing is built at start-up
+// for the runs that complete nothing.)
+func valueChoices(name string) ([]string, bool) {
+	switch name {
+	case "from":
+		return derive.FromNames, true
+	case "scheme":
+		return []string{"js", "jcs"}, true
+	case "format":
+		return derive.FormatNames, true
+	case "color":
+		return []string{"auto", "always", "never"}, true
+	case "request":
+		return []string{"POST", "PUT", "PATCH"}, true
+	}
+	return nil, false
 }
 
 func registerValueCompletion(c *cobra.Command, fl *pflag.Flag) {
@@ -255,7 +264,7 @@ func registerValueCompletion(c *cobra.Command, fl *pflag.Flag) {
 		})
 		return
 	}
-	choices, ok := valueChoices[fl.Name]
+	choices, ok := valueChoices(fl.Name)
 	if !ok {
 		return
 	}

@@ -63,7 +63,7 @@ type Reconcile struct {
 	Interrupt chan os.Signal
 }
 
-// reconciler is the ledger's hook for the command.
+// Reconciler is the ledger's hook for the command.
 func (rc *Reconcile) Reconciler() ledger.Reconciler {
 	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 		return rc.Run(ctx, rec)
