@@ -98,7 +98,6 @@ type vector struct {
 func run(opts *Options) error {
 	ios := opts.f.IO
 	total, mismatches, invalid := 0, 0, 0
-	plain := opts.Key.Format.Name == "hex" && opts.Key.Format.Prefix == ""
 	stdinSeen := false
 	for _, file := range opts.Files {
 		// Before anything is read or reported: a usage error is the only
@@ -111,35 +110,14 @@ func run(opts *Options) error {
 		}
 	}
 	for _, file := range opts.Files {
-		data, name, err := input.Read(opts.f, file)
+		found, bad, mismatched, err := opts.checkFile(file)
+		invalid += bad
+		mismatches += mismatched
 		if err != nil {
 			invalid++
 			opts.f.PrintError(err)
-			continue
-		}
-		found := 0
-		for lineNo, line := range bytes.Split(data, []byte{'\n'}) {
-			line = bytes.TrimSuffix(line, []byte{'\r'})
-			if input.BlankLine(line) {
-				continue
-			}
-			found++
-			v, err := parseVector(line, opts.Scheme, opts.From, plain, opts.Sel)
-			if err != nil {
-				invalid++
-				opts.f.PrintError(&cli.InputError{Name: name, Line: lineNo + 1, Err: err})
-				continue
-			}
-			if got := string(opts.Key.Append(nil, v.call)); got != v.want {
-				mismatches++
-				fmt.Fprintf(ios.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo+1, cli.EscapeControls(v.want), got)
-			}
 		}
 		total += found
-		if found == 0 {
-			invalid++
-			opts.f.PrintError(&cli.InputError{Name: name, Err: errors.New("no vectors found")})
-		}
 	}
 	fmt.Fprintf(ios.Err, "idemkey: checked %d %s: %d mismatched, %d invalid\n", total, cli.Plural(total, "vector", "vectors"), mismatches, invalid)
 	switch {
@@ -149,6 +127,57 @@ func run(opts *Options) error {
 		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return nil
+}
+
+// checkFile checks the vectors of one JSON Lines file, read in chunks of
+// whole lines by the reader key --batch and drift use (a line may be as
+// long as a document may): how many it found, how many lines were invalid
+// (each reported) and how many keys mismatched (each on standard output).
+// The error is what kept the file from being read to its end, or that it
+// holds no vector.
+func (opts *Options) checkFile(file string) (found, invalid, mismatches int, err error) {
+	in, name, _, closeIn, err := input.OpenLines(opts.f, file)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer closeIn()
+	plain := opts.Key.Format.Name == "hex" && opts.Key.Format.Prefix == ""
+	r := &input.ChunkReader{In: in, Limit: int(canon.MaxSize)}
+	lineNo := 0
+	var buf []byte
+	for !r.Done {
+		buf = r.Next(buf)
+		for rest := buf; len(rest) > 0; {
+			l := len(rest)
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				l = i + 1
+			}
+			line := input.TrimEOL(rest[:l])
+			rest = rest[l:]
+			lineNo++
+			if input.BlankLine(line) {
+				continue
+			}
+			found++
+			v, err := parseVector(line, opts.Scheme, opts.From, plain, opts.Sel)
+			if err != nil {
+				invalid++
+				opts.f.PrintError(&cli.InputError{Name: name, Line: lineNo, Err: err})
+				continue
+			}
+			if got := string(opts.Key.Append(nil, v.call)); got != v.want {
+				mismatches++
+				fmt.Fprintf(opts.f.IO.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo, cli.EscapeControls(v.want), got)
+			}
+		}
+	}
+	if err := r.Failure(name); err != nil {
+		return found, invalid, mismatches, err
+	}
+	if found == 0 {
+		return 0, invalid, mismatches, &cli.InputError{Name: name, Err: errors.New("no vectors found")}
+	}
+	return found, invalid, mismatches, nil
 }
 
 // parseVector reads one vector line. The line is parsed under the scheme it

@@ -6,11 +6,9 @@ package drift
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -387,18 +385,11 @@ func (opts *Options) readLines(a *drift.Analyzer) (bad int, err error) {
 
 // chunkFile splits one log into chunks of whole lines.
 func (opts *Options) chunkFile(file string, lineNo *int, order, todo chan<- *driftChunk, quit <-chan struct{}) error {
-	in, name := opts.f.IO.In, input.StdinName
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return &cli.InputError{Name: file, Err: input.FileErr(err)}
-		}
-		defer fh.Close()
-		if st, err := fh.Stat(); err == nil && st.IsDir() {
-			return &cli.InputError{Name: file, Err: errors.New("is a directory, not a file")}
-		}
-		in, name = fh, file
+	in, name, _, closeIn, err := input.OpenLines(opts.f, file)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	// Chunks of whole lines, read by the one JSON Lines reader (key
 	// --batch's): a line may be as long as a document may.
 	r := &input.ChunkReader{In: in, Limit: int(canon.MaxSize)}

@@ -3,10 +3,8 @@ package key
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
@@ -20,7 +18,7 @@ import (
 // reported on standard error with its line number. Chunks of lines are
 // derived in parallel on every core and written in input order.
 func runBatch(opts *Options) error {
-	in, name, size, closeIn, err := opts.batchInput()
+	in, name, size, closeIn, err := input.OpenLines(opts.f, opts.File)
 	if err != nil {
 		return err
 	}
@@ -51,30 +49,6 @@ func runBatch(opts *Options) error {
 		}()
 	}
 	return opts.writeBatch(b, size)
-}
-
-// batchInput opens a batch's input: the file, or standard input (also for
-// -), with its size when it is a file.
-func (opts *Options) batchInput() (in io.Reader, name string, size int64, closeIn func(), err error) {
-	in, name, closeIn = opts.f.IO.In, input.StdinName, func() {}
-	if opts.File == "" || opts.File == "-" {
-		if fh, ok := in.(*os.File); ok {
-			input.NoteTerminalStdin(opts.f, fh)
-		}
-		return in, name, 0, closeIn, nil
-	}
-	fh, err := os.Open(opts.File)
-	if err != nil {
-		return nil, "", 0, nil, &cli.InputError{Name: opts.File, Err: input.FileErr(err)}
-	}
-	if st, err := fh.Stat(); err == nil {
-		if st.IsDir() {
-			fh.Close()
-			return nil, "", 0, nil, &cli.InputError{Name: opts.File, Err: errors.New("is a directory, not a file")}
-		}
-		size = st.Size()
-	}
-	return fh, opts.File, size, func() { fh.Close() }, nil
 }
 
 // batch is the pipeline of a key --batch: a reader splits the input into

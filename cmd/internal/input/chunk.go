@@ -2,7 +2,9 @@ package input
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"os"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
@@ -142,3 +144,29 @@ func (r *ChunkReader) Failure(name string) error {
 // NewChunkReader reads in from the start, with lines of at most LineLimit
 // bytes.
 func NewChunkReader(in io.Reader) *ChunkReader { return &ChunkReader{In: in, Limit: LineLimit} }
+
+// OpenLines opens JSON Lines input for a ChunkReader: the file called
+// name, or standard input for "" and "-" (with the note for a terminal),
+// and the file's size (0 for standard input). closeIn closes what it
+// opened.
+func OpenLines(f *cli.Factory, name string) (in io.Reader, display string, size int64, closeIn func(), err error) {
+	in, display, closeIn = f.IO.In, StdinName, func() {}
+	if name == "" || name == "-" {
+		if fh, ok := in.(*os.File); ok {
+			NoteTerminalStdin(f, fh)
+		}
+		return in, display, 0, closeIn, nil
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, name, 0, nil, &cli.InputError{Name: name, Err: FileErr(err)}
+	}
+	if st, err := fh.Stat(); err == nil {
+		if st.IsDir() {
+			fh.Close()
+			return nil, name, 0, nil, &cli.InputError{Name: name, Err: errors.New("is a directory, not a file")}
+		}
+		size = st.Size()
+	}
+	return fh, name, size, func() { fh.Close() }, nil
+}
