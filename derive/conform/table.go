@@ -42,6 +42,9 @@ func (b *builder) nums(lits ...string) {
 	}
 }
 
+// build returns the suite, section by section, in the order vectors prints
+// it. It is one long table on purpose: read top to bottom, it is the
+// suite's text, and splitting it would scatter the case ids.
 func build() []Case {
 	b := &builder{}
 

@@ -11,8 +11,29 @@ import (
 	"github.com/idemkey/idemkey/derive/diff"
 )
 
-// Finish waits for the calls added so far and returns the report.
+// Finish waits for the calls added so far and returns the report: the
+// retry rule learnt from the whole log, then the collapses and the drift
+// clusters it decides.
 func (a *Analyzer) Finish() *Report {
+	a.drain()
+	rule := a.retryRule()
+	idsTell := a.callIDsTell(rule)
+	collapses := a.collapses(idsTell)
+	clusters := a.clusters(rule, idsTell)
+	rep := &Report{Calls: a.calls}
+	for _, f := range a.driftFindings(clusters) {
+		if len(f.Keys) > 1 {
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Lines[0] < rep.Findings[j].Lines[0] })
+	rep.Suggestions = suggestions(&a.o, rep.Findings)
+	rep.Findings = append(rep.Findings, collapses...)
+	return rep
+}
+
+// drain hands every shard its last calls and waits for them.
+func (a *Analyzer) drain() {
 	for _, s := range a.shards {
 		if len(s.pending) > 0 {
 			s.in <- s.pending
@@ -21,76 +42,91 @@ func (a *Analyzer) Finish() *Report {
 		close(s.in)
 	}
 	a.wg.Wait()
-	o := &a.o
+}
 
-	// Freshness: per tool and leaf, near-duplicate pairs having it on both
-	// sides and differing there.
-	stats := map[uint64][2]int32{}
+// counterKey names a counter: a tool and a pointer.
+type counterKey struct{ tool, ptr string }
+
+// retryRule is what the whole log says of its fields: per tool and leaf,
+// how often near-duplicate pairs differ there (freshness), and per tool
+// and pointer, how many integer differences are steps of 1 to MaxStep.
+type retryRule struct {
+	o        *Options
+	stats    map[uint64][2]int32
+	counters map[counterKey][2]int32
+}
+
+// retryRule merges the shards' statistics into the rule.
+func (a *Analyzer) retryRule() *retryRule {
+	r := &retryRule{o: &a.o, stats: map[uint64][2]int32{}, counters: map[counterKey][2]int32{}}
 	for _, s := range a.shards {
 		for k, v := range s.stats {
-			t := stats[k]
+			t := r.stats[k]
 			t[0] += v[0]
 			t[1] += v[1]
-			stats[k] = t
+			r.stats[k] = t
 		}
 		s.stats = nil
-	}
-	fresh := func(tool string, unit uint64) bool {
-		t := stats[mix(hashString(tool)^unit)]
-		return t[0] > 0 && float64(t[1]) >= o.MinFresh*float64(t[0])
-	}
-
-	// Counters: per tool and pointer, integer differences, and how many
-	// are steps of 1 to MaxStep.
-	type ck struct{ tool, ptr string }
-	counters := map[ck][2]int32{}
-	for _, s := range a.shards {
 		for k, v := range s.counters {
-			key := ck{s.names.strs[k[0]], s.names.strs[k[1]]}
-			c := counters[key]
+			key := counterKey{s.names.strs[k[0]], s.names.strs[k[1]]}
+			c := r.counters[key]
 			c[0] += v[0]
 			c[1] += v[1]
-			counters[key] = c
+			r.counters[key] = c
 		}
 		s.counters = nil
 	}
-	retry := func(s *shard, p *pair) bool {
-		tool := s.names.strs[s.kept[p.a].tool]
-		for _, e := range s.pairEntries(p) {
-			var ok bool
-			switch e.kind {
-			case kReordered, kFloat:
-				ok = true
-			case kTimestamp:
-				ok = e.near
-			case kID:
-				ok = fresh(tool, e.unit)
-			case kCounter:
-				c := counters[ck{tool, s.names.strs[e.ptr]}]
-				// An attempt counter steps up in most differences at its
-				// pointer, and like every regenerated field it differs in
-				// most near-duplicate pairs: a quantity that a distinct
-				// call raised by one does not.
-				ok = e.step >= 1 && int(e.step) <= o.MaxStep && float64(c[1]) >= o.CounterShare*float64(c[0]) && fresh(tool, e.unit)
-			case kReworded:
-				ok = e.near
-			}
-			if !ok {
-				return false
-			}
-		}
-		return true
-	}
+	return r
+}
 
-	// Call ids: a log that keeps the model's tool call id across the
-	// attempts of a call (most retry pairs share it) tells distinct calls
-	// apart by it; a log that gives every attempt a new id does not.
+// fresh tells whether the tool's leaf differs in most near-duplicate
+// pairs that have it on both sides.
+func (r *retryRule) fresh(tool string, unit uint64) bool {
+	t := r.stats[mix(hashString(tool)^unit)]
+	return t[0] > 0 && float64(t[1]) >= r.o.MinFresh*float64(t[0])
+}
+
+// retry tells whether every difference of the pair is one a retry makes.
+func (r *retryRule) retry(s *shard, p *pair) bool {
+	tool := s.names.strs[s.kept[p.a].tool]
+	for _, e := range s.pairEntries(p) {
+		var ok bool
+		switch e.kind {
+		case kReordered, kFloat:
+			ok = true
+		case kTimestamp:
+			ok = e.near
+		case kID:
+			ok = r.fresh(tool, e.unit)
+		case kCounter:
+			c := r.counters[counterKey{tool, s.names.strs[e.ptr]}]
+			// An attempt counter steps up in most differences at its
+			// pointer, and like every regenerated field it differs in
+			// most near-duplicate pairs: a quantity that a distinct
+			// call raised by one does not.
+			ok = e.step >= 1 && int(e.step) <= r.o.MaxStep && float64(c[1]) >= r.o.CounterShare*float64(c[0]) && r.fresh(tool, e.unit)
+		case kReworded:
+			ok = e.near
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// callIDsTell decides whether the log's call ids tell distinct calls
+// apart. A call id is the model's tool call id, which its retries keep:
+// two ids are two calls, unless the log shows otherwise (most retry-like
+// pairs, and more than one, carry different ids: a log that gives every
+// attempt an id of its own).
+func (a *Analyzer) callIDsTell(rule *retryRule) bool {
 	same, other := 0, 0
 	for _, s := range a.shards {
 		for k := range s.pairs {
 			p := &s.pairs[k]
 			ia, ib := s.bytes.get(s.kept[p.a].callID), s.bytes.get(s.kept[p.b].callID)
-			if len(ia) > 0 && len(ib) > 0 && retry(s, p) {
+			if len(ia) > 0 && len(ib) > 0 && rule.retry(s, p) {
 				if string(ia) == string(ib) {
 					same++
 				} else {
@@ -98,20 +134,16 @@ func (a *Analyzer) Finish() *Report {
 				}
 			}
 		}
-	}
-	for _, s := range a.shards {
 		same += s.sameIDs // consecutive calls of one key, close enough to be retries
 		other += s.otherIDs
 	}
-	// A call id is the model's tool call id, which its retries keep: two
-	// ids are two calls, unless the log shows otherwise (most retry-like
-	// pairs, and more than one, carry different ids: a log that gives
-	// every attempt an id of its own).
-	idsTell := !(other > same && other >= 2)
+	return !(other > same && other >= 2)
+}
 
-	// Collapses: a key shared by consecutive calls that the retry rule
-	// would not join, by the same judgment of distance and call ids as for
-	// the retry pairs. Then what they need can go.
+// collapses are the keys shared by consecutive calls that the retry rule
+// would not join, by the same judgment of distance and call ids as for
+// the retry pairs. Then what they need can go.
+func (a *Analyzer) collapses(idsTell bool) []Finding {
 	var collapses []Finding
 	for _, s := range a.shards {
 		for _, g := range s.multi {
@@ -129,8 +161,11 @@ func (a *Analyzer) Finish() *Report {
 		s.ids = arena{}
 	}
 	sort.Slice(collapses, func(i, j int) bool { return collapses[i].Lines[0] < collapses[j].Lines[0] })
+	return collapses
+}
 
-	// Clusters: connected components of the retry pairs, per shard.
+// clusters are the connected components of the retry pairs, per shard.
+func (a *Analyzer) clusters(rule *retryRule, idsTell bool) []*cluster {
 	var clusters []*cluster
 	for si, s := range a.shards {
 		parent := make([]int32, len(s.kept))
@@ -150,7 +185,7 @@ func (a *Analyzer) Finish() *Report {
 			if idsTell && len(ia) > 0 && len(ib) > 0 && string(ia) != string(ib) {
 				continue // two calls the model made, not one retried
 			}
-			if retry(s, &p) {
+			if rule.retry(s, &p) {
 				accepted = append(accepted, p)
 				ra, rb := find(p.a), find(p.b)
 				if ra != rb {
@@ -176,7 +211,12 @@ func (a *Analyzer) Finish() *Report {
 		}
 		s.pairs, s.entries = nil, nil
 	}
-	rep := &Report{Calls: a.calls}
+	return clusters
+}
+
+// driftFindings describes each cluster, on every core, then lets the
+// shards' calls go.
+func (a *Analyzer) driftFindings(clusters []*cluster) []Finding {
 	findings := make([]Finding, len(clusters))
 	var wg sync.WaitGroup
 	next := make(chan int, len(clusters))
@@ -198,15 +238,7 @@ func (a *Analyzer) Finish() *Report {
 	for _, s := range a.shards {
 		s.kept, s.bytes = nil, arena{}
 	}
-	for k := range findings {
-		if len(findings[k].Keys) > 1 {
-			rep.Findings = append(rep.Findings, findings[k])
-		}
-	}
-	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Lines[0] < rep.Findings[j].Lines[0] })
-	rep.Suggestions = suggestions(o, rep.Findings)
-	rep.Findings = append(rep.Findings, collapses...)
-	return rep
+	return findings
 }
 
 type cluster struct {

@@ -77,7 +77,9 @@ type gen struct {
 	cfg   Config
 }
 
-// Generate writes a log to w and returns what it planted.
+// Generate writes a log to w and returns what it planted. It is long on
+// purpose: one pass in log order that plants each kind of call where it
+// stands, read top to bottom beside the Truth it returns.
 func Generate(cfg Config, w io.Writer) (Truth, error) {
 	if cfg.Tasks == 0 {
 		cfg.Tasks = 40

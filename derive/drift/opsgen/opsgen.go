@@ -581,7 +581,9 @@ var tools = []tool{
 	},
 }
 
-// Generate writes a log to w and returns what it planted.
+// Generate writes a log to w and returns what it planted. It is long on
+// purpose: one pass in log order that plants each kind of call where it
+// stands, read top to bottom beside the Truth it returns.
 func Generate(cfg Config, w io.Writer) (Truth, error) {
 	if cfg.Shape == "" {
 		cfg.Shape = ShapeCall
