@@ -60,22 +60,6 @@ func InTerminalForeground() bool {
 	return err == nil && int(pgrp) == unix.Getpgrp()
 }
 
-// InheritedFiles returns the descriptors from 3 up that idemkey inherited
-// from its parent (open without close-on-exec, so not idemkey's own), up
-// to the first one that is not: the command gets them at the same
-// numbers, as it would without idemkey ("3>log"), and the key's lock goes
-// in the first free place after them.
-func InheritedFiles() []*os.File {
-	var fs []*os.File
-	for fd := 3; ; fd++ {
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			return fs
-		}
-		fs = append(fs, os.NewFile(uintptr(fd), "inherited descriptor "+strconv.Itoa(fd)))
-	}
-}
-
 // PipeBuffered returns how many bytes the pipe r holds, unread.
 func PipeBuffered(r *os.File) int {
 	rc, err := r.SyscallConn()
