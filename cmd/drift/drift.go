@@ -6,6 +6,7 @@ package drift
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -712,7 +713,7 @@ func (opts *Options) readOTel(a *drift.Analyzer) (bad int, err error) {
 			opts.f.PrintError(&cli.InputError{Name: name, Line: e.Line, Err: e.Err})
 		}
 		bad += len(errs)
-		slices.SortStableFunc(spans, func(x, y drift.Span) int { return cmpInt(x.Line, y.Line) })
+		slices.SortStableFunc(spans, func(x, y drift.Span) int { return cmp.Compare(x.Line, y.Line) })
 		for _, sp := range spans {
 			doc, err := canon.Parse(sp.Args, spec.Scheme)
 			if err != nil {
@@ -746,14 +747,4 @@ func (opts *Options) readOTel(a *drift.Analyzer) (bad int, err error) {
 		}
 	}
 	return bad, nil
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -635,7 +635,7 @@ func (v *Variant) sort(ms []member, unsorted bool) {
 			ib, okb := arrayIndex(b.name)
 			switch {
 			case oka && okb:
-				return cmpInt(ia, ib)
+				return cmp.Compare(ia, ib)
 			case oka:
 				return -1
 			case okb:
@@ -644,16 +644,6 @@ func (v *Variant) sort(ms []member, unsorted bool) {
 			return 0
 		})
 	}
-}
-
-func cmpInt(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // arrayIndex reports whether name is an ECMAScript array index: the
