@@ -378,3 +378,25 @@ func TestRecordTTLFencesPausedHolder(t *testing.T) {
 		t.Fatalf("the mark's ttl: %v %v, want none", ttl, err)
 	}
 }
+
+// TestReplyTimeouts: a reply gets 30 s, not go-redis's 3 s (a replay of
+// two 128 MiB outputs on a loaded machine took longer and failed with an
+// i/o timeout on a healthy server); the URL's read_timeout and
+// write_timeout still win.
+func TestReplyTimeouts(t *testing.T) {
+	r := testserver.NewRedis(t)
+	for _, tc := range []struct {
+		query       string
+		read, write time.Duration
+	}{
+		{"", 30 * time.Second, 30 * time.Second},
+		{"?read_timeout=2s", 2 * time.Second, 30 * time.Second},
+		{"?write_timeout=4s", 30 * time.Second, 4 * time.Second},
+	} {
+		s := open(t, r.URL()+tc.query, Options{})
+		o := s.Client().Options()
+		if o.ReadTimeout != tc.read || o.WriteTimeout != tc.write {
+			t.Errorf("%q: read %v, write %v; want %v, %v", tc.query, o.ReadTimeout, o.WriteTimeout, tc.read, tc.write)
+		}
+	}
+}
