@@ -25,9 +25,12 @@ func runBatch(opts *Options) error {
 	defer closeIn()
 	workers := runtime.GOMAXPROCS(0)
 	b := &batch{
-		name:  name,
-		todo:  make(chan *batchChunk, 2*workers),
-		order: make(chan *batchChunk, 2*workers),
+		name: name,
+		// A chunk queued for each worker, and one more for the writer:
+		// each queued chunk is a buffer in memory, and more of them only
+		// faulted in more pages (the workers are the bottleneck).
+		todo:  make(chan *batchChunk, workers),
+		order: make(chan *batchChunk, workers+1),
 		quit:  make(chan struct{}),
 		// The chunks read and not yet written hold at most this many MiB
 		// (or one chunk, if it is larger), whatever the lengths of the lines.
