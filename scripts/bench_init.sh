@@ -20,12 +20,20 @@
 #     in turns, round by round, so that the load's drift
 #     falls on each alike (the figures still grow with the load).
 #
-#   bash scripts/bench_init.sh            # the table, in Markdown
+# One more row calibrates: minsha that writes TOUCH (default 200) fresh
+# pages at start and links nothing more, so that the cost of a page fault
+# on this machine can be read off, and how much of idemkey's time over
+# minsha its extra faults account for. Then, where perf can record page
+# faults, where idemkey key's and a replay's faults are taken: the
+# runtime's start-up, each group of packages' init, and main.
+#
+#   bash scripts/bench_init.sh            # the tables, in Markdown
 #   RUNS=300 bash scripts/bench_init.sh
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${RUNS:-100}
+TOUCH=${TOUCH:-200}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 say() { echo "bench_init: $*" >&2; }
@@ -42,6 +50,7 @@ groups=(
 	"net/http (post)|net/http"
 	"idemkey's canon and derive|github.com/idemkey/idemkey/canon github.com/idemkey/idemkey/derive"
 	"idemkey's derive/diff, conform, drift|github.com/idemkey/idemkey/derive/diff github.com/idemkey/idemkey/derive/conform github.com/idemkey/idemkey/derive/drift"
+	"nothing linked: $TOUCH fresh pages written at start (what a page fault costs)|@touch"
 )
 
 flags=(-trimpath "-ldflags=-s -w")
@@ -53,10 +62,18 @@ names=("minsha (read + SHA-256: the floor)")
 bins=("$tmp/b0")
 for ((i = 0; i < ${#groups[@]}; i++)); do
 	g=${groups[i]}
-	{
-		echo "package main"
-		for p in ${g#*|}; do echo "import _ \"$p\""; done
-	} >"$tmp/imports$i.go"
+	if [[ ${g#*|} == @touch ]]; then
+		# The calibration row: TOUCH anonymous pages, each faulted in by
+		# one write, and nothing else linked.
+		printf '%s\n' "package main" 'import "syscall"' "func init() {" \
+			"	b, _ := syscall.Mmap(-1, 0, $TOUCH*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)" \
+			"	for i := 0; i < len(b); i += 4096 { b[i] = 1 }" "}" >"$tmp/imports$i.go"
+	else
+		{
+			echo "package main"
+			for p in ${g#*|}; do echo "import _ \"$p\""; done
+		} >"$tmp/imports$i.go"
+	fi
 	printf '{"Replace":{"%s":"%s"}}\n' "$root/scripts/minsha/zz_imports.go" "$tmp/imports$i.go" >"$tmp/overlay$i.json"
 	CGO_ENABLED=0 go build "${flags[@]}" -overlay "$tmp/overlay$i.json" -o "$tmp/b$((i + 1))" ./scripts/minsha
 	CGO_ENABLED=0 go build -trimpath -overlay "$tmp/overlay$i.json" -o "$tmp/b$((i + 1)).sym" ./scripts/minsha
@@ -137,3 +154,73 @@ for ((i = 0; i < n; i++)); do
 		printf "| %s | %s | %s | %s | %.2f ms | %.2f× |\n", name, ins, irs, fs, w * 1000, w / bw
 	}'
 done
+
+# What a page fault costs here, from the calibration row, and how much of
+# idemkey's time over minsha its extra faults account for. On a machine
+# that traps to a hypervisor for each fault this is most of a small call.
+for ((i = 0; i < n; i++)); do [[ ${names[i]} == *"fresh pages"* ]] && ti=$i; done
+awk -v tw="$(median "$tmp/w$ti")" -v tf="${faults[ti]}" -v bw="$base_w" -v bf="${faults[0]}" \
+	-v kw="$(median "$tmp/w$((n - 1))")" -v kf="${faults[n - 1]}" 'BEGIN {
+	c = (tw - bw) / (tf - bf)
+	printf "\nA page fault costs about %.1f µs here (the calibration row: %+d faults, %+.2f ms). idemkey key has %+d faults over minsha: at that cost %.2f ms of its %+.2f ms (%.0f%%).\n",
+		c * 1e6, tf - bf, (tw - bw) * 1000, kf - bf, (kf - bf) * c * 1000, (kw - bw) * 1000, 100 * (kf - bf) * c / (kw - bw)
+}'
+
+# Where idemkey key's page faults are taken, by phase and by module
+# (perf record -e page-faults, each fault with its call stack; needs perf).
+# A package's init is the frame under runtime.doInit1 (or any X.init
+# frame); main is cmd.Run; the runtime's start-up is what runs from
+# rt0_go before the first init.
+faults_by_phase() { # faults_by_phase COMMAND...
+	perf record -q -g -e page-faults -c 1 -o "$tmp/pf.data" "$@" >/dev/null 2>&1 || return 1
+	perf script -i "$tmp/pf.data" 2>/dev/null | awk '
+		function group(p) {
+			if (p ~ /^github\.com\/idemkey\//) return "idemkey'"'"'s own packages"
+			if (p ~ /^modernc\.org\/|^github\.com\/dustin\/go-humanize|^github\.com\/google\/uuid|^github\.com\/ncruces\//) return "modernc.org/sqlite, its libc and their dependencies"
+			if (p ~ /^github\.com\/jackc\//) return "pgx"
+			if (p ~ /^github\.com\/redis\//) return "go-redis"
+			if (p ~ /^golang\.org\/x\/text\//) return "golang.org/x/text (pgx'"'"'s SASLprep)"
+			if (p ~ /^go\.yaml\.in\/|^github\.com\/pelletier\//) return "yaml/v3 and go-toml (settings)"
+			if (p ~ /^github\.com\/spf13\/|^github\.com\/fatih\/|^github\.com\/mattn\//) return "cobra, pflag, color"
+			if (p ~ /^golang\.org\/x\//) return "golang.org/x/sys, x/crypto, x/net"
+			return "the standard library"
+		}
+		function flush(   i, s, p, kind) {
+			if (nf == 0) return
+			kind = ""
+			for (i = 1; i <= nf; i++) {
+				s = fr[i]
+				if (s ~ /\.init(\.[0-9]+)?$/ && s !~ /^runtime\./) {
+					p = s; sub(/\.init(\.[0-9]+)?$/, "", p)
+					kind = "package init: " group(p)
+				}
+			}
+			if (kind == "") for (i = 1; i <= nf; i++) if (fr[i] ~ /idemkey\/cmd\.Run$/) kind = "main: idemkey'"'"'s command (cobra, settings, the work)"
+			if (kind ~ /^main/) for (i = 1; i <= nf; i++) if (fr[i] ~ /^modernc\.org\//) kind = "main: SQLite (opening the ledger, reading the record)"
+			if (kind == "") kind = fr[nf] == "runtime.rt0_go.abi0" ? "runtime start-up (schedinit: heap, itabs, modules, environment)" : "runtime: goroutines, stacks, threads"
+			n[kind]++; total++; nf = 0
+		}
+		/^[^ \t]/ { flush(); next }
+		/^$/ { flush(); next }
+		{ s = $2; sub(/\+0x[0-9a-f]+$/, "", s); fr[++nf] = s }
+		END {
+			flush()
+			for (k in n) printf "%d\t%s\n", n[k], k
+			printf "%d\ttotal\n", total
+		}' | sort -t$'\t' -k1,1nr
+}
+if command -v perf >/dev/null && perf record -q -e page-faults -o "$tmp/probe.data" true >/dev/null 2>&1; then
+	led=$tmp/ledger
+	mkdir -p "$led"
+	IDEMKEY_LEDGER=$led/ledger.db "$tmp/idemkey.sym" run --task T --tool X -- true >/dev/null 2>&1
+	faults_by_phase "$tmp/idemkey.sym" key --task T --tool X "$tmp/call.json" >"$tmp/pk" || true
+	IDEMKEY_LEDGER=$led/ledger.db faults_by_phase "$tmp/idemkey.sym" run -q --task T --tool X -- true >"$tmp/pr" || true
+	echo
+	echo "| where the page faults are taken (perf, one run) | idemkey key | a replay (run on SQLite) |"
+	echo "| --- | ---: | ---: |"
+	awk -F'\t' 'FNR == NR { k[$2] = $1; order[++m] = $2; next } { r[$2] = $1; if (!($2 in k)) order[++m] = $2 }
+		END { for (i = 1; i <= m; i++) if (order[i] != "total") printf "| %s | %d | %d |\n", order[i], k[order[i]], r[order[i]]
+			printf "| all | %d | %d |\n", k["total"], r["total"] }' "$tmp/pk" "$tmp/pr"
+else
+	say "perf cannot record page faults here: no table of where they are taken"
+fi
