@@ -21,7 +21,7 @@ var LineLimit = 64 << 20
 // holds: whole lines, read in one go and split into lines by the worker
 // that derives their keys, so that reading copies nothing line by line.
 // Small enough that the few chunks in flight stay warm and their buffers
-// are faulted in once (256 KiB chunks took 8% longer on 100,000 calls,
+// are faulted in once (256 KiB chunks took 6-12% longer on 100,000 calls,
 // most of it in page faults: scripts/README.md), large enough that
 // handing chunks between goroutines costs nothing measurable.
 const ChunkSize = 128 << 10
