@@ -18,6 +18,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/curlflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/post"
@@ -43,6 +44,10 @@ type Options struct {
 	Yes         bool
 	DryRun      bool
 	MaxTime     time.Duration
+	// Reconcile is a reconcile command to check (--reconcile).
+	Reconcile *ledgerflags.Reconcile
+	// MCP is probe --mcp's server and tools (nil: an HTTP endpoint).
+	MCP *MCPOptions
 }
 
 // probeJSONReport is what a bare --json sets (see probeJSON).
@@ -85,6 +90,9 @@ func NewCmd(f *cli.Factory) *cobra.Command {
   idemkey probe http://127.0.0.1:8080/charges --yes -d @charge.json \
       --count 'psql -Atc "select count(*) from charges" test' --require-key`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
+				return nil // the server's command line
+			}
 			err := cli.RangeArgs(1, 1)(cmd, args)
 			var ue *cli.UsageError
 			if len(args) > 1 && opts.JSON && errors.As(err, &ue) {
@@ -93,6 +101,20 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
+				if err := opts.loadCommon(cmd.Flags()); err != nil {
+					return err
+				}
+				if err := opts.loadMCP(cmd.Flags(), args); err != nil {
+					return err
+				}
+				return run(opts)
+			}
+			for _, n := range mcpOnly {
+				if cli.Changed(cmd.Flags(), n) {
+					return &cli.UsageError{Err: fmt.Errorf("--%s is for --mcp", n), HintText: "idemkey probe --mcp --yes --tool NAME --args JSON -- SERVER [ARG...]"}
+				}
+			}
 			if err := opts.load(cmd.Flags(), args[0]); err != nil {
 				return err
 			}
@@ -187,6 +209,7 @@ func addProbeFlags(fl *pflag.FlagSet, o *Options) {
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Float64P("max-time", "m", 30, "seconds allowed for each request (0: no limit)")
 	fl.Float64("connect-timeout", 10, "seconds allowed for connecting, TLS included")
+	addMCPFlags(fl)
 	var names []string
 	fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	// What is sent, where and how securely, and whether at all: never
@@ -227,6 +250,25 @@ func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 	}
 	r.Transport.Insecure, _ = fl.GetBool("insecure")
 	r.Transport.CACert = cfg.GetString("cacert")
+	if err := o.loadCommon(fl); err != nil {
+		return err
+	}
+	if after := cfg.GetString("after"); after != "" {
+		if o.After, err = cli.ParseDays(after); err != nil || o.After <= 0 {
+			return &cli.UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
+		}
+	}
+	o.RequireKey = cfg.GetBool("require-key")
+	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
+		return err
+	}
+	return nil
+}
+
+// loadCommon resolves the settings both probes have.
+func (o *Options) loadCommon(fl *pflag.FlagSet) error {
+	cfg, r := o.f.Config, o.req
+	var err error
 	if r.Transport.ConnectTimeout, err = cfg.Seconds("connect-timeout", false); err != nil {
 		return err
 	}
@@ -239,24 +281,16 @@ func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 	if o.Concurrency > probeMaxConcurrency {
 		return cfg.Invalid("concurrency", fmt.Sprintf("want at most %d", probeMaxConcurrency))
 	}
-	if after := cfg.GetString("after"); after != "" {
-		if o.After, err = cli.ParseDays(after); err != nil || o.After <= 0 {
-			return &cli.UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
-		}
-	}
 	o.Count = cfg.GetString("count")
 	if cli.Changed(fl, "count") && strings.TrimSpace(o.Count) == "" {
 		return cli.Usagef("--count needs a command that prints how many effects the endpoint has made")
 	}
-	o.RequireKey, o.Yes, o.DryRun = cfg.GetBool("require-key"), cfg.GetBool("yes"), cfg.GetBool("dry-run")
+	o.Yes, o.DryRun = cfg.GetBool("yes"), cfg.GetBool("dry-run")
 	if o.DryRun && o.JSON {
 		return &cli.UsageError{Err: errors.New("--dry-run prints the requests, not a report, so --json has nothing to print"),
 			HintText: "drop --json, or --dry-run to run the probe"}
 	}
-	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
-		return err
-	}
-	return nil
+	return o.loadReconcile()
 }
 
 // probeCode gives curl's URL error (exit 3 in post) probe's exit code
@@ -293,6 +327,9 @@ func (o *Options) config() (probe.Config, error) {
 	if o.Count != "" {
 		cfg.Count = countCommand(o.Count)
 	}
+	if o.Reconcile != nil {
+		cfg.Reconcile = o.reconciler()
+	}
 	cfg.Log = func(s string) { fmt.Fprintf(o.f.IO.Err, "idemkey: probe: %s\n", cli.DiagLine(s)) }
 	return cfg, nil
 }
@@ -311,6 +348,14 @@ func headerGiven(lines []string, name string) bool {
 
 func run(o *Options) error {
 	ios := o.f.IO
+	if o.MCP != nil {
+		if !o.Yes && !o.DryRun {
+			return &cli.UsageError{Err: fmt.Errorf("a probe makes real writes: up to %d tools/call requests per tool probed, each of which may have an effect; nothing was started or sent",
+				probe.MCPCallsPerTool(probe.MCPConfig{KeyIn: o.MCP.KeyIn, Concurrency: o.Concurrency})),
+				HintText: "point it at a test deployment and give --yes to make them, or --dry-run to see them first"}
+		}
+		return o.runMCP()
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -378,7 +423,7 @@ func probeFailure(err error) error {
 	return &cli.CodeError{Code: cli.ExitUsage, Err: err}
 }
 
-func writeProbeJSON(w io.Writer, rep *probe.Report) error {
+func writeProbeJSON(w io.Writer, rep any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -67,6 +67,9 @@ type Result struct {
 	Rule     string `json:"rule"`
 	Verdict  string `json:"verdict"`
 	Evidence string `json:"evidence"`
+	// KeyIn is where the key went, for an MCP probe's rules that send
+	// one (meta, arg:NAME, header).
+	KeyIn string `json:"key_in,omitempty"`
 }
 
 // Report is a probe's outcome: one Result per rule, in Rules' order.
@@ -116,6 +119,9 @@ type Config struct {
 	MaxTime time.Duration
 	// Rand is where keys come from (crypto/rand when nil).
 	Rand io.Reader
+	// Reconcile, when not nil, is checked after the replay rule against
+	// its key (which made an effect) and a key never sent.
+	Reconcile Reconciler
 	// Log, when not nil, receives a line for people while the probe
 	// waits (the retention rule's wait).
 	Log func(string)
@@ -191,6 +197,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var rules []Result
+	if cfg.Reconcile != nil {
+		rec := notTested(Reconcile, "the replay rule made no effect to check the reconciler against")
+		if first != nil {
+			rec = judgeReconcile(ctx, cfg.Reconcile, first.key, p.keys.of(shape), "", cfg.Body)
+		}
+		rules = append(rules, rec)
+	}
 	mismatch, err := p.mismatch(ctx, shape)
 	if err != nil {
 		return nil, err
@@ -209,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	return &Report{
 		URL:   cfg.Request.URL.Redacted(),
-		Rules: []Result{replay, mismatch, inFlight, required, limits, retention},
+		Rules: append([]Result{replay, mismatch, inFlight, required, limits, retention}, rules...),
 	}, nil
 }
 
