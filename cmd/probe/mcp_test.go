@@ -58,6 +58,14 @@ func newRig(t *testing.T) *rig {
 		}
 		t.Skip(missing)
 	}
+	r := newBinRig(t)
+	r.node, r.repo = node, repo
+	return r
+}
+
+// newBinRig is a directory with idemkey in it and a hermetic environment.
+func newBinRig(t *testing.T) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "idemkey")
 	exe, err := os.Executable()
@@ -67,7 +75,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, dir: dir, bin: bin, node: node, repo: repo, effects: filepath.Join(dir, "effects.jsonl")}
+	r := &rig{t: t, dir: dir, bin: bin, effects: filepath.Join(dir, "effects.jsonl")}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "IDEMKEY_") && !strings.HasPrefix(kv, "EFFECTS_FILE=") && !strings.HasPrefix(kv, "PROBE_TOOLS=") &&
 			!strings.HasPrefix(kv, "XDG_") && !strings.HasPrefix(kv, "HOME=") {

@@ -240,7 +240,7 @@ func countAt(res json.RawMessage, pointer string) (int64, error) {
 		var arr []json.RawMessage
 		d := json.NewDecoder(bytes.NewReader(v))
 		d.UseNumber()
-		if d.Decode(&n) == nil {
+		if c := bytes.TrimSpace(v); len(c) > 0 && (c[0] == '-' || c[0] >= '0' && c[0] <= '9') && d.Decode(&n) == nil {
 			if i, err := n.Int64(); err == nil && i >= 0 {
 				return i, nil
 			}
