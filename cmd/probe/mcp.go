@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/ledger"
@@ -374,18 +373,7 @@ func (o *Options) runMCP() error {
 	if err != nil {
 		return mcpFailure(err)
 	}
-	if o.JSON {
-		err = writeProbeJSON(ios.Out, rep)
-	} else {
-		err = o.writeMCPTable(rep)
-	}
-	if err != nil {
-		return &cli.OutputError{Err: err}
-	}
-	if rep.Failed() {
-		return &cli.ExitError{Code: cli.ExitNegative}
-	}
-	return nil
+	return o.writeReport(rep, func() error { return o.writeMCPTable(rep) })
 }
 
 // mcpFailure says why the probe stopped: the server could not be started
@@ -412,13 +400,7 @@ func mcpFailure(err error) error {
 
 // writeMCPTable writes the report as a table, a block per tool.
 func (o *Options) writeMCPTable(rep *probe.MCPReport) error {
-	ios, mode := o.f.IO, o.f.ColorMode()
-	paint := map[string]*color.Color{
-		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
-		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
-		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
-		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
-	}
+	ios, paint := o.f.IO, o.paints()
 	var b strings.Builder
 	fmt.Fprintf(&b, "server: %s\n", cli.EscapeControls(rep.Server))
 	if len(rep.Tools) == 0 {

@@ -381,10 +381,17 @@ func run(o *Options) error {
 	if err != nil {
 		return probeFailure(err)
 	}
+	return o.writeReport(rep, func() error { return o.writeTable(rep) })
+}
+
+// writeReport writes a probe's report, as JSON or as table writes it, and
+// exits 1 when a rule failed.
+func (o *Options) writeReport(rep interface{ Failed() bool }, table func() error) error {
+	var err error
 	if o.JSON {
-		err = writeProbeJSON(ios.Out, rep)
+		err = writeProbeJSON(o.f.IO.Out, rep)
 	} else {
-		err = o.writeTable(rep)
+		err = table()
 	}
 	if err != nil {
 		return &cli.OutputError{Err: err}
@@ -437,13 +444,7 @@ func writeProbeJSON(w io.Writer, rep any) error {
 // writeTable writes the report as a table; verdicts are coloured on a
 // terminal.
 func (o *Options) writeTable(rep *probe.Report) error {
-	ios, mode := o.f.IO, o.f.ColorMode()
-	paint := map[string]*color.Color{
-		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
-		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
-		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
-		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
-	}
+	ios, paint := o.f.IO, o.paints()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s  %-10s  %s\n", "RULE", "VERDICT", "EVIDENCE")
 	for _, r := range rep.Rules {
@@ -455,6 +456,17 @@ func (o *Options) writeTable(rep *probe.Report) error {
 	}
 	_, err := io.WriteString(ios.Out, b.String())
 	return err
+}
+
+// paints are the verdicts' colours on a terminal.
+func (o *Options) paints() map[string]*color.Color {
+	ios, mode := o.f.IO, o.f.ColorMode()
+	return map[string]*color.Color{
+		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
+		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
+		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
+		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
+	}
 }
 
 // dryRun prints every request the probe would send, as post's --dry-run

@@ -194,7 +194,8 @@ func (p *mcpProber) closeAll() {
 	p.conns = nil
 }
 
-// open connects and lists the tools: all that a dry run sends.
+// openMCP connects, lists the tools and returns those to probe: all that
+// a dry run sends.
 func openMCP(ctx context.Context, cfg MCPConfig) (*mcpProber, []mcpTool, string, error) {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
@@ -219,7 +220,12 @@ func openMCP(ctx context.Context, cfg MCPConfig) (*mcpProber, []mcpTool, string,
 	if name == "" {
 		name = cfg.Server
 	}
-	return p, tools, name, nil
+	sel, err := p.selected(tools)
+	if err != nil {
+		p.closeAll()
+		return nil, nil, "", &MCPError{Err: err}
+	}
+	return p, sel, name, nil
 }
 
 // selected returns the tools to probe, in the order asked for (or
@@ -280,15 +286,11 @@ func (p *mcpProber) argsOf(tool string) json.RawMessage {
 // PlanMCP connects, lists the tools and returns what Run would call; it
 // sends nothing but initialize and tools/list.
 func PlanMCP(ctx context.Context, cfg MCPConfig) (*ProbePlan, error) {
-	p, tools, name, err := openMCP(ctx, cfg)
+	p, sel, name, err := openMCP(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer p.closeAll()
-	sel, err := p.selected(tools)
-	if err != nil {
-		return nil, &MCPError{Err: err}
-	}
 	plan := &ProbePlan{Server: name}
 	for _, t := range sel {
 		pt := PlannedTool{Tool: t.Name, Args: p.argsOf(t.Name)}
@@ -308,15 +310,11 @@ const noArgs = "no --args for this tool: it is never called with made-up argumen
 // server that could not be reached or a call that got no answer
 // (*MCPError), or the context's end; the calls made until then stand.
 func RunMCP(ctx context.Context, cfg MCPConfig) (*MCPReport, error) {
-	p, tools, name, err := openMCP(ctx, cfg)
+	p, sel, name, err := openMCP(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer p.closeAll()
-	sel, err := p.selected(tools)
-	if err != nil {
-		return nil, &MCPError{Err: err}
-	}
 	rep := &MCPReport{Server: name}
 	for i := range sel {
 		tr, err := p.probeTool(ctx, &sel[i])

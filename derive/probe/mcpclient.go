@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,8 +58,12 @@ type conn interface {
 	close()
 }
 
-func request(id int64, method string, params any) ([]byte, error) {
-	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+// request is a JSON-RPC request; id nil makes a notification.
+func request(id any, method string, params any) ([]byte, error) {
+	m := map[string]any{"jsonrpc": "2.0", "method": method}
+	if id != nil {
+		m["id"] = id
+	}
 	if params != nil {
 		m["params"] = params
 	}
@@ -76,10 +81,14 @@ type stdioConn struct {
 	err    error // why reading ended, once done is closed
 	closed sync.Once
 	gone   chan struct{} // closed once the stream is closed (a server stopped)
+	// answering bounds the answers to the server's requests being
+	// written at once.
+	answering chan struct{}
 }
 
 func newStdioConn(rw io.ReadWriteCloser) *stdioConn {
-	c := &stdioConn{rw: rw, wait: map[string]chan rpcMessage{}, done: make(chan struct{}), gone: make(chan struct{})}
+	c := &stdioConn{rw: rw, wait: map[string]chan rpcMessage{}, done: make(chan struct{}), gone: make(chan struct{}),
+		answering: make(chan struct{}, 8)}
 	go c.read()
 	return c
 }
@@ -128,7 +137,14 @@ func (c *stdioConn) answerServer(m rpcMessage) {
 	} else {
 		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": rpcError{Code: -32601, Message: "the idemkey probe does not serve " + m.Method}})
 	}
-	go func() { _ = c.write(b) }()
+	select {
+	case c.answering <- struct{}{}:
+		go func() {
+			defer func() { <-c.answering }()
+			_ = c.write(b)
+		}()
+	default: // a server that floods requests: the rest go unanswered
+	}
 }
 
 func (c *stdioConn) write(b []byte) error {
@@ -168,11 +184,7 @@ func (c *stdioConn) call(ctx context.Context, method string, params any, _ http.
 }
 
 func (c *stdioConn) notify(_ context.Context, method string, params any) error {
-	m := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		m["params"] = params
-	}
-	b, err := json.Marshal(m)
+	b, err := request(nil, method, params)
 	if err != nil {
 		return err
 	}
@@ -262,7 +274,7 @@ func (c *httpConn) call(ctx context.Context, method string, params any, header h
 	}
 	resp, err := c.post(ctx, b, header)
 	if err != nil {
-		return nil, nil, fmt.Errorf("no answer to %s: %w", method, err)
+		return nil, nil, fmt.Errorf("no answer to %s: %w", method, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && method == "initialize" {
@@ -336,17 +348,13 @@ func readEventAnswer(r io.Reader, want string) (rpcMessage, error) {
 }
 
 func (c *httpConn) notify(ctx context.Context, method string, params any) error {
-	m := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		m["params"] = params
-	}
-	b, err := json.Marshal(m)
+	b, err := request(nil, method, params)
 	if err != nil {
 		return err
 	}
 	resp, err := c.post(ctx, b, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", method, withoutURL(err))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
@@ -354,6 +362,16 @@ func (c *httpConn) notify(ctx context.Context, method string, params any) error 
 		return fmt.Errorf("%s: the server answered %s", method, resp.Status)
 	}
 	return nil
+}
+
+// withoutURL is a transport's error without the URL it names: its query
+// may hold a secret.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func (c *httpConn) cut() {}
@@ -391,12 +409,19 @@ type mcpTool struct {
 	} `json:"annotations"`
 }
 
-func (t *mcpTool) readOnly() bool   { return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint }
-func (t *mcpTool) idempotent() bool { return t.Annotations.IdempotentHint != nil && *t.Annotations.IdempotentHint }
+func (t *mcpTool) readOnly() bool {
+	return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+func (t *mcpTool) idempotent() bool {
+	return t.Annotations.IdempotentHint != nil && *t.Annotations.IdempotentHint
+}
 
 // maxToolPages bounds tools/list's pagination: a server whose cursors
 // never end is an error, not a loop.
 const maxToolPages = 1000
+
+// maxTools bounds how many tools a server may list.
+const maxTools = 10000
 
 // initialize opens the session: initialize, then notifications/initialized.
 func initialize(ctx context.Context, c conn, version string) (serverName string, err error) {
@@ -456,6 +481,9 @@ func listTools(ctx context.Context, c conn) ([]mcpTool, error) {
 			return nil, fmt.Errorf("tools/list: the answer is not a ListToolsResult: %v", err)
 		}
 		tools = append(tools, page.Tools...)
+		if len(tools) > maxTools {
+			return nil, fmt.Errorf("tools/list: more than %d tools", maxTools)
+		}
 		if page.NextCursor == "" {
 			return tools, nil
 		}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // keyPlace is where a call carries its key: "meta", "arg:NAME" or
@@ -450,21 +449,7 @@ func (p *mcpProber) mcpInFlight(ctx context.Context, t *mcpTool, args json.RawMe
 	key := p.keys.uuid()
 	as := make([]*answer, n)
 	errs := make([]error, n)
-	var ready, done sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		ready.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			ready.Done()
-			<-start
-			as[i], errs[i] = p.callTool(ctx, p.main, InFlight, t.Name, args, kp, key)
-		}()
-	}
-	ready.Wait()
-	close(start)
-	done.Wait()
+	atOnce(n, func(i int) { as[i], errs[i] = p.callTool(ctx, p.main, InFlight, t.Name, args, kp, key) })
 	for _, err := range errs {
 		if err != nil {
 			return Result{}, err

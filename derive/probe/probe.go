@@ -25,9 +25,15 @@
 // else its whole body). A Counter, where the caller has one, counts them
 // instead: how many effects the endpoint has made so far.
 //
-// The package is the HTTP exchange of `idemkey probe`; it reads no file
-// and no setting, and starts no process: the caller gives it the client,
-// the request and the counter.
+// RunMCP probes an MCP server's write tools the same way (see mcp.go):
+// replay, lost-response, mismatch, in-flight, no-key and description,
+// the key in params._meta, an argument or the Idempotency-Key header.
+// With a Reconciler, both probes check it against a key that made an
+// effect and a key never sent (the reconcile rule).
+//
+// The package is the exchange of `idemkey probe`; it reads no file and no
+// setting, and starts no process: the caller gives it the client, the
+// request (or a way to start an MCP server) and the counter.
 package probe
 
 import (
