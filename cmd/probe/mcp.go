@@ -249,16 +249,17 @@ func (o *Options) mcpConfig() (probe.MCPConfig, error) {
 // serverIO is a stdio server's pipes; Close closes its input and stops
 // it (SIGTERM after a grace, then SIGKILL), as idemkey mcp stops one.
 type serverIO struct {
-	io.Reader
-	w      io.WriteCloser
+	r, w   *os.File
 	c      *exec.Cmd
 	exited chan struct{}
 }
 
+func (s *serverIO) Read(p []byte) (int, error)  { return s.r.Read(p) }
 func (s *serverIO) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 func (s *serverIO) Close() error {
 	_ = s.w.Close()
+	defer s.r.Close() // a child the server left may hold its output open
 	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t := time.NewTimer(time.Second)
 		select {
@@ -279,25 +280,29 @@ func (o *Options) startServer(context.Context) (io.ReadWriteCloser, error) {
 	m := o.MCP
 	c := exec.Command(m.Command[0], m.Command[1:]...)
 	c.Stderr = o.f.IO.Err
-	in, err := c.StdinPipe()
+	// Pipes of idemkey's own, not exec's: Wait would close them.
+	inR, in, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
+		in.Close()
 		return nil, err
 	}
-	c.Stdout = outW
+	c.Stdin, c.Stdout = inR, outW
 	err = c.Start()
+	inR.Close()
 	outW.Close()
 	if err != nil {
+		in.Close()
 		outR.Close()
 		return nil, &startError{fmt.Errorf("%s: %v", m.Command[0], err)}
 	}
-	s := &serverIO{Reader: outR, w: in, c: c, exited: make(chan struct{})}
+	s := &serverIO{r: outR, w: in, c: c, exited: make(chan struct{})}
 	go func() {
 		_ = c.Wait()
-		outR.Close()
 		close(s.exited)
 	}()
 	return s, nil

@@ -429,9 +429,14 @@ func TestProbeMCPUsage(t *testing.T) {
 		{cat([]string{"--mcp", "--yes", "--tool", "nosuch", "--args", chargeArgs, "--"}, r.server()), "--tool nosuch: the server has no such tool"},
 		{[]string{"--mcp", "--yes", "--url", "http://127.0.0.1:1/mcp", "-H", "Idempotency-Key: x"}, "-H sets Idempotency-Key"},
 		{[]string{"http://127.0.0.1:1/", "--yes", "--tool", "charge"}, "--tool is for --mcp"},
+		// A server that cannot be probed: exit 2, nothing called.
+		{[]string{"--mcp", "--yes", "--", filepath.Join(r.dir, "no-such-server")}, "the server could not be started"},
+		{[]string{"--mcp", "--yes", "--", "true"}, "the server could not be probed: no answer to initialize"},
+		{[]string{"--mcp", "--yes", "--max-time", "0.5", "--", "sleep", "30"}, "the server could not be probed: no answer to initialize"},
+		{[]string{"--mcp", "--yes", "--url", "http://127.0.0.1:" + freePort(t) + "/mcp?token=secret"}, "the server could not be probed"},
 	} {
 		out, errs, code := r.run(append([]string{"probe"}, c.args...)...)
-		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) || strings.Contains(errs, "secret") {
 			t.Errorf("probe %q: exit %d, stdout %q, stderr %q; want 2 and %q", c.args, code, out, errs, c.want)
 		}
 	}

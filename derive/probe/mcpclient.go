@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // mcpclient.go is the MCP client the probe needs: initialize, tools/list
@@ -171,7 +172,15 @@ func (c *stdioConn) call(ctx context.Context, method string, params any, _ http.
 		c.mu.Unlock()
 	}()
 	if err := c.write(b); err != nil {
-		return nil, nil, fmt.Errorf("sending %s: %w", method, err)
+		// A server that exited: say so, rather than how the pipe broke.
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-c.done:
+			return nil, nil, fmt.Errorf("no answer to %s: %w", method, c.err)
+		case <-t.C:
+			return nil, nil, fmt.Errorf("sending %s: %w", method, err)
+		}
 	}
 	select {
 	case m := <-ch:
