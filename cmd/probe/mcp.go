@@ -393,9 +393,9 @@ func mcpFailure(err error) error {
 		return &cli.CodeError{Code: cli.ExitUsage, Err: &cli.HintedError{Msg: "the server could not be probed: " + cli.DiagLine(me.Err.Error()),
 			HintText: "nothing was called; check its command or --url"}}
 	case errors.As(err, &me):
-		sent := "it was the first call: nothing had been sent"
-		if me.Sent > 1 {
-			sent = fmt.Sprintf("%d calls had been sent before it, and what they did stands", me.Sent-1)
+		sent := "no tools/call had been sent"
+		if me.Sent > 0 {
+			sent = fmt.Sprintf("%d tools/call %s had been sent, and what they did stands", me.Sent, cli.Plural(me.Sent, "request", "requests"))
 		}
 		return &cli.CodeError{Code: cli.ExitUsage, Err: &cli.HintedError{
 			Msg: fmt.Sprintf("probe stopped at %s's %s rule: %s", me.Tool, me.Rule, cli.DiagLine(me.Err.Error())), HintText: sent}}

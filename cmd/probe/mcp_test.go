@@ -210,6 +210,7 @@ const chargeArgs = `{"amount":100,"currency":"usd"}`
 // Each rule passes on the tool built to keep its promise and fails on the
 // one built to break it, judged by the answers' identity (no count).
 func TestProbeMCPRulesByAnswers(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	rep := r.probe(1, cat(tools("charge_meta", "charge_nokey", "charge_lax", "charge_racy", "charge_session", "charge_hint", "charge_uuid"),
 		[]string{"--args", chargeArgs, "--concurrency", "4", "--"}, r.server())...)
@@ -250,6 +251,7 @@ func TestProbeMCPRulesByAnswers(t *testing.T) {
 
 // The rules judged by a count: --count-tool with a pointer, and --count.
 func TestProbeMCPRulesByCount(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	rep := r.probe(1, cat(tools("charge_arg", "charge_nokey", "peek", "charge_hint"),
 		[]string{"--args", chargeArgs, "--key-in", "arg:idempotency_key", "--concurrency", "3",
@@ -264,10 +266,14 @@ func TestProbeMCPRulesByCount(t *testing.T) {
 	rep.want(t, "charge_nokey", "no-key", "", "info", "two calls without a key made 2 effects")
 	rep.want(t, "peek", "no-key", "", "fail", "it says readOnlyHint: true, yet two calls without a key made 2 effects")
 	rep.want(t, "charge_hint", "no-key", "", "fail", "idempotentHint: true, yet two calls without a key made 2 effects")
+}
 
-	// --count COMMAND, and a pointer to an array: the same verdicts.
-	count := "wc -l < " + strconv.Quote(r.effects)
-	rep = r.probe(1, cat(tools("charge_meta", "charge_nokey"), []string{"--args", chargeArgs, "--count", count, "--"}, r.server())...)
+// --count COMMAND, a pointer to an array, and a count blind to the tool.
+func TestProbeMCPOtherCounts(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	count := "cat " + strconv.Quote(r.effects) + " 2>/dev/null | wc -l"
+	rep := r.probe(1, cat(tools("charge_meta", "charge_nokey"), []string{"--args", chargeArgs, "--count", count, "--"}, r.server())...)
 	rep.want(t, "charge_meta", "replay", "meta", "pass", "no second effect")
 	rep.want(t, "charge_meta", "lost-response", "meta", "pass", "no second effect")
 	rep.want(t, "charge_nokey", "replay", "meta", "fail", "a second effect: the count went from")
@@ -284,6 +290,7 @@ func TestProbeMCPRulesByCount(t *testing.T) {
 // Over Streamable HTTP: the key in the Idempotency-Key header, a new
 // session for the lost response, and server-everything as a reference.
 func TestProbeMCPHTTP(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	for _, mode := range []string{"--http", "--json"} {
 		urlFile := filepath.Join(r.dir, "url"+mode)
@@ -368,7 +375,7 @@ func waitListening(t *testing.T, addr string) {
 // sent: an honest reconciler passes, one that lies either way or hangs
 // fails.
 func TestProbeMCPReconcile(t *testing.T) {
-	r := newRig(t)
+	t.Parallel()
 	honest := `grep -q "\"key\":\"$IDEMPOTENCY_KEY\"" "$EFFECTS_FILE" && test "$IDEMKEY_TOOL" = charge_meta && test "$IDEMPOTENCY_ATTEMPT" = 1`
 	for _, c := range []struct {
 		name, command, verdict, evidence string
@@ -381,6 +388,8 @@ func TestProbeMCPReconcile(t *testing.T) {
 		{"reads its arguments", `grep -q '"amount":100' && exit 1`, "fail", "for a key with an effect it said not happened", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t)
 			start := time.Now()
 			rep := r.probe(c.code, cat(tools("charge_meta"), []string{"--args", chargeArgs, "--concurrency", "2",
 				"--reconcile", c.command, "--reconcile-timeout", "500ms", "--"}, r.server())...)
@@ -395,6 +404,7 @@ func TestProbeMCPReconcile(t *testing.T) {
 // Nothing is called without --yes or with --dry-run: the server makes no
 // effect.
 func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	args := cat([]string{"probe", "--mcp", "--args", chargeArgs}, tools("charge_nokey"), []string{"--"}, r.server())
 	out, errs, code := r.run(args...)
@@ -415,6 +425,7 @@ func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
 
 // Usage errors exit 2 and call nothing.
 func TestProbeMCPUsage(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	for _, c := range []struct {
 		args []string
@@ -429,6 +440,9 @@ func TestProbeMCPUsage(t *testing.T) {
 		{cat([]string{"--mcp", "--yes", "--tool", "nosuch", "--args", chargeArgs, "--"}, r.server()), "--tool nosuch: the server has no such tool"},
 		{[]string{"--mcp", "--yes", "--url", "http://127.0.0.1:1/mcp", "-H", "Idempotency-Key: x"}, "-H sets Idempotency-Key"},
 		{[]string{"http://127.0.0.1:1/", "--yes", "--tool", "charge"}, "--tool is for --mcp"},
+		// A count that fails stops the probe: exit 2.
+		{cat([]string{"--mcp", "--yes", "--tool", "charge_meta", "--args", chargeArgs, "--count", "exit 3", "--"}, r.server()),
+			"probe stopped at charge_meta's replay rule: --count failed (exit status 3)\nhint: no tools/call had been sent"},
 		// A server that cannot be probed: exit 2, nothing called.
 		{[]string{"--mcp", "--yes", "--", filepath.Join(r.dir, "no-such-server")}, "the server could not be started"},
 		{[]string{"--mcp", "--yes", "--", "true"}, "the server could not be probed: no answer to initialize"},

@@ -53,6 +53,7 @@ func keyedOwner(t *testing.T, keysFile string) *httptest.Server {
 // The HTTP probe checks --reconcile after its replay rule, with the body
 // on the command's standard input.
 func TestProbeHTTPReconcile(t *testing.T) {
+	t.Parallel()
 	r := newBinRig(t)
 	srv := keyedOwner(t, r.effects)
 	honest := `grep -qx "$IDEMPOTENCY_KEY" "$EFFECTS_FILE" && grep -q '"amount":7'`

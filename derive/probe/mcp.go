@@ -109,7 +109,7 @@ func (r *MCPReport) Failed() bool {
 // can be judged from it, so the probe stops.
 type MCPError struct {
 	Tool, Rule string // "" before the first tool
-	Sent       int    // tools/call requests sent before it
+	Sent       int    // tools/call requests sent until then (this one included)
 	Err        error
 }
 
