@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -237,7 +238,7 @@ func (o *Options) mcpConfig() (probe.MCPConfig, error) {
 		}
 		cfg.Client = client
 	} else {
-		cfg.Server = strings.Join(m.Command, " ")
+		cfg.Server = filepath.Base(m.Command[0]) // its arguments may hold a secret
 		cfg.Dial = o.startServer
 	}
 	if o.Reconcile != nil {

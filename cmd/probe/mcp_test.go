@@ -411,9 +411,16 @@ func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
 	if code != 2 || out != "" || !strings.Contains(errs, "--yes") {
 		t.Errorf("without --yes: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
-	out, errs, code = r.run(append([]string{"probe", "--mcp", "--dry-run", "--args", chargeArgs, "--"}, r.server()...)...)
-	if code != 0 || !strings.Contains(out, "charge_nokey: up to 13 calls") || !strings.Contains(out, "only initialize and tools/list were sent") {
-		t.Errorf("--dry-run: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	if err := os.WriteFile(filepath.Join(r.dir, "charge.json"), []byte(`{"amount":5}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = r.run(append([]string{"probe", "--mcp", "--dry-run", "--args", chargeArgs, "--args", "charge_meta=@charge.json",
+		"--reconcile", "exit 0", "--"}, r.server()...)...)
+	for _, want := range []string{"charge_nokey: up to 13 calls with arguments " + chargeArgs, `charge_meta: up to 13 calls with arguments {"amount":5}`,
+		"only initialize and tools/list were sent", "--reconcile runs twice per tool"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("--dry-run: exit %d, want %q\nstdout: %s\nstderr: %s", code, want, out, errs)
+		}
 	}
 	if strings.Contains(out, "\ncount:") || strings.Contains(out, "\npeek:") {
 		t.Errorf("--dry-run lists read-only tools as probed:\n%s", out)

@@ -500,6 +500,9 @@ func (o *Options) dryRun(cfg probe.Config) error {
 	if cfg.Count != nil {
 		fmt.Fprintf(&b, "\n# --count runs before and after each rule's requests: %s\n", o.Count)
 	}
+	if cfg.Reconcile != nil {
+		b.WriteString("# --reconcile runs twice after the replay rule: for its key and for a key never sent\n")
+	}
 	if _, err := io.WriteString(o.f.IO.Out, b.String()); err != nil {
 		return &cli.OutputError{Err: err}
 	}
