@@ -212,7 +212,7 @@ const chargeArgs = `{"amount":100,"currency":"usd"}`
 func TestProbeMCPRulesByAnswers(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	rep := r.probe(1, cat(tools("charge_meta", "charge_nokey", "charge_lax", "charge_racy", "charge_session", "charge_hint", "charge_uuid"),
+	rep := r.probe(1, cat(tools("charge_meta", "charge_nokey", "charge_lax", "charge_racy", "charge_session", "charge_hint", "charge_uuid", "peek"),
 		[]string{"--args", chargeArgs, "--concurrency", "4", "--"}, r.server())...)
 	if rep.Server != "idemkey-probe-server 1.0.0" {
 		t.Errorf("server %q", rep.Server)
@@ -239,6 +239,7 @@ func TestProbeMCPRulesByAnswers(t *testing.T) {
 	rep.want(t, "charge_session", "lost-response", "meta", "fail", "a second effect")
 	rep.want(t, "charge_hint", "no-key", "", "fail", "it says idempotentHint: true, yet two calls without a key")
 	rep.want(t, "charge_uuid", "description", "", "fail", `"Generate a new random UUID for each request`)
+	rep.want(t, "peek", "no-key", "", "fail", "it says readOnlyHint: true, yet each call answered a new id")
 	// What the report says is what the server did.
 	n := r.effectsByTool()
 	if n["charge_meta"] != 4+2 { // replay, lost-response, mismatch, in-flight: one each; no-key: two
@@ -253,7 +254,7 @@ func TestProbeMCPRulesByAnswers(t *testing.T) {
 func TestProbeMCPRulesByCount(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
-	rep := r.probe(1, cat(tools("charge_arg", "charge_nokey", "peek", "charge_hint"),
+	rep := r.probe(1, cat(tools("charge_arg", "charge_nokey", "peek", "charge_hint", "count"),
 		[]string{"--args", chargeArgs, "--key-in", "arg:idempotency_key", "--concurrency", "3",
 			"--count-tool", "count", "--count-pointer", "/count", "--"}, r.server())...)
 	rep.want(t, "charge_arg", "replay", "arg:idempotency_key", "pass", "no second effect (the count stayed at 1)")
@@ -261,11 +262,15 @@ func TestProbeMCPRulesByCount(t *testing.T) {
 	rep.want(t, "charge_arg", "mismatch", "arg:idempotency_key", "pass", "refused the changed arguments")
 	rep.want(t, "charge_arg", "in-flight", "arg:idempotency_key", "pass", "one effect")
 	rep.want(t, "charge_arg", "description", "", "pass", "parameter idempotency_key")
-	rep.want(t, "charge_nokey", "replay", "arg:idempotency_key", "fail", "a second effect: the count went from")
+	rep.want(t, "charge_nokey", "replay", "arg:idempotency_key", "fail", `a second effect: the count went from`)
+	rep.want(t, "charge_nokey", "replay", "arg:idempotency_key", "fail", `its inputSchema has no argument "idempotency_key"`)
 	rep.want(t, "charge_nokey", "in-flight", "arg:idempotency_key", "fail", "3 effects")
 	rep.want(t, "charge_nokey", "no-key", "", "info", "two calls without a key made 2 effects")
 	rep.want(t, "peek", "no-key", "", "fail", "it says readOnlyHint: true, yet two calls without a key made 2 effects")
 	rep.want(t, "charge_hint", "no-key", "", "fail", "idempotentHint: true, yet two calls without a key made 2 effects")
+	// An honest read: no effect, so nothing to replay, and no-key is info.
+	rep.want(t, "count", "replay", "arg:idempotency_key", "not-tested", "the count stayed at")
+	rep.want(t, "count", "no-key", "", "info", "it says readOnlyHint: true; two calls without a key made 0 effects")
 }
 
 // --count COMMAND, a pointer to an array, and a count blind to the tool.

@@ -418,6 +418,16 @@ type mcpTool struct {
 	} `json:"annotations"`
 }
 
+// hasParam reports whether the tool's inputSchema names the argument.
+func (t *mcpTool) hasParam(name string) bool {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &schema)
+	_, ok := schema.Properties[name]
+	return ok
+}
+
 func (t *mcpTool) readOnly() bool {
 	return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
 }

@@ -329,6 +329,9 @@ func (p *mcpProber) mcpReplay(ctx context.Context, t *mcpTool, args json.RawMess
 		return Result{}, nil, err
 	}
 	v, ev := p.judgeAgainMCP(a1, a2, c1, c2)
+	if name, ok := kp.arg(); ok && !t.hasParam(name) {
+		ev += fmt.Sprintf(" (its inputSchema has no argument %s: a server may drop it)", quote(name))
+	}
 	return keyed(Result{Rule: Replay, Verdict: v, Evidence: ev}, kp), a1, nil
 }
 
@@ -527,8 +530,10 @@ func (p *mcpProber) noKey(ctx context.Context, t *mcpTool, args json.RawMessage)
 	switch {
 	case t.readOnly() && p.counted() && effects > 0:
 		return Result{Rule: NoKey, Verdict: Fail, Evidence: "it says readOnlyHint: true, yet " + seen}, nil
+	case t.readOnly() && !p.counted() && as[0].accepted() && as[1].accepted() && as[0].id != "" && as[1].id != "" && as[0].id != as[1].id:
+		return Result{Rule: NoKey, Verdict: Fail, Evidence: "it says readOnlyHint: true, yet each call answered a new id, as a write that creates does: " + seen}, nil
 	case t.readOnly():
-		return Result{Rule: NoKey, Verdict: Info, Evidence: "it says readOnlyHint: true; " + seen + " (without a count, a read's answers are no effects to judge)"}, nil
+		return Result{Rule: NoKey, Verdict: Info, Evidence: "it says readOnlyHint: true; " + seen + " (without a count, only a new id per call would show an effect)"}, nil
 	case t.idempotent() && effects >= 2:
 		return Result{Rule: NoKey, Verdict: Fail, Evidence: "it says idempotentHint: true, yet " + seen}, nil
 	case t.idempotent() && effects == 1:
