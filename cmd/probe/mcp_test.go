@@ -326,7 +326,8 @@ func TestProbeMCPHTTP(t *testing.T) {
 	// same twice (judged by the whole result); tools without --args are
 	// listed as not tested, never called.
 	port := freePort(t)
-	ev := exec.Command(r.node, filepath.Join(r.repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp")
+	ev := exec.Command(r.node, "--import", loopbackOnly,
+		filepath.Join(r.repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp")
 	ev.Env = append(r.env, "PORT="+port)
 	if err := ev.Start(); err != nil {
 		t.Fatal(err)
@@ -339,6 +340,17 @@ func TestProbeMCPHTTP(t *testing.T) {
 	rep.want(t, "echo", "lost-response", "meta", "pass", "the first answer again")
 	rep.want(t, "get-sum", "replay", "", "not-tested", "no --args for this tool")
 }
+
+// loopbackOnly makes a Node server that listens on a bare port (as
+// server-everything does, on every interface) listen on 127.0.0.1 only.
+const loopbackOnly = `data:text/javascript,import net from "node:net";
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (port, ...rest) {
+  if (typeof port === "number" || typeof port === "string") {
+    return listen.call(this, { port: Number(port), host: "127.0.0.1" }, rest.find((a) => typeof a === "function"));
+  }
+  return listen.call(this, port, ...rest);
+};`
 
 func waitFile(t *testing.T, p string) string {
 	t.Helper()

@@ -4,7 +4,16 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/idemkey/idemkey/derive/mcp"
 )
+
+// The probe sends its key where idemkey mcp sends it.
+func TestMetaKeyIsMCPs(t *testing.T) {
+	if MetaKey != mcp.MetaKey {
+		t.Errorf("probe.MetaKey %q, idemkey mcp sends %q", MetaKey, mcp.MetaKey)
+	}
+}
 
 func TestCountAt(t *testing.T) {
 	for _, c := range []struct {
