@@ -393,7 +393,8 @@ func waitListening(t *testing.T, addr string) {
 // fails.
 func TestProbeMCPReconcile(t *testing.T) {
 	t.Parallel()
-	honest := `grep -q "\"key\":\"$IDEMPOTENCY_KEY\"" "$EFFECTS_FILE" && test "$IDEMKEY_TOOL" = charge_meta && test "$IDEMPOTENCY_ATTEMPT" = 1`
+	// It reads the arguments on its standard input, as run --reconcile's.
+	honest := `grep -q '"amount":100' && grep -q "\"key\":\"$IDEMPOTENCY_KEY\"" "$EFFECTS_FILE" && test "$IDEMKEY_TOOL" = charge_meta && test "$IDEMPOTENCY_ATTEMPT" = 1`
 	for _, c := range []struct {
 		name, command, verdict, evidence string
 		code                             int
@@ -402,7 +403,7 @@ func TestProbeMCPReconcile(t *testing.T) {
 		{"always 0", "exit 0", "fail", "a reconciler that says happened for a key never sent would record lost writes as done", 1},
 		{"always 1", "exit 1", "fail", "for a key with an effect it said not happened", 1},
 		{"hangs", "sleep 30", "fail", "timed out after 500ms", 1},
-		{"reads its arguments", `grep -q '"amount":100' && exit 1`, "fail", "for a key with an effect it said not happened", 1},
+		{"other arguments", strings.Replace(honest, "100", "999", 1), "fail", "for a key with an effect it said not happened", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
