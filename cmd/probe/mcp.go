@@ -46,7 +46,10 @@ var mcpOnly = []string{"url", "tool", "args", "key-in", "count-tool", "count-arg
 
 // httpOnly are the HTTP probe's flags that mean nothing to an MCP server.
 var httpOnly = []string{"data", "data-binary", "data-raw", "request", "key-header", "after", "require-key",
-	"user-agent", "user", "cacert", "cert", "key", "insecure"}
+	"user-agent", "user"}
+
+// tlsFlags are the TLS flags, for a --url server.
+var tlsFlags = []string{"cacert", "cert", "key", "insecure"}
 
 func addMCPFlags(fl *pflag.FlagSet) {
 	fl.Bool("mcp", false, "probe an MCP server's write tools: its command after --, or --url")
@@ -84,6 +87,14 @@ func (o *Options) loadMCP(fl *pflag.FlagSet, args []string) error {
 	case m.URL == "" && len(m.Headers) > 0:
 		return cli.Usagef("-H is for a --url server")
 	}
+	for _, n := range tlsFlags {
+		if m.URL == "" && cli.Changed(fl, n) {
+			return cli.Usagef("--%s is for a --url server", n)
+		}
+	}
+	t := &o.req.Transport
+	t.Insecure, t.CACert = cfg.GetBool("insecure"), cfg.GetString("cacert")
+	t.Cert, t.Key = cfg.GetString("cert"), cfg.GetString("key")
 	if m.URL != "" {
 		u, err := url.Parse(m.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -231,6 +242,9 @@ func (o *Options) mcpConfig() (probe.MCPConfig, error) {
 		for _, line := range m.Headers {
 			name, value, _ := strings.Cut(line, ":")
 			cfg.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+		if o.req.Transport.Insecure {
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
 		}
 		client, err := post.NewClient(o.req.Transport)
 		if err != nil {

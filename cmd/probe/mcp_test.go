@@ -462,6 +462,7 @@ func TestProbeMCPUsage(t *testing.T) {
 		{cat([]string{"--mcp", "--yes", "--args", "[1]", "--"}, r.server()), "want a JSON object"},
 		{cat([]string{"--mcp", "--yes", "-d", "{}", "--"}, r.server()), "--data is for an HTTP endpoint"},
 		{cat([]string{"--mcp", "--yes", "--count-tool", "count", "--"}, r.server()), "--count-pointer"},
+		{cat([]string{"--mcp", "--yes", "-k", "--"}, r.server()), "--insecure is for a --url server"},
 		{cat([]string{"--mcp", "--yes", "--tool", "nosuch", "--args", chargeArgs, "--"}, r.server()), "--tool nosuch: the server has no such tool"},
 		{[]string{"--mcp", "--yes", "--url", "http://127.0.0.1:1/mcp", "-H", "Idempotency-Key: x"}, "-H sets Idempotency-Key"},
 		{[]string{"http://127.0.0.1:1/", "--yes", "--tool", "charge"}, "--tool is for --mcp"},
