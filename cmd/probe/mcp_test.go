@@ -443,6 +443,16 @@ func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
 	if strings.Contains(out, "\ncount:") || strings.Contains(out, "\npeek:") {
 		t.Errorf("--dry-run lists read-only tools as probed:\n%s", out)
 	}
+	// tools/list in pages of two: every write tool is found.
+	r.env = append(r.env, "PAGE_SIZE=2")
+	paged, errs, code := r.run(append([]string{"probe", "--mcp", "--dry-run", "--args", chargeArgs, "--args", "charge_meta=@charge.json",
+		"--reconcile", "exit 0", "--"}, r.server()...)...)
+	if code != 0 || paged != out {
+		t.Errorf("--dry-run with tools/list in pages: exit %d\nstdout: %s\nwant: %s\nstderr: %s", code, paged, out, errs)
+	}
+	if n := strings.Count(out, ": up to 13 calls"); n != 9 {
+		t.Errorf("--dry-run lists %d write tools, want 9:\n%s", n, out)
+	}
 	if n := r.effectsByTool(); len(n) != 0 {
 		t.Errorf("effects without --yes or with --dry-run: %v", n)
 	}

@@ -5,7 +5,7 @@
 // effect is a JSON line {"tool","id","key","args"} appended to
 // $EFFECTS_FILE, which outlives the process (a lost response is retried on
 // a new connection, for stdio a new process). $PROBE_TOOLS=a,b registers
-// only those tools.
+// only those tools; $PAGE_SIZE=N answers tools/list in pages of N.
 //
 // Tools (arguments: amount, currency, idempotency_key):
 //   charge_meta    honours the key in _meta["com.github.idemkey/idempotency-key"]:
@@ -125,6 +125,17 @@ function newServer() {
     const r = { count: es.length, effects: es.map((e) => e.id) };
     return { content: [{ type: "text", text: JSON.stringify(r) }], structuredContent: r };
   });
+  if (process.env.PAGE_SIZE) {
+    // tools/list in pages of $PAGE_SIZE tools (the cursor is the next index).
+    const size = Number(process.env.PAGE_SIZE);
+    const inner = server.server._requestHandlers.get("tools/list");
+    server.server._requestHandlers.set("tools/list", async (req, extra) => {
+      const all = (await inner({ ...req, params: {} }, extra)).tools;
+      const start = Number(req.params?.cursor ?? 0);
+      const next = start + size;
+      return { tools: all.slice(start, next), ...(next < all.length ? { nextCursor: String(next) } : {}) };
+    });
+  }
   return server;
 }
 
