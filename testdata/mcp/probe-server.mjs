@@ -96,7 +96,7 @@ function newServer() {
     async (args, extra) => {
       const key = metaKey(extra);
       const prev = key && effects().find((e) => e.tool === "charge_racy" && e.key === key);
-      await sleep(100); // the check and the insert are apart
+      await sleep(300); // the check and the insert are apart
       if (prev) return answer(prev);
       return answer(effect("charge_racy", key, withoutKey(args)));
     });
