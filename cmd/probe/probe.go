@@ -18,6 +18,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/curlflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/post"
@@ -43,6 +44,10 @@ type Options struct {
 	Yes         bool
 	DryRun      bool
 	MaxTime     time.Duration
+	// Reconcile is a reconcile command to check (--reconcile).
+	Reconcile *ledgerflags.Reconcile
+	// MCP is probe --mcp's server and tools (nil: an HTTP endpoint).
+	MCP *MCPOptions
 }
 
 // probeJSONReport is what a bare --json sets (see probeJSON).
@@ -85,6 +90,9 @@ func NewCmd(f *cli.Factory) *cobra.Command {
   idemkey probe http://127.0.0.1:8080/charges --yes -d @charge.json \
       --count 'psql -Atc "select count(*) from charges" test' --require-key`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
+				return nil // the server's command line
+			}
 			err := cli.RangeArgs(1, 1)(cmd, args)
 			var ue *cli.UsageError
 			if len(args) > 1 && opts.JSON && errors.As(err, &ue) {
@@ -93,6 +101,20 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
+				if err := opts.loadCommon(cmd.Flags()); err != nil {
+					return err
+				}
+				if err := opts.loadMCP(cmd.Flags(), args); err != nil {
+					return err
+				}
+				return run(opts)
+			}
+			for _, n := range mcpOnly {
+				if cli.Changed(cmd.Flags(), n) {
+					return &cli.UsageError{Err: fmt.Errorf("--%s is for --mcp", n), HintText: "idemkey probe --mcp --yes --tool NAME --args JSON -- SERVER [ARG...]"}
+				}
+			}
 			if err := opts.load(cmd.Flags(), args[0]); err != nil {
 				return err
 			}
@@ -187,6 +209,7 @@ func addProbeFlags(fl *pflag.FlagSet, o *Options) {
 	fl.BoolP("insecure", "k", false, "skip TLS certificate verification (warned about)")
 	fl.Float64P("max-time", "m", 30, "seconds allowed for each request (0: no limit)")
 	fl.Float64("connect-timeout", 10, "seconds allowed for connecting, TLS included")
+	addMCPFlags(fl)
 	var names []string
 	fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	// What is sent, where and how securely, and whether at all: never
@@ -227,6 +250,25 @@ func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 	}
 	r.Transport.Insecure, _ = fl.GetBool("insecure")
 	r.Transport.CACert = cfg.GetString("cacert")
+	if err := o.loadCommon(fl); err != nil {
+		return err
+	}
+	if after := cfg.GetString("after"); after != "" {
+		if o.After, err = cli.ParseDays(after); err != nil || o.After <= 0 {
+			return &cli.UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
+		}
+	}
+	o.RequireKey = cfg.GetBool("require-key")
+	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
+		return err
+	}
+	return nil
+}
+
+// loadCommon resolves the settings both probes have.
+func (o *Options) loadCommon(fl *pflag.FlagSet) error {
+	cfg, r := o.f.Config, o.req
+	var err error
 	if r.Transport.ConnectTimeout, err = cfg.Seconds("connect-timeout", false); err != nil {
 		return err
 	}
@@ -239,24 +281,16 @@ func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 	if o.Concurrency > probeMaxConcurrency {
 		return cfg.Invalid("concurrency", fmt.Sprintf("want at most %d", probeMaxConcurrency))
 	}
-	if after := cfg.GetString("after"); after != "" {
-		if o.After, err = cli.ParseDays(after); err != nil || o.After <= 0 {
-			return &cli.UsageError{Err: fmt.Errorf("invalid --after %q (want a duration such as 30s, 5m or 1h)", after)}
-		}
-	}
 	o.Count = cfg.GetString("count")
 	if cli.Changed(fl, "count") && strings.TrimSpace(o.Count) == "" {
 		return cli.Usagef("--count needs a command that prints how many effects the endpoint has made")
 	}
-	o.RequireKey, o.Yes, o.DryRun = cfg.GetBool("require-key"), cfg.GetBool("yes"), cfg.GetBool("dry-run")
+	o.Yes, o.DryRun = cfg.GetBool("yes"), cfg.GetBool("dry-run")
 	if o.DryRun && o.JSON {
 		return &cli.UsageError{Err: errors.New("--dry-run prints the requests, not a report, so --json has nothing to print"),
 			HintText: "drop --json, or --dry-run to run the probe"}
 	}
-	if _, err := post.ProxyFor(r.Transport.Getenv, r.URL); err != nil {
-		return err
-	}
-	return nil
+	return o.loadReconcile()
 }
 
 // probeCode gives curl's URL error (exit 3 in post) probe's exit code
@@ -293,6 +327,9 @@ func (o *Options) config() (probe.Config, error) {
 	if o.Count != "" {
 		cfg.Count = countCommand(o.Count)
 	}
+	if o.Reconcile != nil {
+		cfg.Reconcile = o.reconciler()
+	}
 	cfg.Log = func(s string) { fmt.Fprintf(o.f.IO.Err, "idemkey: probe: %s\n", cli.DiagLine(s)) }
 	return cfg, nil
 }
@@ -311,6 +348,14 @@ func headerGiven(lines []string, name string) bool {
 
 func run(o *Options) error {
 	ios := o.f.IO
+	if o.MCP != nil {
+		if !o.Yes && !o.DryRun {
+			return &cli.UsageError{Err: fmt.Errorf("a probe makes real writes: up to %d tools/call requests per tool probed, each of which may have an effect; nothing was started or sent",
+				probe.MCPCallsPerTool(probe.MCPConfig{KeyIn: o.MCP.KeyIn, Concurrency: o.Concurrency})),
+				HintText: "point it at a test deployment and give --yes to make them, or --dry-run to see them first"}
+		}
+		return o.runMCP()
+	}
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -336,10 +381,17 @@ func run(o *Options) error {
 	if err != nil {
 		return probeFailure(err)
 	}
+	return o.writeReport(rep, func() error { return o.writeTable(rep) })
+}
+
+// writeReport writes a probe's report, as JSON or as table writes it, and
+// exits 1 when a rule failed.
+func (o *Options) writeReport(rep interface{ Failed() bool }, table func() error) error {
+	var err error
 	if o.JSON {
-		err = writeProbeJSON(ios.Out, rep)
+		err = writeProbeJSON(o.f.IO.Out, rep)
 	} else {
-		err = o.writeTable(rep)
+		err = table()
 	}
 	if err != nil {
 		return &cli.OutputError{Err: err}
@@ -378,7 +430,7 @@ func probeFailure(err error) error {
 	return &cli.CodeError{Code: cli.ExitUsage, Err: err}
 }
 
-func writeProbeJSON(w io.Writer, rep *probe.Report) error {
+func writeProbeJSON(w io.Writer, rep any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -392,13 +444,7 @@ func writeProbeJSON(w io.Writer, rep *probe.Report) error {
 // writeTable writes the report as a table; verdicts are coloured on a
 // terminal.
 func (o *Options) writeTable(rep *probe.Report) error {
-	ios, mode := o.f.IO, o.f.ColorMode()
-	paint := map[string]*color.Color{
-		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
-		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
-		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
-		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
-	}
+	ios, paint := o.f.IO, o.paints()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-10s  %-10s  %s\n", "RULE", "VERDICT", "EVIDENCE")
 	for _, r := range rep.Rules {
@@ -410,6 +456,17 @@ func (o *Options) writeTable(rep *probe.Report) error {
 	}
 	_, err := io.WriteString(ios.Out, b.String())
 	return err
+}
+
+// paints are the verdicts' colours on a terminal.
+func (o *Options) paints() map[string]*color.Color {
+	ios, mode := o.f.IO, o.f.ColorMode()
+	return map[string]*color.Color{
+		probe.Pass:      ios.Paint(mode, ios.Out, color.FgGreen),
+		probe.Fail:      ios.Paint(mode, ios.Out, color.FgRed, color.Bold),
+		probe.Info:      ios.Paint(mode, ios.Out, color.FgYellow),
+		probe.NotTested: ios.Paint(mode, ios.Out, color.Faint),
+	}
 }
 
 // dryRun prints every request the probe would send, as post's --dry-run
@@ -442,6 +499,9 @@ func (o *Options) dryRun(cfg probe.Config) error {
 	}
 	if cfg.Count != nil {
 		fmt.Fprintf(&b, "\n# --count runs before and after each rule's requests: %s\n", o.Count)
+	}
+	if cfg.Reconcile != nil {
+		b.WriteString("# --reconcile runs twice after the replay rule: for its key and for a key never sent\n")
 	}
 	if _, err := io.WriteString(o.f.IO.Out, b.String()); err != nil {
 		return &cli.OutputError{Err: err}

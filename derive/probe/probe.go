@@ -25,9 +25,15 @@
 // else its whole body). A Counter, where the caller has one, counts them
 // instead: how many effects the endpoint has made so far.
 //
-// The package is the HTTP exchange of `idemkey probe`; it reads no file
-// and no setting, and starts no process: the caller gives it the client,
-// the request and the counter.
+// RunMCP probes an MCP server's write tools the same way (see mcp.go):
+// replay, lost-response, mismatch, in-flight, no-key and description,
+// the key in params._meta, an argument or the Idempotency-Key header.
+// With a Reconciler, both probes check it against a key that made an
+// effect and a key never sent (the reconcile rule).
+//
+// The package is the exchange of `idemkey probe`; it reads no file and no
+// setting, and starts no process: the caller gives it the client, the
+// request (or a way to start an MCP server) and the counter.
 package probe
 
 import (
@@ -67,6 +73,9 @@ type Result struct {
 	Rule     string `json:"rule"`
 	Verdict  string `json:"verdict"`
 	Evidence string `json:"evidence"`
+	// KeyIn is where the key went, for an MCP probe's rules that send
+	// one (meta, arg:NAME, header).
+	KeyIn string `json:"key_in,omitempty"`
 }
 
 // Report is a probe's outcome: one Result per rule, in Rules' order.
@@ -116,6 +125,9 @@ type Config struct {
 	MaxTime time.Duration
 	// Rand is where keys come from (crypto/rand when nil).
 	Rand io.Reader
+	// Reconcile, when not nil, is checked after the replay rule against
+	// its key (which made an effect) and a key never sent.
+	Reconcile Reconciler
 	// Log, when not nil, receives a line for people while the probe
 	// waits (the retention rule's wait).
 	Log func(string)
@@ -191,6 +203,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var rules []Result
+	if cfg.Reconcile != nil {
+		rec := notTested(Reconcile, "the replay rule made no effect to check the reconciler against")
+		if first != nil {
+			rec = judgeReconcile(ctx, cfg.Reconcile, first.key, p.keys.of(shape), "", cfg.Body)
+		}
+		rules = append(rules, rec)
+	}
 	mismatch, err := p.mismatch(ctx, shape)
 	if err != nil {
 		return nil, err
@@ -209,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	return &Report{
 		URL:   cfg.Request.URL.Redacted(),
-		Rules: []Result{replay, mismatch, inFlight, required, limits, retention},
+		Rules: append([]Result{replay, mismatch, inFlight, required, limits, retention}, rules...),
 	}, nil
 }
 

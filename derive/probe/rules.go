@@ -227,6 +227,18 @@ func listIDs(ids []identity, byID map[identity]*response) string {
 func (p *prober) together(ctx context.Context, rule, key string, n int) ([]*response, error) {
 	rs := make([]*response, n)
 	errs := make([]error, n)
+	atOnce(n, func(i int) { rs[i], errs[i] = p.send(ctx, rule, key, p.cfg.Body) })
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// atOnce runs f(0) … f(n-1) in n goroutines released together from
+// behind a barrier, and waits for all.
+func atOnce(n int, f func(i int)) {
 	var ready, done sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
@@ -236,18 +248,12 @@ func (p *prober) together(ctx context.Context, rule, key string, n int) ([]*resp
 			defer done.Done()
 			ready.Done()
 			<-start
-			rs[i], errs[i] = p.send(ctx, rule, key, p.cfg.Body)
+			f(i)
 		}()
 	}
 	ready.Wait()
 	close(start)
 	done.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return rs, nil
 }
 
 // required sends the request without a key. accepted says whether any
