@@ -16,7 +16,7 @@ const (
 	FromArgs      = "args"      // the bare arguments value
 	FromCall      = "call"      // a call record {"task":…,"tool":…,"args":…}
 	FromMCP       = "mcp"       // a JSON-RPC tools/call request (MCP 2025-06-18, tools/call)
-	FromOpenAI    = "openai"    // a Chat Completions tool call or a Responses function_call item
+	FromOpenAI    = "openai"    // a Chat Completions tool call or message, a Responses function_call item or whole response
 	FromAnthropic = "anthropic" // a tool_use content block
 	FromAuto      = "auto"      // any shape Shape knows (an envelope, a call record); otherwise args
 )
@@ -254,13 +254,20 @@ func (s *Spec) mcpCall(root canon.Node) (tool string, args canon.Node, err error
 	return tool, args, nil
 }
 
-// openAICall reads an OpenAI tool call, function_call item or assistant
-// message (data is the whole input, for positions in errors).
+// openAICall reads an OpenAI tool call, function_call item, assistant
+// message or Responses API response (data is the whole input, for
+// positions in errors).
 func (s *Spec) openAICall(root canon.Node, data []byte) (tool string, args canon.Node, err error) {
 	fn := root
 	if calls, ok := root.Get("tool_calls"); ok {
 		// An assistant message: {"role":"assistant","tool_calls":[…]}.
 		if fn, err = s.pick(calls, "OpenAI assistant message", "tool_calls", func(canon.Node) bool { return true }, OpenAICallName); err != nil {
+			return "", args, err
+		}
+	} else if output, ok := root.Get("output"); ok && !IsType(root, "function_call") {
+		// A whole Responses API response: {"object":"response","output":[…]},
+		// its function_call items among messages and reasoning.
+		if fn, err = s.pick(output, "OpenAI response", "output", IsOpenAICall, OpenAICallName); err != nil {
 			return "", args, err
 		}
 	}
@@ -411,14 +418,17 @@ func EnvelopeShape(root canon.Node) (from, what string) {
 	if _, ok := root.Get("jsonrpc"); ok && StringAt(root, "method") == "tools/call" {
 		return FromMCP, "an MCP tools/call request"
 	}
-	if isOpenAICall(root) {
+	if IsOpenAICall(root) {
 		if StringAt(root, "type") == "function_call" {
 			return FromOpenAI, "an OpenAI function_call item"
 		}
 		return FromOpenAI, "an OpenAI tool call"
 	}
-	if anyElement(root, "tool_calls", isOpenAICall) {
+	if anyElement(root, "tool_calls", IsOpenAICall) {
 		return FromOpenAI, "an OpenAI assistant message with tool_calls"
+	}
+	if anyElement(root, "output", IsOpenAICall) {
+		return FromOpenAI, "an OpenAI response with a function_call item"
 	}
 	if IsToolUse(root) {
 		return FromAnthropic, "an Anthropic tool_use block"
@@ -481,10 +491,10 @@ func StringAt(n canon.Node, name string) string {
 // IsType reports whether n's "type" member is the string t.
 func IsType(n canon.Node, t string) bool { return StringAt(n, "type") == t }
 
-// isOpenAICall: a Chat Completions tool call {"function":{"name",
-// "arguments"}} or a Responses function_call item {"type":"function_call",
-// "name","arguments":"…"}.
-func isOpenAICall(n canon.Node) bool {
+// IsOpenAICall reports whether n is an OpenAI tool call: a Chat
+// Completions {"function":{"name","arguments"}} or a Responses
+// function_call item with a string "arguments".
+func IsOpenAICall(n canon.Node) bool {
 	if n.Kind() != canon.Object {
 		return false
 	}

@@ -526,6 +526,9 @@ func callID(top canon.Node, from, tool string) string {
 		if calls, ok := top.Get("tool_calls"); ok && calls.Kind() == canon.Array {
 			return inner(calls, func(canon.Node) bool { return true }, derive.OpenAICallName)
 		}
+		if output, ok := top.Get("output"); ok && output.Kind() == canon.Array && !derive.IsType(top, "function_call") {
+			return inner(output, derive.IsOpenAICall, derive.OpenAICallName)
+		}
 		return derive.StringAt(top, "id")
 	case derive.FromAnthropic:
 		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !derive.IsType(top, "tool_use") {
