@@ -40,7 +40,8 @@ func Main(args []string, ios *cli.IOStreams) int {
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
-	err := root.Execute()
+	ran, err := root.ExecuteC()
+	cli.SuggestFlag(ran, err)
 	if r := cli.RepeatedFlag(err); r != nil {
 		// Whichever flag error function the command has, a repeated flag
 		// is said one way (with the command's exit code for usage errors).
