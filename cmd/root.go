@@ -141,6 +141,12 @@ execute, 127 not found (as timeout and env do).`,
 		}
 	}
 	cli.FinishTree(root, f.Partial)
+	f.WholeTree = func() *cobra.Command {
+		if f.Partial {
+			return NewRootCmd(&cli.Factory{IO: f.IO, Config: f.Config})
+		}
+		return root
+	}
 	return root
 }
 
