@@ -211,7 +211,7 @@ func escape(s string) string {
 func letter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // escapeLine is escape for a whole line, which must not start with a
-// control character ('.' or '\”) or be read as one.
+// control character (a period or an apostrophe) or be read as one.
 func escapeLine(s string) string {
 	s = escape(s)
 	if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "'") {

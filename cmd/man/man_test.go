@@ -10,7 +10,7 @@ import (
 // TestPage writes a command's page from its help texts: name, synopsis,
 // description with indented lines kept, its own and inherited flags with
 // defaults, examples, subcommands and see-also, with roff's control
-// characters escaped (a line that starts with '.' or '\”, a backslash).
+// characters escaped (a line that starts with a period or an apostrophe, a backslash).
 func TestPage(t *testing.T) {
 	root := &cobra.Command{Use: "idemkey", Short: "Derive keys"}
 	root.PersistentFlags().String("color", "auto", "colour output")
