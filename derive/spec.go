@@ -159,7 +159,7 @@ func (s *Spec) Load(data []byte) (Loaded, error) {
 	case FromArgs:
 		args = root
 	case FromCall:
-		task, tool, args, err = s.callRecord(root)
+		task, tool, args, err = s.callRecord(root, data)
 	case FromMCP:
 		tool, args, err = s.mcpCall(root)
 	case FromOpenAI:
@@ -213,8 +213,10 @@ func (s *Spec) finish(lc *Loaded, c Call) error {
 }
 
 // callRecord reads a call record {"task","tool","args"}: its task must
-// agree with s.Task when that is given.
-func (s *Spec) callRecord(root canon.Node) (task, tool string, args canon.Node, err error) {
+// agree with s.Task when that is given. A record without "args" may carry
+// the arguments' text in "args_text" (a JSON string, as conform's requests
+// and the vectors do where the arguments cannot be written inline).
+func (s *Spec) callRecord(root canon.Node, data []byte) (task, tool string, args canon.Node, err error) {
 	if root.Kind() != canon.Object {
 		return "", "", args, inputErrorf("a call record must be an object {\"task\",\"tool\",\"args\"}, not %s", root.Kind())
 	}
@@ -228,10 +230,18 @@ func (s *Spec) callRecord(root canon.Node) (task, tool string, args canon.Node, 
 		return "", "", args, err
 	}
 	var ok bool
-	if args, ok = root.Get("args"); !ok {
+	if args, ok = root.Get("args"); ok {
+		return task, tool, args, nil
+	}
+	text, ok := root.Get("args_text")
+	if !ok {
 		return "", "", args, inputErrorf("call record has no \"args\" member")
 	}
-	return task, tool, args, nil
+	if text.Kind() != canon.String {
+		return "", "", args, inputErrorf("call record \"args_text\" must be a JSON string, not %s", text.Kind())
+	}
+	args, err = s.argumentsString(text, "args_text", data)
+	return task, tool, args, err
 }
 
 // mcpCall reads a JSON-RPC tools/call request: {"params":{"name",
@@ -284,14 +294,15 @@ func (s *Spec) openAICall(root canon.Node, data []byte) (tool string, args canon
 	if a.Kind() != canon.String {
 		return "", args, inputErrorf("OpenAI tool call \"arguments\" must be a JSON string, not %s", a.Kind())
 	}
-	args, err = s.argumentsString(a, data)
+	args, err = s.argumentsString(a, "arguments", data)
 	return tool, args, err
 }
 
-// argumentsString parses the JSON text inside an "arguments" string, as
-// JSON.parse parses the string the first JSON.parse gave: an escaped lone
-// surrogate in the string is a character of the text.
-func (s *Spec) argumentsString(a canon.Node, data []byte) (canon.Node, error) {
+// argumentsString parses the JSON text inside an "arguments" (or
+// "args_text", the member's name) string, as JSON.parse parses the string
+// the first JSON.parse gave: an escaped lone surrogate in the string is a
+// character of the text.
+func (s *Spec) argumentsString(a canon.Node, member string, data []byte) (canon.Node, error) {
 	text, escaped := canon.EscapeSurrogates([]byte(a.Text()))
 	inner, err := s.inner.Parse(text, s.Scheme)
 	if err == nil {
@@ -313,7 +324,7 @@ func (s *Spec) argumentsString(a canon.Node, data []byte) (canon.Node, error) {
 	line, c := canon.Position(data, a.Offset())
 	return canon.Node{}, &canon.Error{
 		Offset: a.Offset(), Line: line, Column: c, Pointer: "",
-		Msg:  fmt.Sprintf("\"arguments\" string is not valid JSON: %s (at %d:%d of the string)", ce.Msg, ce.Line, col),
+		Msg:  fmt.Sprintf("%q string is not valid JSON: %s (at %d:%d of the string)", member, ce.Msg, ce.Line, col),
 		Hint: ce.Hint,
 	}
 }

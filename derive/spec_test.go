@@ -117,3 +117,37 @@ func TestOpenAIResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestCallRecordArgsText: a call record without "args" is read from its
+// "args_text" (conform's requests carry deep or non-I-JSON arguments only
+// so), escaped lone surrogates included; "args" wins when both are there.
+func TestCallRecordArgsText(t *testing.T) {
+	key := func(rec string) ([32]byte, error) {
+		lc, err := (&Spec{From: FromCall}).Load([]byte(rec))
+		if err != nil {
+			return [32]byte{}, err
+		}
+		return lc.Call.Key(), nil
+	}
+	for _, c := range []struct{ inline, text string }{
+		{`{"b":1,"a":[2]}`, `"{\"b\":1,\"a\":[2]}"`},
+		{`{"a":"\ud800"}`, `"{\"a\":\"\\ud800\"}"`},
+		{`{"a":1,"a":2}`, `"{\"a\":1,\"a\":2}"`},
+	} {
+		want, err1 := key(`{"task":"t","tool":"x","args":` + c.inline + `}`)
+		got, err2 := key(`{"task":"t","tool":"x","args_text":` + c.text + `}`)
+		both, err3 := key(`{"task":"t","tool":"x","args":` + c.inline + `,"args_text":"[]"}`)
+		if err1 != nil || err2 != nil || err3 != nil || got != want || both != want {
+			t.Errorf("%s: args_text key %x (%v), both %x (%v), want %x (%v)", c.inline, got, err2, both, err3, want, err1)
+		}
+	}
+	for rec, msg := range map[string]string{
+		`{"task":"t","tool":"x"}`:                  `call record has no "args" member`,
+		`{"task":"t","tool":"x","args_text":{}}`:   `call record "args_text" must be a JSON string, not object`,
+		`{"task":"t","tool":"x","args_text":"{,"}`: `"args_text" string is not valid JSON`,
+	} {
+		if _, err := key(rec); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: error %v, want %q", rec, err, msg)
+		}
+	}
+}
