@@ -122,6 +122,7 @@ type Loaded struct {
 
 	// The selection applied: the tool's (see Spec.Tools) or the spec's.
 	Only, Omit []string
+	OnlyName   string // how the only list is named in messages ("": --only)
 	OmitName   string // how the omit list is named in messages ("": --omit)
 	OmitMissed []int  // indices into Omit of the pointers that matched nothing
 
@@ -207,7 +208,7 @@ func (s *Spec) finish(lc *Loaded, c Call) error {
 			return err
 		}
 		lc.Call.Args, lc.Selected, lc.OmitMissed = sel, true, missed
-		lc.Only, lc.Omit, lc.OmitName = ts.Only, ts.Omit, ts.OmitName
+		lc.Only, lc.Omit, lc.OnlyName, lc.OmitName = ts.Only, ts.Omit, ts.OnlyName, ts.OmitName
 	}
 	return nil
 }
@@ -347,6 +348,24 @@ func (s *Spec) anthropicCall(root canon.Node) (tool string, args canon.Node, err
 		return "", args, inputErrorf("Anthropic tool_use block has no \"input\" member")
 	}
 	return tool, args, nil
+}
+
+// SelectionText names the selection the key was derived under, as a
+// reader would type or find it ("--only /amount, /to; --omit /ts", or a
+// config file's tools section), or "" when the key covers the whole
+// arguments.
+func (lc *Loaded) SelectionText() string {
+	if !lc.Selected {
+		return ""
+	}
+	var parts []string
+	if len(lc.Only) > 0 {
+		parts = append(parts, orName(lc.OnlyName, "--only")+" "+strings.Join(lc.Only, ", "))
+	}
+	if len(lc.Omit) > 0 {
+		parts = append(parts, orName(lc.OmitName, "--omit")+" "+strings.Join(lc.Omit, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Warning is something about an input that was used, for the reader.

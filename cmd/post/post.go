@@ -51,6 +51,7 @@ type Options struct {
 	// leaseLost is closed when the ledger's claim of the key is lost: no
 	// retry is sent after it (the newer holder sends its own).
 	leaseLost <-chan struct{}
+	selection string // the --only/--omit the key was derived under, "" for none
 }
 
 // postLong is post's --help: what is sent, the retries, the ledger, the
@@ -324,6 +325,7 @@ func (o *Options) buildRequest() (*http.Request, []byte, string, error) {
 		return nil, nil, "", cli.InputErr(name, 0, err)
 	}
 	key := string(o.Key.Append(nil, lc.Call))
+	o.selection = lc.SelectionText() // for the 422 hint (post_output.go)
 	if err := post.CheckHeaderText("the key (--prefix)", key); err != nil {
 		return nil, nil, "", err
 	}
