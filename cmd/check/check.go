@@ -83,8 +83,8 @@ across upgrades this way.`,
 	fl.String("from", derive.FromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
 	cli.CompleteValues(cmd, "from", checkFroms...)
 	keyflags.AddFormatFlags(fl)
-	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (RFC 6901 pointer; repeatable)")
+	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (an RFC 6901 `POINTER`; repeatable)")
+	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (an RFC 6901 `POINTER`; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	fl.Bool("json", false, "print each mismatch as a JSON object on its own line: file, line, the call, want and got")
 	return cmd

@@ -181,7 +181,7 @@ func addPostFlags(fl *pflag.FlagSet, data *[]curlflags.DataArg) *postLedger {
 	fl.Bool("lossy", false, "send the canonical form even where it changes a value (see above)")
 	fl.String("key-header", "Idempotency-Key", "name of the header that carries the key")
 	fl.Bool("key-quoted", false, `send the key as a Structured Field string ("…"), as the IETF draft writes it`)
-	fl.StringArrayP("header", "H", nil, "extra header 'Name: value' (repeatable; 'Name:' removes a default one)")
+	fl.StringArrayP("header", "H", nil, "extra `HEADER` 'Name: value' (repeatable; 'Name:' removes a default one)")
 	fl.StringP("user-agent", "A", "", "User-Agent header (default idemkey/VERSION)")
 	fl.StringP("request", "X", "POST", "method: POST, PUT or PATCH")
 	fl.StringP("output", "o", "", "write the body to FILE instead of standard output")
