@@ -177,11 +177,7 @@ func Regenerated(pointer string, shape Shape) bool {
 	if err != nil || len(toks) == 0 {
 		return false
 	}
-	// The name is the member's and its parent's: request.id, sent.unix.
-	name := nameWords(toks[len(toks)-1])
-	if len(toks) > 1 {
-		name = append(name, nameWords(toks[len(toks)-2])...)
-	}
+	name := pointerName(toks)
 	for _, w := range name {
 		if effectWords.has(w) || identityWords.has(w) {
 			return false
@@ -199,6 +195,34 @@ func Regenerated(pointer string, shape Shape) bool {
 		plain = plain || plainTime.has(w)
 	}
 	return shape == ShapeTime && attempt && plain
+}
+
+// pointerName is the words of a pointer's name: its member's and its
+// parent's (request.id, sent.unix).
+func pointerName(toks []string) []string {
+	name := nameWords(toks[len(toks)-1])
+	if len(toks) > 1 {
+		name = append(name, nameWords(toks[len(toks)-2])...)
+	}
+	return name
+}
+
+// Identity reports whether a pointer (relative to the arguments) names who
+// a call acts for or as (a tenant, account, user, customer, key or
+// credential: X-Tenant-Id, api_key, user.id): two calls that differ there
+// are two writes, however random the values look, so drift never takes
+// them for one call retried, and no advice leaves them out.
+func Identity(pointer string) bool {
+	toks, err := canon.ParsePointer(pointer)
+	if err != nil || len(toks) == 0 {
+		return false
+	}
+	for _, w := range pointerName(toks) {
+		if identityWords.has(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Advice says, for a difference that is not regenerated metadata, what

@@ -178,3 +178,17 @@ func TestShapeOf(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentity tells the pointers that name who a call acts for, by the
+// member's or the parent's name, from the others.
+func TestIdentity(t *testing.T) {
+	for ptr, want := range map[string]bool{
+		"/headers/X-Tenant-Id": true, "/headers/X-Api-Key": true, "/tenant": true, "/user/id": true,
+		"/customer_id": true, "/account": true, "/auth/token": true, "/apiKey": true,
+		"/headers/X-Request-Id": false, "/trace_id": false, "/ts": false, "/amount": false, "": false, "/order_id": false,
+	} {
+		if got := Identity(ptr); got != want {
+			t.Errorf("Identity(%q) = %v, want %v", ptr, got, want)
+		}
+	}
+}
