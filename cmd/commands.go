@@ -9,6 +9,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/key"
 	"github.com/idemkey/idemkey/cmd/ledger"
+	"github.com/idemkey/idemkey/cmd/man"
 	"github.com/idemkey/idemkey/cmd/mcp"
 	"github.com/idemkey/idemkey/cmd/post"
 	"github.com/idemkey/idemkey/cmd/probe"
@@ -36,4 +37,5 @@ var commands = []struct {
 	{"ledger", ledger.NewCmd},
 	{"probe", probe.NewCmd},
 	{"mcp", mcp.NewCmd},
+	{"man", man.NewCmd},
 }

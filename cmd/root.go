@@ -40,7 +40,8 @@ func Main(args []string, ios *cli.IOStreams) int {
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
-	err := root.Execute()
+	ran, err := root.ExecuteC()
+	cli.SuggestFlag(ran, err)
 	if r := cli.RepeatedFlag(err); r != nil {
 		// Whichever flag error function the command has, a repeated flag
 		// is said one way (with the command's exit code for usage errors).
@@ -140,6 +141,12 @@ execute, 127 not found (as timeout and env do).`,
 		}
 	}
 	cli.FinishTree(root, f.Partial)
+	f.WholeTree = func() *cobra.Command {
+		if f.Partial {
+			return NewRootCmd(&cli.Factory{IO: f.IO, Config: f.Config})
+		}
+		return root
+	}
 	return root
 }
 

@@ -16,7 +16,7 @@ const (
 	FromArgs      = "args"      // the bare arguments value
 	FromCall      = "call"      // a call record {"task":…,"tool":…,"args":…}
 	FromMCP       = "mcp"       // a JSON-RPC tools/call request (MCP 2025-06-18, tools/call)
-	FromOpenAI    = "openai"    // a Chat Completions tool call or a Responses function_call item
+	FromOpenAI    = "openai"    // a Chat Completions tool call or message, a Responses function_call item or whole response
 	FromAnthropic = "anthropic" // a tool_use content block
 	FromAuto      = "auto"      // any shape Shape knows (an envelope, a call record); otherwise args
 )
@@ -122,6 +122,7 @@ type Loaded struct {
 
 	// The selection applied: the tool's (see Spec.Tools) or the spec's.
 	Only, Omit []string
+	OnlyName   string // how the only list is named in messages ("": --only)
 	OmitName   string // how the omit list is named in messages ("": --omit)
 	OmitMissed []int  // indices into Omit of the pointers that matched nothing
 
@@ -159,7 +160,7 @@ func (s *Spec) Load(data []byte) (Loaded, error) {
 	case FromArgs:
 		args = root
 	case FromCall:
-		task, tool, args, err = s.callRecord(root)
+		task, tool, args, err = s.callRecord(root, data)
 	case FromMCP:
 		tool, args, err = s.mcpCall(root)
 	case FromOpenAI:
@@ -207,14 +208,16 @@ func (s *Spec) finish(lc *Loaded, c Call) error {
 			return err
 		}
 		lc.Call.Args, lc.Selected, lc.OmitMissed = sel, true, missed
-		lc.Only, lc.Omit, lc.OmitName = ts.Only, ts.Omit, ts.OmitName
+		lc.Only, lc.Omit, lc.OnlyName, lc.OmitName = ts.Only, ts.Omit, ts.OnlyName, ts.OmitName
 	}
 	return nil
 }
 
 // callRecord reads a call record {"task","tool","args"}: its task must
-// agree with s.Task when that is given.
-func (s *Spec) callRecord(root canon.Node) (task, tool string, args canon.Node, err error) {
+// agree with s.Task when that is given. A record without "args" may carry
+// the arguments' text in "args_text" (a JSON string, as conform's requests
+// and the vectors do where the arguments cannot be written inline).
+func (s *Spec) callRecord(root canon.Node, data []byte) (task, tool string, args canon.Node, err error) {
 	if root.Kind() != canon.Object {
 		return "", "", args, inputErrorf("a call record must be an object {\"task\",\"tool\",\"args\"}, not %s", root.Kind())
 	}
@@ -228,10 +231,18 @@ func (s *Spec) callRecord(root canon.Node) (task, tool string, args canon.Node, 
 		return "", "", args, err
 	}
 	var ok bool
-	if args, ok = root.Get("args"); !ok {
+	if args, ok = root.Get("args"); ok {
+		return task, tool, args, nil
+	}
+	text, ok := root.Get("args_text")
+	if !ok {
 		return "", "", args, inputErrorf("call record has no \"args\" member")
 	}
-	return task, tool, args, nil
+	if text.Kind() != canon.String {
+		return "", "", args, inputErrorf("call record \"args_text\" must be a JSON string, not %s", text.Kind())
+	}
+	args, err = s.argumentsString(text, "args_text", data)
+	return task, tool, args, err
 }
 
 // mcpCall reads a JSON-RPC tools/call request: {"params":{"name",
@@ -254,13 +265,20 @@ func (s *Spec) mcpCall(root canon.Node) (tool string, args canon.Node, err error
 	return tool, args, nil
 }
 
-// openAICall reads an OpenAI tool call, function_call item or assistant
-// message (data is the whole input, for positions in errors).
+// openAICall reads an OpenAI tool call, function_call item, assistant
+// message or Responses API response (data is the whole input, for
+// positions in errors).
 func (s *Spec) openAICall(root canon.Node, data []byte) (tool string, args canon.Node, err error) {
 	fn := root
 	if calls, ok := root.Get("tool_calls"); ok {
 		// An assistant message: {"role":"assistant","tool_calls":[…]}.
 		if fn, err = s.pick(calls, "OpenAI assistant message", "tool_calls", func(canon.Node) bool { return true }, OpenAICallName); err != nil {
+			return "", args, err
+		}
+	} else if output, ok := root.Get("output"); ok && !IsType(root, "function_call") {
+		// A whole Responses API response: {"object":"response","output":[…]},
+		// its function_call items among messages and reasoning.
+		if fn, err = s.pick(output, "OpenAI response", "output", IsOpenAICall, OpenAICallName); err != nil {
 			return "", args, err
 		}
 	}
@@ -277,14 +295,15 @@ func (s *Spec) openAICall(root canon.Node, data []byte) (tool string, args canon
 	if a.Kind() != canon.String {
 		return "", args, inputErrorf("OpenAI tool call \"arguments\" must be a JSON string, not %s", a.Kind())
 	}
-	args, err = s.argumentsString(a, data)
+	args, err = s.argumentsString(a, "arguments", data)
 	return tool, args, err
 }
 
-// argumentsString parses the JSON text inside an "arguments" string, as
-// JSON.parse parses the string the first JSON.parse gave: an escaped lone
-// surrogate in the string is a character of the text.
-func (s *Spec) argumentsString(a canon.Node, data []byte) (canon.Node, error) {
+// argumentsString parses the JSON text inside an "arguments" (or
+// "args_text", the member's name) string, as JSON.parse parses the string
+// the first JSON.parse gave: an escaped lone surrogate in the string is a
+// character of the text.
+func (s *Spec) argumentsString(a canon.Node, member string, data []byte) (canon.Node, error) {
 	text, escaped := canon.EscapeSurrogates([]byte(a.Text()))
 	inner, err := s.inner.Parse(text, s.Scheme)
 	if err == nil {
@@ -306,7 +325,7 @@ func (s *Spec) argumentsString(a canon.Node, data []byte) (canon.Node, error) {
 	line, c := canon.Position(data, a.Offset())
 	return canon.Node{}, &canon.Error{
 		Offset: a.Offset(), Line: line, Column: c, Pointer: "",
-		Msg:  fmt.Sprintf("\"arguments\" string is not valid JSON: %s (at %d:%d of the string)", ce.Msg, ce.Line, col),
+		Msg:  fmt.Sprintf("%q string is not valid JSON: %s (at %d:%d of the string)", member, ce.Msg, ce.Line, col),
 		Hint: ce.Hint,
 	}
 }
@@ -329,6 +348,24 @@ func (s *Spec) anthropicCall(root canon.Node) (tool string, args canon.Node, err
 		return "", args, inputErrorf("Anthropic tool_use block has no \"input\" member")
 	}
 	return tool, args, nil
+}
+
+// SelectionText names the selection the key was derived under, as a
+// reader would type or find it ("--only /amount, /to; --omit /ts", or a
+// config file's tools section), or "" when the key covers the whole
+// arguments.
+func (lc *Loaded) SelectionText() string {
+	if !lc.Selected {
+		return ""
+	}
+	var parts []string
+	if len(lc.Only) > 0 {
+		parts = append(parts, orName(lc.OnlyName, "--only")+" "+strings.Join(lc.Only, ", "))
+	}
+	if len(lc.Omit) > 0 {
+		parts = append(parts, orName(lc.OmitName, "--omit")+" "+strings.Join(lc.Omit, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Warning is something about an input that was used, for the reader.
@@ -411,14 +448,17 @@ func EnvelopeShape(root canon.Node) (from, what string) {
 	if _, ok := root.Get("jsonrpc"); ok && StringAt(root, "method") == "tools/call" {
 		return FromMCP, "an MCP tools/call request"
 	}
-	if isOpenAICall(root) {
+	if IsOpenAICall(root) {
 		if StringAt(root, "type") == "function_call" {
 			return FromOpenAI, "an OpenAI function_call item"
 		}
 		return FromOpenAI, "an OpenAI tool call"
 	}
-	if anyElement(root, "tool_calls", isOpenAICall) {
+	if anyElement(root, "tool_calls", IsOpenAICall) {
 		return FromOpenAI, "an OpenAI assistant message with tool_calls"
+	}
+	if anyElement(root, "output", IsOpenAICall) {
+		return FromOpenAI, "an OpenAI response with a function_call item"
 	}
 	if IsToolUse(root) {
 		return FromAnthropic, "an Anthropic tool_use block"
@@ -481,10 +521,10 @@ func StringAt(n canon.Node, name string) string {
 // IsType reports whether n's "type" member is the string t.
 func IsType(n canon.Node, t string) bool { return StringAt(n, "type") == t }
 
-// isOpenAICall: a Chat Completions tool call {"function":{"name",
-// "arguments"}} or a Responses function_call item {"type":"function_call",
-// "name","arguments":"…"}.
-func isOpenAICall(n canon.Node) bool {
+// IsOpenAICall reports whether n is an OpenAI tool call: a Chat
+// Completions {"function":{"name","arguments"}} or a Responses
+// function_call item with a string "arguments".
+func IsOpenAICall(n canon.Node) bool {
 	if n.Kind() != canon.Object {
 		return false
 	}

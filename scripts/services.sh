@@ -18,6 +18,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { echo "services: $*" >&2; }
 
+# The logs of this run (apt-get, npm) go to a directory of its own, so that
+# two runs never write one file; it is removed when the run succeeds and
+# kept, named in the message, when it fails.
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/idemkey-services.XXXXXX")
+trap 'status=$?; ((status == 0)) && rm -rf "$logdir"; exit $status' EXIT
+
 pg_bindir() {
 	local d
 	for d in "${IDEMKEY_PG_BINDIR:-}" /usr/lib/postgresql/*/bin /usr/local/pgsql/bin /usr/local/bin /usr/bin; do
@@ -50,11 +56,11 @@ if ((${#missing[@]})); then
 	fi
 	say "installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y --no-install-recommends "${missing[@]}" >/tmp/idemkey-services-apt.log 2>&1; then
-		apt-get update >>/tmp/idemkey-services-apt.log 2>&1 || true
-		if ! apt-get install -y --no-install-recommends "${missing[@]}" >>/tmp/idemkey-services-apt.log 2>&1; then
-			tail -20 /tmp/idemkey-services-apt.log >&2
-			say "apt-get install ${missing[*]} failed (log: /tmp/idemkey-services-apt.log)"
+	if ! apt-get install -y --no-install-recommends "${missing[@]}" >"$logdir/apt.log" 2>&1; then
+		apt-get update >>"$logdir/apt.log" 2>&1 || true
+		if ! apt-get install -y --no-install-recommends "${missing[@]}" >>"$logdir/apt.log" 2>&1; then
+			tail -20 "$logdir/apt.log" >&2
+			say "apt-get install ${missing[*]} failed (log: $logdir/apt.log)"
 			exit 1
 		fi
 	fi
@@ -91,9 +97,9 @@ if [[ -d testdata/npm ]]; then
 			say "npm: $dir up to date"
 			continue
 		fi
-		if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/tmp/idemkey-services-npm.log 2>&1); then
-			tail -20 /tmp/idemkey-services-npm.log >&2
-			say "npm ci in $dir failed (log: /tmp/idemkey-services-npm.log)"
+		if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >"$logdir/npm.log" 2>&1); then
+			tail -20 "$logdir/npm.log" >&2
+			say "npm ci in $dir failed (log: $logdir/npm.log)"
 			exit 1
 		fi
 		say "npm: $dir installed"

@@ -6,7 +6,10 @@ package canon
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
@@ -25,13 +28,14 @@ type Options struct {
 	Call   bool
 	Spec   *derive.Spec
 	Check  bool
+	Write  bool // --write: rewrite the files that are not canonical in place
 }
 
 // NewCmd builds 'idemkey canon': its options, its flags, and run.
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
-		Use:   "canon [FILE|-]\n  idemkey canon --from FORMAT [--tool NAME] [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...",
+		Use:   "canon [FILE|-]\n  idemkey canon --from FORMAT [--tool NAME] [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...\n  idemkey canon --write FILE...",
 		Short: "Print the canonical form of JSON, or check that files are canonical",
 		Long: `Print the canonical form of the JSON in FILE (or standard input) and a newline.
 
@@ -45,17 +49,29 @@ the key.
 
 With --check, list the files that are not already canonical (a file counts
 as canonical when its bytes equal its canonical form, optionally followed by
-one newline) and exit 1 if any is listed: a CI gate.`,
+one newline) and exit 1 if any is listed: a CI gate. Standard error says
+what is not canonical and where: member order at a pointer, number form,
+string form (escapes), a duplicate member, white space, the line ending
+(the first five places of each file).
+
+With --write, rewrite each file that is not canonical in place (its
+canonical form and one newline, written to a new file in the same
+directory that then replaces it, keeping the file's mode) and list the
+files rewritten. Only regular files are rewritten; a file that is not valid
+JSON is left as it is and reported.`,
 		Example: `  idemkey canon args.json
   idemkey canon --from openai tool_call.json
   idemkey canon --call --task t-42 --tool pay args.json | tr -d '\n' | sha256sum
-  idemkey canon --check testdata/*.json`,
+  idemkey canon --check testdata/*.json
+  idemkey canon --write testdata/*.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if cli.Changed(cmd.Flags(), "check") {
-				if len(args) == 0 {
-					return &cli.UsageError{Err: fmt.Errorf("--check needs at least one FILE")}
+			for _, name := range []string{"check", "write"} {
+				if cli.Changed(cmd.Flags(), name) {
+					if len(args) == 0 {
+						return &cli.UsageError{Err: fmt.Errorf("--%s needs at least one FILE", name)}
+					}
+					return nil
 				}
-				return nil
 			}
 			return cli.RangeArgs(0, 1)(cmd, args)
 		},
@@ -64,7 +80,7 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 			if err := opts.load(cmd); err != nil {
 				return err
 			}
-			if opts.Check {
+			if opts.Check || opts.Write {
 				return runCheck(opts)
 			}
 			return run(opts)
@@ -73,7 +89,8 @@ one newline) and exit 1 if any is listed: a CI gate.`,
 	fl := cmd.Flags()
 	keyflags.AddCallFlags(fl)
 	fl.Bool("call", false, "print the hashed call text [TASK,TOOL,ARGS]")
-	fl.Bool("check", false, "list the FILEs that are not canonical; exit 1 if any")
+	fl.Bool("check", false, "list the FILEs that are not canonical, and say what is not; exit 1 if any")
+	fl.Bool("write", false, "rewrite the FILEs that are not canonical in place")
 	return cmd
 }
 
@@ -87,8 +104,14 @@ func (opts *Options) load(cmd *cobra.Command) error {
 	}
 	opts.Call = f.Config.GetBool("call")
 	opts.Check = f.Config.GetBool("check")
-	if opts.Call && opts.Check {
+	opts.Write = cli.Changed(cmd.Flags(), "write") // the command line alone: it changes files
+	switch {
+	case opts.Check && opts.Write:
+		return cli.Usagef("--check and --write cannot be used together")
+	case opts.Call && opts.Check:
 		return cli.Usagef("--call and --check cannot be used together")
+	case opts.Call && opts.Write:
+		return cli.Usagef("--call and --write cannot be used together")
 	}
 	from := f.Config.GetString("from")
 	switch {
@@ -98,6 +121,8 @@ func (opts *Options) load(cmd *cobra.Command) error {
 		}
 	case opts.Check && cli.Changed(cmd.Flags(), "from"):
 		return cli.Usagef("--from does not go with --check")
+	case opts.Write && cli.Changed(cmd.Flags(), "from"):
+		return cli.Usagef("--from does not go with --write")
 	case from != derive.FromArgs:
 		if !derive.ValidFrom(from) {
 			return f.Config.Invalid("from", "want "+settings.OrList(derive.FromNames))
@@ -158,24 +183,42 @@ func run(opts *Options) error {
 	return w.Flush()
 }
 
+// faultsShown is how many places of a file --check describes.
+const faultsShown = 5
+
+// runCheck is --check and --write: each file read and compared with its
+// canonical form; with --check what is not canonical is said, with --write
+// the file is rewritten.
 func runCheck(opts *Options) error {
 	ios := opts.f.IO
 	bad, invalid := 0, 0
 	for _, file := range opts.Files {
+		if opts.Write && (file == "-" || file == "") {
+			invalid++
+			opts.f.PrintError(cli.Usagef("--write rewrites files: standard input (-) has none"))
+			continue
+		}
 		data, name, err := input.ReadJSON(opts.f, file)
 		if err == nil {
 			var doc *canon.Document
 			if doc, err = input.ParseDoc(data, name, opts.Scheme); err == nil {
-				c := doc.Append(make([]byte, 0, len(data)))
+				c := doc.Append(make([]byte, 0, len(data)+1))
 				body := bytes.TrimSuffix(data, []byte{'\n'})
 				if bytes.Equal(body, c) {
 					continue
 				}
-				bad++
-				fmt.Fprintf(ios.Out, "%s\n", name)
-				line, col := canon.Position(data, firstDiff(data, c))
-				fmt.Fprintf(ios.Err, "idemkey: %s:%d:%d: not canonical (%s)\n", name, line, col, opts.Scheme)
-				continue
+				if opts.Write {
+					if err = rewrite(file, append(c, '\n')); err == nil {
+						fmt.Fprintf(ios.Out, "%s\n", name)
+						continue
+					}
+					err = &cli.InputError{Name: name, Err: err}
+				} else {
+					bad++
+					fmt.Fprintf(ios.Out, "%s\n", name)
+					opts.describe(name, doc, data, c)
+					continue
+				}
 			}
 		}
 		invalid++
@@ -185,9 +228,82 @@ func runCheck(opts *Options) error {
 	case invalid > 0:
 		return &cli.ExitError{Code: cli.ExitUsage}
 	case bad > 0:
-		fmt.Fprintf(ios.Err, "idemkey: %d of %d files not canonical\nhint: 'idemkey canon FILE' prints the canonical form\n", bad, len(opts.Files))
+		fmt.Fprintf(ios.Err, "idemkey: %d of %d files not canonical\nhint: 'idemkey canon --write FILE' rewrites them; 'idemkey canon FILE' prints the canonical form\n", bad, len(opts.Files))
 		return &cli.ExitError{Code: cli.ExitNegative}
 	}
+	return nil
+}
+
+// describe says on standard error what makes a file not canonical, one
+// line per place, FILE:LINE:COL first.
+func (opts *Options) describe(name string, doc *canon.Document, data, c []byte) {
+	w := opts.f.IO.Err
+	faults, more := doc.Faults(faultsShown)
+	if len(faults) == 0 { // not expected: say where the bytes part
+		line, col := canon.Position(data, firstDiff(data, c))
+		fmt.Fprintf(w, "idemkey: %s:%d:%d: not canonical (%s)\n", name, line, col, opts.Scheme)
+		return
+	}
+	for _, f := range faults {
+		line, col := canon.Position(data, f.Offset)
+		what := f.Kind
+		switch f.Kind {
+		case canon.FaultSpace:
+		case canon.FaultLineEnd:
+			what += " (CR LF; the canonical form ends in one LF at most)"
+		default:
+			at := f.Pointer
+			if at == "" {
+				at = "the top level"
+			}
+			what += " at " + cli.EscapeControls(at)
+		}
+		fmt.Fprintf(w, "idemkey: %s:%d:%d: not canonical (%s): %s\n", name, line, col, opts.Scheme, what)
+	}
+	if more {
+		fmt.Fprintf(w, "idemkey: %s: more places not canonical than the %d above\n", name, faultsShown)
+	}
+}
+
+// rewrite replaces a regular file's contents with data: written to a new
+// file in the same directory, synced, given the old file's mode, then
+// renamed over it, so that a reader sees the old text or the new one,
+// never a part.
+func rewrite(path string, data []byte) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return input.FileErr(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return errors.New("not a regular file: not rewritten")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".idemkey-*")
+	if err != nil {
+		return fmt.Errorf("cannot write next to it: %w", input.FileErr(err))
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	done = true
 	return nil
 }
 

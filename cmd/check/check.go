@@ -24,6 +24,7 @@ type Options struct {
 	From   string
 	Key    keyflags.Key
 	Sel    *derive.Spec // --only and --omit, and each tool's in the config file
+	JSON   bool         // each mismatch as a JSON object on its own line
 }
 
 // NewCmd builds 'idemkey check': its options, its flags, and run.
@@ -39,12 +40,15 @@ when no file or - is given), one vector a line:
 
 The key is compared as 'idemkey key' would print it with the same --format,
 --prefix and --secret-env, so vectors can pin the keys a server logs.
-Each mismatch is printed on standard output with its file and line number;
-the exit code is 1 if any key differs, 2 if any line is invalid or a file
+Each mismatch is printed on standard output with its file and line number
+(with --json, as one JSON object a line, for CI: {"file","line","task",
+"tool","scheme","args","want","got"}, "args" the canonical arguments the
+key was derived from, after --from, --only and --omit); the exit code is 1 if any key differs, 2 if any line is invalid or a file
 holds no vector. Blank lines are skipped. A CI job pins canonicalization
 across upgrades this way.`,
 		Example: `  idemkey check testdata/vectors.jsonl
   idemkey check --format uuid --prefix pay- pinned/*.jsonl
+  idemkey check --json testdata/vectors.jsonl > mismatches.jsonl
   gen-vectors | idemkey check`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +67,7 @@ across upgrades this way.`,
 				return err
 			}
 			v := f.Config
+			opts.JSON = v.GetBool("json")
 			opts.Sel = &derive.Spec{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing")}
 			if err := keyflags.CheckPointers(v.Source("only"), v.Source("omit"), opts.Sel.Only, opts.Sel.Omit); err != nil {
 				return err
@@ -78,9 +83,10 @@ across upgrades this way.`,
 	fl.String("from", derive.FromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
 	cli.CompleteValues(cmd, "from", checkFroms...)
 	keyflags.AddFormatFlags(fl)
-	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (RFC 6901 pointer; repeatable)")
+	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (an RFC 6901 `POINTER`; repeatable)")
+	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (an RFC 6901 `POINTER`; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
+	fl.Bool("json", false, "print each mismatch as a JSON object on its own line: file, line, the call, want and got")
 	return cmd
 }
 
@@ -167,6 +173,13 @@ func (opts *Options) checkFile(file string) (found, invalid, mismatches int, err
 			}
 			if got := string(opts.Key.Append(nil, v.call)); got != v.want {
 				mismatches++
+				if opts.JSON {
+					var o cli.JSONObject
+					o.Str("file", name).Int("line", lineNo).Str("task", v.call.Task).Str("tool", v.call.Tool).Str("scheme", v.s.String())
+					o.Raw("args", v.call.Args.Append(nil)).Str("want", v.want).Str("got", got)
+					opts.f.IO.Out.Write(o.Line())
+					continue
+				}
 				fmt.Fprintf(opts.f.IO.Out, "%s:%d: key mismatch: want %s, got %s\n", name, lineNo, cli.EscapeControls(v.want), got)
 			}
 		}

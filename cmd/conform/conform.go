@@ -58,12 +58,14 @@ COMMAND is started once. It reads one request a line on standard input,
   {"id":…,"task":…,"tool":…,"args":…,"args_text":"…"}
 
 where args_text holds the arguments' exact text (a JSON string: parse it
-as the arguments of a tool call), and args the same text inline where it
-is JSON (it is absent for the invalid-json cases), and writes one answer a
+as the arguments of a tool call), and args the same text inline only where
+the vectors have it (I-JSON nested at most 200 levels, so that the line
+itself parses alike everywhere; absent otherwise), and writes one answer a
 line on standard output, in order: the lower-case hex key (or, with
 --output canonical, the canonical text of [task, tool, args]), or an empty
-line for a call it rejects. A reader of call records that rejects one
-without args (idemkey key --batch --from call) speaks this protocol.
+line for a call it rejects. A reader of call records that reads args_text
+where args is absent (idemkey key --batch --from call) speaks this
+protocol.
 
 With --per-case, COMMAND is run once per case instead; in its arguments
 {task}, {tool} and {file} (a file holding the arguments) are replaced, and

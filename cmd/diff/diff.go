@@ -64,8 +64,8 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.Bool("record", false, `both sides are call records {"task","tool","args"}`)
 	fl.String("from", derive.FromArgs, "input format of both sides: "+strings.Join(derive.FromNames, ", ")+` (args also detects call records)`)
-	fl.StringArray("only", nil, "compare just this part of the args (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "leave this part of the args out (RFC 6901 pointer; repeatable)")
+	fl.StringArray("only", nil, "compare just this part of the args (an RFC 6901 `POINTER`; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out (an RFC 6901 `POINTER`; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	fl.Bool("json", false, "print one JSON object for machines")
 	fl.Bool("explain", false, "also list what canonicalization absorbed")
@@ -164,9 +164,10 @@ silently dropped. All of it is the result, so it goes to standard output;
 with --json, warnings are also repeated on standard error.
 
 The hints are safe: --omit is offered only for request metadata that a
-retry regenerates (a request or trace id, a nonce, the attempt's time or
-number, anything under meta, _meta or headers; judged by the pointer's name
-and the two values). Any other difference (a title, a flag, a recipient, a
+retry regenerates (a request, trace, span or correlation id, a nonce, the
+attempt's send time or number; judged by the name the pointer ends in,
+never by the look of the values; tenant, account, user, customer, key and
+authorization names are identity, never offered). Any other difference (a title, a flag, a recipient, a
 start time) is a value: if a and b are one call retried, the harness must
 send the same value; leaving it out of the key would let distinct writes
 share one.
@@ -604,9 +605,9 @@ func (r *diffResult) humanDiffs(h *humanOut) {
 		meta, values := adviceLists(e.Diffs.Items)
 		if len(meta) > 0 {
 			fmt.Fprintf(w, "%s %s %s request metadata that each attempt regenerates: leaving %s out gives a call's retries one key "+
-				"(pointers above are into the call record; --omit and --only take them relative to the arguments, without /args): %s\n",
+				"(pointers above are into the call record; --omit and --only take them relative to the arguments, without /args): %s; %s\n",
 				h.faint.Sprint("hint:"), strings.Join(meta, ", "), cli.Plural(len(meta), "looks like", "look like"),
-				cli.Plural(len(meta), "it", "them"), omitFlags(meta))
+				cli.Plural(len(meta), "it", "them"), omitFlags(meta), diff.RekeyNote(diff.RevealPointer(r.a.Tool)))
 		}
 		if len(values) > 0 {
 			fmt.Fprintf(w, "%s %s %s in value: if a and b are one call retried, the harness must send the same %s; if they are two calls, the keys are right to differ\n",

@@ -69,8 +69,8 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	fl.String("task-attr", "", "with --from otel: the attribute that holds the task id (default: the trace id)")
 	fl.String("tool", "", "tool name of calls whose shape carries none (IDEMKEY_TOOL)")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
-	fl.StringArray("only", nil, "derive keys from just this part of the args (RFC 6901 pointer; repeatable)")
-	fl.StringArray("omit", nil, "leave this part of the args out of the keys (RFC 6901 pointer; repeatable)")
+	fl.StringArray("only", nil, "derive keys from just this part of the args (an RFC 6901 `POINTER`; repeatable)")
+	fl.StringArray("omit", nil, "leave this part of the args out of the keys (an RFC 6901 `POINTER`; repeatable)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
 	keyflags.AddFormatFlags(fl)
 	fl.Bool("json", false, "print one JSON object for machines")
@@ -223,12 +223,15 @@ calls distinct. A retry is searched for among the --window lines before it.
 One key shared by two calls that this rule would not join is a collapse.
 
 The advice is safe: --omit is suggested only for request metadata that a
-retry regenerates (timestamps of the attempt, request and trace ids,
-nonces, attempt counters, anything under meta, _meta or headers), judged
-by the pointer's name and the values; any other variation (float noise, a
-reordered array, reworded text, a time or id whose name does not say it is
-metadata) is a value: leaving it out would let distinct writes share a key,
-so drift says what differs and that the harness must send the same value.
+retry regenerates (the attempt's send time, request, trace, span and
+correlation ids, nonces, attempt counters), judged by the name the pointer
+ends in, never by the look of the values; tenant, account, user, customer,
+key and authorization names are identity and never left out. Any other
+variation (float noise, a reordered array, reworded text, a time or id
+whose name does not say it is metadata) is a value: leaving it out would
+let distinct writes share a key, so drift says what differs and that the
+harness must send the same value. Adopting an --omit re-keys every step of
+the tool: a step retried across the change runs again.
 
 --json prints one object: {"findings":[{"kind":"drift"|"collapse","task",
 "tool","lines","keys","pointers"?,"variations"?:[{"pointer","kind",
@@ -523,6 +526,9 @@ func callID(top canon.Node, from, tool string) string {
 		if calls, ok := top.Get("tool_calls"); ok && calls.Kind() == canon.Array {
 			return inner(calls, func(canon.Node) bool { return true }, derive.OpenAICallName)
 		}
+		if output, ok := top.Get("output"); ok && output.Kind() == canon.Array && !derive.IsType(top, "function_call") {
+			return inner(output, derive.IsOpenAICall, derive.OpenAICallName)
+		}
 		return derive.StringAt(top, "id")
 	case derive.FromAnthropic:
 		if content, ok := top.Get("content"); ok && content.Kind() == canon.Array && !derive.IsType(top, "tool_use") {
@@ -631,7 +637,7 @@ func (opts *Options) driftAdvice(w io.Writer, f *drift.Finding) {
 	}
 	switch {
 	case len(f.SendSame) == 0 && f.Verified:
-		fmt.Fprintf(w, "  one key with: %s\n", omitArgs(f.Omit))
+		fmt.Fprintf(w, "  one key with: %s\n  %s\n", omitArgs(f.Omit), diff.RekeyNote(revealText(f.Tool)))
 	case len(f.SendSame) == 0:
 		fmt.Fprintf(w, "  not one key even with: %s\n", omitArgs(f.Omit))
 	case len(f.Omit) > 0:
@@ -684,6 +690,7 @@ func (opts *Options) reportHuman(rep *drift.Report, bad int) error {
 			}
 			fmt.Fprintf(w, "  %s (%d %s): %s\n", revealText(s.Tool), s.Clusters, cli.Plural(s.Clusters, "cluster", "clusters"), omitArgs(s.Omit))
 			fmt.Fprintf(w, "    config: tools: {%s: {omit: [%s]}}\n", settings.YAMLKey(s.Tool), strings.Join(quoted, ", "))
+			fmt.Fprintf(w, "    %s\n", diff.RekeyNote(revealText(s.Tool)))
 		}
 	}
 	fmt.Fprintf(w, "%d calls: %d drift %s, %d collapsed %s", rep.Calls, drifts, cli.Plural(drifts, "cluster", "clusters"), collapses, cli.Plural(collapses, "key", "keys"))

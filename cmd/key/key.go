@@ -39,7 +39,9 @@ harness's idempotencyKey(task, tool, args) byte for byte.
 --from reads the call from an envelope (an MCP tools/call request, an OpenAI
 tool call, an Anthropic tool_use block, or a {"task","tool","args"} record);
 --from openai and --from anthropic also take an assistant message holding
-one tool call (or several, with --tool naming one); --from auto reads any
+one tool call (or several, with --tool naming one), --from openai a whole
+Responses API response the same way (its "output" function_call items);
+--from auto reads any
 of these shapes, a call record as --from call does. The task id comes from
 --task unless the input is a call record (whose task must then agree with
 --task, if given). Without --from, input of any of these shapes is hashed
@@ -91,7 +93,7 @@ func envelopeLook(data []byte) []byte {
 		return nil
 	}
 	if len(data) >= canon.ParallelMin {
-		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" {
+		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" && name != "output" {
 			return outline
 		}
 	}

@@ -76,6 +76,7 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 	show, resolve, forget := newShowCmd(opts), newResolveCmd(opts), newForgetCmd(opts)
 	for _, c := range []*cobra.Command{show, resolve, forget} {
 		c.SetFlagErrorFunc(keyFlagError)
+		c.ValidArgsFunction = completeKeys(opts) // complete.go
 	}
 	cmd.AddCommand(newLsCmd(opts), show, resolve, forget, newGCCmd(opts), newInitCmd(opts))
 	cmd.AddCommand(newReconcileCmd(f)) // reconcile.go

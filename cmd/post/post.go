@@ -51,6 +51,7 @@ type Options struct {
 	// leaseLost is closed when the ledger's claim of the key is lost: no
 	// retry is sent after it (the newer holder sends its own).
 	leaseLost <-chan struct{}
+	selection string // the --only/--omit the key was derived under, "" for none
 }
 
 // postLong is post's --help: what is sent, the retries, the ledger, the
@@ -180,7 +181,7 @@ func addPostFlags(fl *pflag.FlagSet, data *[]curlflags.DataArg) *postLedger {
 	fl.Bool("lossy", false, "send the canonical form even where it changes a value (see above)")
 	fl.String("key-header", "Idempotency-Key", "name of the header that carries the key")
 	fl.Bool("key-quoted", false, `send the key as a Structured Field string ("…"), as the IETF draft writes it`)
-	fl.StringArrayP("header", "H", nil, "extra header 'Name: value' (repeatable; 'Name:' removes a default one)")
+	fl.StringArrayP("header", "H", nil, "extra `HEADER` 'Name: value' (repeatable; 'Name:' removes a default one)")
 	fl.StringP("user-agent", "A", "", "User-Agent header (default idemkey/VERSION)")
 	fl.StringP("request", "X", "POST", "method: POST, PUT or PATCH")
 	fl.StringP("output", "o", "", "write the body to FILE instead of standard output")
@@ -324,6 +325,7 @@ func (o *Options) buildRequest() (*http.Request, []byte, string, error) {
 		return nil, nil, "", cli.InputErr(name, 0, err)
 	}
 	key := string(o.Key.Append(nil, lc.Call))
+	o.selection = lc.SelectionText() // for the 422 hint (post_output.go)
 	if err := post.CheckHeaderText("the key (--prefix)", key); err != nil {
 		return nil, nil, "", err
 	}

@@ -36,10 +36,18 @@ func (o *Options) finish(ex *post.Result, key string) error {
 	switch {
 	case code == http.StatusUnprocessableEntity:
 		// The one difference from curl: a key conflict is never success.
+		hint := "the server compares the request bytes with the first request's: " +
+			"send the canonical body (no --send-as-is) or use a new task id for a different call"
+		if o.selection != "" {
+			// The key covers part of what is sent: two bodies that differ
+			// only outside that part share the key.
+			hint = fmt.Sprintf("the key was derived under %s, while the whole arguments are sent: a body that differs "+
+				"only outside that selection gets the same key; widen the selection or use a new task id for a different call",
+				cli.EscapeControls(o.selection))
+		}
 		httpErr = &post.Error{Code: post.CurlHTTPError, Err: &cli.HintedError{
-			Msg: fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
-			HintText: "the server compares the request bytes with the first request's: " +
-				"send the canonical body (no --send-as-is) or use a new task id for a different call",
+			Msg:      fmt.Sprintf("HTTP 422: the server has seen key %s with a different payload; not retrying", key),
+			HintText: hint,
 		}}
 	case code >= 400 && (o.Fail || o.FailWithBody):
 		httpErr = &post.Error{Code: post.CurlHTTPError, Err: fmt.Errorf("the requested URL returned error: %d", code)}

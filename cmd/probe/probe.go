@@ -146,9 +146,9 @@ and in a form no key that idemkey derives can take.
 
 Rules (verdicts: pass, fail, info, not-tested):
   replay      the same key and body again get the first response (its
-              identity), not a second effect; a replay header or a cli.Changed
+              identity), not a second effect; a replay header or a changed
               body is reported as it is
-  mismatch    the same key with a cli.Changed body (the first number of the
+  mismatch    the same key with a changed body (the first number of the
               JSON object plus one) gets the draft's 422; another refusal
               is info; the first response again or a second effect fails
   in-flight   --concurrency requests with one key at once make one effect,
@@ -195,7 +195,7 @@ func addProbeFlags(fl *pflag.FlagSet, o *Options) {
 	js := fl.VarPF(probeJSON{&o.JSON, &o.data}, "json", "", "print the report as one JSON object; --json=DATA is curl's --json body (with Accept: application/json)")
 	js.NoOptDefVal = probeJSONReport
 	fl.StringP("request", "X", "POST", "method: POST, PUT or PATCH")
-	fl.StringArrayP("header", "H", nil, "extra header 'Name: value' on every request (repeatable; 'Name:' removes a default one)")
+	fl.StringArrayP("header", "H", nil, "extra `HEADER` 'Name: value' on every request (repeatable; 'Name:' removes a default one)")
 	fl.String("key-header", "Idempotency-Key", "`NAME` of the header that carries the key")
 	fl.Int("concurrency", 5, "in-flight: send `N` requests with one key at once (2 to 100)")
 	fl.String("after", "", "retention: send the replay's key again after `DURATION` (30s, 5m, 1h)")

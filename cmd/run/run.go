@@ -150,7 +150,7 @@ and 'idemkey ledger show KEY' say which it was.`,
 	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
 	ledgerflags.AddReconcileFlags(fl, "a step")
 	fl.String("json", "", "write a report of what run did as one JSON object to FILE (- for standard error; standard output is the command's)")
-	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
+	fl.StringArray("env", nil, "pass idemkey's variable `NAME` (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
 	settings.CommandLineOnly(fl, "env", "json")
 	cli.CompleteValues(cmd, "recover", "fail", "retry")
 	cli.CompleteValues(cmd, "on-lease-lost", "kill", "continue")

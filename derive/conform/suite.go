@@ -114,16 +114,18 @@ func KeyOf(text string) string {
 // AppendRequest appends the line sent to an implementation for c, without
 // its newline: {"id":…,"task":…,"tool":…,"args":…,"args_text":"…"}.
 // args_text is the arguments' exact text as a JSON string, in every case:
-// number text, repeated names and text that is not JSON reach the
-// implementation as written. args is the same text inline where it is
-// JSON (RFC 8259), as a call record holds it, so that a reader of call
-// records (idemkey key --batch --from call) is an implementation too; it
-// is absent for the invalid-json cases, which such a reader rejects.
+// number text, repeated names, deep nesting and text that is not JSON
+// reach the implementation as written. args is the same text inline
+// exactly where a vector has it (portableArgs: I-JSON, nested at most 200
+// levels), as a call record holds it, so that the request line itself
+// parses alike in every common JSON reader (Python's json.loads stops near
+// 1,000 levels); a reader of call records reads args_text where args is
+// absent (idemkey key --batch --from call).
 func AppendRequest(dst []byte, c Case) []byte {
 	dst = appendMember(dst, '{', "id", strconv.Itoa(c.ID))
 	dst = appendMember(dst, ',', "task", quote(c.Task))
 	dst = appendMember(dst, ',', "tool", quote(c.Tool))
-	if _, err := canon.Parse([]byte(c.Args), canon.JS); err == nil {
+	if portableArgs(c.Args) {
 		dst = appendMember(dst, ',', "args", c.Args)
 	}
 	dst = appendMember(dst, ',', "args_text", quote(c.Args))

@@ -76,7 +76,9 @@ func TestSuiteShape(t *testing.T) {
 			t.Errorf("case %d: the arguments hold a line break, which would split the request line", c.ID)
 		}
 		// The request line is JSON whatever the arguments, and carries
-		// their exact text; and inline where they are JSON.
+		// their exact text; and inline exactly where the vectors have them
+		// (I-JSON, nested at most 200 levels), so that every common JSON
+		// reader parses the line itself alike.
 		var req struct {
 			ID       int    `json:"id"`
 			ArgsText string `json:"args_text"`
@@ -84,8 +86,19 @@ func TestSuiteShape(t *testing.T) {
 		if err := json.Unmarshal(AppendRequest(nil, c), &req); err != nil || req.ID != c.ID || req.ArgsText != c.Args {
 			t.Errorf("case %d: request line %s: %v", c.ID, AppendRequest(nil, c), err)
 		}
-		if hasArgs := bytes.Contains(AppendRequest(nil, c), []byte(`,"args":`)); hasArgs != json.Valid([]byte(c.Args)) {
-			t.Errorf("case %d: inline args %v, arguments valid %v", c.ID, hasArgs, !hasArgs)
+		req1 := AppendRequest(nil, c)
+		hasArgs := bytes.Contains(req1, []byte(`,"args":`))
+		for _, sc := range []canon.Scheme{canon.JS, canon.JCS} {
+			if inVector := bytes.Contains(AppendVector(nil, c, sc), []byte(`,"args":`)); hasArgs != inVector {
+				t.Errorf("case %d (%s): inline args in the request %v, in the %s vector %v", c.ID, c.Rule, hasArgs, sc, inVector)
+			}
+		}
+		if hasArgs && !json.Valid([]byte(c.Args)) {
+			t.Errorf("case %d: inline args that are not JSON", c.ID)
+		}
+		shallow := canon.Parser{MaxDepth: 201} // the line's object, then at most 200 levels of arguments
+		if _, err := shallow.Parse(req1, canon.JS); err != nil {
+			t.Errorf("case %d (%s): the request line is nested deeper than 201 levels: %v", c.ID, c.Rule, err)
 		}
 		if js := Expected(c, canon.JS); js.Rejected != (c.Rule == "invalid-json") {
 			t.Errorf("case %d (%s): rejected under js: %v", c.ID, c.Rule, js.Rejected)

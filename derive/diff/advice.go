@@ -76,22 +76,29 @@ var (
 	// The time of the attempt itself.
 	attemptTimeWords = words("ts timestamp sent created updated modified requested issued generated emitted submitted received logged recorded attempted retried now clock")
 	// Words that make "time", "at", "date", "ms" or "epoch" the attempt's:
-	// request_time, client_ts, call_at.
-	attemptWords = words("request req client call attempt retry server local current")
+	// request_time, client_ts, call_at, a Date header.
+	attemptWords = words("request req client call attempt retry server local current meta metadata headers header")
 	plainTime    = words("time at date ms epoch stamp")
 	// Identifiers of the request, not of what it does.
-	requestIDWords = words("request req trace traceparent tracestate span correlation corr nonce idempotency dedup dedupe")
+	requestIDWords = words("request req requestid reqid trace traceid traceparent tracestate tracing span spanid " +
+		"correlation corr correlationid nonce dedup dedupe")
 	// Counters of attempts.
 	attemptCountWords = words("attempt attempts retry retries try tries redelivery redeliveries")
-	// Containers of request metadata: every value inside is the request's.
-	metaContainers = words("meta metadata headers header trace tracing telemetry diagnostics instrumentation")
 	// Words that say the field is part of what the call does, whatever
 	// else its name says: request_amount, send_at, start_time, expires_at.
 	effectWords = words("amount price total cost fee qty quantity balance to from recipient recipients cc bcc " +
 		"subject title body message text content note notes comment description label labels tag tags attendees " +
 		"start end begin due deadline scheduled schedule send until expires expiry valid duration delay " +
-		"order customer account user product sku item address email phone name file path url branch repo " +
+		"order product sku item address email phone name file path url branch repo " +
 		"issue ticket invoice payment refund charge transfer appointment meeting event reminder booking publish")
+	// Words that say who the call acts for or as: a tenant, an account, a
+	// user, a key or a credential. Two calls that differ there are two
+	// writes whatever the values look like, so these are never left out
+	// (X-Tenant-Id, X-Api-Key, Authorization, customer_id).
+	identityWords = words("account accounts acct accountid tenant tenants tenantid user users userid username " +
+		"customer customers customerid org orgid organization organisation workspace team owner member principal " +
+		"key keys apikey api authorization auth authn authz bearer token credential credentials secret password " +
+		"session sessionid login signature sig")
 )
 
 // A wordSet is a set of words built on first use: building the sets above
@@ -146,15 +153,22 @@ func nameWords(name string) []string {
 // Regenerated reports whether a field at pointer (RFC 6901, relative to
 // the arguments) whose values differ as shape says is request metadata
 // that each attempt regenerates, so that leaving it out of the key gives a
-// call's retries one key without merging distinct calls. It takes both
-// the values and the name (the member's and its parent's): a time, an id
-// or an integer that changes is metadata only where the name says so
-// (sent_at, request_id, request.id, sent.unix, attempt; anything inside
-// meta, _meta or headers), and never where a word of the name says the
-// field is part of the effect (start_time, order.created_at,
-// request_amount; order_id says nothing of the request). Anything else, and every other difference
-// (float noise, a reordered array, reworded text, a changed title), is a
-// value: the harness must send the same value, not leave it out.
+// call's retries one key without merging distinct calls. It is the one
+// rule of every --omit that drift and diff advise.
+//
+// The name decides, never the look of the values: the member's name and
+// its parent's must say the field is per-attempt metadata (a request,
+// trace, span or correlation id, a nonce, an attempt counter, the time of
+// sending: sent_at, request_id, request.id, x-b3-spanid, attempt, a Date
+// header), and the values must be of that kind (a time, an id, an
+// integer). A name with a word of identity (tenant, account, user,
+// customer, key, api, authorization, token, session: X-Tenant-Id,
+// X-Api-Key) or of the effect (start_time, order.created_at,
+// request_amount) is never metadata, and a random-looking value inside
+// headers or meta is not metadata for where it sits. Anything else, and
+// every other difference (float noise, a reordered array, reworded text, a
+// changed title), is a value: the harness must send the same value, not
+// leave it out.
 func Regenerated(pointer string, shape Shape) bool {
 	if shape == ShapeOther {
 		return false
@@ -163,21 +177,10 @@ func Regenerated(pointer string, shape Shape) bool {
 	if err != nil || len(toks) == 0 {
 		return false
 	}
-	// The name is the member's and its parent's: request.id, sent.unix.
-	name := nameWords(toks[len(toks)-1])
-	if len(toks) > 1 {
-		name = append(name, nameWords(toks[len(toks)-2])...)
-	}
+	name := pointerName(toks)
 	for _, w := range name {
-		if effectWords.has(w) {
+		if effectWords.has(w) || identityWords.has(w) {
 			return false
-		}
-	}
-	for _, tok := range toks[:len(toks)-1] {
-		for _, w := range nameWords(tok) {
-			if metaContainers.has(w) {
-				return true
-			}
 		}
 	}
 	var attempt, plain bool
@@ -192,6 +195,34 @@ func Regenerated(pointer string, shape Shape) bool {
 		plain = plain || plainTime.has(w)
 	}
 	return shape == ShapeTime && attempt && plain
+}
+
+// pointerName is the words of a pointer's name: its member's and its
+// parent's (request.id, sent.unix).
+func pointerName(toks []string) []string {
+	name := nameWords(toks[len(toks)-1])
+	if len(toks) > 1 {
+		name = append(name, nameWords(toks[len(toks)-2])...)
+	}
+	return name
+}
+
+// Identity reports whether a pointer (relative to the arguments) names who
+// a call acts for or as (a tenant, account, user, customer, key or
+// credential: X-Tenant-Id, api_key, user.id): two calls that differ there
+// are two writes, however random the values look, so drift never takes
+// them for one call retried, and no advice leaves them out.
+func Identity(pointer string) bool {
+	toks, err := canon.ParsePointer(pointer)
+	if err != nil || len(toks) == 0 {
+		return false
+	}
+	for _, w := range pointerName(toks) {
+		if identityWords.has(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Advice says, for a difference that is not regenerated metadata, what
@@ -221,4 +252,14 @@ func EntryRegenerated(ptr string, en Entry) bool {
 	a, ok1 := en.A.Node()
 	b, ok2 := en.B.Node()
 	return ok1 && ok2 && Regenerated(ptr, ShapeOf(a, b))
+}
+
+// RekeyNote goes next to every --omit that drift and diff advise: a key
+// left without a field is another key, for every call of the tool, so a
+// step begun before the change and retried after it is not recognised.
+func RekeyNote(tool string) string {
+	if tool == "" {
+		return "adopting an --omit re-keys every step of the tool: a step retried across the change runs again"
+	}
+	return "adopting an --omit re-keys every step of " + tool + ": a step retried across the change runs again"
 }

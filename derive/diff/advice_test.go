@@ -44,9 +44,10 @@ func TestRegenerated(t *testing.T) {
 		{"/span_id", ShapeID, true},
 		{"/correlation_id", ShapeID, true},
 		{"/nonce", ShapeID, true},
-		{"/idempotency_key", ShapeID, true},
-		{"/meta/session", ShapeID, true},
 		{"/tracing/id", ShapeID, true},
+		{"/headers/X-Request-Id", ShapeID, true},
+		{"/headers/x-b3-spanid", ShapeID, true},
+		{"/headers/X-Correlation-ID", ShapeID, true},
 		// Attempt counters.
 		{"/attempt", ShapeCounter, true},
 		{"/meta/attempt", ShapeCounter, true},
@@ -105,6 +106,31 @@ func TestRegenerated(t *testing.T) {
 		{"/draft", ShapeOther, false},
 		{"/to", ShapeOther, false},
 		{"/subject", ShapeOther, false},
+		// Identity: who the call acts for or as, whatever its values look
+		// like and wherever it sits.
+		{"/headers/X-Tenant-Id", ShapeID, false},
+		{"/headers/X-Tenant", ShapeID, false},
+		{"/headers/X-Api-Key", ShapeID, false},
+		{"/headers/Authorization", ShapeID, false},
+		{"/headers/X-Account-Id", ShapeID, false},
+		{"/headers/X-User-Id", ShapeID, false},
+		{"/meta/tenant_id", ShapeID, false},
+		{"/meta/session", ShapeID, false},
+		{"/tenant/request_id", ShapeID, false},
+		{"/tenantId", ShapeID, false},
+		{"/api_key", ShapeID, false},
+		{"/apiKey", ShapeID, false},
+		{"/idempotency_key", ShapeID, false},
+		{"/user/id", ShapeID, false},
+		{"/customer/nonce", ShapeID, false},
+		{"/account/attempt", ShapeCounter, false},
+		{"/auth/token", ShapeID, false},
+		// Inside headers or meta, a random-looking value is not metadata
+		// for where it sits: its name must say so.
+		{"/headers/X-Shard", ShapeID, false},
+		{"/headers/X-Workspace-Id", ShapeID, false},
+		{"/meta/ref", ShapeID, false},
+		{"/meta/seq", ShapeCounter, false},
 		// Metadata words with a value of another shape.
 		{"/ts", ShapeOther, false},
 		{"/request_id", ShapeTime, false},
@@ -149,6 +175,20 @@ func TestShapeOf(t *testing.T) {
 		}
 		if got := ShapeOf(da.Root(), db.Root()); got != tc.want {
 			t.Errorf("ShapeOf(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestIdentity tells the pointers that name who a call acts for, by the
+// member's or the parent's name, from the others.
+func TestIdentity(t *testing.T) {
+	for ptr, want := range map[string]bool{
+		"/headers/X-Tenant-Id": true, "/headers/X-Api-Key": true, "/tenant": true, "/user/id": true,
+		"/customer_id": true, "/account": true, "/auth/token": true, "/apiKey": true,
+		"/headers/X-Request-Id": false, "/trace_id": false, "/ts": false, "/amount": false, "": false, "/order_id": false,
+	} {
+		if got := Identity(ptr); got != want {
+			t.Errorf("Identity(%q) = %v, want %v", ptr, got, want)
 		}
 	}
 }

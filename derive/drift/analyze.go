@@ -74,6 +74,7 @@ type shard struct {
 	pairs    []pair
 	entries  []entry
 	counters map[[2]int32][2]int32 // tool and pointer (in names) → integer differences, steps of 1 to MaxStep
+	idents   map[int32]bool        // pointer (in names) → whether it names identity (diff.Identity)
 	keptAt   map[int64]int32       // seq → index into kept
 	kept     []kept                // no pointers: the collector does not scan them
 	bytes    arena                 // texts and call ids of kept calls
@@ -429,6 +430,11 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		if s.o.ignored(ptr) {
 			return true
 		}
+		if (e.kind == kID || e.kind == kTimestamp || e.kind == kCounter) && s.identity(ptr) {
+			// Another tenant, account or key: two writes, whatever the
+			// values look like.
+			e.kind = kOther
+		}
 		if !e.possible(s.o) {
 			// Distinct calls: their differences say nothing about which
 			// fields a retry regenerates.
@@ -521,6 +527,21 @@ func (s *shard) detail(a, b *Prepared) ([]entry, bool) {
 		}
 	}
 	return out, true
+}
+
+// identity reports whether a pointer names who a call acts for
+// (diff.Identity), remembered per pointer.
+func (s *shard) identity(ptr string) bool {
+	id := s.names.id(ptr)
+	v, ok := s.idents[id]
+	if !ok {
+		v = diff.Identity(ptr)
+		if s.idents == nil {
+			s.idents = map[int32]bool{}
+		}
+		s.idents[id] = v
+	}
+	return v
 }
 
 // possible reports whether a difference can be part of a retry at all,

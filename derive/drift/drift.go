@@ -36,6 +36,9 @@
 //     same numbers and share at least TextSimilarity of their words, or two
 //     strings that differ only in case, white space, normalization,
 //     invisible characters or look-alike letters.
+//     A time, id or counter at a pointer whose name says who the call
+//     acts for (a tenant, account, user, customer, key: diff.Identity) is
+//     never volatile: another tenant is another write.
 //  5. The two calls do not carry different call ids, which are two calls
 //     the model made, unless the log gives every attempt an id of its own:
 //     most retry-like pairs (pairs that pass 1 to 4, or that share a key

@@ -57,6 +57,10 @@ type Factory struct {
 	// part of (settings.Names), built whole if it holds only the command
 	// that runs.
 	SettingNames func(root *cobra.Command) map[string]bool
+	// WholeTree returns the root of the whole command tree, built anew if
+	// the running one holds only the command that runs (man needs every
+	// command).
+	WholeTree func() *cobra.Command
 }
 
 // ColorMode is --color: auto, always or never.

@@ -188,3 +188,13 @@ func (s *Settings) ToolSets(tool, name string) bool {
 	_, ok := s.file.tools[tool][name]
 	return ok
 }
+
+// Nearest returns the name of names closest to n, if it is close enough to
+// be a misspelling of it, or "".
+func Nearest(n string, names []string) string {
+	known := make(map[string]bool, len(names))
+	for _, k := range names {
+		known[k] = true
+	}
+	return nearest(n, known)
+}
