@@ -54,14 +54,14 @@ var tlsFlags = []string{"cacert", "cert", "key", "insecure"}
 func addMCPFlags(fl *pflag.FlagSet) {
 	fl.Bool("mcp", false, "probe an MCP server's write tools: its command after --, or --url")
 	fl.String("url", "", "with --mcp: a Streamable HTTP server's `URL` (with -H headers)")
-	fl.StringArray("tool", nil, "with --mcp: probe this tool (repeatable; default: every tool not marked readOnlyHint)")
+	fl.StringArray("tool", nil, "with --mcp: probe this tool `NAME` (repeatable; default: every tool not marked readOnlyHint)")
 	fl.StringArray("args", nil, "with --mcp: a test write's arguments, `JSON|@FILE`, or NAME=JSON|@FILE for one tool (repeatable)")
-	fl.StringArray("key-in", nil, "with --mcp: where the key goes: meta (default), arg:NAME or header (repeatable: each is tried)")
+	fl.StringArray("key-in", nil, "with --mcp: `WHERE` the key goes: meta (default), arg:NAME or header (repeatable: each is tried)")
 	fl.String("count-tool", "", "with --mcp: count effects with this read tool `NAME` of the server")
 	fl.String("count-args", "{}", "the --count-tool's arguments (`JSON`)")
 	fl.String("count-pointer", "", "where the count is in the --count-tool's structuredContent (or first text content as JSON): a `/POINTER` to a number or an array")
 	fl.String("reconcile", "", "check this reconcile `COMMAND` (run by sh -c, as run --reconcile runs it): exit 0 for a key with an effect, 1 for a key never sent")
-	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (it could not tell)")
+	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this `DURATION` (it could not tell)")
 }
 
 // loadMCP resolves probe --mcp's options; nothing is started or sent.

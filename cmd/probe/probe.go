@@ -28,9 +28,8 @@ import (
 )
 
 // Options are idemkey probe's settings: curl's request flags, read
-// and turned into a request by post's own code (curlflags.go), and the
-// probe's.
-// Options are probe's settings.
+// and turned into a request by post's own code (curlflags.Request), and
+// the probe's.
 type Options struct {
 	f   *cli.Factory
 	req *curlflags.Request // URL, method, headers, -u, -A, the body flag, TLS
@@ -81,14 +80,15 @@ func (j probeJSON) IsBoolFlag() bool       { return true }
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f, req: &curlflags.Request{F: f}}
 	cmd := &cobra.Command{
-		Use:   "probe URL --yes [-X METHOD] [-H 'Name: value'] [-d BODY] [flags]",
-		Short: "Test whether an HTTP endpoint really dedupes by Idempotency-Key (makes real writes)",
+		Use:   "probe URL --yes [-X METHOD] [-H 'Name: value'] [-d BODY] [flags]\n  idemkey probe --mcp --yes --tool NAME --args JSON|@FILE [flags] (-- SERVER [ARG...] | --url URL)",
+		Short: "Test whether an HTTP endpoint or an MCP server's write tools really dedupe by key (makes real writes)",
 		Long:  probeLong,
 		Example: `  idemkey probe http://127.0.0.1:8080/charges -d '{"amount":100}' --dry-run
   idemkey probe https://staging.example.com/v1/charges --yes -d @charge.json \
       -H "Authorization: Bearer $TOKEN" --after 5m --json
   idemkey probe http://127.0.0.1:8080/charges --yes -d @charge.json \
-      --count 'psql -Atc "select count(*) from charges" test' --require-key`,
+      --count 'psql -Atc "select count(*) from charges" test' --require-key
+  idemkey probe --mcp --yes --tool charge --args @charge.json -- node server.js`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
 				return nil // the server's command line
@@ -174,6 +174,24 @@ Output: a table (rule, verdict, evidence) on standard output. A bare
 "verdict":…, "evidence":…}, …]}; --json=DATA is curl's body flag. Every
 flag is read from the command line only, never from IDEMKEY_* or the
 config file.
+
+With --reconcile COMMAND, the probe also checks a reconcile command
+against controls: run as 'run --reconcile' runs it, it must say happened
+(exit 0) for the replay rule's key and did not happen (exit 1) for a key
+never sent; any other answer fails the reconcile rule.
+
+With --mcp, the probe tests an MCP server's write tools instead: a stdio
+server started from its command after --, or a Streamable HTTP server at
+--url. For each tool of --tool (default: every tool tools/list does not
+mark readOnlyHint) called with --args, with the key where --key-in puts
+it (_meta, an argument, or the Idempotency-Key header), the rules are
+replay, lost-response (the connection cut after the first call, the call
+sent again on a new one), mismatch, in-flight, no-key (info; fail when an
+idempotentHint or readOnlyHint is contradicted) and description (a
+description that asks the model for a new key per call fails). A tool
+without --args is not tested. Effects are counted by --count, by a read
+tool (--count-tool, --count-args, --count-pointer), or judged by the
+answers.
 
 Exit codes:
   0  no rule failed
