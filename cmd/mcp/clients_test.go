@@ -1,7 +1,11 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,7 +74,8 @@ func TestMCPTaskPerSession(t *testing.T) {
 }
 
 // Without --replay-note a replay is the first answer, _meta aside: its
-// content is the server's, nothing added.
+// content is the server's, nothing added, and it is at most 91 bytes
+// longer.
 func TestMCPReplayWithoutNote(t *testing.T) {
 	r := newMCPRig(t)
 	charge := map[string]any{"amount": 1}
@@ -78,6 +83,10 @@ func TestMCPReplayWithoutNote(t *testing.T) {
 	first, again := steps[0].tool(t), steps[1].tool(t)
 	if again.Meta[metaReplayed] != true || len(again.Content) != len(first.Content) || again.text() != first.text() {
 		t.Fatalf("the replay %+v, the first %+v", again, first)
+	}
+	// The margin the README states: replayed and recorded-at.
+	if d := len(steps[1].Result) - len(steps[0].Result); d > 91 {
+		t.Fatalf("the replay is %d bytes longer than the first answer:\n%s\n%s", d, steps[0].Result, steps[1].Result)
 	}
 }
 
@@ -100,5 +109,82 @@ func TestMCPIdenticalCallWaits(t *testing.T) {
 	}
 	if c := r.calls(r.count, "slow"); len(c) != 2 || c[0].Phase != "start" || c[1].Phase != "done" {
 		t.Fatalf("the server ran %+v", c)
+	}
+}
+
+// The README's MCP quick start, as written: its desktop configuration
+// (read from the README: no task id, --replay-note, the server's command
+// without --) in a session that calls edit_file twice appends one line and
+// tells the model the second is a replay; its console session, run twice
+// through idemkey with --task, appends one line, and straight to the
+// server two.
+func TestMCPQuickStartEditFile(t *testing.T) {
+	r := newMCPRig(t)
+	readme, err := os.ReadFile(filepath.Join(r.repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := regexp.MustCompile("(?s)```json\n(\\{\"mcpServers\".*?)\n```").FindSubmatch(readme)
+	if conf == nil {
+		t.Fatal("no mcpServers configuration in the README")
+	}
+	var desktop struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(conf[1], &desktop); err != nil {
+		t.Fatalf("the README's configuration: %v\n%s", err, conf[1])
+	}
+	notes := r.path("notes")
+	os.Mkdir(notes, 0o755)
+	todo := filepath.Join(notes, "todo.txt")
+	fs := r.npmBin("server-filesystem", "dist/index.js")
+	var args []string
+	for _, a := range desktop.MCPServers["notes"].Args {
+		switch a {
+		case "mcp-server-filesystem": // installed, in the README
+			args = append(args, r.node, fs)
+		case "/home/me/notes":
+			args = append(args, notes)
+		default:
+			args = append(args, a)
+		}
+	}
+	if desktop.MCPServers["notes"].Command != "idemkey" || len(args) < 3 {
+		t.Fatalf("the README's configuration: %s", conf[1])
+	}
+	appendLine := map[string]any{"path": todo, "edits": []map[string]any{{"oldText": "first", "newText": "first\nsecond"}}}
+	r.write("notes/todo.txt", "first\n")
+	steps, stderr := r.client(args, call("edit_file", appendLine), call("edit_file", appendLine))
+	again := steps[1].tool(t)
+	if b, _ := os.ReadFile(todo); string(b) != "first\nsecond\n" || again.Meta[metaReplayed] != true ||
+		!strings.Contains(again.Content[len(again.Content)-1].Text, "change an argument") {
+		t.Fatalf("the desktop configuration: the file %q, the repeat %+v\n%s", b, again, stderr)
+	}
+
+	session, err := os.ReadFile(filepath.Join(r.repo, "testdata/mcp/edit-session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	session = bytes.ReplaceAll(session, []byte("/tmp/notes"), []byte(notes))
+	for _, through := range [][]string{{r.bin, "mcp", "--task", "t-42"}, nil} {
+		r.write("notes/todo.txt", "first\n")
+		for i := 0; i < 2; i++ {
+			argv := append(append([]string{}, through...), r.node, fs, notes)
+			c := exec.Command(argv[0], argv[1:]...)
+			c.Dir, c.Env, c.Stdin = r.dir, r.env, bytes.NewReader(session)
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", argv, err, out)
+			}
+		}
+		want := "first\nsecond\n"
+		if through == nil {
+			want = "first\nsecond\nsecond\n"
+		}
+		if b, _ := os.ReadFile(todo); string(b) != want {
+			t.Fatalf("the console session twice through %v: %q, want %q", through, b, want)
+		}
 	}
 }

@@ -129,6 +129,15 @@ func httpClientSession(t *testing.T, url string) *session {
 	return &session{w: cinW, lr: newLineReader(coutR)}
 }
 
+// initialized is httpClientSession after initialize and its answer.
+func initialized(t *testing.T, url string) *session {
+	t.Helper()
+	c := httpClientSession(t, url)
+	c.send(t, initLine)
+	c.recv(t)
+	return c
+}
+
 func (s *session) send(t *testing.T, line string) {
 	t.Helper()
 	if _, err := io.WriteString(s.w, line+"\n"); err != nil {
@@ -220,9 +229,7 @@ func TestHTTPRedirects(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
-	c := httpClientSession(t, named.srv.URL+"/mcp")
-	c.send(t, initLine)
-	c.recv(t)
+	c := initialized(t, named.srv.URL+"/mcp")
 	c.send(t, callLine(1, "elsewhere", "x"))
 	if m := c.recv(t); !strings.Contains(errorText(m), "it did not run") || !strings.Contains(errorText(m), "another origin") {
 		t.Fatalf("the call redirected elsewhere: %v", m)
@@ -277,9 +284,7 @@ func TestHTTPSessionExpired400(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
-	c := httpClientSession(t, srv.srv.URL)
-	c.send(t, initLine)
-	c.recv(t)
+	c := initialized(t, srv.srv.URL)
 	c.send(t, callLine(1, "w", "1"))
 	if text, _ := resultText(t, c.recv(t)); text != "done in s1" {
 		t.Fatalf("first call: %q", text)
@@ -307,9 +312,7 @@ func TestHTTPRetryFloorAndBackoff(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
-	c := httpClientSession(t, srv.srv.URL)
-	c.send(t, initLine)
-	c.recv(t)
+	c := initialized(t, srv.srv.URL)
 	c.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	gets := srv.waitFor(3, isGET)
 	gap1, gap2 := gets[1].at.Sub(gets[0].at), gets[2].at.Sub(gets[1].at)
@@ -377,9 +380,7 @@ func TestHTTPPollingResume(t *testing.T) {
 			w.WriteHeader(http.StatusAccepted)
 		}
 	})
-	c := httpClientSession(t, srv.srv.URL)
-	c.send(t, initLine)
-	c.recv(t)
+	c := initialized(t, srv.srv.URL)
 	c.send(t, callLine(1, "w", "1"))
 	if text, isErr := resultText(t, c.recv(t)); text != "polled" || isErr {
 		t.Fatalf("the polled call: %q", text)
