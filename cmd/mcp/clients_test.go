@@ -3,12 +3,16 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // metaAttempt is the _meta member of a keyed call's attempt.
@@ -186,5 +190,78 @@ func TestMCPQuickStartEditFile(t *testing.T) {
 		if b, _ := os.ReadFile(todo); string(b) != want {
 			t.Fatalf("the console session twice through %v: %q, want %q", through, b, want)
 		}
+	}
+}
+
+// everythingHTTP starts server-everything over Streamable HTTP on a free
+// loopback port and returns its URL.
+func (r *mcpRig) everythingHTTP() string {
+	r.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	c := exec.Command(r.node, r.npmBin("server-everything", "dist/index.js"), "streamableHttp")
+	c.Env = append(append([]string{}, r.env...), fmt.Sprintf("PORT=%d", port))
+	var errOut syncBuffer
+	c.Stdout, c.Stderr = &errOut, &errOut
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(errOut.String(), "listening on port") {
+			return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+		}
+	}
+	r.t.Fatalf("server-everything did not start:\n%s", errOut.String())
+	return ""
+}
+
+// syncBuffer is a bytes.Buffer for a child's output read while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Through --url (server-everything over Streamable HTTP, the TypeScript
+// SDK's client on idemkey's stdio) every progress notification a call's
+// stream carries before its answer reaches the client's progress handler,
+// the last one too.
+func TestMCPProgressBeforeAnswerHTTP(t *testing.T) {
+	r := newMCPRig(t)
+	url := r.everythingHTTP()
+	op := map[string]any{"duration": 0.3, "steps": 3}
+	steps, stderr := r.client([]string{"mcp", "--task", "t-progress", "--url", url},
+		call("trigger-long-running-operation", op, "progress", true),
+		call("trigger-long-running-operation", op, "progress", true),
+		step("notifications"),
+	)
+	var notes []map[string]any
+	if err := json.Unmarshal(steps[2].Result, &notes); err != nil {
+		t.Fatal(err)
+	}
+	progress := 0
+	for _, n := range notes {
+		if n["method"] == "notifications/progress" {
+			progress++
+		}
+	}
+	if progress != 6 {
+		t.Fatalf("%d progress notifications of 2 calls of 3 steps reached the client: %v\n%s", progress, notes, stderr)
 	}
 }

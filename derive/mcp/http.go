@@ -433,7 +433,18 @@ func (h *HTTP) readStream(body io.Reader, ids [][]byte, resumable bool) {
 	lastID := ""
 	retry := time.Duration(0)
 	events := 0
-	onData := func(data []byte) { events++; want = h.deliver(data, want) }
+	var noted time.Time // when a progress notification was last passed on
+	onData := func(data []byte) {
+		events++
+		if !noted.IsZero() {
+			answerAfterProgress(data, noted)
+			noted = time.Time{}
+		}
+		if isProgress(data) {
+			noted = time.Now()
+		}
+		want = h.deliver(data, want)
+	}
 	onID := func(id string) { events++; lastID = id }
 	onRetry := func(d time.Duration) { retry = d }
 	err := readEvents(body, onData, onID, onRetry)
@@ -776,4 +787,38 @@ func requestError(err error) string {
 		return ue.Op + ": " + ue.Err.Error()
 	}
 	return err.Error()
+}
+
+// progressGap is the least time between a progress notification passed
+// on and the answer after it on the same stream. A client reads the two
+// apart then: the TypeScript SDK's client, given both in one read, ends
+// the call before its progress handler runs, and the last progress of
+// every call is lost (an HTTP client reads each event apart).
+const progressGap = 20 * time.Millisecond
+
+// isProgress reports whether the event data is a progress notification.
+func isProgress(data []byte) bool {
+	if !bytes.Contains(data, []byte("notifications/progress")) || validJSON(data) != nil {
+		return false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return false
+	}
+	m := readMessage(data)
+	return m.kind == kindNotification && m.method == "notifications/progress"
+}
+
+// answerAfterProgress waits, when data is a response, until progressGap
+// has passed since noted.
+func answerAfterProgress(data []byte, noted time.Time) {
+	if validJSON(data) != nil {
+		return
+	}
+	if i := skipSpace(data, 0); data[i] != '{' || readMessage(data).kind != kindResponse {
+		return
+	}
+	if d := progressGap - time.Since(noted); d > 0 {
+		time.Sleep(d)
+	}
 }
