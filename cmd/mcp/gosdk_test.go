@@ -49,6 +49,7 @@ func (r *mcpRig) goSDK() (server, client string) {
 // goStep is one line of the Go SDK client's.
 type goStep struct {
 	Op      string          `json:"op"`
+	Got     bool            `json:"got"`
 	Version string          `json:"version"`
 	Result  json.RawMessage `json:"result"`
 	Error   string          `json:"error"`
@@ -73,7 +74,7 @@ func (r *mcpRig) goClient(client string, argv ...string) ([]goStep, string) {
 		}
 		steps = append(steps, s)
 	}
-	if len(steps) != 4 || steps[0].Op != "connect" {
+	if len(steps) != 5 || steps[0].Op != "connect" {
 		r.t.Fatalf("the Go SDK client's steps: %+v\nstderr:\n%s", steps, errOut.String())
 	}
 	return steps, errOut.String()
@@ -107,7 +108,8 @@ func (r *mcpRig) goCalls() []goCountLine {
 
 // goOnce checks a Go SDK session through idemkey: 2026-07-28 agreed, the
 // write run once with the key its first answer carries, the repeat
-// replayed, the read-only tool passed.
+// replayed, the read-only tool passed, the change of the tools' list
+// heard (subscriptions/listen passed through).
 func goOnce(t *testing.T, r *mcpRig, steps []goStep, stderr string) goCountLine {
 	t.Helper()
 	if steps[0].Version != "2026-07-28" {
@@ -119,6 +121,9 @@ func goOnce(t *testing.T, r *mcpRig, steps []goStep, stderr string) goCountLine 
 	}
 	if look.IsError || look.Meta[metaKey] != nil {
 		t.Fatalf("the read-only tool: %+v", look)
+	}
+	if !steps[4].Got {
+		t.Fatalf("the server's tools/list_changed did not reach the client (2026-07-28: on its subscriptions/listen stream)\n%s", stderr)
 	}
 	c := r.goCalls()
 	if len(c) != 1 || c[0].Key == nil || *c[0].Key != first.Meta[metaKey] || *c[0].Attempt != 1 {

@@ -2,8 +2,9 @@
 // tests: it starts the command line it is given (idemkey mcp …) as a
 // stdio server, connects (the SDK's newest revision first: 2026-07-28,
 // server/discover), lists the tools, calls append twice with the same
-// arguments, then lookup, and prints one JSON line per step:
-// {"op":"connect","version"}, {"op":"call","result"|"error"}.
+// arguments, then lookup, waits for the server's tools/list_changed, and
+// prints one JSON line per step: {"op":"connect","version"},
+// {"op":"call","result"|"error"}, {"op":"list_changed","got"}.
 package main
 
 import (
@@ -32,7 +33,17 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "idemkey-gosdk-client", Version: "1.0.0"}, nil)
+	changed := make(chan struct{}, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "idemkey-gosdk-client", Version: "1.0.0"}, &mcp.ClientOptions{
+		// A handler makes the client listen (2026-07-28:
+		// subscriptions/listen, a stream of its own).
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
 	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(os.Args[1], os.Args[2:]...)}, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -52,6 +63,13 @@ func main() {
 			continue
 		}
 		say(map[string]any{"op": "call", "result": res})
+	}
+	// The server adds a tool at its first write: the listen stream says so.
+	select {
+	case <-changed:
+		say(map[string]any{"op": "list_changed", "got": true})
+	case <-time.After(10 * time.Second):
+		say(map[string]any{"op": "list_changed", "got": false})
 	}
 	if err := cs.Close(); err != nil {
 		log.Fatal(err)

@@ -8,8 +8,9 @@
 // "headers"} (headers: the HTTP headers that mirror the call, over HTTP).
 //
 // Tools: append (a write; its "region" argument is marked x-mcp-header:
-// Region, so a 2026-07-28 client over HTTP sends it as Mcp-Param-Region),
-// lookup (readOnlyHint: true).
+// Region, so a 2026-07-28 client over HTTP sends it as Mcp-Param-Region;
+// its first call adds the tool "added", so the list changes), lookup
+// (readOnlyHint: true).
 package main
 
 import (
@@ -32,8 +33,9 @@ const (
 )
 
 var (
-	mu    sync.Mutex
-	calls int
+	mu        sync.Mutex
+	calls     int
+	addedOnce sync.Once
 )
 
 // count appends the call's line to $COUNT_FILE.
@@ -81,6 +83,11 @@ func newServer() *mcp.Server {
 			return nil, err
 		}
 		n := count(req, args)
+		addedOnce.Do(func() {
+			// A change of the list: listening clients are told.
+			s.AddTool(&mcp.Tool{Name: "added", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("added"), nil })
+		})
 		return text(fmt.Sprintf("appended %v (call %d of process %d)", args["line"], n, os.Getpid())), nil
 	})
 	s.AddTool(&mcp.Tool{
