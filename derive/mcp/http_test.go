@@ -394,3 +394,75 @@ func TestHTTPPollingResume(t *testing.T) {
 		t.Fatalf("the repeat of the polled call: %v", m)
 	}
 }
+
+// A 2026-07-28 request (its revision in _meta, no initialize, no
+// session): the client's notifications/cancelled of it closes its POST's
+// stream, which is the cancellation in that revision, and is not POSTed;
+// the call is recorded unknown (the server may have acted on it), and the
+// client gets no answer for it.
+func TestHTTPStatelessCancel(t *testing.T) {
+	closed := make(chan struct{})
+	srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
+		switch msg["method"] {
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			close(closed)
+		case "ping":
+			answerJSON(w, msg, `{}`)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := httpClientSession(t, srv.srv.URL)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	c.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"w","arguments":{"a":"1"},`+meta+`}}`)
+	srv.waitFor(1, func(r seenRequest) bool { return rpcMethod(r) == "tools/call" })
+	c.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call's stream was not closed")
+	}
+	c.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping","params":{`+meta+`}}`)
+	if m := c.recv(t); m["id"] != 2.0 {
+		t.Fatalf("after the cancellation the client got %v, want the ping's answer", m)
+	}
+	if n := len(srv.requests(func(r seenRequest) bool { return rpcMethod(r) == "notifications/cancelled" })); n != 0 {
+		t.Fatalf("notifications/cancelled was POSTed %d times", n)
+	}
+	call := srv.requests(func(r seenRequest) bool { return rpcMethod(r) == "tools/call" })[0]
+	if call.header.Get("Mcp-Protocol-Version") != "2026-07-28" || call.header.Get("Mcp-Method") != "tools/call" ||
+		call.header.Get("Mcp-Name") != "w" || call.header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("the stateless call's headers: %v", call.header)
+	}
+	c.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"w","arguments":{"a":"1"},`+meta+`}}`)
+	if text, isErr := resultText(t, c.recv(t)); !isErr || !strings.Contains(text, "unknown") {
+		t.Fatalf("the cancelled call again: %q", text)
+	}
+}
+
+// The header values of the spec's Value Encoding table, and the argument
+// types a header takes.
+func TestHeaderValues(t *testing.T) {
+	for in, want := range map[string]string{
+		"us-west1":           "us-west1",
+		"Hello, 世界":          "=?base64?SGVsbG8sIOS4lueVjA==?=",
+		" padded ":           "=?base64?IHBhZGRlZCA=?=",
+		"line1\nline2":       "=?base64?bGluZTEKbGluZTI=?=",
+		"=?base64?literal?=": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+	} {
+		if got := headerValue(in); got != want {
+			t.Errorf("headerValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{`"x"`: "x", `true`: "true", `42`: "42", `42.0`: "42", `-7`: "-7",
+		`1.5`: "", `null`: "", `{}`: "", `[1]`: "", `9007199254740993`: ""} {
+		got, ok := primitiveText([]byte(in))
+		if got != want || ok != (want != "") {
+			t.Errorf("primitiveText(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
