@@ -80,11 +80,15 @@ const exitMCPFailed = cli.ExitRunFailed
 // long is mcp's help.
 const long = `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
-child (its command and arguments after idemkey's flags, or after --),
-or a Streamable HTTP endpoint (--url, with -H headers; a
-session the server ends is started again with the client's initialize; a
-server of the 2024-11-05 HTTP+SSE transport is found as the spec says, its
-initialize POST refused with 400, 404 or 405).
+child (its command and arguments after idemkey's flags, or after --), or a
+Streamable HTTP endpoint (--url, with -H headers). Over HTTP a session the
+server ends (404, or a 400 that says so) is started again with the client's
+initialize; a 2026-07-28 client is spoken for without a session, each POST
+with the headers that mirror its request; a call's stream the server closes
+is resumed (Last-Event-ID) until its answer comes; redirects are followed to
+the URL's origin only, at most 3; a server of the 2024-11-05 HTTP+SSE
+transport is found as the spec says (its initialize POST refused with 400,
+404 or 405).
 
 Every message passes through as it was written, in order, except the
 tools/call requests of write tools and their answers. A tool is a write
