@@ -106,14 +106,14 @@ func (r *mcpRig) goCalls() []goCountLine {
 	return out
 }
 
-// goOnce checks a Go SDK session through idemkey: 2026-07-28 agreed, the
+// goOnce checks a Go SDK session through idemkey: the version agreed, the
 // write run once with the key its first answer carries, the repeat
 // replayed, the read-only tool passed, the change of the tools' list
 // heard (subscriptions/listen passed through).
-func goOnce(t *testing.T, r *mcpRig, steps []goStep, stderr string) goCountLine {
+func goOnce(t *testing.T, r *mcpRig, version string, steps []goStep, stderr string) goCountLine {
 	t.Helper()
-	if steps[0].Version != "2026-07-28" {
-		t.Fatalf("the Go SDK client agreed on %q through idemkey, want 2026-07-28\n%s", steps[0].Version, stderr)
+	if steps[0].Version != version {
+		t.Fatalf("the Go SDK client agreed on %q through idemkey, want %s\n%s", steps[0].Version, version, stderr)
 	}
 	first, again, look := goCall(t, steps[1]), goCall(t, steps[2]), goCall(t, steps[3])
 	if first.IsError || first.Meta[metaKey] == nil || again.Meta[metaReplayed] != true || again.text() != first.text() {
@@ -138,7 +138,7 @@ func TestMCPGoSDKStdio(t *testing.T) {
 	r := newMCPRig(t)
 	server, client := r.goSDK()
 	steps, stderr := r.goClient(client, r.bin, "mcp", server)
-	goOnce(t, r, steps, stderr)
+	goOnce(t, r, "2026-07-28", steps, stderr)
 }
 
 // Over stateless Streamable HTTP: every POST carries the headers the Go
@@ -149,8 +149,44 @@ func TestMCPGoSDKStdio(t *testing.T) {
 func TestMCPGoSDKStatelessHTTP(t *testing.T) {
 	r := newMCPRig(t)
 	server, client := r.goSDK()
+	url := r.goHTTPServer(server, "-http")
+	steps, stderr := r.goClient(client, r.bin, "mcp", "--task", "t-go", "--url", url)
+	ran := goOnce(t, r, "2026-07-28", steps, stderr)
+	want := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "append",
+		"Mcp-Param-Region": "eu-west", "Idempotency-Key": *ran.Key}
+	if len(ran.Headers) != len(want) {
+		t.Fatalf("the call's headers %v, want %v", ran.Headers, want)
+	}
+	for k, v := range want {
+		if ran.Headers[k] != v {
+			t.Fatalf("the call's headers %v, want %v", ran.Headers, want)
+		}
+	}
+}
+
+// A Go SDK server with sessions refuses 2026-07-28: the client's
+// server/discover through idemkey is refused, it falls back to
+// initialize at 2025-11-25, and that revision works as before: a session
+// id, the GET stream (where the list change comes), the key in
+// Idempotency-Key, and none of the 2026-07-28 headers on the call.
+func TestMCPGoSDKStatefulHTTP(t *testing.T) {
+	r := newMCPRig(t)
+	server, client := r.goSDK()
+	url := r.goHTTPServer(server, "-http", "-stateful")
+	steps, stderr := r.goClient(client, r.bin, "mcp", "--task", "t-go", "--url", url)
+	ran := goOnce(t, r, "2025-11-25", steps, stderr)
+	if ran.Headers["Mcp-Session-Id"] == "" || ran.Headers["Idempotency-Key"] != *ran.Key || ran.Headers["Mcp-Method"] != "" ||
+		ran.Headers["Mcp-Protocol-Version"] != "2025-11-25" {
+		t.Fatalf("the call's headers: %v", ran.Headers)
+	}
+}
+
+// goHTTPServer starts the Go SDK server over HTTP and returns its URL.
+func (r *mcpRig) goHTTPServer(server string, args ...string) string {
+	t := r.t
+	t.Helper()
 	urlFile := r.path("gosdk-url")
-	srv := exec.Command(server, "-http")
+	srv := exec.Command(server, args...)
 	srv.Env = append(append([]string{}, r.env...), "URL_FILE="+urlFile)
 	srv.Stderr = os.Stderr
 	if err := srv.Start(); err != nil {
@@ -166,16 +202,5 @@ func TestMCPGoSDKStatelessHTTP(t *testing.T) {
 	if url == "" {
 		t.Fatal("the Go SDK server did not start")
 	}
-	steps, stderr := r.goClient(client, r.bin, "mcp", "--task", "t-go", "--url", url)
-	ran := goOnce(t, r, steps, stderr)
-	want := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "append",
-		"Mcp-Param-Region": "eu-west", "Idempotency-Key": *ran.Key}
-	if len(ran.Headers) != len(want) {
-		t.Fatalf("the call's headers %v, want %v", ran.Headers, want)
-	}
-	for k, v := range want {
-		if ran.Headers[k] != v {
-			t.Fatalf("the call's headers %v, want %v", ran.Headers, want)
-		}
-	}
+	return url
 }

@@ -54,12 +54,18 @@ func (h *HTTP) setMessageHeaders(hd http.Header, msg []byte) postHeaders {
 	}
 	m := readMessage(msg)
 	if m.kind != kindRequest {
-		if h.statelessRevision() != "" && m.kind == kindNotification {
-			hd.Set("MCP-Protocol-Version", h.statelessRevision())
+		if v := h.statelessRevision(); v != "" && m.kind == kindNotification {
+			hd.Set("MCP-Protocol-Version", v)
 		}
 		return ph
 	}
 	ph.request, ph.method, ph.id = true, m.method, m.idKey()
+	if m.method == "initialize" {
+		// The client fell back to a revision with sessions.
+		h.mu.Lock()
+		h.stateless = ""
+		h.mu.Unlock()
+	}
 	params := m.value(m.params)
 	meta := objectMember(params, "_meta")
 	if m.method == "tools/call" {
@@ -116,6 +122,9 @@ func (h *HTTP) setMessageHeaders(hd http.Header, msg []byte) postHeaders {
 func (h *HTTP) statelessRevision() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.version != "" {
+		return "" // an initialize was answered: a session's revision
+	}
 	return h.stateless
 }
 

@@ -1,7 +1,8 @@
 // Command server is an MCP server on the official Go SDK, for idemkey's
 // tests: the SDK's own 2026-07-28 server over stdio (default) or over
 // stateless Streamable HTTP (-http: it listens on 127.0.0.1, and writes
-// its URL to $URL_FILE).
+// its URL to $URL_FILE; -http -stateful: with sessions, which the SDK
+// serves at 2025-11-25 and earlier only).
 //
 // Every call of a write tool appends one JSON line to $COUNT_FILE, so a
 // test counts the effects the server saw: {"tool","args","key","attempt",
@@ -103,6 +104,7 @@ func newServer() *mcp.Server {
 
 func main() {
 	overHTTP := flag.Bool("http", false, "serve stateless Streamable HTTP on 127.0.0.1 (its URL in $URL_FILE)")
+	stateful := flag.Bool("stateful", false, "with -http: with sessions (2025-11-25 and earlier only)")
 	flag.Parse()
 	if os.Getenv("COUNT_FILE") == "" {
 		log.Fatal("set COUNT_FILE")
@@ -118,7 +120,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: !*stateful})
 	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
 	if err := os.WriteFile(os.Getenv("URL_FILE"), []byte(url), 0o644); err != nil {
 		log.Fatal(err)
