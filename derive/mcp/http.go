@@ -370,7 +370,7 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && ct == "text/event-stream":
-		h.readStream(resp.Body, ids, !stateless)
+		h.readStream(resp.Body, ids, req.Header.Get("Mcp-Session-Id"), !stateless)
 	case ct == "application/json":
 		// A JSON answer, or a JSON-RPC error with a 4xx or 5xx status.
 		body, err := io.ReadAll(resp.Body)
@@ -426,9 +426,10 @@ func (h *HTTP) deliver(msg []byte, want [][]byte) [][]byte {
 // the server's retry: (MCP 2025-11-25 basic/transports, "Resumability
 // and Redelivery": a server may close a call's stream and expect the
 // client to poll), again and again, until the answer comes or the server
-// will not resume it; resumable is false for a revision without
-// resumption (2026-07-28: a broken stream is a cancellation).
-func (h *HTTP) readStream(body io.Reader, ids [][]byte, resumable bool) {
+// will not resume it, or the session it was sent in (sid) has ended;
+// resumable is false for a revision without resumption (2026-07-28: a
+// broken stream is a cancellation).
+func (h *HTTP) readStream(body io.Reader, ids [][]byte, sid string, resumable bool) {
 	want := ids
 	lastID := ""
 	retry := time.Duration(0)
@@ -459,7 +460,15 @@ func (h *HTTP) readStream(body io.Reader, ids [][]byte, resumable bool) {
 			// resumption of a stream that broke without one at once.
 			h.sleep(backoff(retry, empty))
 		}
-		resp, rerr := h.client.Do(h.resume(lastID))
+		h.mu.Lock()
+		ended := h.session != sid
+		h.mu.Unlock()
+		if ended {
+			// Its events are the ended session's: a new one has none.
+			why = "; the session it was sent in has ended"
+			break
+		}
+		resp, rerr := h.client.Do(h.resume(sid, lastID))
 		if rerr != nil {
 			why = "; resuming it failed: " + requestError(rerr)
 			break
@@ -487,8 +496,12 @@ func (h *HTTP) readStream(body io.Reader, ids [][]byte, resumable bool) {
 	h.unanswered(want, true, why)
 }
 
-func (h *HTTP) resume(lastID string) *http.Request {
+// resume is the GET that resumes a stream of session sid after lastID.
+func (h *HTTP) resume(sid, lastID string) *http.Request {
 	req := h.request(h.ctx, http.MethodGet, nil)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
 	req.Header.Set("Last-Event-ID", lastID)
 	return req
 }

@@ -466,3 +466,33 @@ func TestHeaderValues(t *testing.T) {
 		}
 	}
 }
+
+// A keyed call whose connection (a reused one) breaks after the request
+// was written is sent once: net/http would send a request with an
+// Idempotency-Key header again by itself; the call is unknown.
+func TestHTTPBrokenConnectionNotResent(t *testing.T) {
+	srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
+		switch {
+		case r.Method != http.MethodPost:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case msg["method"] == "initialize":
+			initResult(w, msg, "s1")
+		case msg["method"] == "tools/call":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := initialized(t, srv.srv.URL)
+	c.send(t, callLine(1, "w", "1"))
+	if text, isErr := resultText(t, c.recv(t)); !isErr || !strings.Contains(text, "unknown") {
+		t.Fatalf("the call whose connection broke: %q", text)
+	}
+	calls := srv.requests(func(r seenRequest) bool { return rpcMethod(r) == "tools/call" })
+	if len(calls) != 1 || calls[0].header.Get("Idempotency-Key") == "" {
+		t.Fatalf("the call was POSTed %d times: %+v", len(calls), calls)
+	}
+}

@@ -26,6 +26,10 @@ const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 // sessions, whose POSTs carry the mirrored headers.
 const firstStatelessRevision = "2026-07-28"
 
+// idempotencyHeader is the Idempotency-Key header's name as idemkey
+// writes it (see setMessageHeaders).
+const idempotencyHeader = "idempotency-key"
+
 // maxSchemaDepth bounds the walk of an inputSchema's nested properties.
 const maxSchemaDepth = 32
 
@@ -70,7 +74,12 @@ func (h *HTTP) setMessageHeaders(hd http.Header, msg []byte) postHeaders {
 	meta := objectMember(params, "_meta")
 	if m.method == "tools/call" {
 		if key, ok := stringValue(objectMember(meta, MetaKey)); ok && key != "" && plainHeaderValue(key) {
-			hd.Set("Idempotency-Key", key)
+			// Written in lower case (header names are case-insensitive):
+			// net/http takes a request with the canonical Idempotency-Key
+			// for replayable and sends it again by itself when a reused
+			// connection breaks before the answer, and a write must never
+			// be sent twice behind the ledger's back.
+			hd[idempotencyHeader] = []string{key}
 		}
 	}
 	v, ok := stringValue(objectMember(meta, metaProtocolVersion))
