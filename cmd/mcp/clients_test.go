@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -263,5 +265,48 @@ func TestMCPProgressBeforeAnswerHTTP(t *testing.T) {
 	}
 	if progress != 6 {
 		t.Fatalf("%d progress notifications of 2 calls of 3 steps reached the client: %v\n%s", progress, notes, stderr)
+	}
+}
+
+// A server started through a wrapper whose child holds the server's
+// output after the server exited (sh -c, npx): when the client goes,
+// idemkey closes the server's input, waits, then stops the server's whole
+// process group, and exits; it is not kept alive by the child.
+func TestMCPStopsServerGroup(t *testing.T) {
+	r := newMCPRig(t)
+	pidFile := r.path("child.pid")
+	script := fmt.Sprintf("sleep 600 & echo $! > %s; exec %s %s", pidFile, r.node, r.script("counting-server.mjs"))
+	c := exec.Command(r.bin, "mcp", "--task", "t-group", "sh", "-c", script)
+	c.Dir, c.Env = r.dir, r.env
+	c.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	var out, errOut syncBuffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("idemkey: %v\n%s", err, errOut.String())
+		}
+	case <-time.After(60 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("idemkey did not exit after its client went: the server's child holds its output\n%s", errOut.String())
+	}
+	if !strings.Contains(out.String(), `"protocolVersion"`) {
+		t.Fatalf("the initialize answer: %q", out.String())
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the server's child %d outlived the session", pid)
+		}
 	}
 }

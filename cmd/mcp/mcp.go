@@ -22,6 +22,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
@@ -544,6 +545,9 @@ func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
 	c.Stdin, c.Stdout = inR, outW
+	// A group of its own: the stop signals reach a wrapper's children
+	// (npx, sh -c) too, and none goes on holding the server's output.
+	proc.SetGroup(c)
 	err = c.Start()
 	inR.Close()
 	outW.Close()
@@ -559,14 +563,19 @@ func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 		werr = c.Wait()
 		close(exited)
 	}()
+	// The server is done when it has exited and its output has ended (a
+	// child of its may hold it).
+	served, done := make(chan struct{}), make(chan struct{})
+	go func() { <-served; <-exited; close(done) }()
 	var stopOnce sync.Once
 	stopServer := func() {
 		// MCP basic/transports, stdio shutdown: the input closed, then
 		// SIGTERM if the server has not exited, then SIGKILL; at once when
 		// idemkey itself was told to stop.
-		stopOnce.Do(func() { go stopChild(ctx, c, exited) })
+		stopOnce.Do(func() { go stopChild(ctx, c, done) })
 	}
 	serr := p.Serve(ctx, f.IO.In, f.IO.Out, mcp.NewStdio(inW, outR, stopServer))
+	close(served)
 	stopServer()
 	<-exited
 	if !errors.Is(serr, mcp.ErrServerGone) {
@@ -596,21 +605,21 @@ func serverExit(f *cli.Factory, name string, ps *os.ProcessState, werr error) er
 	return &cli.ExitError{Code: code}
 }
 
-// stopChild ends the server after its input was closed: SIGTERM after
-// a grace (at once if ctx ended: idemkey was told to stop), SIGKILL after
-// another.
-func stopChild(ctx context.Context, c *exec.Cmd, exited <-chan struct{}) {
-	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+// stopChild ends the server (its process group) after its input was
+// closed, unless it is done first: SIGTERM after a grace (at once if ctx
+// ended: idemkey was told to stop), SIGKILL after another.
+func stopChild(ctx context.Context, c *exec.Cmd, done <-chan struct{}) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t := time.NewTimer(5 * time.Second)
 		select {
-		case <-exited:
+		case <-done:
 			t.Stop()
 			return
 		case <-ctx.Done():
 		case <-t.C:
 		}
 		t.Stop()
-		_ = c.Process.Signal(sig)
+		_ = proc.SignalGroup(c, sig)
 		ctx = context.Background() // the next signal after a grace
 	}
 }
