@@ -164,6 +164,18 @@ func TestMCPGoSDKStatelessHTTP(t *testing.T) {
 	}
 }
 
+// A client that calls tools without listing them: idemkey lists them
+// itself (the stateless server takes its tools/list without a revision
+// in _meta), so the read-only tool passes unkeyed.
+func TestMCPGoSDKStatelessHTTPUnlisted(t *testing.T) {
+	r := newMCPRig(t)
+	server, client := r.goSDK()
+	url := r.goHTTPServer(server, "-http")
+	r.env = append(r.env, "GOSDK_NO_LIST=1")
+	steps, stderr := r.goClient(client, r.bin, "mcp", "--task", "t-go", "--url", url)
+	goOnce(t, r, "2026-07-28", steps, stderr)
+}
+
 // A Go SDK server with sessions refuses 2026-07-28: the client's
 // server/discover through idemkey is refused, it falls back to
 // initialize at 2025-11-25, and that revision works as before: a session
