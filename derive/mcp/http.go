@@ -744,6 +744,12 @@ func (h *HTTP) readListing(msg []byte) {
 // stateless request in flight: its stream is closed, which is the
 // cancellation in those revisions, and the notification is not sent.
 func (h *HTTP) cancelFlight(msg []byte) bool {
+	h.mu.Lock()
+	none := len(h.flights) == 0
+	h.mu.Unlock()
+	if none || !bytes.Contains(msg, []byte("notifications/cancelled")) {
+		return false
+	}
 	i := skipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
 		return false
