@@ -44,10 +44,10 @@ type Options struct {
 	// ReplayNote: a replayed result ends with a text item saying so (per
 	// tool: tools.NAME.replay-note).
 	ReplayNote bool
-	Spec     *derive.Spec
-	Key      keyflags.Key // the key's format and secret
-	Ledger   string
-	Recover  ledger.Policy
+	Spec       *derive.Spec
+	Key        keyflags.Key // the key's format and secret
+	Ledger     string
+	Recover    ledger.Policy
 	// Reconcile is the --reconcile command (nil: none); a tool's own is
 	// in tools.
 	Reconcile *ledgerflags.Reconcile
@@ -64,11 +64,11 @@ type Options struct {
 
 // mcpTool is a tool's own settings from the config file's tools section.
 type mcpTool struct {
-	mode    mcp.Mode
-	keyArg  string
+	mode   mcp.Mode
+	keyArg string
 	// replayNote is tools.NAME.replay-note (nil: --replay-note's).
 	replayNote *bool
-	recover ledger.Policy
+	recover    ledger.Policy
 	// reconcile is its reconcile command (tools.NAME.reconcile, or
 	// --reconcile's with its reconcile-timeout); nil: none.
 	reconcile *ledgerflags.Reconcile
