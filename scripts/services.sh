@@ -105,3 +105,17 @@ if [[ -d testdata/npm ]]; then
 		say "npm: $dir installed"
 	done
 fi
+
+# The Go test modules under testdata (the official Go MCP SDK's client and
+# server that the MCP tests build): their modules, as their go.sum names
+# them, into the module cache.
+for mod in testdata/*/go.mod; do
+	[[ -e $mod ]] || continue
+	dir=$(dirname "$mod")
+	if ! (cd "$dir" && go mod download >/tmp/idemkey-services-gomod.log 2>&1); then
+		tail -20 /tmp/idemkey-services-gomod.log >&2
+		say "go mod download in $dir failed (log: /tmp/idemkey-services-gomod.log)"
+		exit 1
+	fi
+	say "go: $dir modules downloaded"
+done

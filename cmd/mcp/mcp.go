@@ -5,6 +5,8 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -20,6 +22,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
@@ -29,7 +32,6 @@ import (
 )
 
 // Options are idemkey mcp's settings, resolved.
-// Options are mcp's settings.
 type Options struct {
 	f        *cli.Factory
 	Command  []string // the stdio server, or
@@ -37,10 +39,15 @@ type Options struct {
 	Headers  []string // -H for the HTTP server
 	Task     string
 	TaskMeta string
-	Spec     *derive.Spec
-	Key      keyflags.Key // the key's format and secret
-	Ledger   string
-	Recover  ledger.Policy
+	// SessionTask: no task id was given, Task is this session's own.
+	SessionTask bool
+	// ReplayNote: a replayed result ends with a text item saying so (per
+	// tool: tools.NAME.replay-note).
+	ReplayNote bool
+	Spec       *derive.Spec
+	Key        keyflags.Key // the key's format and secret
+	Ledger     string
+	Recover    ledger.Policy
 	// Reconcile is the --reconcile command (nil: none); a tool's own is
 	// in tools.
 	Reconcile *ledgerflags.Reconcile
@@ -57,9 +64,11 @@ type Options struct {
 
 // mcpTool is a tool's own settings from the config file's tools section.
 type mcpTool struct {
-	mode    mcp.Mode
-	keyArg  string
-	recover ledger.Policy
+	mode   mcp.Mode
+	keyArg string
+	// replayNote is tools.NAME.replay-note (nil: --replay-note's).
+	replayNote *bool
+	recover    ledger.Policy
 	// reconcile is its reconcile command (tools.NAME.reconcile, or
 	// --reconcile's with its reconcile-timeout); nil: none.
 	reconcile *ledgerflags.Reconcile
@@ -72,10 +81,15 @@ const exitMCPFailed = cli.ExitRunFailed
 // long is mcp's help.
 const long = `Proxy the Model Context Protocol between a client (on idemkey's standard
 input and output, as any stdio server) and a server: a command started as a
-child (after --), or a Streamable HTTP endpoint (--url, with -H headers; a
-session the server ends is started again with the client's initialize; a
-server of the 2024-11-05 HTTP+SSE transport is found as the spec says, its
-initialize POST refused with 400, 404 or 405).
+child (its command and arguments after idemkey's flags, or after --), or a
+Streamable HTTP endpoint (--url, with -H headers). Over HTTP a session the
+server ends (404, or a 400 that says so) is started again with the client's
+initialize; a 2026-07-28 client is spoken for without a session, each POST
+with the headers that mirror its request; a call's stream the server closes
+is resumed (Last-Event-ID) until its answer comes; redirects are followed to
+the URL's origin only, at most 3; a server of the 2024-11-05 HTTP+SSE
+transport is found as the spec says (its initialize POST refused with 400,
+404 or 405).
 
 Every message passes through as it was written, in order, except the
 tools/call requests of write tools and their answers. A tool is a write
@@ -87,16 +101,25 @@ as 'idemkey key --from mcp' derives it (--scheme, --only, --omit, --format,
 sent in params._meta["com.github.idemkey/idempotency-key"], the attempt in
 "com.github.idemkey/attempt" (--key-arg NAME also sets that argument; the key
 never covers it). The task id is --task (IDEMKEY_TASK), or, with --task-meta
-NAME, each request's params._meta[NAME]: without either idemkey refuses to
-start.
+NAME, each request's params._meta[NAME] (a call without it is refused);
+without either, each session is a task of its own: a random task id, shown
+on stderr at start and in --log's records, so that a write is made once in
+the session (a client's retries, a model's repeats) and a new session's
+identical write is a new write. A keyed call's result carries its key and
+attempt in _meta, forwarded or replayed; over HTTP the key is also sent as
+an Idempotency-Key header.
 
 The ledger is run's (--ledger: SQLite by default, PostgreSQL or Redis):
   first call   claimed, then sent; a result with isError false is recorded
                succeeded, whole; isError true or a JSON-RPC error: failed
                (the next identical call is sent again)
   succeeded    answered from the ledger, not sent: the first result under
-               the new id, _meta "com.github.idemkey/replayed": true
-  in flight    elsewhere: waited for up to --wait, then a tool error result
+               the new id, _meta "com.github.idemkey/replayed": true (with
+               --replay-note, and a text item saying it is a replay)
+  in flight    the identical call made by another, or by this client again
+               before the first answered: its outcome waited for up to
+               --wait (60s: longer than a client's own retry of a slow
+               call), then a tool error result
   unknown      the server, idemkey or the machine died, or the client
                cancelled the call after it was sent: --recover fail
                (default) answers a tool error result saying how to settle it
@@ -129,13 +152,14 @@ server; 127 not found.`
 func NewCmd(f *cli.Factory) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
-		Use:   "mcp [flags] (-- SERVER_COMMAND [ARG...] | --url URL)",
+		Use:   "mcp [flags] (SERVER_COMMAND [ARG...] | --url URL)",
 		Short: "Put between an MCP client and server: every write tool call keyed, and made once",
 		Long:  long,
-		Example: `  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
-  idemkey mcp --task-meta com.example/task-id --ledger postgres://idemkey@db/ops -- ./server
+		Example: `  idemkey mcp --replay-note mcp-server-filesystem /srv/notes
+  idemkey mcp --task "$TASK_ID" -- npx -y @modelcontextprotocol/server-memory
+  idemkey mcp --task-meta com.example/task-id --ledger postgres://idemkey@db/ops ./server --port 0
   idemkey mcp --task t-42 --url https://mcp.example.com/mcp -H "Authorization: Bearer $TOKEN"
-  client config: {"command": "idemkey", "args": ["mcp", "--task-meta", "com.example/task-id", "--", "npx", "-y", "some-server"]}`,
+  client config: {"command": "idemkey", "args": ["mcp", "--replay-note", "mcp-server-filesystem", "/srv/notes"]}`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.setup(cmd, args); err != nil {
 				return err
@@ -145,7 +169,7 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.SetInterspersed(false)
-	fl.String("task", "", "the task id of every call (IDEMKEY_TASK)")
+	fl.String("task", "", "the task id of every call (IDEMKEY_TASK; default: a new one per session)")
 	fl.String("task-meta", "", "read each call's task id from this params._meta member (set by the harness)")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.StringArray("only", nil, "derive keys from just this part of the arguments (an RFC 6901 `POINTER`; repeatable; per tool in the config)")
@@ -161,7 +185,8 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
 	ledgerflags.AddReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
-	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
+	fl.String("wait", "60s", "wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)")
+	fl.Bool("replay-note", false, "end a replayed result with a text item telling the model it is a replay (per tool: tools.NAME.replay-note)")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
 	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
@@ -181,8 +206,8 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	opts.Headers = v.GetStringSlice("header")
 	switch {
 	case opts.URL == "" && len(args) == 0:
-		return &cli.UsageError{Err: errors.New("no server: give its command after -- or its --url"),
-			HintText: "idemkey mcp --task T -- npx -y @modelcontextprotocol/server-memory"}
+		return &cli.UsageError{Err: errors.New("no server: give its command (after idemkey's flags) or its --url"),
+			HintText: "idemkey mcp npx -y @modelcontextprotocol/server-memory"}
 	case opts.URL != "" && len(args) > 0:
 		return cli.Usagef("give the server's command or its --url, not both")
 	case opts.URL == "" && len(opts.Headers) > 0:
@@ -230,8 +255,9 @@ func (opts *Options) setupTask() error {
 	opts.Task, opts.TaskMeta = v.GetString("task"), v.GetString("task-meta")
 	switch {
 	case opts.Task == "" && opts.TaskMeta == "":
-		return &cli.UsageError{Err: errors.New("no task id: give --task (IDEMKEY_TASK) or --task-meta NAME"),
-			HintText: "a key without a task scope would join every task's writes: --task for a proxy started per task, --task-meta for a harness that sets params._meta[NAME] on each call"}
+		// A client started from a configuration file (a desktop app, an
+		// editor) sets no task id: the session is the task.
+		opts.Task, opts.SessionTask = sessionTask(), true
 	case opts.Task != "" && opts.TaskMeta != "":
 		return cli.Usagef("give --task or --task-meta, not both")
 	}
@@ -241,6 +267,14 @@ func (opts *Options) setupTask() error {
 		}
 	}
 	return nil
+}
+
+// sessionTask is a new random task id for one session: "session-" and
+// 128 random bits in hex, so that no two sessions share one.
+func sessionTask() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return "session-" + hex.EncodeToString(b[:])
 }
 
 func validateTask(task string) error {
@@ -295,7 +329,7 @@ func (opts *Options) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error
 	m := map[string]mcpTool{}
 	for _, tool := range v.ToolNames() {
 		if !v.ToolSets(tool, "mcp") && !v.ToolSets(tool, "key-arg") && !v.ToolSets(tool, "recover") &&
-			!v.ToolSets(tool, "reconcile") && !v.ToolSets(tool, "reconcile-timeout") {
+			!v.ToolSets(tool, "reconcile") && !v.ToolSets(tool, "reconcile-timeout") && !v.ToolSets(tool, "replay-note") {
 			continue
 		}
 		t, err := v.ForTool(tool)
@@ -313,6 +347,10 @@ func (opts *Options) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error
 			return nil, t.Invalid("mcp", "want once or pass")
 		}
 		mt.keyArg = t.GetString("key-arg")
+		if v.ToolSets(tool, "replay-note") {
+			on := t.GetBool("replay-note")
+			mt.replayNote = &on
+		}
 		mt.recover = ledger.Policy(t.GetString("recover"))
 		if !mt.recover.Valid() {
 			return nil, t.Invalid("recover", "want fail or retry")
@@ -343,6 +381,7 @@ func (opts *Options) setupDurations() error {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
 	}
 	opts.Log = v.GetString("log")
+	opts.ReplayNote = v.GetBool("replay-note")
 	opts.Verbose = v.GetBool("verbose")
 	return nil
 }
@@ -372,6 +411,15 @@ func (opts *Options) keyArg(tool string) string {
 		return t.keyArg
 	}
 	return opts.KeyArg
+}
+
+// replayNote says whether the tool's replayed results carry the note:
+// its tools.NAME.replay-note, else --replay-note.
+func (opts *Options) replayNote(tool string) bool {
+	if t, ok := opts.tools[tool]; ok && t.replayNote != nil && !changedFlag(opts.f, "replay-note") {
+		return *t.replayNote
+	}
+	return opts.ReplayNote
 }
 
 func (opts *Options) recoverFor(tool string) ledger.Policy {
@@ -447,6 +495,7 @@ func runMCP(opts *Options) error {
 	po := mcp.Options{
 		Task: opts.Task, TaskMeta: opts.TaskMeta,
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
+		ReplayNote: opts.replayNote,
 		Difference: ledgerflags.DescribeDifference,
 		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(),
 		HolderAlive: stores.HolderCheck(store),
@@ -462,6 +511,9 @@ func runMCP(opts *Options) error {
 		}
 		defer lf.Close()
 		po.Log = lf
+	}
+	if opts.SessionTask {
+		fmt.Fprintf(f.IO.Err, "idemkey: no task id given (--task, --task-meta): this session's writes are made once under task %s\n", opts.Task)
 	}
 	if opts.Verbose {
 		po.Trace = po.Diag
@@ -493,6 +545,9 @@ func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
 	c.Stdin, c.Stdout = inR, outW
+	// A group of its own: the stop signals reach a wrapper's children
+	// (npx, sh -c) too, and none goes on holding the server's output.
+	proc.SetGroup(c)
 	err = c.Start()
 	inR.Close()
 	outW.Close()
@@ -508,14 +563,19 @@ func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 		werr = c.Wait()
 		close(exited)
 	}()
+	// The server is done when it has exited and its output has ended (a
+	// child of its may hold it).
+	served, done := make(chan struct{}), make(chan struct{})
+	go func() { <-served; <-exited; close(done) }()
 	var stopOnce sync.Once
 	stopServer := func() {
 		// MCP basic/transports, stdio shutdown: the input closed, then
 		// SIGTERM if the server has not exited, then SIGKILL; at once when
 		// idemkey itself was told to stop.
-		stopOnce.Do(func() { go stopChild(ctx, c, exited) })
+		stopOnce.Do(func() { go stopChild(ctx, c, done) })
 	}
 	serr := p.Serve(ctx, f.IO.In, f.IO.Out, mcp.NewStdio(inW, outR, stopServer))
+	close(served)
 	stopServer()
 	<-exited
 	if !errors.Is(serr, mcp.ErrServerGone) {
@@ -545,21 +605,21 @@ func serverExit(f *cli.Factory, name string, ps *os.ProcessState, werr error) er
 	return &cli.ExitError{Code: code}
 }
 
-// stopChild ends the server after its input was closed: SIGTERM after
-// a grace (at once if ctx ended: idemkey was told to stop), SIGKILL after
-// another.
-func stopChild(ctx context.Context, c *exec.Cmd, exited <-chan struct{}) {
-	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+// stopChild ends the server (its process group) after its input was
+// closed, unless it is done first: SIGTERM after a grace (at once if ctx
+// ended: idemkey was told to stop), SIGKILL after another.
+func stopChild(ctx context.Context, c *exec.Cmd, done <-chan struct{}) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t := time.NewTimer(5 * time.Second)
 		select {
-		case <-exited:
+		case <-done:
 			t.Stop()
 			return
 		case <-ctx.Done():
 		case <-t.C:
 		}
 		t.Stop()
-		_ = c.Process.Signal(sig)
+		_ = proc.SignalGroup(c, sig)
 		ctx = context.Background() // the next signal after a grace
 	}
 }

@@ -217,15 +217,6 @@ func TestMCPReconnectAndTaskMeta(t *testing.T) {
 	}
 }
 
-// Without a task id idemkey refuses to start.
-func TestMCPNoTaskRefused(t *testing.T) {
-	r := newMCPRig(t)
-	out, errOut, code := r.idemkey(proxy(nil, r.counting())...)
-	if code != 2 || out != "" || !strings.Contains(errOut, "idemkey: error: no task id") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-}
-
 // What idemkey does not handle it passes on byte for byte, in order: the
 // same session with the counting server gives the same lines through
 // idemkey as without it (here the tool is passed, --pass notify).

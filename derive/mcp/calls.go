@@ -233,7 +233,7 @@ func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]by
 	case ledger.ActReplay:
 		c.attempt = rec.Attempt
 		p.logCall(c, "replayed")
-		answer(response(c.id, replayResult(rec)))
+		answer(response(c.id, p.replayed(c, rec)))
 	case ledger.ActBusy:
 		action := "refused"
 		if c.waited {

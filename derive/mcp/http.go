@@ -59,7 +59,67 @@ type HTTP struct {
 	legacy  *legacySSE
 	gone    chan struct{}
 	goneErr error
+	// stateless is the revision of the client's requests when it is one
+	// without initialize and sessions (2026-07-28 and later; see
+	// httpheaders.go), "" otherwise.
+	stateless string
+	// toolHeaders are the x-mcp-header marks of the tools listed, by name.
+	toolHeaders map[string][]paramHeader
+	// lists are the tools/list requests whose answers are read for them.
+	lists map[string]bool
+	// flights are the POSTs of stateless requests in flight, by id: the
+	// client cancels one by closing its stream.
+	flights map[string]*flight
 }
+
+// flight is a stateless request's POST in flight.
+type flight struct {
+	cancel    context.CancelFunc
+	cancelled bool // by the client: its answer is not waited for
+}
+
+// maxRedirects bounds the redirects followed for one request, each to
+// the URL's own origin.
+const maxRedirects = 3
+
+// errRedirect is a redirect idemkey did not follow.
+var errRedirect = errors.New("redirect refused")
+
+// sameOriginRedirect follows a few redirects to the URL's own origin, and
+// none to another: the -H headers (credentials), the session and the call
+// would go to a server the user did not name.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("%w: more than %d redirects", errRedirect, maxRedirects)
+	}
+	o := via[0].URL
+	if req.URL.Scheme != o.Scheme || req.URL.Host != o.Host {
+		return fmt.Errorf("%w: the server redirected to another origin (%s://%s), not followed", errRedirect, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
+// The delays between a stream's reconnections: the server's retry:, at
+// least minRetry; doubled for each stream in a row that ended without an
+// event, up to maxBackoff.
+const (
+	minRetry   = time.Second
+	maxBackoff = 30 * time.Second
+)
+
+// backoff is the wait before a reconnection, after empty streams in a row
+// that brought no event.
+func backoff(retry time.Duration, empty int) time.Duration {
+	d := max(retry, minRetry)
+	for i := 0; i < empty && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// maxEmptyResumes bounds the resumptions in a row of a call's stream that
+// brought no event: past it, the answer is taken for lost.
+const maxEmptyResumes = 8
 
 // closeGrace is how long the answers of the client's last requests are
 // waited for after the client went (their outcomes are recorded).
@@ -79,10 +139,16 @@ func NewHTTP(rawURL string, header http.Header, client *http.Client, diag func(s
 	if client == nil {
 		client = &http.Client{}
 	}
+	if client.CheckRedirect == nil {
+		c := *client
+		c.CheckRedirect = sameOriginRedirect
+		client = &c
+	}
 	if diag == nil {
 		diag = func(string) {}
 	}
-	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{}), gone: make(chan struct{})}, nil
+	return &HTTP{url: rawURL, header: header, client: client, diag: diag, ready: make(chan struct{}), closed: make(chan struct{}), gone: make(chan struct{}),
+		lists: map[string]bool{}, flights: map[string]*flight{}}, nil
 }
 
 // Run implements Upstream: it lasts until Close (or ctx ends).
@@ -101,11 +167,14 @@ func (h *HTTP) Run(ctx context.Context, s Sink) error {
 	return nil
 }
 
-// SetVersion implements Upstream.
+// SetVersion implements Upstream: the initialize answer was read, so the
+// session's GET stream opens now (the server's notifications must not
+// wait for the client's next message).
 func (h *HTTP) SetVersion(v string) {
 	h.mu.Lock()
 	h.version = v
 	h.mu.Unlock()
+	h.startListening()
 }
 
 // newRequest builds a request to u with the -H headers.
@@ -161,6 +230,9 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 		legacy.send(msg, ids)
 		return nil
 	}
+	if h.cancelFlight(msg) {
+		return nil
+	}
 	if first {
 		if m := readMessage(msg); m.kind == kindRequest && m.method == "initialize" {
 			h.mu.Lock()
@@ -188,6 +260,27 @@ func (h *HTTP) Send(_ context.Context, msg []byte, ids [][]byte) error {
 // was sent once already, and refused with 404 for a session the server
 // had ended.
 func (h *HTTP) write(msg []byte, ids [][]byte, retried, initialize bool) {
+	mirrored := http.Header{}
+	ph := h.setMessageHeaders(mirrored, msg)
+	ctx, stream := h.ctx, &h.streams
+	if ph.revision >= firstStatelessRevision && ph.id != "" {
+		// Its own context: closing its stream is how the client cancels it.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(h.ctx)
+		h.mu.Lock()
+		h.flights[ph.id] = &flight{cancel: cancel}
+		h.mu.Unlock()
+		if ph.method == "subscriptions/listen" {
+			// Open for as long as the client listens: not waited for when
+			// the client goes.
+			stream = &sync.WaitGroup{}
+		}
+	}
+	if ph.method == "tools/list" && ph.id != "" {
+		h.mu.Lock()
+		h.lists[ph.id] = true
+		h.mu.Unlock()
+	}
 	wrote := make(chan struct{})
 	var wroteOnce sync.Once
 	written := func() { wroteOnce.Do(func() { close(wrote) }) }
@@ -196,13 +289,18 @@ func (h *HTTP) write(msg []byte, ids [][]byte, retried, initialize bool) {
 			written()
 		}
 	}}
-	req := h.request(httptrace.WithClientTrace(h.ctx, trace), http.MethodPost, msg)
+	req := h.request(httptrace.WithClientTrace(ctx, trace), http.MethodPost, msg)
+	for name, v := range mirrored {
+		req.Header[name] = v
+	}
+	stateless := ph.revision >= firstStatelessRevision
 	done := make(chan struct{})
-	h.streams.Add(1)
+	stream.Add(1)
 	go func() {
-		defer h.streams.Done()
+		defer stream.Done()
 		defer close(done)
-		h.post(req, msg, ids, retried, initialize, written)
+		defer h.land(ph.id)
+		h.post(req, msg, ids, retried, initialize, stateless, written)
 	}()
 	select {
 	case <-wrote:
@@ -229,7 +327,7 @@ func (h *HTTP) startListening() {
 // next may be); for the client's first initialize, once the transport is
 // known: a 400, 404 or 405 to it is a server of the 2024-11-05 HTTP+SSE
 // transport, or none.
-func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initialize bool, written func()) {
+func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initialize, stateless bool, written func()) {
 	resp, err := h.client.Do(req)
 	defer written()
 	if err == nil && initialize && legacyStatus(resp.StatusCode) {
@@ -240,8 +338,9 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 	written()
 	if err != nil {
 		var op *net.OpError
-		sent := !(errors.As(err, &op) && op.Op == "dial")
-		h.unanswered(ids, sent, "the request failed: "+err.Error())
+		// Refused, or redirected elsewhere: the server did not act on it.
+		sent := !(errors.As(err, &op) && op.Op == "dial") && !errors.Is(err, errRedirect)
+		h.unanswered(ids, sent, "the request failed: "+requestError(err))
 		return
 	}
 	defer resp.Body.Close()
@@ -252,13 +351,13 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 		}
 		h.mu.Unlock()
 	}
-	if sid := req.Header.Get("Mcp-Session-Id"); resp.StatusCode == http.StatusNotFound && sid != "" {
+	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" && h.sessionGone(resp) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		written()
 		if h.sessionEnded(sid, msg, ids, retried) {
 			return
 		}
-		why := "the server has ended the session (HTTP 404)"
+		why := fmt.Sprintf("the server has ended the session (HTTP %d)", resp.StatusCode)
 		if retried {
 			why += ", and refused it in the new one too"
 		}
@@ -271,7 +370,7 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && ct == "text/event-stream":
-		h.readStream(resp.Body, ids)
+		h.readStream(resp.Body, ids, req.Header.Get("Mcp-Session-Id"), !stateless)
 	case ct == "application/json":
 		// A JSON answer, or a JSON-RPC error with a 4xx or 5xx status.
 		body, err := io.ReadAll(resp.Body)
@@ -302,6 +401,7 @@ func (h *HTTP) deliver(msg []byte, want [][]byte) [][]byte {
 	if blank(msg) {
 		return want
 	}
+	h.readListing(msg)
 	answered := h.sink.Message(oneLine(msg), true)
 	if len(answered) == 0 || len(want) == 0 {
 		return want
@@ -321,30 +421,87 @@ func (h *HTTP) deliver(msg []byte, want [][]byte) [][]byte {
 }
 
 // readStream reads the events of a POST's answer until the requests in
-// it are answered or the stream ends; a stream that broke with an event
-// id is resumed once with a GET (Last-Event-ID).
-func (h *HTTP) readStream(body io.Reader, ids [][]byte) {
+// it are answered or the stream ends. A stream that ended before the
+// answer, after an event id, is resumed with a GET (Last-Event-ID) after
+// the server's retry: (MCP 2025-11-25 basic/transports, "Resumability
+// and Redelivery": a server may close a call's stream and expect the
+// client to poll), again and again, until the answer comes or the server
+// will not resume it, or the session it was sent in (sid) has ended;
+// resumable is false for a revision without resumption (2026-07-28: a
+// broken stream is a cancellation).
+func (h *HTTP) readStream(body io.Reader, ids [][]byte, sid string, resumable bool) {
 	want := ids
 	lastID := ""
-	err := readEvents(body, func(data []byte) { want = h.deliver(data, want) }, func(id string) { lastID = id }, nil)
-	if len(want) > 0 && lastID != "" && h.ctx.Err() == nil {
-		if resp, rerr := h.client.Do(h.resume(lastID)); rerr == nil {
-			ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-			if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
-				err = readEvents(resp.Body, func(data []byte) { want = h.deliver(data, want) }, nil, nil)
-			}
+	retry := time.Duration(0)
+	events := 0
+	var noted time.Time // when a progress notification was last passed on
+	onData := func(data []byte) {
+		events++
+		if !noted.IsZero() {
+			answerAfterProgress(data, noted)
+			noted = time.Time{}
+		}
+		if isProgress(data) {
+			noted = time.Now()
+		}
+		want = h.deliver(data, want)
+	}
+	onID := func(id string) { events++; lastID = id }
+	onRetry := func(d time.Duration) { retry = d }
+	err := readEvents(body, onData, onID, onRetry)
+	why := ""
+	for empty, n := 0, 0; resumable && len(want) > 0 && lastID != "" && h.ctx.Err() == nil; n++ {
+		if empty >= maxEmptyResumes {
+			why = fmt.Sprintf("; resumed %d times in a row without an event", empty)
+			break
+		}
+		if retry > 0 || n > 0 {
+			// The server's retry:, at least a second; the first
+			// resumption of a stream that broke without one at once.
+			h.sleep(backoff(retry, empty))
+		}
+		h.mu.Lock()
+		ended := h.session != sid
+		h.mu.Unlock()
+		if ended {
+			// Its events are the ended session's: a new one has none.
+			why = "; the session it was sent in has ended"
+			break
+		}
+		resp, rerr := h.client.Do(h.resume(sid, lastID))
+		if rerr != nil {
+			why = "; resuming it failed: " + requestError(rerr)
+			break
+		}
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 			resp.Body.Close()
+			why = fmt.Sprintf("; the server would not resume it (GET with Last-Event-ID: HTTP %d)", resp.StatusCode)
+			break
+		}
+		events = 0
+		err = readEvents(resp.Body, onData, onID, onRetry)
+		resp.Body.Close()
+		if events == 0 {
+			empty++
+		} else {
+			empty = 0
 		}
 	}
-	why := "the server's event stream ended before its answer"
 	if err != nil {
-		why = "the server's event stream broke before its answer: " + err.Error()
+		why = "the server's event stream broke before its answer: " + err.Error() + why
+	} else {
+		why = "the server's event stream ended before its answer" + why
 	}
 	h.unanswered(want, true, why)
 }
 
-func (h *HTTP) resume(lastID string) *http.Request {
+// resume is the GET that resumes a stream of session sid after lastID.
+func (h *HTTP) resume(sid, lastID string) *http.Request {
 	req := h.request(h.ctx, http.MethodGet, nil)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
 	req.Header.Set("Last-Event-ID", lastID)
 	return req
 }
@@ -355,7 +512,9 @@ func (h *HTTP) unanswered(ids [][]byte, maybe bool, why string) {
 		maybe = true
 	}
 	for _, id := range ids {
-		h.sink.Unanswered(id, maybe, why)
+		if k, _ := idKey(id); !h.cancelled(k) {
+			h.sink.Unanswered(id, maybe, why)
+		}
 	}
 }
 
@@ -365,8 +524,8 @@ func (h *HTTP) unanswered(ids [][]byte, maybe bool, why string) {
 // in the session.
 func (h *HTTP) listen(gen int) {
 	lastID := ""
-	delay := time.Second
-	failures := 0
+	delay := minRetry
+	failures, empty := 0, 0
 	for h.ctx.Err() == nil && h.current(gen) {
 		req := h.request(h.ctx, http.MethodGet, nil)
 		if lastID != "" {
@@ -391,13 +550,20 @@ func (h *HTTP) listen(gen int) {
 			return
 		}
 		failures = 0
+		got := false
 		_ = readNamedEvents(resp.Body, func(event string, data []byte) {
+			got = true
 			if (event == "" || event == "message") && !blank(data) {
 				h.sink.Message(oneLine(data), false)
 			}
-		}, func(id string) { lastID = id }, func(d time.Duration) { delay = d })
+		}, func(id string) { got, lastID = true, id }, func(d time.Duration) { delay = d })
 		resp.Body.Close()
-		h.sleep(delay)
+		if got {
+			empty = 0
+		} else {
+			empty++
+		}
+		h.sleep(backoff(delay, empty))
 	}
 }
 
@@ -530,4 +696,148 @@ func visibleASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// sessionGone reports whether the answer to a request in a session says
+// that the server ended the session: 404 (MCP basic/transports), or a 400
+// whose body speaks of the session (as servers on the TypeScript SDK's
+// examples answer an id they no longer know). The body read stays
+// readable.
+func (h *HTTP) sessionGone(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+		return bytes.Contains(bytes.ToLower(head), []byte("session"))
+	}
+	return false
+}
+
+// readListing reads the x-mcp-header marks of a tools/list answer.
+func (h *HTTP) readListing(msg []byte) {
+	h.mu.Lock()
+	n := len(h.lists)
+	h.mu.Unlock()
+	if n == 0 || validJSON(msg) != nil {
+		return
+	}
+	m := readMessage(msg)
+	if m.kind != kindResponse {
+		return
+	}
+	k := m.idKey()
+	h.mu.Lock()
+	list := h.lists[k]
+	delete(h.lists, k)
+	h.mu.Unlock()
+	if list {
+		h.readToolList(m.value(m.result))
+	}
+}
+
+// cancelFlight handles the client's notifications/cancelled of a
+// stateless request in flight: its stream is closed, which is the
+// cancellation in those revisions, and the notification is not sent.
+func (h *HTTP) cancelFlight(msg []byte) bool {
+	h.mu.Lock()
+	none := len(h.flights) == 0
+	h.mu.Unlock()
+	if none || !bytes.Contains(msg, []byte("notifications/cancelled")) {
+		return false
+	}
+	i := skipSpace(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return false
+	}
+	m := readMessage(msg)
+	if m.kind != kindNotification || m.method != "notifications/cancelled" {
+		return false
+	}
+	k, ok := idKey(objectMember(m.value(m.params), "requestId"))
+	if !ok {
+		return false
+	}
+	h.mu.Lock()
+	f := h.flights[k]
+	if f != nil {
+		f.cancelled = true
+	}
+	h.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	f.cancel()
+	return true
+}
+
+// cancelled reports whether the client cancelled the request with id k.
+func (h *HTTP) cancelled(k string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.flights[k]
+	return f != nil && f.cancelled
+}
+
+// land forgets a request whose POST is over.
+func (h *HTTP) land(k string) {
+	if k == "" {
+		return
+	}
+	h.mu.Lock()
+	f := h.flights[k]
+	delete(h.flights, k)
+	delete(h.lists, k)
+	h.mu.Unlock()
+	if f != nil {
+		f.cancel()
+	}
+}
+
+// requestError is a failed request's error without its URL, whose query
+// string may hold a credential.
+func requestError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// progressGap is the least time between a progress notification passed
+// on and the answer after it on the same stream. A client reads the two
+// apart then: the TypeScript SDK's client, given both in one read, ends
+// the call before its progress handler runs, and the last progress of
+// every call is lost (an HTTP client reads each event apart).
+const progressGap = 20 * time.Millisecond
+
+// isProgress reports whether the event data is a progress notification.
+func isProgress(data []byte) bool {
+	if !bytes.Contains(data, []byte("notifications/progress")) || validJSON(data) != nil {
+		return false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return false
+	}
+	m := readMessage(data)
+	return m.kind == kindNotification && m.method == "notifications/progress"
+}
+
+// answerAfterProgress waits, when data is a response, until progressGap
+// has passed since noted.
+func answerAfterProgress(data []byte, noted time.Time) {
+	if validJSON(data) != nil {
+		return
+	}
+	if i := skipSpace(data, 0); data[i] != '{' || readMessage(data).kind != kindResponse {
+		return
+	}
+	if d := progressGap - time.Since(noted); d > 0 {
+		time.Sleep(d)
+	}
 }

@@ -119,6 +119,9 @@ type Options struct {
 	Trace func(msg string)
 	// Now is the clock of the log's times (nil: time.Now).
 	Now func() time.Time
+	// ReplayNote says whether a tool's replayed results end with a text
+	// item saying they are replays (nil: never).
+	ReplayNote func(tool string) bool
 }
 
 // Proxy is one client's session through idemkey. Use it once.
@@ -391,7 +394,7 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 		for _, e := range elements(msg, i) {
 			if el := msg[e[0]:e[1]]; el[0] == '{' {
 				if m := readMessage(el); m.kind == kindResponse {
-					k, _ := p.serverResponse(m)
+					k, _, _ := p.serverResponse(m)
 					ids = append(ids, k)
 				}
 			}
@@ -400,9 +403,12 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 		m := readMessage(msg)
 		switch m.kind {
 		case kindResponse:
-			k, own := p.serverResponse(m)
+			k, own, marked := p.serverResponse(m)
 			if own {
 				return []string{k} // idemkey's own listing: not the client's
+			}
+			if marked != nil {
+				msg = marked
 			}
 			ids = append(ids, k)
 		case kindNotification:
@@ -420,8 +426,9 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 // serverResponse reads a response of the server's before it is passed
 // on: the outcome of a held call is recorded, a tools/list result and an
 // initialize result are read. It returns the id's identity, and whether
-// it answers idemkey's own request (not passed on).
-func (p *Proxy) serverResponse(m *message) (string, bool) {
+// it answers idemkey's own request (not passed on), and the answer of a
+// held call as the client gets it (markForwarded; nil: as written).
+func (p *Proxy) serverResponse(m *message) (string, bool, []byte) {
 	k := m.idKey()
 	p.mu.Lock()
 	if ch, ok := p.own[k]; ok {
@@ -429,7 +436,7 @@ func (p *Proxy) serverResponse(m *message) (string, bool) {
 		p.recount()
 		p.mu.Unlock()
 		ch <- m.value(m.result)
-		return k, true
+		return k, true, nil
 	}
 	c := p.takeSent(k)
 	list := p.lists[k]
@@ -440,9 +447,11 @@ func (p *Proxy) serverResponse(m *message) (string, bool) {
 	}
 	p.recount()
 	p.mu.Unlock()
+	var marked []byte
 	switch {
 	case c != nil:
 		p.complete(c, m)
+		marked = markForwarded(m, c.key, c.attempt)
 	case list:
 		p.trackTools(m.value(m.result))
 	case init:
@@ -453,7 +462,7 @@ func (p *Proxy) serverResponse(m *message) (string, bool) {
 			p.up.SetVersion(v)
 		}
 	}
-	return k, false
+	return k, false, marked
 }
 
 // takeSent removes and returns the call sent with id k, or nil (a call

@@ -13,7 +13,7 @@ import (
 // launcher script) whose own children would otherwise go on running after
 // conform stopped the wrapper and exited.
 func OwnGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	SetGroup(cmd)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
@@ -30,3 +30,16 @@ func KillGroup(cmd *exec.Cmd) {
 // StopSignals end conform early; it stops the implementation first (in
 // its own group, it does not get the terminal's Ctrl-C itself).
 var StopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// SetGroup starts cmd in a process group of its own (see SignalGroup).
+func SetGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+// SignalGroup sends sig to cmd's process group when OwnGroup started it
+// there (to cmd alone otherwise): a wrapper's children (npx, sh -c) get it
+// too, and none is left holding the pipes.
+func SignalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Setpgid {
+		return syscall.Kill(-cmd.Process.Pid, sig)
+	}
+	return cmd.Process.Signal(sig)
+}
