@@ -52,7 +52,9 @@ type Options struct {
 	Lease     time.Duration
 	Retain    time.Duration
 	Log       string
-	Verbose   bool
+	// MaxMessage caps one message from either side (--max-message).
+	MaxMessage int64
+	Verbose    bool
 }
 
 // mcpTool is a tool's own settings from the config file's tools section.
@@ -162,6 +164,7 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	ledgerflags.AddReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
 	fl.String("wait", "0s", "wait up to this long for a call in flight elsewhere")
+	fl.String("max-message", "256MiB", "the cap on one message from either side: past it, that stream is dropped and its calls are unknown")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
 	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
@@ -343,6 +346,10 @@ func (opts *Options) setupDurations() error {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
 	}
 	opts.Log = v.GetString("log")
+	var err error
+	if opts.MaxMessage, err = cli.ParseSize(v.GetString("max-message")); err != nil || opts.MaxMessage <= 0 {
+		return v.OutOfRange("max-message", "a size in bytes above 0, such as 256MiB")
+	}
 	opts.Verbose = v.GetBool("verbose")
 	return nil
 }
@@ -448,7 +455,7 @@ func runMCP(opts *Options) error {
 		Task: opts.Task, TaskMeta: opts.TaskMeta,
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
 		Difference: ledgerflags.DescribeDifference,
-		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(),
+		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(), MaxMessage: opts.MaxMessage,
 		HolderAlive: stores.HolderCheck(store),
 		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}

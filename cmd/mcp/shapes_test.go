@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -451,5 +452,40 @@ func TestMCPToolsPages(t *testing.T) {
 	c := r.calls(r.count, "late")
 	if len(c) != 2 || c[0].Key != nil || c[1].Key != nil {
 		t.Fatalf("the server ran late %+v, want twice, unkeyed", c)
+	}
+}
+
+// One message is capped (--max-message): a server's longer line drops
+// its output, and the call waiting for it is unknown, recorded so; a
+// client's longer line ends the session.
+func TestMCPMessageCap(t *testing.T) {
+	r := newMCPRig(t)
+	r.env = append(r.env, "HUGE=3145728")
+	s := r.shapes("--max-message", "1MiB")
+	s.initialize("2025-11-25")
+	key := r.shapesKey("huge", `{}`)
+	s.send(toolCall("1", "huge", `{}`))
+	res := s.answer("1")
+	if res["isError"] != true || res["_meta"].(map[string]any)["com.github.idemkey/outcome"] != "unknown" {
+		t.Fatalf("a result past the cap: %v", res)
+	}
+	if rec := r.waitRecord(key, "unknown"); !strings.Contains(fmt.Sprint(rec["reason"]), "--max-message") {
+		t.Fatalf("record: %v", rec)
+	}
+
+	c := r.shapes("--max-message", "1MiB")
+	c.initialize("2025-11-25")
+	// idemkey stops reading in the middle: the write may fail.
+	io.WriteString(c.in, `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`+strings.Repeat("a", 2<<20)+`"}}`+"\n")
+	select {
+	case l, ok := <-c.lines:
+		if ok {
+			t.Fatalf("after a line past the cap: %s", l)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("idemkey went on after a client's line past the cap; stderr:\n%s", c.errb.String())
+	}
+	if !strings.Contains(c.errb.String(), "--max-message") {
+		t.Fatalf("stderr: %s", c.errb.String())
 	}
 }

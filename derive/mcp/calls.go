@@ -365,7 +365,7 @@ func (p *Proxy) complete(c *call, m *message) {
 			return
 		}
 	}
-	p.finish(c, c.final(finalOutcome(errv, result)))
+	p.finish(c, p.final(c, finalOutcome(errv, result)))
 }
 
 // finalOutcome is the outcome a final answer gives: its JSON-RPC error

@@ -72,14 +72,13 @@ func (p *Proxy) answered(c *call, result []byte) bool {
 	return true // "complete", or a revision without resultType
 }
 
-// keepOpen keeps an answered attempt open under its key.
+// keepOpen keeps an answered attempt open under its key (ended at once
+// when the session has ended meanwhile).
 func (p *Proxy) keepOpen(c *call) {
 	p.mu.Lock()
+	c.sent = false
+	p.open[c.key] = c
 	closed := p.closed
-	if !closed {
-		c.sent = false
-		p.open[c.key] = c
-	}
 	p.mu.Unlock()
 	if closed {
 		p.endOpen("the session ended")
@@ -88,8 +87,11 @@ func (p *Proxy) keepOpen(c *call) {
 
 // final is the outcome o of the call's final answer, as recorded: a
 // success the user declined is a failure, and a task's handle is kept.
-func (c *call) final(o ledger.Outcome) ledger.Outcome {
-	if c.declined && o.State == ledger.Succeeded {
+func (p *Proxy) final(c *call, o ledger.Outcome) ledger.Outcome {
+	p.mu.Lock()
+	declined := c.declined
+	p.mu.Unlock()
+	if declined && o.State == ledger.Succeeded {
 		o.State, o.ExitCode = ledger.Failed, 1
 		o.Reason = "declined by the user: the client answered the server's request for confirmation (elicitation) with decline or cancel"
 	}
@@ -294,7 +296,7 @@ func (p *Proxy) taskEnd(c *call, o ledger.Outcome) {
 	p.mu.Unlock()
 	if live {
 		p.trace(c, fmt.Sprintf("task %s ended: %s", c.taskID, o.State))
-		p.finish(c, c.final(o))
+		p.finish(c, p.final(c, o))
 	}
 }
 
@@ -493,7 +495,7 @@ func (p *Proxy) endOpen(why string) {
 	p.mu.Unlock()
 	for _, c := range open {
 		if c.taskID != "" {
-			p.finish(c, c.final(ledger.Outcome{State: ledger.Unknown, ExitCode: ledger.NoExit,
+			p.finish(c, p.final(c, ledger.Outcome{State: ledger.Unknown, ExitCode: ledger.NoExit,
 				Reason: fmt.Sprintf("the session ended while the call's task %s had not ended (%s): the server may finish it", c.taskID, why)}))
 			continue
 		}

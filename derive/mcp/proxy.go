@@ -119,6 +119,10 @@ type Options struct {
 	Trace func(msg string)
 	// Now is the clock of the log's times (nil: time.Now).
 	Now func() time.Time
+	// MaxMessage caps one message from either side, in bytes (0:
+	// DefaultMaxMessage): past it, the stream it came on is dropped, and
+	// the calls waiting for an answer on it are unknown.
+	MaxMessage int64
 }
 
 // Proxy is one client's session through idemkey. Use it once.
@@ -204,6 +208,15 @@ func New(o Options) *Proxy {
 		elicits: map[string]*call{}, replayedTasks: map[string]*ledger.Record{}}
 }
 
+// MaxMessage is the cap on one message from either side (Options.
+// MaxMessage), for the upstream's reading.
+func (p *Proxy) MaxMessage() int64 {
+	if p.o.MaxMessage > 0 {
+		return p.o.MaxMessage
+	}
+	return DefaultMaxMessage
+}
+
 // ErrServerGone is returned by Serve when the server ended the session
 // before the client did (its process exited, its output closed).
 var ErrServerGone = errors.New("the server has gone")
@@ -261,7 +274,7 @@ func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up U
 // readClient reads the client's messages, one a line, until its input
 // ends. A last line without its newline is a message if it is whole.
 func (p *Proxy) readClient(r io.Reader) error {
-	lr := newLineReader(r)
+	lr := newLineReaderMax(r, p.o.MaxMessage)
 	for {
 		line, err := lr.next()
 		switch {
