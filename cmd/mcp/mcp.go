@@ -456,8 +456,8 @@ func runMCP(opts *Options) error {
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
 		Difference: ledgerflags.DescribeDifference,
 		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(), MaxMessage: opts.MaxMessage,
-		HolderAlive: stores.HolderCheck(store),
-		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
+		HolderAlive: stores.HolderCheck(store), Redact: mcp.Redactor(opts.URL),
+		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}
 	if l, ok := store.(stores.KeyLocker); ok {
 		po.Locker = ledgerflags.FileLocker{KL: l}
@@ -583,7 +583,8 @@ func (opts *Options) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 		}
 		h.Add(name, strings.TrimSpace(value))
 	}
-	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) })
+	redact := mcp.Redactor(opts.URL)
+	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(redact(msg))) })
 	if err != nil {
 		return &cli.UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
@@ -592,7 +593,7 @@ func (opts *Options) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
 		// session so (its event stream ended); it has no exit code.
 		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
-		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", stores.Redact(opts.URL), cli.DiagLine(why))
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", mcp.RedactURL(opts.URL), cli.DiagLine(redact(why)))
 		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return err

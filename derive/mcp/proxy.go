@@ -119,6 +119,10 @@ type Options struct {
 	Trace func(msg string)
 	// Now is the clock of the log's times (nil: time.Now).
 	Now func() time.Time
+	// Redact, if set, takes the secrets out of a text (see Redactor):
+	// every reason recorded, error told to the client and diagnostic
+	// about the server passes through it.
+	Redact func(string) string
 	// MaxMessage caps one message from either side, in bytes (0:
 	// DefaultMaxMessage): past it, the stream it came on is dropped, and
 	// the calls waiting for an answer on it are unknown.
@@ -199,6 +203,14 @@ type call struct {
 func New(o Options) *Proxy {
 	if o.Diag == nil {
 		o.Diag = func(string) {}
+	}
+	if o.Redact != nil {
+		diag, redact := o.Diag, o.Redact
+		o.Diag = func(msg string) { diag(redact(msg)) }
+		if o.Trace != nil {
+			trace := o.Trace
+			o.Trace = func(msg string) { trace(redact(msg)) }
+		}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -696,6 +708,7 @@ func (p *Proxy) request(method string, params []byte, timeout time.Duration) (er
 // failed if it surely did not) and answered; any other request is
 // answered with an error, so that the client does not wait for ever.
 func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
+	why = p.redact(why)
 	k, _ := idKey(id)
 	p.mu.Lock()
 	if ch, ok := p.own[k]; ok {
@@ -725,6 +738,7 @@ func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
 // serverGone ends the session's calls: those sent are unknown, those
 // waiting end.
 func (p *Proxy) serverGone(why string) {
+	why = p.redact(why)
 	p.mu.Lock()
 	p.closed = true
 	var sent []*call
@@ -742,6 +756,14 @@ func (p *Proxy) serverGone(why string) {
 		p.lose(c, why)
 	}
 	p.endOpen(why)
+}
+
+// redact takes the secrets out of a text about the server.
+func (p *Proxy) redact(s string) string {
+	if p.o.Redact == nil {
+		return s
+	}
+	return p.o.Redact(s)
 }
 
 // stopWaits ends the waits for holders elsewhere (the client has gone).
