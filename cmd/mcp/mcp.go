@@ -54,7 +54,9 @@ type Options struct {
 	Log       string
 	// MaxMessage caps one message from either side (--max-message).
 	MaxMessage int64
-	Verbose    bool
+	// PassEnv are the IDEMKEY_* variables passed on to the server (--env).
+	PassEnv []string
+	Verbose bool
 }
 
 // mcpTool is a tool's own settings from the config file's tools section.
@@ -172,7 +174,8 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
 	_ = fl.MarkHidden("mcp")
-	settings.CommandLineOnly(fl, "header", "url", "once", "pass")
+	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
+	settings.CommandLineOnly(fl, "header", "url", "once", "pass", "env")
 	return cmd
 }
 
@@ -346,6 +349,13 @@ func (opts *Options) setupDurations() error {
 		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
 	}
 	opts.Log = v.GetString("log")
+	opts.PassEnv = v.GetStringSlice("env")
+	for _, n := range opts.PassEnv {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return &cli.UsageError{Err: fmt.Errorf("invalid --env %q: want the name of one of idemkey's variables", n),
+				HintText: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the server another value, start it as: env NAME=VALUE COMMAND"}
+		}
+	}
 	var err error
 	if opts.MaxMessage, err = cli.ParseSize(v.GetString("max-message")); err != nil || opts.MaxMessage <= 0 {
 		return v.OutOfRange("max-message", "a size in bytes above 0, such as 256MiB")
@@ -482,13 +492,17 @@ func runMCP(opts *Options) error {
 }
 
 // serveStdio starts the server as a child and serves the client through
-// it. The child gets idemkey's environment and standard error; its
-// standard input and output are pipes of idemkey's own (not exec's
-// copying ones, which Wait would close before the last message is read).
+// it. The child gets idemkey's standard error and environment (as a step
+// of run gets it: without IDEMKEY_*); its standard input and output are
+// pipes of idemkey's own (not exec's copying ones, which Wait would close
+// before the last message is read).
 func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	f := opts.f
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	c.Stderr = f.IO.Err
+	// The environment a step of run gets: no IDEMKEY_* (a ledger URL's
+	// password, a key secret), but those --env names.
+	c.Env = ledgerflags.StepEnv(os.Environ(), opts.PassEnv)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}

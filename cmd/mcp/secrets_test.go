@@ -82,3 +82,17 @@ func TestMCPURLSecrets(t *testing.T) {
 		t.Errorf("the answer does not say which URL: %s", m.raw)
 	}
 }
+
+// The server gets the environment a step of run gets: none of idemkey's
+// own settings (IDEMKEY_*: the ledger's URL and password), but those
+// --env names.
+func TestMCPServerEnv(t *testing.T) {
+	r := newMCPRig(t)
+	r.env = append(r.env, "IDEMKEY_PASSED=1", "IDEMKEY_KEY_SECRET=s3cret")
+	s := r.shapes("--env", "IDEMKEY_PASSED")
+	s.initialize("2025-11-25")
+	s.send(toolCall("1", "env", `{}`))
+	if got := resultText(s.answer("1")); got != "IDEMKEY_PASSED" {
+		t.Fatalf("the server's IDEMKEY_* variables: %q, want IDEMKEY_PASSED only", got)
+	}
+}

@@ -20,6 +20,7 @@
 //            completed; tasks/result waits for the end. Tasks live in
 //            memory: a new server process knows none
 //   huge     answers with a result of $HUGE bytes of text
+//   env      answers with the names of its IDEMKEY_* variables
 //
 // resources/read of hold://… is answered only after the client sends the
 // notification test/release.
@@ -114,6 +115,8 @@ function call(m) {
       const v = taskView(id);
       return ok(m.id, modern ? v : { task: v });
     }
+    case "env":
+      return ok(m.id, text(Object.keys(process.env).filter((n) => n.startsWith("IDEMKEY_")).sort().join(",")));
     case "huge":
       return ok(m.id, text("x".repeat(Number(process.env.HUGE ?? 1024))));
     case "peek":
