@@ -23,6 +23,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/mcp"
 	"github.com/spf13/cobra"
@@ -473,9 +474,11 @@ func runMCP(opts *Options) error {
 		po.Locker = ledgerflags.FileLocker{KL: l}
 	}
 	if opts.Log != "" {
-		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Opened as the ledger is: a log another user could write or
+		// point elsewhere is refused (drift trusts its records).
+		lf, err := sqlite.OpenAppend(opts.Log, "log file")
 		if err != nil {
-			return &cli.CodeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %v", err)}
+			return &cli.CodeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %w", err)}
 		}
 		defer lf.Close()
 		po.Log = lf

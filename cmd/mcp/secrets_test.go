@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,44 @@ func TestMCPServerEnv(t *testing.T) {
 	s.send(toolCall("1", "env", `{}`))
 	if got := resultText(s.answer("1")); got != "IDEMKEY_PASSED" {
 		t.Fatalf("the server's IDEMKEY_* variables: %q, want IDEMKEY_PASSED only", got)
+	}
+}
+
+// --log is opened as the ledger is: a file others can write, one of
+// another user's, or one in a directory others can write is refused
+// (idemkey drift trusts its records), and nothing is written to it.
+func TestMCPLogTrusted(t *testing.T) {
+	r := newMCPRig(t)
+	server := []string{r.node, r.script("shapes-server.mjs")}
+	open := r.path("open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777) // whatever the umask
+	writable := r.write("writable.jsonl", "")
+	os.Chmod(writable, 0o666)
+	cases := map[string]string{"writable by others": writable, "in a directory others can write": filepath.Join(open, "log.jsonl")}
+	if os.Geteuid() == 0 {
+		theirs := r.write("theirs.jsonl", "")
+		if err := os.Chown(theirs, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases["another user's"] = theirs
+	}
+	for what, log := range cases {
+		_, stderr, code := r.idemkey(proxy([]string{"--task", "t-log", "--log", log}, server)...)
+		if code != 125 || !strings.Contains(stderr, "--log: refusing") {
+			t.Errorf("a log %s: exit %d, stderr %s", what, code, stderr)
+		}
+		if b, _ := os.ReadFile(log); len(b) != 0 {
+			t.Errorf("a log %s was written: %q", what, b)
+		}
+	}
+	ok := r.path("ok.jsonl")
+	if _, stderr, code := r.idemkey(proxy([]string{"--task", "t-log", "--log", ok}, server)...); code != 0 {
+		t.Fatalf("a log of one's own: exit %d, stderr %s", code, stderr)
+	}
+	if fi, err := os.Stat(ok); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the log made: %v %v", fi, err)
 	}
 }
