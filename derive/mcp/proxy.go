@@ -10,9 +10,11 @@
 // tools/call requests of write tools and their answers:
 //
 //   - the first call is claimed, then forwarded with the key and the
-//     attempt in params._meta (MetaKey, MetaAttempt); its answer is
+//     attempt in params._meta (MetaKey, MetaAttempt); its final answer is
 //     recorded (succeeded with the whole result, or failed for isError
-//     true or a JSON-RPC error) before it is passed on;
+//     true or a JSON-RPC error) before it is passed on; an answer that
+//     does not end the call (input required, a task) leaves the attempt
+//     open (outcome.go);
 //   - a repeat of a succeeded call is answered from the ledger, under the
 //     new request's id, its result marked in _meta (MetaReplayed);
 //   - a call in flight elsewhere, an unknown outcome (the server, the
