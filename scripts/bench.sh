@@ -470,6 +470,21 @@ if [[ ${FLEET:-1} != 0 ]]; then
 	bash "$root/scripts/bench_fleet.sh" || failed=1
 fi
 
+# ---- mcp: the proxy's targets ----
+# derive/mcp's benchmarks, medians of round trips in one run, through a
+# pipe to an in-process server, direct and through idemkey: a recorded
+# write (its claim made durable before it is sent; the completion is not
+# waited for on SQLite, see ledger.LazySwapper) within +1 ms of direct, a
+# pass-through within +0.2 ms, a replay within 0.3 ms, and the live heap
+# flat over 100,000 calls (the benchmark fails if it grows). MCP=0 skips
+# it.
+if [[ ${MCP:-1} != 0 ]]; then
+	say "idemkey mcp (targets: write <= direct + 1 ms, pass-through <= direct + 0.2 ms, replay <= 0.3 ms, heap flat)"
+	(cd "$root" && go test -run '^$' -bench 'BenchmarkPassThrough|BenchmarkReplay|BenchmarkFirstWrite' -benchtime 2000x ./derive/mcp &&
+		go test -run '^$' -bench 'BenchmarkMemory100k' -benchtime 1x ./derive/mcp) |
+		awk '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); line = "| " $1; for (i = 5; i < NF; i += 2) line = line " | " $i " " $(i + 1); print line " |" }' || failed=1
+fi
+
 if ((failed)); then
 	say "FAILED: idemkey and the reference harness disagree, or a fleet measurement failed (see above)"
 	exit 1

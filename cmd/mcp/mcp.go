@@ -26,6 +26,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/mcp"
 	"github.com/spf13/cobra"
@@ -59,7 +60,11 @@ type Options struct {
 	Lease     time.Duration
 	Retain    time.Duration
 	Log       string
-	Verbose   bool
+	// MaxMessage caps one message from either side (--max-message).
+	MaxMessage int64
+	// PassEnv are the IDEMKEY_* variables passed on to the server (--env).
+	PassEnv []string
+	Verbose bool
 }
 
 // mcpTool is a tool's own settings from the config file's tools section.
@@ -187,6 +192,7 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
 	fl.String("wait", "60s", "wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)")
 	fl.Bool("replay-note", false, "end a replayed result with a text item telling the model it is a replay (per tool: tools.NAME.replay-note)")
+	fl.String("max-message", "256MiB", "the cap on one message from either side: past it, that stream is dropped and its calls are unknown")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
 	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
 	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
@@ -194,7 +200,8 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
 	_ = fl.MarkHidden("mcp")
-	settings.CommandLineOnly(fl, "header", "url", "once", "pass")
+	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
+	settings.CommandLineOnly(fl, "header", "url", "once", "pass", "env")
 	return cmd
 }
 
@@ -382,6 +389,17 @@ func (opts *Options) setupDurations() error {
 	}
 	opts.Log = v.GetString("log")
 	opts.ReplayNote = v.GetBool("replay-note")
+	opts.PassEnv = v.GetStringSlice("env")
+	for _, n := range opts.PassEnv {
+		if n == "" || strings.ContainsAny(n, "=\x00") {
+			return &cli.UsageError{Err: fmt.Errorf("invalid --env %q: want the name of one of idemkey's variables", n),
+				HintText: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the server another value, start it as: env NAME=VALUE COMMAND"}
+		}
+	}
+	var err error
+	if opts.MaxMessage, err = cli.ParseSize(v.GetString("max-message")); err != nil || opts.MaxMessage <= 0 {
+		return v.OutOfRange("max-message", "a size in bytes above 0, such as 256MiB")
+	}
 	opts.Verbose = v.GetBool("verbose")
 	return nil
 }
@@ -497,17 +515,19 @@ func runMCP(opts *Options) error {
 		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
 		ReplayNote: opts.replayNote,
 		Difference: ledgerflags.DescribeDifference,
-		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(),
-		HolderAlive: stores.HolderCheck(store),
-		Diag:        func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
+		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(), MaxMessage: opts.MaxMessage,
+		HolderAlive: stores.HolderCheck(store), Redact: mcp.Redactor(opts.URL),
+		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}
 	if l, ok := store.(stores.KeyLocker); ok {
 		po.Locker = ledgerflags.FileLocker{KL: l}
 	}
 	if opts.Log != "" {
-		lf, err := os.OpenFile(opts.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		// Opened as the ledger is: a log another user could write or
+		// point elsewhere is refused (drift trusts its records).
+		lf, err := sqlite.OpenAppend(opts.Log, "log file")
 		if err != nil {
-			return &cli.CodeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %v", err)}
+			return &cli.CodeError{Code: exitMCPFailed, Err: fmt.Errorf("--log: %w", err)}
 		}
 		defer lf.Close()
 		po.Log = lf
@@ -527,13 +547,17 @@ func runMCP(opts *Options) error {
 }
 
 // serveStdio starts the server as a child and serves the client through
-// it. The child gets idemkey's environment and standard error; its
-// standard input and output are pipes of idemkey's own (not exec's
-// copying ones, which Wait would close before the last message is read).
+// it. The child gets idemkey's standard error and environment (as a step
+// of run gets it: without IDEMKEY_*); its standard input and output are
+// pipes of idemkey's own (not exec's copying ones, which Wait would close
+// before the last message is read).
 func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	f := opts.f
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	c.Stderr = f.IO.Err
+	// The environment a step of run gets: no IDEMKEY_* (a ledger URL's
+	// password, a key secret), but those --env names.
+	c.Env = ledgerflags.StepEnv(os.Environ(), opts.PassEnv)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}
@@ -636,7 +660,8 @@ func (opts *Options) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 		}
 		h.Add(name, strings.TrimSpace(value))
 	}
-	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) })
+	redact := mcp.Redactor(opts.URL)
+	up, err := mcp.NewHTTP(opts.URL, h, nil, func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(redact(msg))) })
 	if err != nil {
 		return &cli.UsageError{Err: fmt.Errorf("--url: %v", err)}
 	}
@@ -645,7 +670,7 @@ func (opts *Options) serveHTTP(ctx context.Context, p *mcp.Proxy) error {
 		// Only a server of the 2024-11-05 HTTP+SSE transport ends a
 		// session so (its event stream ended); it has no exit code.
 		why := strings.TrimPrefix(err.Error(), mcp.ErrServerGone.Error()+" ")
-		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", stores.Redact(opts.URL), cli.DiagLine(why))
+		fmt.Fprintf(f.IO.Err, "idemkey: the server at %s ended the session before the client closed it %s\n", mcp.RedactURL(opts.URL), cli.DiagLine(redact(why)))
 		return &cli.ExitError{Code: cli.ExitNegative}
 	}
 	return err

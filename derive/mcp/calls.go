@@ -68,6 +68,11 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 		return nil
 	}
 	c.d, c.key = d, d.Key
+	c.taskAug = objectMember(params, "task") != nil
+	c.meta = revisionMeta(objectMember(params, "_meta"))
+	if fwd, done := p.reopen(c, m, answer); done {
+		return fwd
+	}
 	if !inBatch && p.reconciler(c) != nil && p.mayReconcile(c) {
 		// A reconcile may take up to its timeout: the client's other
 		// messages go on meanwhile, as they do while a call waits.
@@ -233,7 +238,7 @@ func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]by
 	case ledger.ActReplay:
 		c.attempt = rec.Attempt
 		p.logCall(c, "replayed")
-		answer(response(c.id, p.replayed(c, rec)))
+		answer(response(c.id, p.replay(c, rec)))
 	case ledger.ActBusy:
 		action := "refused"
 		if c.waited {
@@ -330,6 +335,8 @@ func (p *Proxy) cancelled(m *message) bool {
 		delete(p.calls, k)
 	}
 	delete(p.lists, k)
+	delete(p.taskReqs, k)
+	p.untrack(k)
 	p.recount()
 	p.mu.Unlock()
 	switch {
@@ -344,22 +351,38 @@ func (p *Proxy) cancelled(m *message) bool {
 	return true
 }
 
-// complete records the outcome the server's response gives a held call:
-// succeeded with the whole result, or failed for a result with isError
-// true or a JSON-RPC error.
+// complete records the outcome the server's response gives a held call,
+// when it is the call's final answer (see answered): succeeded with the
+// whole result, or failed for a result with isError true or a JSON-RPC
+// error.
 func (p *Proxy) complete(c *call, m *message) {
+	var errv, result []byte
+	if m.err != nil && m.result == nil {
+		errv = m.value(m.err)
+	} else {
+		result = m.value(m.result)
+		if !p.answered(c, result) {
+			return
+		}
+	}
+	p.finish(c, p.final(c, finalOutcome(errv, result)))
+}
+
+// finalOutcome is the outcome a final answer gives: its JSON-RPC error
+// errv, or its result.
+func finalOutcome(errv, result []byte) ledger.Outcome {
 	o := ledger.Outcome{State: ledger.Succeeded}
-	switch result := m.value(m.result); {
-	case m.err != nil && m.result == nil:
-		o.State, o.ExitCode, o.Stdout = ledger.Failed, 1, output(m.value(m.err))
-		o.Reason = "the server answered with a JSON-RPC error: " + shorten(string(m.value(m.err)), 200)
+	switch {
+	case errv != nil:
+		o.State, o.ExitCode, o.Stdout = ledger.Failed, 1, output(errv)
+		o.Reason = "the server answered with a JSON-RPC error: " + shorten(string(errv), 200)
 	case isTrue(objectMember(result, "isError")):
 		o.State, o.ExitCode, o.Stdout = ledger.Failed, 1, output(result)
 		o.Reason = "the tool's result has isError: true"
 	default:
 		o.Stdout = output(result)
 	}
-	p.finish(c, o)
+	return o
 }
 
 // lose records a sent call's outcome as unknown and answers it so.
@@ -510,7 +533,10 @@ func (p *Proxy) clientBatch(line []byte) {
 	for _, e := range els {
 		el := line[e[0]:e[1]]
 		if el[0] != '{' {
-			fwd = append(fwd, el) // the server answers it: Invalid Request
+			// Not a message: answered here, never sent on (a server that
+			// reads it otherwise could run a call idemkey did not see).
+			local = append(local, errorResponse(nil, codeInvalidRequest, "Invalid Request: a batch element that is not an object"))
+			changed = true
 			continue
 		}
 		f, id := p.clientMessage(readMessage(el), func(b []byte) { local = append(local, b) }, true)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/canon"
@@ -243,16 +244,28 @@ type member struct {
 	nameEnd   int // past the name's closing quote
 	val, end  int // the value's first byte, and past its last
 	nameEsc   bool
-	nameBytes []byte // the name's source, quotes included
+	nameBytes []byte  // the name's source, quotes included
+	decoded   *string // an escaped name, once decoded
 }
 
-// name returns the member's decoded name.
+// name returns the member's decoded name. An escaped name is decoded
+// once, however often it is asked for, so that reading a message with
+// many escaped names stays linear in its size.
 func (m *member) name() string {
 	if !m.nameEsc {
 		return string(m.nameBytes[1 : len(m.nameBytes)-1])
 	}
-	return decodeString(m.nameBytes)
+	if m.decoded == nil {
+		nameDecodes.Add(1)
+		d := decodeString(m.nameBytes)
+		m.decoded = &d
+	}
+	return *m.decoded
 }
+
+// nameDecodes counts the escaped member names decoded (the tests check
+// that a message's are decoded once each).
+var nameDecodes atomic.Int64
 
 // is reports whether the member's decoded name is n.
 func (m *member) is(n string) bool {
@@ -260,6 +273,24 @@ func (m *member) is(n string) bool {
 		return len(m.nameBytes) == len(n)+2 && string(m.nameBytes[1:len(m.nameBytes)-1]) == n
 	}
 	return m.name() == n
+}
+
+// repeated returns the first of names that ms has more than once ("" for
+// none): a peer whose parser keeps the first of a repeated name and one
+// that keeps the last read different messages.
+func repeated(ms []member, names ...string) string {
+	seen := make([]bool, len(names))
+	for k := range ms {
+		for j, n := range names {
+			if ms[k].is(n) {
+				if seen[j] {
+					return n
+				}
+				seen[j] = true
+			}
+		}
+	}
+	return ""
 }
 
 // members returns the members of the valid object at b[i], in source
@@ -353,6 +384,9 @@ func idKey(raw []byte) (string, bool) {
 		// Out of the double range, ParseFloat gives ±Inf, as JSON.parse
 		// gives ±Infinity.
 		f, _ := strconv.ParseFloat(string(raw), 64)
+		if f == 0 {
+			f = 0 // -0 is 0 (JSON.parse's -0 is written back as 0)
+		}
 		return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
 	case c == 'n':
 		return "null", true

@@ -227,3 +227,31 @@ func TestReconciledOutput(t *testing.T) {
 		}
 	}
 }
+
+// An object whose member names are repeated and escaped is read and
+// edited in time linear in its size: each name is decoded once, and the
+// last of each name is found in one pass.
+func TestRepeatedNamesLinear(t *testing.T) {
+	const n = 4000
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"com.github.idemkey\u002fattempt":1,"\u0078":2`)
+	}
+	b.WriteString("}")
+	obj := []byte(b.String())
+	before := nameDecodes.Load()
+	out := setMembers(obj, kv{MetaAttempt, []byte("3")}, kv{"x", nil})
+	if d := nameDecodes.Load() - before; d != 2*n {
+		t.Fatalf("%d names decoded for %d members, want each once", d, 2*n)
+	}
+	if string(out) != `{"com.github.idemkey\u002fattempt":3}` {
+		t.Fatalf("setMembers: %.200s", out)
+	}
+	if name := repeated(members(obj, 0), "x"); name != "x" {
+		t.Fatalf("repeated: %q", name)
+	}
+}

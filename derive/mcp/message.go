@@ -116,6 +116,21 @@ func setMembers(obj []byte, set ...kv) []byte {
 		obj, i = []byte("{}"), 0
 	}
 	ms := members(obj, i)
+	// The last member of each name set, found in one pass (the earlier
+	// ones are dropped), so that an object with many repeated names costs
+	// time linear in its size.
+	lastOf := make([]int, len(set))
+	for j := range lastOf {
+		lastOf[j] = -1
+	}
+	for k := range ms {
+		for j := range set {
+			if ms[k].is(set[j].name) {
+				lastOf[j] = k
+				break
+			}
+		}
+	}
 	out := make([]byte, 0, len(obj)+64)
 	out = append(out, '{')
 	done := make([]bool, len(set))
@@ -141,7 +156,7 @@ func setMembers(obj []byte, set ...kv) []byte {
 		switch {
 		case s < 0:
 			put(obj[mem.start:mem.end])
-		case last(ms[k+1:], set[s].name) != nil:
+		case k != lastOf[s]:
 			// An earlier one of a repeated name: dropped.
 		case set[s].raw != nil:
 			put(mem.nameBytes, []byte{':'}, set[s].raw)

@@ -10,9 +10,11 @@
 // tools/call requests of write tools and their answers:
 //
 //   - the first call is claimed, then forwarded with the key and the
-//     attempt in params._meta (MetaKey, MetaAttempt); its answer is
+//     attempt in params._meta (MetaKey, MetaAttempt); its final answer is
 //     recorded (succeeded with the whole result, or failed for isError
-//     true or a JSON-RPC error) before it is passed on;
+//     true or a JSON-RPC error) before it is passed on; an answer that
+//     does not end the call (input required, a task) leaves the attempt
+//     open (outcome.go);
 //   - a repeat of a succeeded call is answered from the ledger, under the
 //     new request's id, its result marked in _meta (MetaReplayed);
 //   - a call in flight elsewhere, an unknown outcome (the server, the
@@ -122,6 +124,14 @@ type Options struct {
 	// ReplayNote says whether a tool's replayed results end with a text
 	// item saying they are replays (nil: never).
 	ReplayNote func(tool string) bool
+	// Redact, if set, takes the secrets out of a text (see Redactor):
+	// every reason recorded, error told to the client and diagnostic
+	// about the server passes through it.
+	Redact func(string) string
+	// MaxMessage caps one message from either side, in bytes (0:
+	// DefaultMaxMessage): past it, the stream it came on is dropped, and
+	// the calls waiting for an answer on it are unknown.
+	MaxMessage int64
 }
 
 // Proxy is one client's session through idemkey. Use it once.
@@ -139,16 +149,26 @@ type Proxy struct {
 	logBuf []byte
 
 	mu       sync.Mutex
-	calls    map[string]*call       // tools/call requests held: sent, or waiting for a holder elsewhere
-	lists    map[string]bool        // tools/list requests in flight
-	initID   string                 // the initialize request in flight
-	version  string                 // the protocol revision agreed on
-	tools    map[string]bool        // the tools listed, and whether their annotations say readOnlyHint: true
-	listed   bool                   // a tools/list result was seen since the last list_changed
-	listings int                    // idemkey's own listings (see listTools)
-	own      map[string]chan []byte // idemkey's own requests in flight: their results (nil: none)
-	closed   bool
-	watch    atomic.Int64 // len(calls) + len(lists) + (initID != ""): the server's messages are read only when > 0
+	calls    map[string]*call          // tools/call requests held: sent, or waiting for a holder elsewhere
+	lists    map[string]bool           // tools/list requests in flight
+	initID   string                    // the initialize request in flight
+	version  string                    // the protocol revision agreed on
+	tools    map[string]bool           // the tools listed, and whether their annotations say readOnlyHint: true
+	listed   bool                      // a tools/list result was seen since the last list_changed
+	listings int                       // idemkey's own listings (see listTools)
+	own      map[string]chan ownAnswer // idemkey's own requests in flight: their answers
+	owns     int                       // idemkey's own requests so far (their ids)
+	inflight map[string]int            // the client's other requests sent and not answered, by id
+	open     map[string]*call          // attempts answered but not ended, by key: input required, or a task that lives
+	tasks    map[string]*call          // the attempts whose task lives, by the server's task id
+	taskReqs map[string]taskReq        // the client's tasks/get, tasks/result and tasks/cancel in flight, by id
+	elicits  map[string]*call          // the server's elicitation/create requests in flight, by id, and the write they are part of
+	// replayedTasks are the task handles idemkey answered from the
+	// ledger, by task id: what a tasks/* request about them is answered
+	// with when the server no longer knows the task.
+	replayedTasks map[string]*ledger.Record
+	closed        bool
+	watch         atomic.Int64 // len(calls) + len(lists) + (initID != ""): the server's messages are read only when > 0
 
 	wg sync.WaitGroup // the calls waiting for a holder elsewhere
 }
@@ -167,6 +187,21 @@ type call struct {
 	sentAt    time.Time
 	waited    bool
 	cancel    context.CancelFunc // of a wait
+	// meta are the request's io.modelcontextprotocol/ _meta members
+	// (2026-07-28: every request carries them), for idemkey's own
+	// requests about the call's task.
+	meta []kv
+	// taskAug: the request asked for a task (params.task, 2025-11-25).
+	taskAug bool
+	// taskID and handle: the server answered with a task (its
+	// CreateTaskResult), which lives until its end is learnt.
+	taskID string
+	handle []byte
+	// declined: the user declined or cancelled an elicitation the
+	// server made as part of this call.
+	declined bool
+	// seen is when the client last asked about the call's task.
+	seen time.Time
 }
 
 // New returns a proxy with the options o.
@@ -174,10 +209,29 @@ func New(o Options) *Proxy {
 	if o.Diag == nil {
 		o.Diag = func(string) {}
 	}
+	if o.Redact != nil {
+		diag, redact := o.Diag, o.Redact
+		o.Diag = func(msg string) { diag(redact(msg)) }
+		if o.Trace != nil {
+			trace := o.Trace
+			o.Trace = func(msg string) { trace(redact(msg)) }
+		}
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, tools: map[string]bool{}, own: map[string]chan []byte{}}
+	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, tools: map[string]bool{}, own: map[string]chan ownAnswer{},
+		inflight: map[string]int{}, open: map[string]*call{}, tasks: map[string]*call{}, taskReqs: map[string]taskReq{},
+		elicits: map[string]*call{}, replayedTasks: map[string]*ledger.Record{}}
+}
+
+// MaxMessage is the cap on one message from either side (Options.
+// MaxMessage), for the upstream's reading.
+func (p *Proxy) MaxMessage() int64 {
+	if p.o.MaxMessage > 0 {
+		return p.o.MaxMessage
+	}
+	return DefaultMaxMessage
 }
 
 // ErrServerGone is returned by Serve when the server ended the session
@@ -237,7 +291,7 @@ func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up U
 // readClient reads the client's messages, one a line, until its input
 // ends. A last line without its newline is a message if it is whole.
 func (p *Proxy) readClient(r io.Reader) error {
-	lr := newLineReader(r)
+	lr := newLineReaderMax(r, p.o.MaxMessage)
 	for {
 		line, err := lr.next()
 		switch {
@@ -282,49 +336,94 @@ func (p *Proxy) fromClient(line []byte) {
 // batch) and returns what to send on (nil: nothing) and, for a request,
 // its id. answer takes idemkey's own answers.
 func (p *Proxy) clientMessage(m *message, answer func([]byte), inBatch bool) (fwd, id []byte) {
+	if name := repeated(m.ms, "method", "id", "params"); name != "" {
+		return p.ambiguous(m, answer, "the member "+name)
+	}
 	switch m.kind {
 	case kindRequest:
 		id = m.idRaw()
 		k := m.idKey()
 		p.mu.Lock()
-		_, dup := p.calls[k]
+		_, held := p.calls[k]
+		busy := held || m.method == "tools/call" && p.inflight[k] > 0
 		p.mu.Unlock()
-		if dup {
-			// A tools/call idemkey holds has this id: its answer must not
-			// be taken for another's (MCP: an id is never reused in a
-			// session).
-			answer(errorResponse(id, codeInvalidRequest, "Invalid Request: the id "+string(id)+" is in use by a tools/call in flight"))
+		if busy {
+			// An answer must be taken for one request only (MCP: an id is
+			// never reused in a session): a tools/call idemkey holds, or a
+			// tools/call whose id another request in flight has, would
+			// get the other's answer recorded as its outcome.
+			answer(errorResponse(id, codeInvalidRequest, "Invalid Request: the id "+string(id)+" is in use by a request in flight"))
 			return nil, nil
 		}
 		switch m.method {
 		case "tools/call":
+			if m.params != nil && m.raw[m.params.val] == '{' {
+				if name := repeated(members(m.raw, m.params.val), "name", "arguments", "_meta"); name != "" {
+					return p.ambiguous(m, answer, "the member params."+name)
+				}
+			}
 			if fwd = p.toolsCall(m, answer, inBatch); fwd == nil {
 				return nil, nil
+			}
+			if len(fwd) == len(m.raw) && &fwd[0] == &m.raw[0] {
+				p.track(k) // passed through: its id is in flight
 			}
 			return fwd, id
 		case "tools/list":
 			p.mu.Lock()
 			p.lists[k] = true
-			p.recount()
 			p.mu.Unlock()
 		case "initialize":
 			p.mu.Lock()
 			p.initID = k
-			p.recount()
 			p.mu.Unlock()
+		case "tasks/get", "tasks/result", "tasks/cancel":
+			p.taskRequest(m, k)
 		}
+		p.track(k)
 		return m.raw, id
 	case kindNotification:
 		if m.method == "notifications/cancelled" && !p.cancelled(m) {
 			return nil, nil
 		}
+	case kindResponse:
+		p.clientAnswer(m)
 	}
 	return m.raw, nil
 }
 
+// ambiguous refuses a message with a member written twice: the server's
+// parser may keep the first where idemkey reads the last, and run a call
+// idemkey did not see. A request is answered with Invalid Request (its id
+// as idemkey reads it); anything else is dropped.
+func (p *Proxy) ambiguous(m *message, answer func([]byte), what string) ([]byte, []byte) {
+	p.o.Diag(fmt.Sprintf("the client sent a message with %s written twice: not sent on", what))
+	if m.kind == kindRequest {
+		answer(errorResponse(m.idRaw(), codeInvalidRequest, "Invalid Request: "+what+" is written twice, so the message has no single meaning; it was not sent"))
+	}
+	return nil, nil
+}
+
+// track counts a client's request sent on as in flight until its answer.
+func (p *Proxy) track(k string) {
+	p.mu.Lock()
+	p.inflight[k]++
+	p.recount()
+	p.mu.Unlock()
+}
+
+// untrack ends a request in flight; p.mu is held.
+func (p *Proxy) untrack(k string) {
+	if n := p.inflight[k]; n > 1 {
+		p.inflight[k] = n - 1
+	} else {
+		delete(p.inflight, k)
+	}
+}
+
 // recount updates watch; p.mu is held.
 func (p *Proxy) recount() {
-	n := int64(len(p.calls) + len(p.lists) + len(p.own))
+	n := int64(len(p.calls) + len(p.lists) + len(p.own) + len(p.inflight) + len(p.tasks) + len(p.replayedTasks))
 	if p.initID != "" {
 		n++
 	}
@@ -412,11 +511,19 @@ func (p *Proxy) Message(msg []byte, wantIDs bool) []string {
 			}
 			ids = append(ids, k)
 		case kindNotification:
-			if m.method == "notifications/tools/list_changed" {
+			switch m.method {
+			case "notifications/tools/list_changed":
+				// What the old list said no longer holds: until a new one
+				// is read, every tool is a write (mode lists them again).
 				p.mu.Lock()
 				p.listed = false
+				clear(p.tools)
 				p.mu.Unlock()
+			case "notifications/tasks/status", "notifications/tasks":
+				p.taskNotice(m)
 			}
+		case kindRequest:
+			p.serverRequest(m)
 		}
 	}
 	p.toClient(msg)
@@ -435,7 +542,13 @@ func (p *Proxy) serverResponse(m *message) (string, bool, []byte) {
 		delete(p.own, k)
 		p.recount()
 		p.mu.Unlock()
-		ch <- m.value(m.result)
+		a := ownAnswer{ok: true}
+		if m.err != nil && m.result == nil {
+			a.errv = clone(m.value(m.err))
+		} else {
+			a.result = clone(m.value(m.result))
+		}
+		ch <- a
 		return k, true, nil
 	}
 	c := p.takeSent(k)
@@ -445,6 +558,9 @@ func (p *Proxy) serverResponse(m *message) (string, bool, []byte) {
 	if init {
 		p.initID = ""
 	}
+	p.untrack(k)
+	tr, isTask := p.taskReqs[k]
+	delete(p.taskReqs, k)
 	p.recount()
 	p.mu.Unlock()
 	var marked []byte
@@ -452,6 +568,8 @@ func (p *Proxy) serverResponse(m *message) (string, bool, []byte) {
 	case c != nil:
 		p.complete(c, m)
 		marked = markForwarded(m, c.key, c.attempt)
+	case isTask:
+		return k, p.taskAnswer(tr, m), nil
 	case list:
 		p.trackTools(m.value(m.result))
 	case init:
@@ -485,7 +603,12 @@ func (p *Proxy) trackTools(result []byte) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.listed = true
+	// The list is whole with its last page (MCP server/utilities/
+	// pagination: no nextCursor); a tool on a page not read yet is looked
+	// up before it is judged.
+	if c := objectMember(result, "nextCursor"); len(c) == 0 || c[0] != '"' {
+		p.listed = true
+	}
 	for _, e := range elements(tools, 0) {
 		t := tools[e[0]:e[1]]
 		if name, ok := stringValue(objectMember(t, "name")); ok {
@@ -526,36 +649,20 @@ const maxListings = 8
 // listTimeout bounds the wait for one page of idemkey's own listing.
 const listTimeout = 10 * time.Second
 
-// listTools lists the server's tools with requests of idemkey's own (ids
-// "com.github.idemkey/tools-list-N", never the client's; their answers
-// are not passed on), page by page, to read their annotations.
+// listTools lists the server's tools with requests of idemkey's own
+// (their answers are not passed on), page by page, to read their
+// annotations.
 func (p *Proxy) listTools() {
 	cursor := []byte(nil)
 	for page := 0; page < 100; page++ {
 		p.mu.Lock()
 		p.listings++
-		id := quoted(fmt.Sprintf("com.github.idemkey/tools-list-%d", p.listings))
-		k, _ := idKey(id)
-		ch := make(chan []byte, 1)
-		p.own[k] = ch
-		p.recount()
 		p.mu.Unlock()
-		msg := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-		msg = append(msg, `,"method":"tools/list"`...)
+		var params []byte
 		if cursor != nil {
-			msg = append(append(append(msg, `,"params":{"cursor":`...), cursor...), '}')
+			params = append(append([]byte(`{"cursor":`), cursor...), '}')
 		}
-		p.sendIDs(append(msg, '}'), [][]byte{id})
-		var result []byte
-		select {
-		case result = <-ch:
-		case <-time.After(listTimeout):
-		case <-p.ctx.Done():
-		}
-		p.mu.Lock()
-		delete(p.own, k)
-		p.recount()
-		p.mu.Unlock()
+		_, result, _ := p.request("tools/list", params, listTimeout)
 		if result == nil {
 			p.o.Diag("the server did not list its tools: a tool it did not list is taken for a write")
 			return
@@ -567,22 +674,65 @@ func (p *Proxy) listTools() {
 	}
 }
 
+// ownAnswer is the answer to a request of idemkey's own: its JSON-RPC
+// error or its result; ok is false when none came.
+type ownAnswer struct {
+	errv, result []byte
+	ok           bool
+}
+
+// request sends a request of idemkey's own to the server (ids
+// "com.github.idemkey/METHOD-N", never the client's; its answer is not
+// passed on) and waits up to timeout for its answer.
+func (p *Proxy) request(method string, params []byte, timeout time.Duration) (errv, result []byte, ok bool) {
+	p.mu.Lock()
+	p.owns++
+	id := quoted(fmt.Sprintf("com.github.idemkey/%s-%d", method, p.owns))
+	k, _ := idKey(id)
+	ch := make(chan ownAnswer, 1)
+	p.own[k] = ch
+	p.recount()
+	p.mu.Unlock()
+	msg := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	msg = append(append(msg, `,"method":`...), quoted(method)...)
+	if params != nil {
+		msg = append(append(msg, `,"params":`...), params...)
+	}
+	p.sendIDs(append(msg, '}'), [][]byte{id})
+	var a ownAnswer
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case a = <-ch:
+	case <-t.C:
+	case <-p.ctx.Done():
+	}
+	p.mu.Lock()
+	delete(p.own, k)
+	p.recount()
+	p.mu.Unlock()
+	return a.errv, a.result, a.ok
+}
+
 // Unanswered implements Sink: a request the server will not answer. A
 // held call is recorded (unknown if the server may have acted on it,
 // failed if it surely did not) and answered; any other request is
 // answered with an error, so that the client does not wait for ever.
 func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
+	why = p.redact(why)
 	k, _ := idKey(id)
 	p.mu.Lock()
 	if ch, ok := p.own[k]; ok {
 		delete(p.own, k)
 		p.recount()
 		p.mu.Unlock()
-		ch <- nil
+		ch <- ownAnswer{}
 		return
 	}
 	c := p.takeSent(k)
 	delete(p.lists, k)
+	delete(p.taskReqs, k)
+	p.untrack(k)
 	p.recount()
 	p.mu.Unlock()
 	switch {
@@ -599,6 +749,7 @@ func (p *Proxy) Unanswered(id []byte, maybe bool, why string) {
 // serverGone ends the session's calls: those sent are unknown, those
 // waiting end.
 func (p *Proxy) serverGone(why string) {
+	why = p.redact(why)
 	p.mu.Lock()
 	p.closed = true
 	var sent []*call
@@ -615,6 +766,15 @@ func (p *Proxy) serverGone(why string) {
 	for _, c := range sent {
 		p.lose(c, why)
 	}
+	p.endOpen(why)
+}
+
+// redact takes the secrets out of a text about the server.
+func (p *Proxy) redact(s string) string {
+	if p.o.Redact == nil {
+		return s
+	}
+	return p.o.Redact(s)
 }
 
 // stopWaits ends the waits for holders elsewhere (the client has gone).

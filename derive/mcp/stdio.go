@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 )
@@ -30,6 +31,10 @@ type Upstream interface {
 
 // Sink is where an Upstream hands what the server said.
 type Sink interface {
+	// MaxMessage is the cap on one message of the server's: past it,
+	// the upstream drops the stream (or connection) it came on, and says
+	// so for the requests waiting for an answer there (Unanswered, maybe).
+	MaxMessage() int64
 	// Message is one message of the server's (a complete line, no
 	// newline). With wantIDs it returns the identities of the ids of the
 	// responses in it (see idKey).
@@ -74,12 +79,20 @@ func NewStdio(w io.WriteCloser, r io.Reader, onClose func()) *Stdio {
 // Run implements Upstream. A last line without its newline is a message
 // if it is whole (valid JSON); a cut one is not passed on (errCut).
 func (s *Stdio) Run(ctx context.Context, sink Sink) error {
-	lr := newLineReader(s.r)
+	lr := newLineReaderMax(s.r, sink.MaxMessage())
 	for {
 		line, err := lr.next()
+		var tooLong *TooLongError
 		switch {
 		case err == errCut && validJSON(line) != nil:
 			return errCut
+		case errors.As(err, &tooLong):
+			// Dropped: the server's further writes fail at once, rather
+			// than wait for a reader.
+			if c, ok := s.r.(io.Closer); ok {
+				c.Close()
+			}
+			return err
 		case err != nil && err != errCut:
 			if err == io.EOF {
 				return nil

@@ -145,3 +145,36 @@ func existingDir(dir string) string {
 		dir = up
 	}
 }
+
+// OpenAppend opens the file at path for appending, creating it (mode
+// 0600) if it is missing, under the ledger's rules of trust (see
+// trustPath): every directory and symbolic link on its path is one no
+// other user can change, its own directory is trusted and writable by no
+// one else, and the file is trusted, writable by no one else, and not a
+// symbolic link (never followed). what names it in errors ("log file").
+func OpenAppend(path, what string) (*os.File, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	real, err := trustPath(abs)
+	if err != nil {
+		return nil, err
+	}
+	if err := trustAppend(real, what, nil); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(real, os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = trustAppend(real, what, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

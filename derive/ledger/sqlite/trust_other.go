@@ -2,7 +2,10 @@
 
 package sqlite
 
-import "path/filepath"
+import (
+	"io/fs"
+	"path/filepath"
+)
 
 const noFollow = 0
 
@@ -16,3 +19,5 @@ func trustPath(abs string) (string, error) {
 }
 
 func trustFiles(real, shown string) error { return nil }
+
+func trustAppend(real, what string, fi fs.FileInfo) error { return nil }

@@ -260,3 +260,29 @@ func linksOf(fi fs.FileInfo) int {
 	}
 	return 1
 }
+
+// trustAppend checks the directory of a file OpenAppend opens and, once
+// open (fi), the file itself.
+func trustAppend(real, what string, fi fs.FileInfo) error {
+	dir := filepath.Dir(real)
+	dfi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if uid := ownerOf(dfi); !trusted(uid) || dfi.Mode().Perm()&0o022 != 0 {
+		return &TrustError{What: what + "'s directory", Path: dir, UID: uid, Mode: dfi.Mode(),
+			Why: "others can write it: they could replace the " + what + " with a file or link of theirs",
+			fix: appendFix(dir, what, uid)}
+	}
+	if fi == nil {
+		return nil
+	}
+	return checkFile(what, real, fi)
+}
+
+func appendFix(dir, what string, uid int) string {
+	if !trusted(uid) {
+		return ownerFix(dir)
+	}
+	return "chmod go-w " + dir + ", or put the " + what + " in a directory only you can write"
+}
