@@ -798,12 +798,12 @@ func (h *HTTP) land(k string) {
 	}
 }
 
-// requestError is a failed request's error without its URL, whose query
-// string may hold a credential.
+// requestError is a failed request's error with its URL redacted
+// (RedactURL): the URL's password and query string may hold credentials.
 func requestError(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Op + ": " + ue.Err.Error()
+		return ue.Op + " " + RedactURL(ue.URL) + ": " + ue.Err.Error()
 	}
 	return err.Error()
 }
