@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
 	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
@@ -42,11 +44,11 @@ var caps = ledgertest.Caps{
 	Vanish: func(t *testing.T, s ledger.Store, key string) {
 		st := s.(*Store)
 		ctx := context.Background()
-		if err := st.Client().PExpire(ctx, st.recKey(key), time.Millisecond).Err(); err != nil {
+		if err := st.Client().PExpire(ctx, st.RecordKey(key), time.Millisecond).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if n, err := st.Client().Exists(ctx, st.recKey(key)).Result(); err != nil || n == 0 {
+			if n, err := st.Client().Exists(ctx, st.RecordKey(key)).Result(); err != nil || n == 0 {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -111,7 +113,7 @@ func TestEvictionWarning(t *testing.T) {
 		{[]string{"--maxmemory-policy", "volatile-ttl"}, "maxmemory-policy is volatile-ttl"},
 		{[]string{"--rename-command", "CONFIG", ""}, "cannot read maxmemory-policy"},
 	} {
-		r := testserver.NewRedis(t, tc.args...)
+		r := testserver.NewRedis(t, append([]string{"--appendonly", "yes", "--appendfsync", "always"}, tc.args...)...)
 		var mu sync.Mutex
 		var warned []string
 		s := open(t, r.URL(), Options{Warn: func(m string) { mu.Lock(); warned = append(warned, m); mu.Unlock() }})
@@ -198,9 +200,6 @@ func TestRecordTTL(t *testing.T) {
 	if l, _ := s.List(ctx, ledger.Filter{}); len(l) != 0 {
 		t.Fatalf("list after ttl: %d", len(l))
 	}
-	if n, _ := s.Client().ZCard(ctx, s.indexKey()).Result(); n != 0 {
-		t.Fatalf("index keeps %d expired entries", n)
-	}
 }
 
 // TestTTLRefused: a ttl Redis cannot honour is refused, naming it, rather
@@ -243,8 +242,8 @@ func TestTTLRefused(t *testing.T) {
 // TestRecordTTLSparesLiveHolder: with ttl= shorter than the step, a
 // running record whose holder keeps renewing its lease outlives the ttl,
 // so a second worker's claim is busy and does not run the step again; once
-// the holder stops renewing, the record still outlives its lease (it turns
-// unknown, not missing) and then expires ttl later.
+// the holder stops renewing, the record turns unknown and never expires:
+// claims keep reading it as unknown, long after lease plus ttl.
 func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
@@ -268,15 +267,31 @@ func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	if err != nil || d2.Action != ledger.ActBusy {
 		t.Fatalf("second claim of a renewed step after 800 ms (ttl 200 ms): %v %v, want busy", d2.Action, err)
 	}
-	// The holder stops: the lease runs out (unknown, not gone) …
-	time.Sleep(350 * time.Millisecond)
-	if rec, expired, err := s.Get(ctx, "k"); err != nil || rec == nil || !expired {
-		t.Fatalf("after the lease: record %v expired %v err %v, want an expired running record", rec, expired, err)
+	// The holder stops: no expiry on its record, whatever the ttl.
+	if ms, err := s.Client().PTTL(ctx, s.RecordKey("k")).Result(); err != nil || ms != -1 {
+		t.Fatalf("a running record's expiry: %v %v, want none", ms, err)
 	}
-	// … and the record goes ttl after the lease.
-	time.Sleep(300 * time.Millisecond)
-	if rec, _, _ := s.Get(ctx, "k"); rec != nil {
-		t.Fatal("record outlived its lease plus ttl")
+	// The lease runs out: the next claim records it as unknown …
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, expired, err := s.Get(ctx, "k"); err != nil || expired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease did not run out")
+		}
+	}
+	if d3, err := ledger.Claim(ctx, s, req); err != nil || d3.Action != ledger.ActUnknown {
+		t.Fatalf("claim after the lease: %v %v, want unknown", d3, err)
+	}
+	// … and it stays unknown past lease plus ttl, several times over.
+	for i := 0; i < 4; i++ {
+		time.Sleep(200 * time.Millisecond)
+		if ms, err := s.Client().PTTL(ctx, s.RecordKey("k")).Result(); err != nil || ms != -1 {
+			t.Fatalf("an unknown record's expiry: %v %v, want none", ms, err)
+		}
+		if d4, err := ledger.Claim(ctx, s, req); err != nil || d4.Action != ledger.ActUnknown {
+			t.Fatalf("claim %d ms after the unknown: %v %v, want unknown", 200*(i+1), d4, err)
+		}
 	}
 }
 
@@ -336,10 +351,10 @@ func TestTLSMismatch(t *testing.T) {
 }
 
 // TestRecordTTLFencesPausedHolder: with ttl= a paused holder's record
-// expires (ttl after its lease) and the next claim runs the step again,
-// as attempt 2 (the key's mark has no expiry); the holder, continued,
-// cannot renew or complete over it. The attempt used to start over at 1,
-// and the paused holder's completion overwrote the new attempt's record.
+// does not expire; forgotten behind its back, the next claim runs as
+// attempt 2 (the key's mark outlives its record) and the holder, continued,
+// cannot renew or complete over it. The mark expires its keep after the
+// record went.
 func TestRecordTTLFencesPausedHolder(t *testing.T) {
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
@@ -350,18 +365,19 @@ func TestRecordTTLFencesPausedHolder(t *testing.T) {
 		t.Fatal(d, err)
 	}
 	paused := d.Record
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if rec, _, err := s.Get(ctx, "k"); err == nil && rec == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the record did not expire")
-		}
+	if ok, err := s.Delete(ctx, "k", nil); !ok || err != nil {
+		t.Fatalf("forget: %v %v", ok, err)
+	}
+	if ms, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ms < markKeep-time.Hour || ms > markKeep {
+		t.Fatalf("the mark's expiry after its record went: %v %v, want about %v", ms, err, markKeep)
 	}
 	req.Record.Holder = "b"
 	d2, err := ledger.Claim(ctx, s, req)
 	if err != nil || d2.Action != ledger.ActRun || d2.Record.Attempt != 2 {
-		t.Fatalf("claim after the ttl: %+v %v, want attempt 2", d2, err)
+		t.Fatalf("claim after forget: %+v %v, want attempt 2", d2, err)
+	}
+	if ms, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ms != -1 {
+		t.Fatalf("the mark's expiry while its record runs: %v %v, want none", ms, err)
 	}
 	if err := ledger.Renew(ctx, s, paused, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
 		t.Fatalf("renewal by the paused holder: %v", err)
@@ -374,8 +390,16 @@ func TestRecordTTLFencesPausedHolder(t *testing.T) {
 	if rec, _, _ := s.Get(ctx, "k"); rec == nil || rec.Holder != "b" || rec.State != ledger.Running || rec.Token != d2.Record.Token {
 		t.Fatalf("record: %+v, want b's running attempt", rec)
 	}
-	if ttl, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ttl != -1 {
-		t.Fatalf("the mark's ttl: %v %v, want none", ttl, err)
+	// b succeeds: the record expires after the ttl, the mark its keep later.
+	ok := *d2.Record
+	ok.State, ok.ExitCode, ok.EndedAt = ledger.Succeeded, 0, time.Now()
+	if _, err := ledger.Complete(ctx, s, &ok); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := s.Client().PTTL(ctx, s.RecordKey("k")).Result()
+	mt, _ := s.Client().PTTL(ctx, s.markKey("k")).Result()
+	if rt <= 0 || rt > 200*time.Millisecond || mt < markKeep || mt > markKeep+200*time.Millisecond {
+		t.Fatalf("after success: record expires in %v (want ≤ 200ms), mark in %v (want ttl + %v)", rt, mt, markKeep)
 	}
 }
 
@@ -394,7 +418,7 @@ func TestReplyTimeouts(t *testing.T) {
 		{"?write_timeout=4s", 30 * time.Second, 4 * time.Second},
 	} {
 		s := open(t, r.URL()+tc.query, Options{})
-		o := s.Client().Options()
+		o := s.Client().(*redis.Client).Options()
 		if o.ReadTimeout != tc.read || o.WriteTimeout != tc.write {
 			t.Errorf("%q: read %v, write %v; want %v, %v", tc.query, o.ReadTimeout, o.WriteTimeout, tc.read, tc.write)
 		}
