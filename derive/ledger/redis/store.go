@@ -349,6 +349,7 @@ func (s *Store) decode(f map[string]string) (*ledger.Record, error) {
 func textFields(rec *ledger.Record) map[string]*string {
 	return map[string]*string{"task": &rec.Task, "tool": &rec.Tool, "holder": &rec.Holder, "reason": &rec.Reason}
 }
+
 // write runs a conditional write script; when a broken connection may
 // have let a try land, a later try that matches nothing checks whether
 // the stored record is rec (insert: whether it has rec's token). The
