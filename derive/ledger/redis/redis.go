@@ -173,6 +173,15 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	// store's scripts use next: the settings that can lose records, the
 	// server's INFO (cluster mode, replicas) and the ledger's schema.
 	srv, err := s.probe(ctx)
+	// The URL's node is down: a cluster's other seeds may answer.
+	for i := 0; err != nil && i < len(seeds) && dialFailed(err); i++ {
+		s.single.Close()
+		o.Addr = seeds[i]
+		s.single = redis.NewClient(o)
+		s.c = s.single
+		seeds[i] = s.single.Options().Addr
+		srv, err = s.probe(ctx)
+	}
 	if err != nil {
 		s.single.Close()
 		err = authHint(plainToTLS(ctx, o, err), o)
@@ -199,6 +208,12 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// dialFailed reports whether err is a connection that could not be made.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // readParams takes the ledger's parameters out of q, and returns the

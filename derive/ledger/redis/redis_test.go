@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,8 +16,6 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
-
-func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
 
 func open(t *testing.T, url string, opts Options) *Store {
 	t.Helper()
@@ -423,4 +420,31 @@ func TestReplyTimeouts(t *testing.T) {
 			t.Errorf("%q: read %v, write %v; want %v, %v", tc.query, o.ReadTimeout, o.WriteTimeout, tc.read, tc.write)
 		}
 	}
+}
+
+// TestClusterScenarios: the store scenario table on a Redis Cluster of
+// three primaries, each with a replica (every claim waits for it).
+func TestClusterScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of six servers")
+	}
+	c := testserver.NewRedisCluster(t, 3, 1)
+	cc := caps
+	cc.Cramped = nil // maxmemory on a cluster: the single server's case covers it
+	cc.Wipe = func(t *testing.T, s ledger.Store) {
+		err := s.(*Store).Client().(*redis.ClusterClient).ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
+			return n.FlushAll(ctx).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc.Concurrency = 32
+	ledgertest.Run(t, func(t *testing.T) ledger.Store {
+		s := open(t, c.URL(), Options{})
+		if !s.Cluster() {
+			t.Fatal("not opened as a cluster")
+		}
+		return s
+	}, cc)
 }
