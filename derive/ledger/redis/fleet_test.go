@@ -404,3 +404,128 @@ func TestTTLNeverRerunsUnknown(t *testing.T) {
 		t.Fatalf("the step ran %d times", eff["x"])
 	}
 }
+
+// beforeTokens is the last commit of this repository before claim tokens:
+// its idemkey compares attempt and state only, and keeps the earlier
+// layout (PREFIX r:KEY, a sorted set PREFIX index).
+const beforeTokens = "989bdc7"
+
+// buildOlder builds idemkey as it was at commit, from this repository's
+// history, into a temporary directory.
+func buildOlder(t *testing.T, commit string) string {
+	t.Helper()
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err == nil {
+		err = exec.Command("git", "-C", strings.TrimSpace(string(root)), "cat-file", "-e", commit+"^{commit}").Run()
+	}
+	if err != nil {
+		msg := fmt.Sprintf("commit %s of this repository's history is not here (%v): a clone with its history builds the older idemkey", commit, err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	src := t.TempDir()
+	archive := exec.Command("sh", "-c", `git -C "$0" archive "$1" | tar -x -C "$2"`, strings.TrimSpace(string(root)), commit, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", commit, err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "idemkey-"+commit)
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building idemkey at %s: %v\n%s", commit, err, out)
+	}
+	return bin
+}
+
+// TestOlderBinaryLockedOut: an idemkey from before claim tokens, left in
+// a fleet whose ledger a newer idemkey opened (and so moved to its
+// layout), can neither claim (a fresh key, or one that succeeded), nor
+// forget, nor list; its holder paused across the upgrade, resumed after
+// a newer worker took the key over, cannot renew or complete over that
+// claim. The newer idemkey replays what the older one recorded.
+func TestOlderBinaryLockedOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older idemkey")
+	}
+	old := buildOlder(t, beforeTokens)
+	srv := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
+	nf := newFleet(t, srv.URL())
+	of := &fleet{t: t, dir: nf.dir, url: nf.url, bin: old}
+	if r := of.step(1); r.code != 0 {
+		t.Fatalf("older idemkey, step 1: exit %d: %s", r.code, r.stderr)
+	}
+	// The older holder of step 2, paused mid-step.
+	holder := of.command("run", "--ledger", of.url, "--lease", "1s", "--task", "t2", "--tool", "effect", "--",
+		"sh", "-c", "touch started2; while [ ! -e go2 ]; do sleep 0.05; done")
+	var herr bytes.Buffer
+	holder.Stderr = &herr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testserver.WaitFor(t, 30*time.Second, "the older holder's step to start", func() bool {
+		_, err := os.Stat(filepath.Join(nf.dir, "started2"))
+		return err == nil
+	})
+	holder.Process.Signal(syscall.SIGSTOP)
+
+	// The newer idemkey: the older record replays.
+	if r := nf.step(1); r.code != 0 || !strings.Contains(r.stderr, "replayed") {
+		t.Fatalf("newer idemkey, step 1 recorded by the older: exit %d: %s", r.code, r.stderr)
+	}
+	recs := nf.ls()
+	var key1, key2 string
+	for k, st := range recs {
+		switch st {
+		case "succeeded":
+			key1 = k
+		case "running", "unknown":
+			key2 = k
+		}
+	}
+	if len(recs) != 2 || key1 == "" || key2 == "" {
+		t.Fatalf("ledger ls after the upgrade: %v", recs)
+	}
+	// The older idemkey is locked out.
+	if r := of.step(3); r.code == 0 || of.effects()["3"] != 0 {
+		t.Fatalf("older idemkey claimed a fresh key: exit %d: %s", r.code, r.stderr)
+	}
+	if r := of.step(1); r.code == 0 || of.effects()["1"] != 1 {
+		t.Fatalf("older idemkey on step 1: exit %d, effects %v: %s", r.code, of.effects(), r.stderr)
+	}
+	if r := of.run("ledger", "forget", "--ledger", of.url, key1); r.code == 0 {
+		t.Fatalf("older ledger forget: exit 0: %s", r.stderr)
+	}
+	if r := of.run("ledger", "ls", "--ledger", of.url); r.code == 0 {
+		t.Fatalf("older ledger ls: exit 0: %s", r.stdout)
+	}
+	if r := nf.step(1); r.code != 0 || !strings.Contains(r.stderr, "replayed") {
+		t.Fatalf("step 1 after the older forget: exit %d: %s", r.code, r.stderr)
+	}
+	// A newer worker takes step 2 over once the paused holder's lease ran
+	// out; the older holder, resumed, cannot complete over it.
+	// The newer worker's run of the same step must not wait: go2 is there
+	// for it, and the paused holder is still stopped.
+	os.WriteFile(filepath.Join(nf.dir, "go2"), nil, 0o644)
+	var took result
+	testserver.WaitFor(t, 30*time.Second, "the newer worker's takeover of step 2", func() bool {
+		took = nf.run("run", "--ledger", nf.url, "--recover", "retry", "--task", "t2", "--tool", "effect", "--",
+			"sh", "-c", "touch started2; while [ ! -e go2 ]; do sleep 0.05; done")
+		return took.code != 75
+	})
+	if took.code != 0 {
+		t.Fatalf("newer worker on step 2: exit %d: %s", took.code, took.stderr)
+	}
+	holder.Process.Signal(syscall.SIGCONT)
+	err := holder.Wait()
+	if err == nil {
+		t.Fatalf("the older holder completed over the newer claim: exit 0: %s", herr.String())
+	}
+	r := nf.run("ledger", "show", "--ledger", nf.url, "--json", key2)
+	var rec map[string]any
+	if json.Unmarshal([]byte(r.stdout), &rec) != nil || rec["state"] != "succeeded" || fmt.Sprint(rec["attempt"]) != "2" {
+		t.Fatalf("step 2's record after the older holder resumed: %s %s", r.stdout, r.stderr)
+	}
+}
