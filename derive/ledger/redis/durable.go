@@ -127,6 +127,14 @@ func (cw *claimWait) close() {
 	}
 }
 
+// confirmed is confirm as a write's result: made (and durable), or not.
+func (cw *claimWait) confirmed(ctx context.Context, rec *ledger.Record, wrote bool) (bool, error) {
+	if err := cw.confirm(ctx, rec, wrote); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // confirm waits until the replicas wanted acknowledge the claim of rec
 // that this connection wrote (wrote false: an earlier try on another
 // connection may have written it, and no WAIT can tell), or withdraws it

@@ -519,9 +519,10 @@ func TestOlderBinaryLockedOut(t *testing.T) {
 		t.Fatalf("newer worker on step 2: exit %d: %s", took.code, took.stderr)
 	}
 	holder.Process.Signal(syscall.SIGCONT)
-	err := holder.Wait()
-	if err == nil {
-		t.Fatalf("the older holder completed over the newer claim: exit 0: %s", herr.String())
+	// Its command was running already; what matters is that its outcome
+	// is not recorded over the newer claim's.
+	if err := holder.Wait(); err == nil && !strings.Contains(herr.String(), "was not recorded") {
+		t.Fatalf("the older holder recorded its outcome: exit 0: %s", herr.String())
 	}
 	r := nf.run("ledger", "show", "--ledger", nf.url, "--json", key2)
 	var rec map[string]any

@@ -448,3 +448,94 @@ func TestClusterScenarios(t *testing.T) {
 		return s
 	}, cc)
 }
+
+// TestPersistenceWarning: Open warns, once, about settings that can lose
+// records, saying what is lost: no persistence at all (and a restart then
+// loses a succeeded record, as the warning says), snapshots only, an
+// append-only file not synced on every write, replicas=0 beside a
+// connected replica. appendfsync always, and a replica claims wait for,
+// get no warning.
+func TestPersistenceWarning(t *testing.T) {
+	ctx := context.Background()
+	warned := func(s string, args ...string) []string {
+		r := testserver.NewRedis(t, args...)
+		var got []string
+		open(t, r.URL()+s, Options{Warn: func(m string) { got = append(got, m) }})
+		return got
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--appendonly", "yes", "--appendfsync", "always"}, ""},
+		{[]string{"--appendonly", "yes", "--appendfsync", "everysec"}, "appendfsync is everysec: a crash of Redis's machine loses the records of the last writes"},
+		{[]string{"--appendonly", "yes", "--appendfsync", "no"}, "appendfsync is no:"},
+		{[]string{"--save", "60 1"}, `snapshots only (appendonly no, save "60 1"): a restart of Redis loses the records written since the last snapshot`},
+		{nil, "no persistence (appendonly no, no save): a restart of Redis loses every record, and a step that succeeded runs again"},
+	} {
+		got := warned("", tc.args...)
+		if tc.want == "" && len(got) != 0 || tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[0], "appendfsync always")) {
+			t.Errorf("%v: warned %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// What the warning says: a restart loses the record.
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL(), Options{})
+	if ok, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	r.Stop(syscall.SIGTERM)
+	r.Start(t)
+	if rec, _, err := s.Get(ctx, "k"); err != nil || rec != nil {
+		t.Fatalf("after a restart without persistence: %v %v, want the record lost", rec, err)
+	}
+	// A primary with a replica: replicas=0 is warned about, auto is not.
+	aof := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	p := testserver.NewRedis(t, aof...)
+	testserver.NewRedisReplica(t, p, aof...)
+	for q, want := range map[string]string{"": "", "?replicas=auto": "", "?replicas=1": "",
+		"?replicas=0": "replicas=0 and the server has 1 connected replica(s): a failover to one can lose claims"} {
+		var got []string
+		open(t, p.URL()+q, Options{Warn: func(m string) { got = append(got, m) }})
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || !strings.Contains(got[0], want)) {
+			t.Errorf("%q: warned %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestReplicasParams: replicas= and replica_timeout= are read, and a bad
+// value is refused naming it.
+func TestReplicasParams(t *testing.T) {
+	r := testserver.NewRedis(t)
+	for q, want := range map[string]string{
+		"?replicas=-1": "replicas=-1: a number", "?replicas=many": "replicas=many: a number",
+		"?replica_timeout=soon": "replica_timeout=soon", "?replica_timeout=10us": "replica_timeout=10us",
+		"?replicas=1&replicas=2": "wants one value", "?addr=nohost": "addr=nohost: not host:port",
+		"?addr=127.0.0.1:1": "not in cluster mode",
+	} {
+		if s, err := Open(context.Background(), r.URL()+q, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: %v, want %q", q, err, want)
+		}
+	}
+	s := open(t, r.URL()+"?replicas=2&replica_timeout=250ms", Options{})
+	if s.replicas != 2 || s.replicaTimeout != 250*time.Millisecond {
+		t.Fatalf("replicas %d, timeout %v", s.replicas, s.replicaTimeout)
+	}
+	// Two replicas wanted, none there: a claim is withdrawn, a completion
+	// is not waited for.
+	ctx := context.Background()
+	rec := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), Token: "t1", ExitCode: ledger.NoExit}
+	if ok, err := s.Insert(ctx, rec, time.Minute); ok || !errors.Is(err, ledger.ErrNotDurable) || !strings.Contains(err.Error(), "0 of 2 replica(s)") {
+		t.Fatalf("claim with no replica: %v %v", ok, err)
+	}
+	if got, _, _ := s.Get(ctx, "k"); got != nil {
+		t.Fatalf("a withdrawn fresh claim left %+v", got)
+	}
+	done := &ledger.Record{Key: "d", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}
+	if ok, err := s.Insert(ctx, done, 0); !ok || err != nil {
+		t.Fatalf("an outcome's write waited: %v %v", ok, err)
+	}
+}

@@ -390,11 +390,11 @@ func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record,
 		}
 		if insert && storeutil.SameInsert(stored, rec) {
 			rec.Attempt = stored.Attempt
-			return true, cl.confirm(ctx, rec, false)
+			return cl.confirmed(ctx, rec, false)
 		}
 		same := !insert && storeutil.Same(stored, rec)
 		if same {
-			return true, cl.confirm(ctx, rec, false)
+			return cl.confirmed(ctx, rec, false)
 		}
 		return false, nil
 	}
@@ -402,7 +402,7 @@ func (s *Store) write(ctx context.Context, sc *redis.Script, rec *ledger.Record,
 		rec.Attempt = n
 	}
 	if n > 0 {
-		return true, cl.confirm(ctx, rec, true)
+		return cl.confirmed(ctx, rec, true)
 	}
 	return false, nil
 }
@@ -450,7 +450,8 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 	}
 	if n, ok := res.(int64); ok && n > 0 {
 		rec.Attempt = n
-		return true, nil, false, cl.confirm(ctx, rec, true)
+		ok, err := cl.confirmed(ctx, rec, true)
+		return ok, nil, false, err
 	}
 	stored, expired, err := s.decodeGet(res)
 	if err != nil {
@@ -458,7 +459,8 @@ func (s *Store) InsertOrGet(ctx context.Context, rec *ledger.Record, lease time.
 	}
 	if maybe && storeutil.SameInsert(stored, rec) {
 		rec.Attempt = stored.Attempt
-		return true, nil, false, cl.confirm(ctx, rec, false) // an earlier try inserted it
+		ok, err := cl.confirmed(ctx, rec, false) // an earlier try inserted it
+		return ok, nil, false, err
 	}
 	return false, stored, expired, nil
 }
