@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -537,5 +538,62 @@ func TestReplicasParams(t *testing.T) {
 	done := &ledger.Record{Key: "d", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}
 	if ok, err := s.Insert(ctx, done, 0); !ok || err != nil {
 		t.Fatalf("an outcome's write waited: %v %v", ok, err)
+	}
+}
+
+// TestUpgradeFromSchema1: a ledger of the earlier layout (records at
+// PREFIX r:KEY, leases at l:KEY, marks at n:KEY, a sorted set PREFIX
+// index) is moved on Open: its records read back (a running one loses the
+// expiry an earlier ttl= gave it), a forgotten key's mark keeps its
+// attempt and expires; PREFIX index becomes the schema string, which an
+// earlier script's ZADD fails on. A newer schema is refused.
+func TestUpgradeFromSchema1(t *testing.T) {
+	r := testserver.NewRedis(t)
+	ctx := context.Background()
+	c := r.Client(t)
+	p := DefaultPrefix
+	now := time.Now()
+	for k, st := range map[string]string{"done": "succeeded", "run": "running"} {
+		rec := ledger.Record{Key: k, State: ledger.State(st), Attempt: 3, StartedAt: now, Fingerprint: "f"}
+		meta, _ := json.Marshal(rec)
+		if err := c.HSet(ctx, p+"r:"+k, "state", st, "attempt", "3", "rec", meta, "task", "t").Err(); err != nil {
+			t.Fatal(err)
+		}
+		c.Set(ctx, p+"n:"+k, "3", 0)
+		c.ZAdd(ctx, p+"index", redis.Z{Score: float64(now.UnixMilli()), Member: k})
+	}
+	c.PExpire(ctx, p+"r:run", time.Hour)
+	c.Set(ctx, p+"l:run", "3", time.Hour)
+	c.Set(ctx, p+"n:gone", "7", 0) // a forgotten key's mark
+	s := open(t, r.URL(), Options{})
+	if got, _ := c.Get(ctx, p+"index").Result(); got != schemaValue {
+		t.Fatalf("index after the upgrade: %q", got)
+	}
+	recs, err := s.List(ctx, ledger.Filter{})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("list after the upgrade: %d records, %v", len(recs), err)
+	}
+	if rec, expired, err := s.Get(ctx, "run"); err != nil || rec == nil || rec.State != ledger.Running || expired {
+		t.Fatalf("the running record: %+v %v %v", rec, expired, err)
+	}
+	if ms, _ := c.PTTL(ctx, s.RecordKey("run")).Result(); ms != -1 {
+		t.Fatalf("the running record's expiry: %v, want none", ms)
+	}
+	if ms, _ := c.PTTL(ctx, s.markKey("gone")).Result(); ms <= 0 {
+		t.Fatalf("the forgotten key's mark: expiry %v, want one", ms)
+	}
+	d, err := ledger.Claim(ctx, s, ledger.ClaimRequest{Record: ledger.Record{Key: "gone", Fingerprint: "f"}, Lease: time.Minute})
+	if err != nil || d.Action != ledger.ActRun || d.Record.Attempt != 8 {
+		t.Fatalf("claim of the forgotten key: %+v %v, want attempt 8", d, err)
+	}
+	if n, _ := c.Exists(ctx, p+"r:done", p+"r:run", p+"l:run", p+"n:gone").Result(); n != 0 {
+		t.Fatalf("%d keys of the earlier layout left", n)
+	}
+	if err := c.ZAdd(ctx, p+"index", redis.Z{Member: "x"}).Err(); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("an earlier script's ZADD on the index: %v, want WRONGTYPE", err)
+	}
+	c.Set(ctx, p+"index", "idemkey ledger schema 3", 0)
+	if _, err := Open(ctx, r.URL(), Options{}); err == nil || !strings.Contains(err.Error(), "schema 3, newer than this idemkey's (2): upgrade idemkey") {
+		t.Fatalf("a newer schema: %v", err)
 	}
 }
