@@ -188,6 +188,28 @@ func TestClusterFleet(t *testing.T) {
 		if eff := f.effects(); len(eff) != n || eff["0"] != 1 {
 			t.Fatalf("effects after the replays: %v", eff)
 		}
+		// show, forget and gc reach every shard.
+		var first string
+		for k := range f.ls() {
+			r := f.run("ledger", "show", "--ledger", f.url, "--json", k)
+			if r.code != 0 || !strings.Contains(r.stdout, `"succeeded"`) {
+				t.Fatalf("ledger show %s: exit %d: %s%s", k, r.code, r.stdout, r.stderr)
+			}
+			first = k
+			break
+		}
+		if r := f.run("ledger", "forget", "--ledger", f.url, first); r.code != 0 {
+			t.Fatalf("ledger forget: exit %d: %s", r.code, r.stderr)
+		}
+		if keys := f.ls(); len(keys) != n-1 {
+			t.Fatalf("after forget: %d records, want %d", len(keys), n-1)
+		}
+		if r := f.run("ledger", "gc", "--ledger", f.url, "--older-than", "1ms"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "removed "+strconv.Itoa(n-1)+" records") {
+			t.Fatalf("ledger gc: exit %d: %s%s", r.code, r.stdout, r.stderr)
+		}
+		if keys := f.ls(); len(keys) != 0 {
+			t.Fatalf("after gc: %d records", len(keys))
+		}
 	})
 	t.Run("RaceOneKey", func(t *testing.T) {
 		f := newFleet(t, c.URL())
