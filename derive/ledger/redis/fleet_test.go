@@ -323,14 +323,14 @@ func summarize[T any](xs []T, code func(T) int) map[int]int {
 func TestReplicaFrozen(t *testing.T) {
 	p := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	r := testserver.NewRedisReplica(t, p, "--appendonly", "yes", "--appendfsync", "always")
-	f := newFleet(t, p.URL()+"?replica_timeout=300ms")
+	f := newFleet(t, p.URL()+"?replica_timeout=2s")
 	if res := f.step(1); res.code != 0 || res.stderr != "" {
 		t.Fatalf("with the replica up: exit %d: %s", res.code, res.stderr)
 	}
 	r.Signal(syscall.SIGSTOP)
 	res := f.step(2)
 	r.Signal(syscall.SIGCONT)
-	if res.code != 75 || !strings.Contains(res.stderr, "could not be made durable") || !strings.Contains(res.stderr, "0 of 1 replica(s) acknowledged it") || !strings.Contains(res.stderr, "withdrawn") {
+	if res.code != 75 || !strings.Contains(res.stderr, "could not be made durable") || !strings.Contains(res.stderr, "0 of 1 replica(s) acknowledged it within 2s") || !strings.Contains(res.stderr, "withdrawn") {
 		t.Fatalf("with the replica frozen: exit %d: %s", res.code, res.stderr)
 	}
 	if eff := f.effects(); eff["2"] != 0 {
