@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -596,4 +598,84 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if _, err := Open(ctx, r.URL(), Options{}); err == nil || !strings.Contains(err.Error(), "schema 3, newer than this idemkey's (2): upgrade idemkey") {
 		t.Fatalf("a newer schema: %v", err)
 	}
+}
+
+// TestClusterResharding: claims and completions go on while slots move
+// between primaries (ASK, then MOVED, on the connection a claim's WAIT
+// holds too), from before the move starts until after it ends: each lands
+// once, and List finds every record where it is.
+func TestClusterResharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of six servers")
+	}
+	c := testserver.NewRedisCluster(t, 3, 1)
+	s := open(t, c.URL(), Options{})
+	ctx := context.Background()
+	ps := c.Primaries()
+	var moving sync.WaitGroup
+	moving.Add(6)
+	var started atomic.Bool
+	var moveErr error
+	movedDone := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	var mu sync.Mutex
+	claimed, during := 0, 0
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i += 6 {
+				select {
+				case <-movedDone:
+					return
+				default:
+				}
+				req := ledger.ClaimRequest{Record: ledger.Record{Key: fmt.Sprintf("k%d", i), Fingerprint: "f", Task: "t"}, Lease: time.Minute}
+				d, err := ledger.Claim(ctx, s, req)
+				if err != nil || d.Action != ledger.ActRun {
+					errs <- fmt.Errorf("claim %d: %v %v", i, d, err)
+					return
+				}
+				done := *d.Record
+				done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+				if _, err := ledger.Complete(ctx, s, &done); err != nil {
+					errs <- fmt.Errorf("complete %d: %v", i, err)
+					return
+				}
+				mu.Lock()
+				claimed++
+				if started.Load() {
+					during++
+				}
+				mu.Unlock()
+				if i == w+54 {
+					moving.Done() // the first ten each: then the move starts
+				}
+			}
+		}()
+	}
+	go func() {
+		moving.Wait()
+		started.Store(true)
+		moveErr = c.Reshard(ps[0], ps[1], 500)
+		close(movedDone)
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if moveErr != nil {
+		t.Fatal(moveErr)
+	}
+	c.WaitOK()
+	recs, err := s.List(ctx, ledger.Filter{State: ledger.Succeeded})
+	if err != nil || len(recs) != claimed {
+		t.Fatalf("list after the resharding: %d records, %v; want %d", len(recs), err, claimed)
+	}
+	if during == 0 {
+		t.Fatal("no step was claimed while the slots moved")
+	}
+	t.Logf("%d steps claimed and completed, %d of them while the slots moved", claimed, during)
 }

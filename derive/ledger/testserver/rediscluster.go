@@ -257,3 +257,31 @@ func (c *RedisCluster) KillAndPromote(primary *Redis, caughtUp bool) *Redis {
 	c.WaitOK()
 	return rep
 }
+
+// NodeID is the node's cluster id.
+func (r *Redis) NodeID(t testing.TB) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	id, err := r.Client(t).Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		t.Fatalf("CLUSTER MYID of %s: %v", r.Addr(), err)
+	}
+	return id
+}
+
+// Reshard moves n slots from one primary to another with redis-cli
+// --cluster reshard (MIGRATE, key by key: ASK and then MOVED for the
+// clients meanwhile), and returns when it is done.
+func (c *RedisCluster) Reshard(from, to *Redis, n int) error {
+	cli, err := redisCLI()
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(cli, "--cluster", "reshard", from.Addr(), "--cluster-from", from.NodeID(c.t),
+		"--cluster-to", to.NodeID(c.t), "--cluster-slots", itoa(n), "--cluster-yes").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("redis-cli --cluster reshard: %v\n%s", err, out)
+	}
+	return nil
+}
