@@ -47,6 +47,8 @@ redis_bin() {
 missing=()
 pg_bindir >/dev/null || missing+=(postgresql)
 redis_bin >/dev/null || missing+=(redis-server)
+# redis-cli (Debian's redis-tools) joins the tests' Redis Clusters.
+command -v redis-cli >/dev/null 2>&1 || [[ -x $(dirname "$(redis_bin 2>/dev/null || echo /nonexistent/x)")/redis-cli ]] || missing+=(redis-tools)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 
 if ((${#missing[@]})); then
@@ -79,7 +81,7 @@ if [[ $(id -u) -eq 0 ]] && ! id postgres >/dev/null 2>&1; then
 fi
 
 say "postgresql: $("$bindir/postgres" --version) ($bindir)"
-say "redis: $("$redis" --version | awk '{print $1, $2, $3}') ($redis)"
+say "redis: $("$redis" --version | awk '{print $1, $2, $3}') ($redis; redis-cli: $(command -v redis-cli || echo "$(dirname "$redis")/redis-cli"))"
 
 # The npm packages the MCP and owner tests use: real MCP clients and
 # servers, real idempotency middleware. Each directory under testdata/npm

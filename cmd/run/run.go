@@ -438,6 +438,11 @@ func (st *runStep) run(ctx context.Context) error {
 	held, err := ledger.Hold(ctx, st.store, st.holdRequest())
 	if err != nil {
 		var se *ledger.StoreError
+		if errors.As(err, &se) && errors.Is(err, ledger.ErrNotDurable) {
+			// Withdrawn, not started: a later try may find the replicas.
+			opts.report.record("busy", nil)
+			return &cli.CodeError{Code: cli.ExitBusy, Err: &ledgerflags.Unavailable{Spec: opts.Ledger, Err: se.Err}}
+		}
 		if errors.As(err, &se) {
 			return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: se.Err}
 		}

@@ -254,6 +254,11 @@ var (
 	// longer running: another worker found its lease expired and recorded
 	// it as unknown, or a person resolved it.
 	ErrAttemptEnded error = &leaseLost{"lease lost: the attempt was recorded as ended by another worker (its lease expired) or resolved by a person"}
+	// ErrNotDurable: a claim the store could not make durable (a Redis
+	// primary's replicas did not acknowledge it in time). The store
+	// withdrew it, and the step must not start; its caller reports the
+	// key as busy (exit 75 in run): a later try may succeed.
+	ErrNotDurable = errors.New("the claim could not be made durable")
 	// ErrNotFound: no record for the key.
 	ErrNotFound = errors.New("no record for this key")
 )

@@ -2,21 +2,23 @@ package redis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"os"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/internal/storetest"
 	"github.com/idemkey/idemkey/derive/ledger/ledgertest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
-
-func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
 
 func open(t *testing.T, url string, opts Options) *Store {
 	t.Helper()
@@ -42,11 +44,11 @@ var caps = ledgertest.Caps{
 	Vanish: func(t *testing.T, s ledger.Store, key string) {
 		st := s.(*Store)
 		ctx := context.Background()
-		if err := st.Client().PExpire(ctx, st.recKey(key), time.Millisecond).Err(); err != nil {
+		if err := st.Client().PExpire(ctx, st.RecordKey(key), time.Millisecond).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if n, err := st.Client().Exists(ctx, st.recKey(key)).Result(); err != nil || n == 0 {
+			if n, err := st.Client().Exists(ctx, st.RecordKey(key)).Result(); err != nil || n == 0 {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -111,7 +113,7 @@ func TestEvictionWarning(t *testing.T) {
 		{[]string{"--maxmemory-policy", "volatile-ttl"}, "maxmemory-policy is volatile-ttl"},
 		{[]string{"--rename-command", "CONFIG", ""}, "cannot read maxmemory-policy"},
 	} {
-		r := testserver.NewRedis(t, tc.args...)
+		r := testserver.NewRedis(t, append([]string{"--appendonly", "yes", "--appendfsync", "always"}, tc.args...)...)
 		var mu sync.Mutex
 		var warned []string
 		s := open(t, r.URL(), Options{Warn: func(m string) { mu.Lock(); warned = append(warned, m); mu.Unlock() }})
@@ -198,9 +200,6 @@ func TestRecordTTL(t *testing.T) {
 	if l, _ := s.List(ctx, ledger.Filter{}); len(l) != 0 {
 		t.Fatalf("list after ttl: %d", len(l))
 	}
-	if n, _ := s.Client().ZCard(ctx, s.indexKey()).Result(); n != 0 {
-		t.Fatalf("index keeps %d expired entries", n)
-	}
 }
 
 // TestTTLRefused: a ttl Redis cannot honour is refused, naming it, rather
@@ -243,8 +242,8 @@ func TestTTLRefused(t *testing.T) {
 // TestRecordTTLSparesLiveHolder: with ttl= shorter than the step, a
 // running record whose holder keeps renewing its lease outlives the ttl,
 // so a second worker's claim is busy and does not run the step again; once
-// the holder stops renewing, the record still outlives its lease (it turns
-// unknown, not missing) and then expires ttl later.
+// the holder stops renewing, the record turns unknown and never expires:
+// claims keep reading it as unknown, long after lease plus ttl.
 func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
@@ -268,15 +267,31 @@ func TestRecordTTLSparesLiveHolder(t *testing.T) {
 	if err != nil || d2.Action != ledger.ActBusy {
 		t.Fatalf("second claim of a renewed step after 800 ms (ttl 200 ms): %v %v, want busy", d2.Action, err)
 	}
-	// The holder stops: the lease runs out (unknown, not gone) …
-	time.Sleep(350 * time.Millisecond)
-	if rec, expired, err := s.Get(ctx, "k"); err != nil || rec == nil || !expired {
-		t.Fatalf("after the lease: record %v expired %v err %v, want an expired running record", rec, expired, err)
+	// The holder stops: no expiry on its record, whatever the ttl.
+	if ms, err := s.Client().PTTL(ctx, s.RecordKey("k")).Result(); err != nil || ms != -1 {
+		t.Fatalf("a running record's expiry: %v %v, want none", ms, err)
 	}
-	// … and the record goes ttl after the lease.
-	time.Sleep(300 * time.Millisecond)
-	if rec, _, _ := s.Get(ctx, "k"); rec != nil {
-		t.Fatal("record outlived its lease plus ttl")
+	// The lease runs out: the next claim records it as unknown …
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, expired, err := s.Get(ctx, "k"); err != nil || expired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease did not run out")
+		}
+	}
+	if d3, err := ledger.Claim(ctx, s, req); err != nil || d3.Action != ledger.ActUnknown {
+		t.Fatalf("claim after the lease: %v %v, want unknown", d3, err)
+	}
+	// … and it stays unknown past lease plus ttl, several times over.
+	for i := 0; i < 4; i++ {
+		time.Sleep(200 * time.Millisecond)
+		if ms, err := s.Client().PTTL(ctx, s.RecordKey("k")).Result(); err != nil || ms != -1 {
+			t.Fatalf("an unknown record's expiry: %v %v, want none", ms, err)
+		}
+		if d4, err := ledger.Claim(ctx, s, req); err != nil || d4.Action != ledger.ActUnknown {
+			t.Fatalf("claim %d ms after the unknown: %v %v, want unknown", 200*(i+1), d4, err)
+		}
 	}
 }
 
@@ -336,10 +351,10 @@ func TestTLSMismatch(t *testing.T) {
 }
 
 // TestRecordTTLFencesPausedHolder: with ttl= a paused holder's record
-// expires (ttl after its lease) and the next claim runs the step again,
-// as attempt 2 (the key's mark has no expiry); the holder, continued,
-// cannot renew or complete over it. The attempt used to start over at 1,
-// and the paused holder's completion overwrote the new attempt's record.
+// does not expire; forgotten behind its back, the next claim runs as
+// attempt 2 (the key's mark outlives its record) and the holder, continued,
+// cannot renew or complete over it. The mark expires its keep after the
+// record went.
 func TestRecordTTLFencesPausedHolder(t *testing.T) {
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
@@ -350,18 +365,19 @@ func TestRecordTTLFencesPausedHolder(t *testing.T) {
 		t.Fatal(d, err)
 	}
 	paused := d.Record
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if rec, _, err := s.Get(ctx, "k"); err == nil && rec == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the record did not expire")
-		}
+	if ok, err := s.Delete(ctx, "k", nil); !ok || err != nil {
+		t.Fatalf("forget: %v %v", ok, err)
+	}
+	if ms, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ms < markKeep-time.Hour || ms > markKeep {
+		t.Fatalf("the mark's expiry after its record went: %v %v, want about %v", ms, err, markKeep)
 	}
 	req.Record.Holder = "b"
 	d2, err := ledger.Claim(ctx, s, req)
 	if err != nil || d2.Action != ledger.ActRun || d2.Record.Attempt != 2 {
-		t.Fatalf("claim after the ttl: %+v %v, want attempt 2", d2, err)
+		t.Fatalf("claim after forget: %+v %v, want attempt 2", d2, err)
+	}
+	if ms, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ms != -1 {
+		t.Fatalf("the mark's expiry while its record runs: %v %v, want none", ms, err)
 	}
 	if err := ledger.Renew(ctx, s, paused, time.Minute); !errors.Is(err, ledger.ErrLeaseLost) {
 		t.Fatalf("renewal by the paused holder: %v", err)
@@ -374,8 +390,16 @@ func TestRecordTTLFencesPausedHolder(t *testing.T) {
 	if rec, _, _ := s.Get(ctx, "k"); rec == nil || rec.Holder != "b" || rec.State != ledger.Running || rec.Token != d2.Record.Token {
 		t.Fatalf("record: %+v, want b's running attempt", rec)
 	}
-	if ttl, err := s.Client().PTTL(ctx, s.markKey("k")).Result(); err != nil || ttl != -1 {
-		t.Fatalf("the mark's ttl: %v %v, want none", ttl, err)
+	// b succeeds: the record expires after the ttl, the mark its keep later.
+	ok := *d2.Record
+	ok.State, ok.ExitCode, ok.EndedAt = ledger.Succeeded, 0, time.Now()
+	if _, err := ledger.Complete(ctx, s, &ok); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := s.Client().PTTL(ctx, s.RecordKey("k")).Result()
+	mt, _ := s.Client().PTTL(ctx, s.markKey("k")).Result()
+	if rt <= 0 || rt > 200*time.Millisecond || mt < markKeep || mt > markKeep+200*time.Millisecond {
+		t.Fatalf("after success: record expires in %v (want ≤ 200ms), mark in %v (want ttl + %v)", rt, mt, markKeep)
 	}
 }
 
@@ -394,9 +418,264 @@ func TestReplyTimeouts(t *testing.T) {
 		{"?write_timeout=4s", 30 * time.Second, 4 * time.Second},
 	} {
 		s := open(t, r.URL()+tc.query, Options{})
-		o := s.Client().Options()
+		o := s.Client().(*redis.Client).Options()
 		if o.ReadTimeout != tc.read || o.WriteTimeout != tc.write {
 			t.Errorf("%q: read %v, write %v; want %v, %v", tc.query, o.ReadTimeout, o.WriteTimeout, tc.read, tc.write)
 		}
 	}
+}
+
+// TestClusterScenarios: the store scenario table on a Redis Cluster of
+// three primaries, each with a replica (every claim waits for it).
+func TestClusterScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of six servers")
+	}
+	c := testserver.NewRedisCluster(t, 3, 1)
+	cc := caps
+	cc.Cramped = nil // maxmemory on a cluster: the single server's case covers it
+	cc.Wipe = func(t *testing.T, s ledger.Store) {
+		err := s.(*Store).Client().(*redis.ClusterClient).ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
+			return n.FlushAll(ctx).Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cc.Concurrency = 32
+	ledgertest.Run(t, func(t *testing.T) ledger.Store {
+		s := open(t, c.URL(), Options{})
+		if !s.Cluster() {
+			t.Fatal("not opened as a cluster")
+		}
+		return s
+	}, cc)
+}
+
+// TestPersistenceWarning: Open warns, once, about settings that can lose
+// records, saying what is lost: no persistence at all (and a restart then
+// loses a succeeded record, as the warning says), snapshots only, an
+// append-only file not synced on every write, replicas=0 beside a
+// connected replica. appendfsync always, and a replica claims wait for,
+// get no warning.
+func TestPersistenceWarning(t *testing.T) {
+	ctx := context.Background()
+	warned := func(s string, args ...string) []string {
+		r := testserver.NewRedis(t, args...)
+		var got []string
+		open(t, r.URL()+s, Options{Warn: func(m string) { got = append(got, m) }})
+		return got
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--appendonly", "yes", "--appendfsync", "always"}, ""},
+		{[]string{"--appendonly", "yes", "--appendfsync", "everysec"}, "appendfsync is everysec: a crash of Redis's machine loses the records of the last writes"},
+		{[]string{"--appendonly", "yes", "--appendfsync", "no"}, "appendfsync is no:"},
+		{[]string{"--save", "60 1"}, `snapshots only (appendonly no, save "60 1"): a restart of Redis loses the records written since the last snapshot`},
+		{nil, "no persistence (appendonly no, no save): a restart of Redis loses every record, and a step that succeeded runs again"},
+	} {
+		got := warned("", tc.args...)
+		if tc.want == "" && len(got) != 0 || tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[0], "appendfsync always")) {
+			t.Errorf("%v: warned %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// What the warning says: a restart loses the record.
+	r := testserver.NewRedis(t)
+	s := open(t, r.URL(), Options{})
+	if ok, err := s.Insert(ctx, &ledger.Record{Key: "k", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}, 0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	r.Stop(syscall.SIGTERM)
+	r.Start(t)
+	if rec, _, err := s.Get(ctx, "k"); err != nil || rec != nil {
+		t.Fatalf("after a restart without persistence: %v %v, want the record lost", rec, err)
+	}
+	// A primary with a replica: replicas=0 is warned about, auto is not.
+	aof := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	p := testserver.NewRedis(t, aof...)
+	testserver.NewRedisReplica(t, p, aof...)
+	for q, want := range map[string]string{"": "", "?replicas=auto": "", "?replicas=1": "",
+		"?replicas=0": "replicas=0 and the server has 1 connected replica(s): a failover to one can lose claims"} {
+		var got []string
+		open(t, p.URL()+q, Options{Warn: func(m string) { got = append(got, m) }})
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || !strings.Contains(got[0], want)) {
+			t.Errorf("%q: warned %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestReplicasParams: replicas= and replica_timeout= are read, and a bad
+// value is refused naming it.
+func TestReplicasParams(t *testing.T) {
+	r := testserver.NewRedis(t)
+	for q, want := range map[string]string{
+		"?replicas=-1": "replicas=-1: a number", "?replicas=many": "replicas=many: a number",
+		"?replica_timeout=soon": "replica_timeout=soon", "?replica_timeout=10us": "replica_timeout=10us",
+		"?replicas=1&replicas=2": "wants one value", "?addr=nohost": "addr=nohost: not host:port",
+		"?addr=127.0.0.1:1": "not in cluster mode",
+	} {
+		if s, err := Open(context.Background(), r.URL()+q, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: %v, want %q", q, err, want)
+		}
+	}
+	s := open(t, r.URL()+"?replicas=2&replica_timeout=250ms", Options{})
+	if s.replicas != 2 || s.replicaTimeout != 250*time.Millisecond {
+		t.Fatalf("replicas %d, timeout %v", s.replicas, s.replicaTimeout)
+	}
+	// Two replicas wanted, none there: a claim is withdrawn, a completion
+	// is not waited for.
+	ctx := context.Background()
+	rec := &ledger.Record{Key: "k", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), Token: "t1", ExitCode: ledger.NoExit}
+	if ok, err := s.Insert(ctx, rec, time.Minute); ok || !errors.Is(err, ledger.ErrNotDurable) || !strings.Contains(err.Error(), "0 of 2 replica(s)") {
+		t.Fatalf("claim with no replica: %v %v", ok, err)
+	}
+	if got, _, _ := s.Get(ctx, "k"); got != nil {
+		t.Fatalf("a withdrawn fresh claim left %+v", got)
+	}
+	done := &ledger.Record{Key: "d", State: ledger.Succeeded, Attempt: 1, StartedAt: time.Now()}
+	if ok, err := s.Insert(ctx, done, 0); !ok || err != nil {
+		t.Fatalf("an outcome's write waited: %v %v", ok, err)
+	}
+}
+
+// TestUpgradeFromSchema1: a ledger of the earlier layout (records at
+// PREFIX r:KEY, leases at l:KEY, marks at n:KEY, a sorted set PREFIX
+// index) is moved on Open: its records read back (a running one loses the
+// expiry an earlier ttl= gave it), a forgotten key's mark keeps its
+// attempt and expires; PREFIX index becomes the schema string, which an
+// earlier script's ZADD fails on. A newer schema is refused.
+func TestUpgradeFromSchema1(t *testing.T) {
+	r := testserver.NewRedis(t)
+	ctx := context.Background()
+	c := r.Client(t)
+	p := DefaultPrefix
+	now := time.Now()
+	for k, st := range map[string]string{"done": "succeeded", "run": "running"} {
+		rec := ledger.Record{Key: k, State: ledger.State(st), Attempt: 3, StartedAt: now, Fingerprint: "f"}
+		meta, _ := json.Marshal(rec)
+		if err := c.HSet(ctx, p+"r:"+k, "state", st, "attempt", "3", "rec", meta, "task", "t").Err(); err != nil {
+			t.Fatal(err)
+		}
+		c.Set(ctx, p+"n:"+k, "3", 0)
+		c.ZAdd(ctx, p+"index", redis.Z{Score: float64(now.UnixMilli()), Member: k})
+	}
+	c.PExpire(ctx, p+"r:run", time.Hour)
+	c.Set(ctx, p+"l:run", "3", time.Hour)
+	c.Set(ctx, p+"n:gone", "7", 0) // a forgotten key's mark
+	s := open(t, r.URL(), Options{})
+	if got, _ := c.Get(ctx, p+"index").Result(); got != schemaValue {
+		t.Fatalf("index after the upgrade: %q", got)
+	}
+	recs, err := s.List(ctx, ledger.Filter{})
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("list after the upgrade: %d records, %v", len(recs), err)
+	}
+	if rec, expired, err := s.Get(ctx, "run"); err != nil || rec == nil || rec.State != ledger.Running || expired {
+		t.Fatalf("the running record: %+v %v %v", rec, expired, err)
+	}
+	if ms, _ := c.PTTL(ctx, s.RecordKey("run")).Result(); ms != -1 {
+		t.Fatalf("the running record's expiry: %v, want none", ms)
+	}
+	if ms, _ := c.PTTL(ctx, s.markKey("gone")).Result(); ms <= 0 {
+		t.Fatalf("the forgotten key's mark: expiry %v, want one", ms)
+	}
+	d, err := ledger.Claim(ctx, s, ledger.ClaimRequest{Record: ledger.Record{Key: "gone", Fingerprint: "f"}, Lease: time.Minute})
+	if err != nil || d.Action != ledger.ActRun || d.Record.Attempt != 8 {
+		t.Fatalf("claim of the forgotten key: %+v %v, want attempt 8", d, err)
+	}
+	if n, _ := c.Exists(ctx, p+"r:done", p+"r:run", p+"l:run", p+"n:gone").Result(); n != 0 {
+		t.Fatalf("%d keys of the earlier layout left", n)
+	}
+	if err := c.ZAdd(ctx, p+"index", redis.Z{Member: "x"}).Err(); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("an earlier script's ZADD on the index: %v, want WRONGTYPE", err)
+	}
+	c.Set(ctx, p+"index", "idemkey ledger schema 3", 0)
+	if _, err := Open(ctx, r.URL(), Options{}); err == nil || !strings.Contains(err.Error(), "schema 3, newer than this idemkey's (2): upgrade idemkey") {
+		t.Fatalf("a newer schema: %v", err)
+	}
+}
+
+// TestClusterResharding: claims and completions go on while slots move
+// between primaries (ASK, then MOVED, on the connection a claim's WAIT
+// holds too), from before the move starts until after it ends: each lands
+// once, and List finds every record where it is.
+func TestClusterResharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster of six servers")
+	}
+	c := testserver.NewRedisCluster(t, 3, 1)
+	s := open(t, c.URL(), Options{})
+	ctx := context.Background()
+	ps := c.Primaries()
+	var moving sync.WaitGroup
+	moving.Add(6)
+	var started atomic.Bool
+	var moveErr error
+	movedDone := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	var mu sync.Mutex
+	claimed, during := 0, 0
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i += 6 {
+				select {
+				case <-movedDone:
+					return
+				default:
+				}
+				req := ledger.ClaimRequest{Record: ledger.Record{Key: fmt.Sprintf("k%d", i), Fingerprint: "f", Task: "t"}, Lease: time.Minute}
+				d, err := ledger.Claim(ctx, s, req)
+				if err != nil || d.Action != ledger.ActRun {
+					errs <- fmt.Errorf("claim %d: %v %v", i, d, err)
+					return
+				}
+				done := *d.Record
+				done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+				if _, err := ledger.Complete(ctx, s, &done); err != nil {
+					errs <- fmt.Errorf("complete %d: %v", i, err)
+					return
+				}
+				mu.Lock()
+				claimed++
+				if started.Load() {
+					during++
+				}
+				mu.Unlock()
+				if i == w+54 {
+					moving.Done() // the first ten each: then the move starts
+				}
+			}
+		}()
+	}
+	go func() {
+		moving.Wait()
+		started.Store(true)
+		moveErr = c.Reshard(ps[0], ps[1], 500)
+		close(movedDone)
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if moveErr != nil {
+		t.Fatal(moveErr)
+	}
+	c.WaitOK()
+	recs, err := s.List(ctx, ledger.Filter{State: ledger.Succeeded})
+	if err != nil || len(recs) != claimed {
+		t.Fatalf("list after the resharding: %d records, %v; want %d", len(recs), err, claimed)
+	}
+	if during == 0 {
+		t.Fatal("no step was claimed while the slots moved")
+	}
+	t.Logf("%d steps claimed and completed, %d of them while the slots moved", claimed, during)
 }

@@ -23,6 +23,8 @@ func shownParams(name string) bool {
 	// the stores' own
 	case "table", "prefix", "ttl":
 		return true
+	case "replicas", "replica_timeout":
+		return true
 	// libpq and pgx
 	case "host", "hostaddr", "port", "dbname", "user":
 		return true
