@@ -114,9 +114,9 @@ fi
 for mod in testdata/*/go.mod; do
 	[[ -e $mod ]] || continue
 	dir=$(dirname "$mod")
-	if ! (cd "$dir" && go mod download >/tmp/idemkey-services-gomod.log 2>&1); then
-		tail -20 /tmp/idemkey-services-gomod.log >&2
-		say "go mod download in $dir failed (log: /tmp/idemkey-services-gomod.log)"
+	if ! (cd "$dir" && go mod download >"$logdir/gomod.log" 2>&1); then
+		tail -20 "$logdir/gomod.log" >&2
+		say "go mod download in $dir failed (log: $logdir/gomod.log)"
 		exit 1
 	fi
 	say "go: $dir modules downloaded"
