@@ -99,7 +99,8 @@ type HoldEvents struct {
 	Reconciling func(rec *Record)
 	// RenewFailed: a renewal failed and the lease is not lost yet.
 	RenewFailed func(err error)
-	// Lost: the hold is lost (once); err says why.
+	// Lost: the hold is lost (once); err says why. It is called before
+	// Holding.Lost() is closed, so it has returned when a waiter wakes.
 	Lost func(err error)
 }
 
@@ -460,12 +461,14 @@ func (h *Holding) renew() {
 			return // ended meanwhile: the failure is the end's, not a loss
 		default:
 		}
-		h.lostErr = err
-		close(h.lost)
-		h.cancel(err)
+		// The event first: whoever waits on Lost() finds it said (post's
+		// "no retry will be sent", a caller's record of why).
 		if h.events.Lost != nil {
 			h.events.Lost(err)
 		}
+		h.lostErr = err
+		close(h.lost)
+		h.cancel(err)
 		return
 	}
 }
