@@ -28,6 +28,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // DurationSetting parses a duration setting: a Go duration, or seconds.
@@ -42,8 +43,14 @@ func DurationSetting(s string) (time.Duration, error) {
 // tools.NAME.recover in the config file, else recover from the
 // environment (IDEMKEY_RECOVER) or the config, else fail.
 func RecoverPolicy(f *cli.Factory, cmd *cobra.Command, tool string) (ledger.Policy, error) {
+	return RecoverPolicyOf(f, cmd.Flags(), tool)
+}
+
+// RecoverPolicyOf is RecoverPolicy for the flags fl (post reads it once
+// the call's tool is known).
+func RecoverPolicyOf(f *cli.Factory, fl *pflag.FlagSet, tool string) (ledger.Policy, error) {
 	v := f.Config
-	if !cli.Changed(cmd.Flags(), "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
+	if !cli.Changed(fl, "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
 		t, err := v.ForTool(tool)
 		if err != nil {
 			return "", err
