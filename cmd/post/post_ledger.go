@@ -392,6 +392,7 @@ func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	if r == nil || o.Silent && !o.ShowError {
 		return
 	}
+	fmt.Fprint(o.f.IO.Err, ledgerflags.DuplicatedWarning(key, r))
 	note := ""
 	if r.Note != "" {
 		note = ": " + cli.DiagLine(r.Note)
@@ -399,7 +400,11 @@ func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	w := o.f.IO.Err
 	switch {
 	case r.Verdict == ledger.Happened:
-		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request took effect%s; recorded as succeeded, not sent again\n", key, note)
+		said := "the owner says the request took effect"
+		if r.Duplicated {
+			said += " more than once (duplicated)"
+		}
+		fmt.Fprintf(w, "idemkey: reconciled %s: %s%s; recorded as succeeded, not sent again\n", key, said, note)
 	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
 		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request did not take effect%s; sending it as attempt %d\n", key, note, held.Hold.Attempt())
 	case held.Action == ledger.ActRun:

@@ -15,8 +15,8 @@ func postArgs(o *owner, extra ...string) []string {
 // TestPostEmptyReplyIsUnknown: a request the owner read whole and then
 // closed on without a reply (curl's 52) may have taken effect: recorded
 // unknown, never failed. With --recover fail the next post sends nothing
-// and exits 76; --reconcile settles it (exit 0: happened, replayed
-// without sending); the default, retry, sends it again with the same key.
+// and exits 76; --reconcile settles it (exit 3: happened more than
+// once, replayed without sending, with a warning).
 func TestPostEmptyReplyIsUnknown(t *testing.T) {
 	r := testrig.New(t)
 	o := newOwner(t, "close")
@@ -36,9 +36,14 @@ func TestPostEmptyReplyIsUnknown(t *testing.T) {
 	if p.Code != 76 || o.count() != 1 || !strings.Contains(p.Stderr.String(), "outcome unknown, no request sent: "+key) {
 		t.Fatalf("--recover fail: exit %d, %d effects:\n%s", p.Code, o.count(), p.Stderr.String())
 	}
-	p = r.Run(postArgs(o, "--recover", "fail", "--reconcile", `echo '{"id":"ch_1"}'; exit 0`)...)
+	// The owner's reconciler finds two charges (exit 3): settled as
+	// succeeded, not sent again, and said.
+	p = r.Run(postArgs(o, "--recover", "fail", "--reconcile", `echo '{"id":"ch_1"}'; exit 3`)...)
 	if p.Code != 0 || o.count() != 1 || p.Stdout.String() != "{\"id\":\"ch_1\"}\n" {
 		t.Fatalf("--reconcile: exit %d, %d effects, stdout %q:\n%s", p.Code, o.count(), p.Stdout.String(), p.Stderr.String())
+	}
+	if !strings.Contains(p.Stderr.String(), "idemkey: warning: "+key+": the owner says the effect happened more than once (duplicated)") {
+		t.Fatalf("not warned:\n%s", p.Stderr.String())
 	}
 	if m := r.Show(key); m["state"] != "succeeded" {
 		t.Fatalf("reconciled record %v", m)

@@ -108,8 +108,9 @@ COMMAND (a shell command line) runs under the key's claim with
 IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in its
 environment and the canonical arguments on its standard input. Exit 0: the
 effect happened (recorded succeeded, its standard output replayed as the
-step's); 1: it did not (the step runs as the next attempt); anything else,
-or --reconcile-timeout: still unknown, and --recover decides.
+step's); 1: it did not (the step runs as the next attempt); 3: it happened
+more than once (recorded succeeded and replayed, with a warning); anything
+else, or --reconcile-timeout: still unknown, and --recover decides.
 
 Exit codes: the command's own (run or replayed); 75 in progress elsewhere;
 76 outcome unknown; 125 idemkey failed (usage, ledger, fingerprint mismatch;
@@ -483,17 +484,18 @@ func closeFile(f *os.File) {
 // unknown's report).
 func (st *runStep) sayReconciled(held *ledger.Held) {
 	r := held.Reconciled
+	w := st.opts.f.IO.Err
+	fmt.Fprint(w, ledgerflags.DuplicatedWarning(st.key, r))
 	if r == nil || st.opts.Quiet && r.Verdict == ledger.Happened {
 		return
 	}
-	w := st.opts.f.IO.Err
 	note := ""
 	if r.Note != "" {
 		note = ": " + cli.DiagLine(r.Note)
 	}
 	switch {
 	case r.Verdict == ledger.Happened:
-		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect happened%s; recorded as succeeded, its answer replayed\n", st.key, note)
+		fmt.Fprintf(w, "idemkey: reconciled %s: %s%s; recorded as succeeded, its answer replayed\n", st.key, r.Said(), note)
 	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
 		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect did not happen%s; running it as attempt %d\n", st.key, note, held.Hold.Attempt())
 	case held.Action == ledger.ActRun:

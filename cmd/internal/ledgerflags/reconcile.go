@@ -42,6 +42,19 @@ var ReconcileTestHooks struct {
 	CrashAfterAnswer bool
 }
 
+// ExitDuplicated is a reconcile command's answer that the effect happened
+// more than once.
+const ExitDuplicated = 3
+
+// DuplicatedWarning is the warning a face gives for a reconcile that
+// found the effect made more than once (empty for any other answer).
+func DuplicatedWarning(key string, r *ledger.Reconciliation) string {
+	if r == nil || r.Verdict != ledger.Happened || !r.Duplicated {
+		return ""
+	}
+	return fmt.Sprintf("idemkey: warning: %s: the owner says the effect happened more than once (duplicated): recorded as succeeded, and not run again; undo the extra effect with the owner\n", key)
+}
+
 // defaultReconcileTimeout is --reconcile-timeout's default.
 const defaultReconcileTimeout = 30 * time.Second
 
@@ -71,8 +84,10 @@ func (rc *Reconcile) Reconciler() ledger.Reconciler {
 }
 
 // Run runs the command for rec and reads its answer: exit 0 happened
-// (its standard output is the step's), 1 not happened, anything else
-// (another exit, a timeout, a signal, a start that failed) undecided.
+// (its standard output is the step's), 1 not happened, 3 happened more
+// than once (settled as happened, Duplicated), anything else (another
+// exit, a timeout, a signal, a start that failed) undecided. Every
+// command that reconciles (run, post, mcp, ledger reconcile) runs it.
 func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 	undecided := func(why string) ledger.Reconciliation {
 		return ledger.Reconciliation{Verdict: ledger.Undecided, Note: why}
@@ -127,6 +142,8 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 		return ledger.Reconciliation{Verdict: ledger.Happened, Output: out.Output(), Note: note}
 	case code == 1:
 		return ledger.Reconciliation{Verdict: ledger.NotHappened, Note: note}
+	case code == ExitDuplicated && outputEnded(werr):
+		return ledger.Reconciliation{Verdict: ledger.Happened, Duplicated: true, Output: out.Output(), Note: note}
 	case code == 0:
 		// Exited 0 and left a child writing to its output: not an answer.
 		return undecided("the reconcile command's output did not end: " + werr.Error())
@@ -154,6 +171,13 @@ func (rc *Reconcile) wait(c *exec.Cmd, waited chan error) (os.Signal, error) {
 			return s, err
 		}
 	}
+}
+
+// outputEnded reports whether a command's wait error is only its exit
+// status: its output ended with it (no child left writing to it).
+func outputEnded(werr error) bool {
+	var ee *exec.ExitError
+	return werr == nil || errors.As(werr, &ee)
 }
 
 func withNote(s, note string) string {
@@ -240,7 +264,7 @@ func toolValue(fl *pflag.FlagSet, v *settings.Settings, name, tool string) (*set
 
 // AddReconcileFlags adds --reconcile and --reconcile-timeout.
 func AddReconcileFlags(fl *pflag.FlagSet, what string) {
-	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, other: unknown (per tool: tools.NAME.reconcile)")
+	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, 3 it happened more than once, other: unknown (per tool: tools.NAME.reconcile)")
 	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (the outcome stays unknown)")
 }
 
