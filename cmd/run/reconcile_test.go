@@ -60,3 +60,26 @@ func TestReconcileDuplicated(t *testing.T) {
 		t.Fatalf("ledger reconcile: exit %d %s\n%s", p.Code, p.Stdout.String(), p.Stderr.String())
 	}
 }
+
+// TestReconcileLeftoverDoesNotHoldTheKey: a reconcile command that leaves
+// a process behind in a session of its own (setsid) and cannot tell
+// (exit 2): what it left is killed with it, so the key is not kept in
+// progress: the next run finds the outcome unknown (76), not busy (75).
+func TestReconcileLeftoverDoesNotHoldTheKey(t *testing.T) {
+	r := testrig.New(t)
+	step := []string{"run", "--task", "t", "--tool", "pay", "--", "sh", "-c", `kill -9 $$`}
+	if p := r.Run(step...); p.Code != 137 {
+		t.Fatalf("the step: exit %d:\n%s", p.Code, p.Stderr.String())
+	}
+	rc := `setsid sh -c 'echo $$ > bg.pid; exec sleep 30' >/dev/null 2>&1 < /dev/null & while [ ! -s bg.pid ]; do sleep 0.01; done; exit 2`
+	p := r.Run(append([]string{"run", "--reconcile", rc}, step[1:]...)...)
+	if p.Code != 76 || !strings.Contains(p.Stderr.String(), "the reconcile command exited 2") {
+		t.Fatalf("exit %d:\n%s", p.Code, p.Stderr.String())
+	}
+	if bg := r.PidIn("bg.pid"); bg == 0 || alive(bg) {
+		t.Fatalf("the reconcile's leftover (pid %d) outlived it", bg)
+	}
+	if p := r.Run(step...); p.Code != 76 {
+		t.Fatalf("the next run: exit %d, want 76:\n%s", p.Code, p.Stderr.String())
+	}
+}

@@ -706,7 +706,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 
 	exited := make(chan struct{})
 	lost := st.watch(ctx, h, step, sigs, exited)
-	ws, ps, said := step.Wait()
+	ws, ps, said, _ := step.Wait()
 	close(exited)
 	drainOutput(&copies, outR, errR)
 

@@ -163,9 +163,10 @@ func (s *Step) Kill() { s.order("kill") }
 
 // Wait waits for the holder, and returns the command's wait status; ok is
 // false when the holder ended without saying it (it was killed): then ps
-// is the holder's.
-func (s *Step) Wait() (ws syscall.WaitStatus, ps *os.ProcessState, ok bool) {
-	_ = s.Cmd.Wait() // its status is the holder's: the command's is reported
+// is the holder's. err is the holder's wait's (exec.Cmd.Wait: its status,
+// or its output not ending).
+func (s *Step) Wait() (ws syscall.WaitStatus, ps *os.ProcessState, ok bool, err error) {
+	err = s.Cmd.Wait() // its status is the holder's: the command's is reported
 	s.mu.Lock()
 	s.ended = true
 	s.control.Close()
@@ -175,13 +176,13 @@ func (s *Step) Wait() (ws syscall.WaitStatus, ps *os.ProcessState, ok bool) {
 		line, rerr := s.rd.ReadString('\n')
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "status "); ok {
 			n, _ := strconv.Atoi(v)
-			return syscall.WaitStatus(n), s.Cmd.ProcessState, true
+			return syscall.WaitStatus(n), s.Cmd.ProcessState, true, err
 		}
 		if rerr != nil {
 			break
 		}
 	}
-	return 0, s.Cmd.ProcessState, false
+	return 0, s.Cmd.ProcessState, false, err
 }
 
 // stepHolderMain is the holder (see stepHolderArg).

@@ -50,8 +50,8 @@ func (s *Step) Stop(sig syscall.Signal) {
 
 func (s *Step) Kill() { _ = s.Cmd.Process.Kill() }
 
-func (s *Step) Wait() (ws syscall.WaitStatus, ps *os.ProcessState, ok bool) {
-	_ = s.Cmd.Wait()
+func (s *Step) Wait() (ws syscall.WaitStatus, ps *os.ProcessState, ok bool, err error) {
+	err = s.Cmd.Wait()
 	ws, ok = s.Cmd.ProcessState.Sys().(syscall.WaitStatus)
-	return ws, s.Cmd.ProcessState, ok
+	return ws, s.Cmd.ProcessState, ok, err
 }

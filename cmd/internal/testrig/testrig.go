@@ -167,7 +167,8 @@ func Alive(pid int) bool {
 		return false
 	}
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil
+		p, err := os.FindProcess(pid)
+		return err == nil && p.Signal(syscall.Signal(0)) == nil
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
