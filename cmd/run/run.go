@@ -527,7 +527,12 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		name string
 		out  ledger.Output
 	}{{"stdout", rec.Stdout}, {"stderr", rec.Stderr}} {
-		if o.out.Truncated {
+		switch {
+		case !o.out.Truncated || o.out.Length == 0:
+		case len(o.out.Data) == 0:
+			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was not kept (%d bytes, sha256 %s): nothing of it replayed\n",
+				o.name, o.out.Length, o.out.SHA256)
+		default:
 			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was truncated: replayed %d of its %d bytes (sha256 %s)\n",
 				o.name, len(o.out.Data), o.out.Length, o.out.SHA256)
 		}
@@ -545,8 +550,13 @@ func (st *runStep) busy(rec *ledger.Record) error {
 		waited = fmt.Sprintf("; waited %s for it", st.opts.Wait)
 	}
 	if rec != nil && rec.State == ledger.Running {
+		by := ledger.HolderName(rec.Holder)
+		if ledgerflags.HolderGone(rec.Holder) {
+			// The lock is held by what the holder left: its step.
+			by += ", which has died; its step still runs (it holds the key's lock)"
+		}
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
-			st.key, rec.Attempt, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder), waited)
+			st.key, rec.Attempt, cli.Stamp(rec.StartedAt), by, waited)
 	} else {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
@@ -897,6 +907,9 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		st.warnNotRecorded(attempt, c)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", o.State, o.ExitCode, attempt, st.key)
+		if o.State == ledger.Unknown {
+			st.sayRecordedUnknown(attempt, o)
+		}
 		if ledgerflags.TestHooks.CrashAfterComplete {
 			_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
@@ -930,6 +943,19 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		return &cli.ExitError{Code: o.ExitCode}
 	}
 	return nil
+}
+
+// sayRecordedUnknown says that this run recorded its attempt as unknown
+// (the command was killed by a signal: Ctrl-C, a SIGTERM passed on), and
+// how to settle it, as for any unknown outcome.
+func (st *runStep) sayRecordedUnknown(attempt int64, o ledger.Outcome) {
+	w := st.opts.f.IO.Err
+	why := o.Reason
+	if sig := syscall.Signal(st.stopped.Load()); sig != 0 {
+		why = fmt.Sprintf("idemkey got signal %d (%s) and stopped the command: %s", int(sig), sig, o.Reason)
+	}
+	fmt.Fprintf(w, "idemkey: outcome unknown: attempt %d of %s recorded as unknown (%s)\n", attempt, st.key, why)
+	fmt.Fprintf(w, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded or --as failed\n", st.key)
 }
 
 // stepSignals are the signals a step takes in and forwards to its command.

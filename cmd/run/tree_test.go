@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,25 +17,40 @@ import (
 // unknown), the child is gone and never makes its effect, so nothing
 // holds the key and resolve settles it.
 func TestStopSignalStopsTheStepsTree(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { stopSignalStopsTheTree(t, sig) })
+	}
+}
+
+func stopSignalStopsTheTree(t *testing.T, sig syscall.Signal) {
 	r := testrig.New(t)
 	step := `( sh -c 'echo $$ > bg.pid; while [ ! -e go ]; do sleep 0.02; done; echo EFFECT >> effects' ) & wait`
 	p := r.Start("run", "--task", "t", "--tool", "tree", "--", "sh", "-c", step)
 	waitFor(t, "the background child", func() bool { return alive(r.PidIn("bg.pid")) })
 	bg := r.PidIn("bg.pid")
-	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	p.Wait(t)
-	if p.Code != 143 {
-		t.Fatalf("exit %d, want 143:\n%s", p.Code, p.Stderr.String())
+	if p.Code != 128+int(sig) {
+		t.Fatalf("exit %d, want %d:\n%s", p.Code, 128+int(sig), p.Stderr.String())
 	}
 	if alive(bg) {
 		t.Fatalf("the step's background child (pid %d) outlived idemkey", bg)
 	}
 	r.Touch("go")
 	key := r.OnlyKey()
-	if rec := r.Show(key); rec["state"] != "unknown" || !strings.Contains(rec["reason"].(string), "signal 15") {
+	if rec := r.Show(key); rec["state"] != "unknown" || !strings.Contains(rec["reason"].(string), fmt.Sprintf("signal %d", int(sig))) {
 		t.Fatalf("record %v", rec)
+	}
+	// Said, with how to settle it.
+	for _, want := range []string{
+		fmt.Sprintf("idemkey: outcome unknown: attempt 1 of %s recorded as unknown (idemkey got signal %d (%s) and stopped the command: killed by signal", key, int(sig), sig),
+		"hint: check whether the effect happened, then settle it: idemkey ledger resolve " + key + " --as succeeded or --as failed\n",
+	} {
+		if !strings.Contains(p.Stderr.String(), want) {
+			t.Fatalf("not said: %q\n%s", want, p.Stderr.String())
+		}
 	}
 	if q := r.Run("ledger", "resolve", key, "--as", "failed"); q.Code != 0 {
 		t.Fatalf("resolve: exit %d: %s", q.Code, q.Stderr.String())
@@ -66,7 +82,7 @@ func TestStepThatShedsItsLockAndEnvironment(t *testing.T) {
 	retry := append([]string{"run", "--task", "t", "--tool", "shed", "--recover", "retry", "--"}, step...)
 	for _, a := range [][]string{args, retry} {
 		q := r.Run(a...)
-		if q.Code != 75 || !strings.Contains(q.Stderr.String(), "in progress") {
+		if q.Code != 75 || !strings.Contains(q.Stderr.String(), ", which has died; its step still runs (it holds the key's lock)") {
 			t.Fatalf("%v: exit %d, want 75 (in progress):\n%s", a[4:6], q.Code, q.Stderr.String())
 		}
 	}

@@ -81,14 +81,10 @@ func (r *Attempt) Definitive() bool {
 // not before any of it could be sent (a name not resolved, a connection
 // refused, a TLS handshake or certificate refused, a malformed URL).
 func (r *Attempt) MayHaveReached() bool {
-	if r.Err == nil || r.Definitive() {
+	switch {
+	case r.Err == nil || r.Definitive() || r.Err.BeforeSending():
 		return false
-	}
-	switch r.Err.Code {
-	case CurlURLMalformat, CurlResolveProxy, CurlResolve, CurlConnect, CurlSSLConnect, CurlPeerVerify,
-		CurlSSLCertProblem, CurlCACert, CurlTooManyRedirects:
-		return false
-	case CurlTimeout:
+	case r.Err.Code == CurlTimeout:
 		// A timeout while connecting sent nothing.
 		return len(r.Hops) > 0 && r.Hops[len(r.Hops)-1].Remote != nil
 	}

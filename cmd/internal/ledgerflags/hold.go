@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -299,6 +300,22 @@ func DescribeDifference(recorded, now []byte) string {
 		msg += fmt.Sprintf(", and %d more %s", more, cli.Plural(more, "difference", "differences"))
 	}
 	return msg
+}
+
+// HolderGone reports whether a recorded holder ("HOST pid N …") is a
+// process of this host that no longer runs (a pid reused since reads as
+// running: the error is on the side of naming it).
+func HolderGone(holder string) bool {
+	f := strings.Fields(holder)
+	if len(f) < 3 || f[1] != "pid" {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[2])
+	if err != nil || pid <= 0 || f[0] != strings.Join(strings.Fields(host), "-") {
+		return false
+	}
+	return !proc.Alive(pid)
 }
 
 // RecordNow says whose a key's record is: its state, start and holder.
