@@ -10,9 +10,9 @@ import (
 )
 
 // TestReplayOutputsNotKept: a record whose outputs were not kept (the
-// store refused them for their size) says so of a stream that had bytes,
-// and nothing of an empty one ("replayed 0 of its 0 bytes" is not a
-// truncation); a kept prefix is a truncation.
+// store refused them for their size) says the truncation of a stream
+// that had bytes, and nothing of an empty one ("replayed 0 of its 0
+// bytes" is not a truncation).
 func TestReplayOutputsNotKept(t *testing.T) {
 	for _, c := range []struct {
 		out, err ledger.Output
@@ -20,7 +20,7 @@ func TestReplayOutputsNotKept(t *testing.T) {
 		not      string
 	}{
 		{out: ledger.Output{Length: 5, SHA256: "ab", Truncated: true}, err: ledger.Output{Truncated: true},
-			want: []string{"the recorded stdout was not kept (5 bytes, sha256 ab): nothing of it replayed"}, not: "stderr"},
+			want: []string{"the recorded stdout was truncated: replayed 0 of its 5 bytes (sha256 ab)"}, not: "stderr"},
 		{out: ledger.Output{Data: []byte("he"), Length: 5, SHA256: "ab", Truncated: true},
 			want: []string{"the recorded stdout was truncated: replayed 2 of its 5 bytes (sha256 ab)"}, not: "stderr"},
 	} {

@@ -527,12 +527,8 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		name string
 		out  ledger.Output
 	}{{"stdout", rec.Stdout}, {"stderr", rec.Stderr}} {
-		switch {
-		case !o.out.Truncated || o.out.Length == 0:
-		case len(o.out.Data) == 0:
-			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was not kept (%d bytes, sha256 %s): nothing of it replayed\n",
-				o.name, o.out.Length, o.out.SHA256)
-		default:
+		// A stream of no bytes was not truncated, whatever was kept.
+		if o.out.Truncated && o.out.Length > 0 {
 			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was truncated: replayed %d of its %d bytes (sha256 %s)\n",
 				o.name, len(o.out.Data), o.out.Length, o.out.SHA256)
 		}
