@@ -98,9 +98,17 @@ func (rf *reconcileFleet) crashStep() string {
 }
 
 func TestReconcileAnswers(t *testing.T) {
+	// crash leaves attempt 1 unknown and waits until every process of the
+	// killed group is gone (the record reads unknown, not in progress by
+	// a step still holding the key's lock): the next run must find it so.
+	crash := func(rf *reconcileFleet) string {
+		key := rf.crashStep()
+		waitFor(t, 20*time.Second, func() bool { return rf.show(key)["state"] == "unknown" })
+		return key
+	}
 	t.Run("0 happened", func(t *testing.T) {
 		rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
-		key := rf.crashStep()
+		key := crash(rf)
 		rf.answer("0")
 		w := rf.run("a", rf.withReconcile()...)
 		if w.code != 0 || w.stdout.String() != "pr #7\n" {
@@ -128,7 +136,7 @@ func TestReconcileAnswers(t *testing.T) {
 	})
 	t.Run("1 not happened", func(t *testing.T) {
 		rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
-		key := rf.crashStep()
+		key := crash(rf)
 		rf.answer("1")
 		w := rf.run("a", rf.withReconcile("--replay-failed")...)
 		if w.code != 0 || w.stdout.String() != "done-2\n" || strings.Join(rf.lines("ran"), " ") != "run-1 run-2" {
@@ -148,7 +156,7 @@ func TestReconcileAnswers(t *testing.T) {
 	} {
 		t.Run(tc.answer+" undecided", func(t *testing.T) {
 			rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
-			key := rf.crashStep()
+			key := crash(rf)
 			before := rf.show(key)
 			rf.answer(tc.answer)
 			args := rf.runArgs("--reconcile", "exec "+rf.rc, "--reconcile-timeout", "500ms")

@@ -236,17 +236,29 @@ holds no output says so on standard error.`,
 }
 
 func newForgetCmd(opts *Options) *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "forget KEY",
 		Short: "Remove a record: the next run of its step is its next attempt",
-		Args:  cli.RangeArgs(1, 1),
+		Long: `Remove a key's record: the next run of its step is its next attempt.
+
+A record whose outcome is unknown is refused without --yes: forgetting it
+lets the next run run the step again, which makes its effect twice if the
+unknown attempt made it (settle it with 'idemkey ledger resolve' instead).
+--dry-run says what would be removed and removes nothing.`,
+		Args: cli.RangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.prepare(cmd, args...); err != nil {
 				return err
 			}
-			return opts.forget(args[0])
+			dry, _ := cmd.Flags().GetBool("dry-run")
+			yes, _ := cmd.Flags().GetBool("yes")
+			return opts.forget(args[0], dry, yes)
 		},
 	}
+	c.Flags().Bool("dry-run", false, "say what would be forgotten; remove nothing")
+	c.Flags().Bool("yes", false, "forget a record whose outcome is unknown (its step may run twice)")
+	settings.CommandLineOnly(c.Flags(), "dry-run", "yes")
+	return c
 }
 
 func newGCCmd(opts *Options) *cobra.Command {
@@ -365,8 +377,13 @@ func (noLedger) List(context.Context, ledger.Filter) ([]*ledger.Record, error) {
 func (noLedger) Delete(context.Context, string, *ledger.Version) (bool, error) { return false, nil }
 func (noLedger) Close() error                                                  { return nil }
 
-// withLock runs fn holding the key's kernel lock when the store has one:
-// locked reports whether it did; busy, that another process holds it.
+// errLockHeld: another process holds the key's kernel lock, as a run of
+// the key finds it: a process of its step (or of a reconcile) still runs.
+var errLockHeld = errors.New("its lock is held: a process of its step still runs")
+
+// withLock runs fn holding the key's kernel lock when the store has one
+// (locked reports whether it did). When another process holds it, the
+// key is in progress, as run judges it: errLockHeld, fn not called.
 func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 	kl, ok := s.(stores.KeyLocker)
 	if !ok {
@@ -374,7 +391,7 @@ func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 	}
 	lock, err := kl.LockKey(key)
 	if stores.IsLocked(err) {
-		return fn(false)
+		return errLockHeld
 	}
 	if err != nil {
 		return err
@@ -389,6 +406,13 @@ func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 // or whose holder is gone (holderGone), reads unknown, with how its
 // holder ended in its reason (issue 19 item 26: ls and show said running).
 func effective(s ledger.Store, rec *ledger.Record, expired bool) *ledger.Record {
+	if rec != nil && rec.State == ledger.Unknown && lockHeld(s, rec.Key) {
+		// A run of the key finds it in progress: so does ls.
+		r := *rec
+		r.State = ledger.Running
+		r.Reason = "in progress: " + errLockHeld.Error() + " (recorded: " + string(rec.State) + ", " + rec.Reason + ")"
+		return &r
+	}
 	if rec == nil || rec.State != ledger.Running {
 		return rec
 	}
@@ -401,28 +425,38 @@ func effective(s ledger.Store, rec *ledger.Record, expired bool) *ledger.Record 
 // the recorded holder (HolderAlive), does not vouch for it. On a lease
 // store it is false: the lease decides.
 func holderGone(s ledger.Store, rec *ledger.Record) bool {
+	if _, ok := s.(stores.KeyLocker); !ok || lockHeld(s, rec.Key) {
+		return false
+	}
+	return !holderAlive(s, rec)
+}
+
+// holderAlive reports whether the store vouches for rec's recorded holder
+// (a SQLite ledger on the holder's machine, see sqlite.HolderAlive).
+func holderAlive(s ledger.Store, rec *ledger.Record) bool {
+	ha := stores.HolderCheck(s)
+	return ha != nil && rec != nil && ha(rec)
+}
+
+// lockHeld reports whether another process holds key's kernel lock (on
+// a store that has them), without taking it where the system can tell;
+// elsewhere it is taken for a moment. An error reads as held: alive.
+func lockHeld(s ledger.Store, key string) bool {
 	kl, ok := s.(stores.KeyLocker)
 	if !ok {
 		return false
 	}
-	held, known := false, false
 	if lp, ok := s.(interface{ LockPath(string) string }); ok {
-		held, known = proc.LockHeld(lp.LockPath(rec.Key))
-	}
-	if !known {
-		lock, err := kl.LockKey(rec.Key)
-		if err != nil {
-			return false // held, or unknown: alive
+		if held, known := proc.LockHeld(lp.LockPath(key)); known {
+			return held
 		}
-		lock.Close()
 	}
-	if held {
-		return false
+	lock, err := kl.LockKey(key)
+	if err != nil {
+		return true
 	}
-	if ha, ok := s.(interface{ HolderAlive(*ledger.Record) bool }); ok && ha.HolderAlive(rec) {
-		return false
-	}
-	return true
+	lock.Close()
+	return false
 }
 
 // recordJSON writes the fields of a record that ls and show print: r as
@@ -819,6 +853,8 @@ func (opts *Options) resolve(req ledger.ResolveRequest) error {
 		return notFound(ctx, s, key)
 	case errors.Is(err, ledger.ErrBusy):
 		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+	case errors.Is(err, errLockHeld):
+		return inProgress(key, "resolved")
 	case errors.Is(err, ledger.ErrNotUnknown):
 		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is %s, not unknown: only an unknown outcome can be resolved", key, r.State)}
 	case err != nil:
@@ -863,6 +899,17 @@ func checkResolvable(ctx context.Context, s ledger.Store, req ledger.ResolveRequ
 	return nil
 }
 
+// errForgetUnknown: forget of an unknown outcome without --yes.
+var errForgetUnknown = errors.New("the record's outcome is unknown")
+
+// inProgress refuses to settle a key whose lock another process holds.
+func inProgress(key, what string) error {
+	return &cli.CodeError{Code: cli.ExitNegative, Err: &cli.HintedError{
+		Msg:      fmt.Sprintf("%s is running: its holder is alive (%v); it cannot be %s while it runs", shownText(key), errLockHeld, what),
+		HintText: "wait for it to end ('idemkey run --wait' waits for a key), then look again with 'idemkey ledger show'",
+	}}
+}
+
 // hasOutput reports whether a record holds any output to replay.
 func hasOutput(r *ledger.Record) bool { return r.Stdout.Length > 0 || r.Stderr.Length > 0 }
 
@@ -878,7 +925,7 @@ func resolvedReplayNote(key string, rec *ledger.Record) string {
 	return fmt.Sprintf("%s was settled by hand (%s) and holds no output: the replay prints nothing", shownText(key), shownText(rec.Reason))
 }
 
-func (opts *Options) forget(key string) error {
+func (opts *Options) forget(key string, dryRun, yes bool) error {
 	ctx := context.Background()
 	s, err := opts.open(ctx)
 	if err != nil {
@@ -886,13 +933,52 @@ func (opts *Options) forget(key string) error {
 	}
 	defer s.Close()
 	var ok bool
+	var found *ledger.Record
 	err = withLock(s, key, func(locked bool) error {
-		var err error
+		stored, expired, err := s.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		// Under the key's lock (or on a lease store): its holder is dead
+		// if the store does not vouch for it.
+		found = ledger.Effective(stored, expired, !expired && locked && !holderAlive(s, stored))
+		if found == nil {
+			return nil
+		}
+		if found.State == ledger.Unknown && !yes {
+			return errForgetUnknown
+		}
+		if dryRun {
+			if found.State == ledger.Running {
+				return ledger.ErrBusy
+			}
+			ok = true
+			return nil
+		}
 		ok, err = ledger.Forget(ctx, s, ledger.ForgetRequest{Key: key, LocallyLocked: locked, HolderAlive: stores.HolderCheck(s)})
 		return err
 	})
+	if errors.Is(err, errForgetUnknown) {
+		return &cli.CodeError{Code: cli.ExitNegative, Err: &cli.HintedError{
+			Msg: fmt.Sprintf("%s is unknown (attempt %d: %s): forgetting it lets the next run run the step again, twice if the attempt made its effect",
+				shownText(key), found.Attempt, shownText(found.Reason)),
+			HintText: fmt.Sprintf("check with the owner, then settle it: idemkey ledger resolve %s --as succeeded or --as failed; --yes forgets it all the same", shownText(key)),
+		}}
+	}
+	if dryRun && err == nil && ok {
+		if opts.JSON {
+			o := (&cli.JSONObject{}).Str("key", key).Bool("forgotten", false).Bool("dry_run", true).Str("state", string(found.State)).Int("attempt", int(found.Attempt))
+			_, err := opts.f.IO.Out.Write(o.Line())
+			return err
+		}
+		fmt.Fprintf(opts.f.IO.Err, "idemkey: would forget %s (%s, attempt %d); nothing removed (--dry-run)\n", shownText(key), found.State, found.Attempt)
+		return nil
+	}
 	if errors.Is(err, ledger.ErrBusy) {
 		return &cli.CodeError{Code: cli.ExitNegative, Err: fmt.Errorf("%s is running: its holder is alive", key)}
+	}
+	if errors.Is(err, errLockHeld) {
+		return inProgress(key, "forgotten")
 	}
 	if err != nil {
 		return err

@@ -239,11 +239,7 @@ func (opts *reconcileOptions) describe(key string, res *ledger.Settled) []byte {
 		return opts.line(key, before, before, fmt.Sprintf("%s, not unknown; left alone", before), nil)
 	}
 	after := res.Record.State
-	what := map[ledger.Verdict]string{
-		ledger.Happened:    "the owner says the effect happened",
-		ledger.NotHappened: "the owner says the effect did not happen",
-		ledger.Undecided:   "the owner could not tell",
-	}[res.Answer.Verdict]
+	what := res.Answer.Said()
 	if res.Answer.Note != "" {
 		what += ": " + cli.DiagLine(res.Answer.Note)
 	}
@@ -257,6 +253,9 @@ func (opts *reconcileOptions) line(key string, before, after ledger.State, what 
 		o.Str("key", key).Str("before", string(before)).Str("after", string(after))
 		if answer != nil {
 			o.Str("verdict", answer.Verdict.String())
+			if answer.Duplicated {
+				o.Bool("duplicated", true)
+			}
 		}
 		o.Str("note", what).Bool("dry_run", opts.DryRun)
 		return o.Line()

@@ -51,6 +51,7 @@ func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("wait", "0", "with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
 	fl.String("lease", "30s", "with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
 	fl.String("retain", "7d", "with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
+	fl.String("recover", "retry", "with a ledger, a request whose outcome is unknown (it may have reached the server): retry (send it again with the same key, for the server to dedupe) or fail (exit 76 and say how to settle it); per tool: tools.NAME.recover")
 	ledgerflags.AddReconcileFlags(fl, "a request")
 	return &postLedger{}
 }
@@ -68,10 +69,10 @@ func (l *postLedger) load(v *settings.Settings, fl *pflag.FlagSet) error {
 	l.spec, l.fl = v.GetString("ledger"), fl
 	l.on = l.spec != "" && !v.GetBool("no-ledger")
 	if !l.on {
-		for _, name := range []string{"wait", "lease", "retain", "reconcile", "reconcile-timeout"} {
+		for _, name := range []string{"wait", "lease", "retain", "recover", "reconcile", "reconcile-timeout"} {
 			if cli.Changed(fl, name) {
 				return &cli.UsageError{Err: fmt.Errorf("--%s applies only with a ledger", name),
-					HintText: "--wait, --lease, --retain and --reconcile are about a request the ledger records: add --ledger PATH|URL (or set IDEMKEY_LEDGER)"}
+					HintText: "--wait, --lease, --retain, --recover and --reconcile are about a request the ledger records: add --ledger PATH|URL (or set IDEMKEY_LEDGER)"}
 			}
 		}
 		return nil
@@ -260,7 +261,7 @@ func (o *Options) ledgerInterrupted(key string, sig os.Signal) {
 		if c.Err != nil {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
 		} else {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next invocation sends the request again, with the same key\n", c.Attempt, key)
+			fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next post with this key %s\n", c.Attempt, key, o.nextAfterUnknown())
 		}
 	}
 	pl.store.Close()
@@ -305,6 +306,11 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 	request = canon.AppendQuoted(request, req.URL.Redacted())
 	request = append(request, '}')
 	sum := sha256.Sum256(request)
+	policy, err := ledgerflags.RecoverPolicyOf(o.f, pl.fl, pl.tool)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	hr := ledger.HoldRequest{
 		Claim: ledger.ClaimRequest{
 			Record: ledger.Record{
@@ -312,8 +318,9 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 				Fingerprint: hex.EncodeToString(sum[:]), Request: ledgerflags.KeptRequest(request), Holder: stores.Holder(),
 			},
 			Lease: pl.lease,
-			// post always forwards the key: its recovery policy is retry.
-			Recover: ledger.RecoverRetry,
+			// An unknown outcome (the request may have reached the
+			// server): retry by default, as post always sends the key.
+			Recover: policy,
 			Retain:  pl.retain,
 			// A running record whose lock is free: its holder may live.
 			HolderAlive: stores.HolderCheck(store),
@@ -354,6 +361,8 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 			Err:      fmt.Errorf("key %s was recorded for another request: %s", key, postDifference(held.Record, request)),
 			HintText: fmt.Sprintf("the same key must mean the same request; drop the record with 'idemkey ledger forget %s'", key),
 		}
+	case ledger.ActUnknown:
+		return nil, o.ledgerUnknown(key, held)
 	}
 	return nil, o.ledgerBusy(key, held.Record)
 }
@@ -383,6 +392,7 @@ func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	if r == nil || o.Silent && !o.ShowError {
 		return
 	}
+	fmt.Fprint(o.f.IO.Err, ledgerflags.DuplicatedWarning(key, r))
 	note := ""
 	if r.Note != "" {
 		note = ": " + cli.DiagLine(r.Note)
@@ -390,7 +400,11 @@ func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	w := o.f.IO.Err
 	switch {
 	case r.Verdict == ledger.Happened:
-		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request took effect%s; recorded as succeeded, not sent again\n", key, note)
+		said := "the owner says the request took effect"
+		if r.Duplicated {
+			said += " more than once (duplicated)"
+		}
+		fmt.Fprintf(w, "idemkey: reconciled %s: %s%s; recorded as succeeded, not sent again\n", key, said, note)
 	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
 		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the request did not take effect%s; sending it as attempt %d\n", key, note, held.Hold.Attempt())
 	case held.Action == ledger.ActRun:
@@ -420,6 +434,14 @@ func (o *Options) holdEvents(key string) ledger.HoldEvents {
 			}
 		},
 	}
+}
+
+// nextAfterUnknown says what the next post of an unknown request does.
+func (o *Options) nextAfterUnknown() string {
+	if p, err := ledgerflags.RecoverPolicyOf(o.f, o.ledger.fl, o.ledger.tool); err == nil && p == ledger.RecoverFail {
+		return "sends nothing and exits 76 (--recover fail) until it is settled"
+	}
+	return "sends it again, with the same key (--recover retry)"
 }
 
 // postDifference says how the request recorded under a key differs from
@@ -460,6 +482,23 @@ func (o *Options) ledgerBusy(key string, rec *ledger.Record) error {
 		}
 	}
 	return &cli.ExitError{Code: cli.ExitBusy}
+}
+
+// ledgerUnknown reports a request whose outcome is unknown, with --recover
+// fail: exit 76, and how to settle it.
+func (o *Options) ledgerUnknown(key string, held *ledger.Held) error {
+	rec := held.Record
+	if !o.Silent || o.ShowError {
+		w := o.f.IO.Err
+		fmt.Fprintf(w, "idemkey: outcome unknown, no request sent: %s\n", key)
+		fmt.Fprintf(w, "  attempt %d of task %q, tool %q, started at %s by %s\n", rec.Attempt, rec.Task, rec.Tool, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder))
+		fmt.Fprintf(w, "  how it ended: %s (recorded at %s)\n", cli.DiagLine(rec.Reason), cli.Stamp(rec.EndedAt))
+		if r := held.Reconciled; r != nil {
+			fmt.Fprintf(w, "  reconcile: the owner could not tell: %s\n", cli.DiagLine(r.Note))
+		}
+		fmt.Fprintf(w, "hint: check whether the request took effect, then settle it: idemkey ledger resolve %s --as failed (send it again) or --as succeeded; --recover retry sends it again with the same key, for a server that dedupes by it\n", key)
+	}
+	return &cli.ExitError{Code: cli.ExitUnknown}
 }
 
 // ledgerReplay makes the exchange of a saved response, as if it had just
@@ -531,6 +570,9 @@ func (o *Options) ledgerRecord(ex *post.Result, key string) {
 		if !o.Silent || o.ShowError {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
 		}
+	case out.State == ledger.Unknown && (!o.Silent || o.ShowError):
+		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: attempt %d of %s recorded as unknown: %s\n", c.Attempt, key, cli.DiagLine(out.Reason))
+		fmt.Fprintf(o.f.IO.Err, "hint: the next post with this key %s; 'idemkey ledger resolve %s' settles it\n", o.nextAfterUnknown(), key)
 	case o.Verbose:
 		fmt.Fprintf(o.f.IO.Err, "* ledger: %s\n", cli.DiagLine(out.Reason))
 	}
@@ -549,11 +591,20 @@ func (o *Options) ledgerOutcome(ex *post.Result) ledger.Outcome {
 	failed := func(code int, why string) ledger.Outcome {
 		return ledger.Outcome{State: ledger.Failed, ExitCode: code, Reason: "not saved: " + why}
 	}
+	// With no answer that settles it, a request (this one, or an earlier
+	// try of it) that may have reached the server is unknown.
+	unanswered := func(code int, why string) ledger.Outcome {
+		if ex.Reached {
+			return ledger.Outcome{State: ledger.Unknown, ExitCode: code,
+				Reason: "no answer after the request was sent, it may have reached the server: " + why}
+		}
+		return failed(code, why)
+	}
 	switch {
 	case res.Err != nil:
-		return failed(res.Err.Code, res.Err.Error())
+		return unanswered(res.Err.Code, res.Err.Error())
 	case !savedStatus(res.Resp.StatusCode):
-		return failed(1, "HTTP "+res.Resp.Status)
+		return unanswered(1, "HTTP "+res.Resp.Status)
 	case tooLarge:
 		// A replay must give the whole body, and a record is one row
 		// held in memory: a response past the cap is not saved, and the

@@ -433,6 +433,9 @@ func probeFailure(err error) error {
 			he.HintText = h.Advice
 		}
 		sent := "it was the first request: nothing had been sent"
+		if !cerr.BeforeSending() {
+			sent = "the first request was sent and may have had an effect"
+		}
 		if se.Sent > 0 {
 			sent = fmt.Sprintf("%d %s had been sent before it, and what they did stands", se.Sent, cli.Plural(se.Sent, "request", "requests"))
 		}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -107,8 +108,9 @@ COMMAND (a shell command line) runs under the key's claim with
 IDEMPOTENCY_KEY, IDEMPOTENCY_ATTEMPT, IDEMKEY_TASK and IDEMKEY_TOOL in its
 environment and the canonical arguments on its standard input. Exit 0: the
 effect happened (recorded succeeded, its standard output replayed as the
-step's); 1: it did not (the step runs as the next attempt); anything else,
-or --reconcile-timeout: still unknown, and --recover decides.
+step's); 1: it did not (the step runs as the next attempt); 3: it happened
+more than once (recorded succeeded and replayed, with a warning); anything
+else, or --reconcile-timeout: still unknown, and --recover decides.
 
 Exit codes: the command's own (run or replayed); 75 in progress elsewhere;
 76 outcome unknown; 125 idemkey failed (usage, ledger, fingerprint mismatch;
@@ -268,6 +270,8 @@ type runStep struct {
 	// args are the canonical arguments, as they enter the key (a
 	// reconcile command's standard input).
 	args []byte
+	// stopped is the signal that stopped the step (0: none came).
+	stopped atomic.Int32
 }
 
 // stdinOffset returns where standard input stands, if the arguments are
@@ -485,17 +489,18 @@ func closeFile(f *os.File) {
 // unknown's report).
 func (st *runStep) sayReconciled(held *ledger.Held) {
 	r := held.Reconciled
+	w := st.opts.f.IO.Err
+	fmt.Fprint(w, ledgerflags.DuplicatedWarning(st.key, r))
 	if r == nil || st.opts.Quiet && r.Verdict == ledger.Happened {
 		return
 	}
-	w := st.opts.f.IO.Err
 	note := ""
 	if r.Note != "" {
 		note = ": " + cli.DiagLine(r.Note)
 	}
 	switch {
 	case r.Verdict == ledger.Happened:
-		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect happened%s; recorded as succeeded, its answer replayed\n", st.key, note)
+		fmt.Fprintf(w, "idemkey: reconciled %s: %s%s; recorded as succeeded, its answer replayed\n", st.key, r.Said(), note)
 	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
 		fmt.Fprintf(w, "idemkey: reconciled %s: the owner says the effect did not happen%s; running it as attempt %d\n", st.key, note, held.Hold.Attempt())
 	case held.Action == ledger.ActRun:
@@ -527,7 +532,8 @@ func (st *runStep) replay(rec *ledger.Record) error {
 		name string
 		out  ledger.Output
 	}{{"stdout", rec.Stdout}, {"stderr", rec.Stderr}} {
-		if o.out.Truncated {
+		// A stream of no bytes was not truncated, whatever was kept.
+		if o.out.Truncated && o.out.Length > 0 {
 			fmt.Fprintf(ios.Err, "idemkey: the recorded %s was truncated: replayed %d of its %d bytes (sha256 %s)\n",
 				o.name, len(o.out.Data), o.out.Length, o.out.SHA256)
 		}
@@ -545,8 +551,13 @@ func (st *runStep) busy(rec *ledger.Record) error {
 		waited = fmt.Sprintf("; waited %s for it", st.opts.Wait)
 	}
 	if rec != nil && rec.State == ledger.Running {
+		by := ledger.HolderName(rec.Holder)
+		if ledgerflags.HolderGone(rec.Holder) {
+			// The lock is held by what the holder left: its step.
+			by += ", which has died; its step still runs (it holds the key's lock)"
+		}
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere: attempt %d started at %s by %s%s\n",
-			st.key, rec.Attempt, cli.Stamp(rec.StartedAt), ledger.HolderName(rec.Holder), waited)
+			st.key, rec.Attempt, cli.Stamp(rec.StartedAt), by, waited)
 	} else {
 		fmt.Fprintf(ios.Err, "idemkey: %s is in progress elsewhere (its lock is held)%s\n", st.key, waited)
 	}
@@ -665,8 +676,12 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		opts.logf("attempt %d of %s", attempt, st.key)
 	}
 	lock, _ := h.Lock().(*os.File)
-	c, started := st.command(attempt, lock)
+	step, started, err := st.command(attempt, lock)
+	if err != nil {
+		return st.notStarted(ctx, h, err)
+	}
 	defer started()
+	c := step.Cmd
 	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
 		return st.notStarted(ctx, h, err)
@@ -685,13 +700,13 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		closeFiles(outR, outW, errR, errW)
 		return st.stoppedBeforeStart(ctx, h, sig)
 	}
-	if c, err = startCommand(c); err != nil {
+	if err = step.Start(); err != nil {
 		closeFiles(outR, outW, errR, errW)
 		return st.notStarted(ctx, h, err)
 	}
 	closeFiles(outW, errW)
-	// The child holds the lock now too; this process keeps its copy until
-	// the outcome is recorded.
+	// The step's holder holds the lock now too; this process keeps its
+	// copy until the outcome is recorded.
 	var copies sync.WaitGroup
 	copies.Add(2)
 	// The command's own output is the command's business (a broken pipe
@@ -701,12 +716,12 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	go tee(&copies, errR, cli.Underlying(opts.f.IO.Err), errRec)
 
 	exited := make(chan struct{})
-	lost := st.watch(ctx, h, c.Process.Pid, sigs, exited)
-	waitErr := c.Wait()
+	lost := st.watch(ctx, h, step, sigs, exited)
+	ws, ps, said, _ := step.Wait()
 	close(exited)
 	drainOutput(&copies, outR, errR)
 
-	code, state, reason := exitOutcome(c.ProcessState, waitErr)
+	code, state, reason := exitOutcome(ws, ps, said)
 	if ledgerflags.TestHooks.CrashAfterExit != nil && ledgerflags.TestHooks.CrashAfterExit() {
 		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
@@ -754,12 +769,13 @@ func drainOutput(copies *sync.WaitGroup, outR, errR *os.File) {
 	closeFiles(outR, errR)
 }
 
-// command builds the attempt's command: the key in its environment, its
-// standard input, and the key's lock passed on (nil on a lease store).
-// started is to be called once the command has started (or failed to).
-func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started func()) {
+// command builds the attempt's command under its holder (proc.Step): the
+// key in its environment, its standard input, and the key's lock kept by
+// the holder (nil on a lease store). started is to be called once the
+// command has started (or failed to).
+func (st *runStep) command(attempt int64, lock *os.File) (step *proc.Step, started func(), err error) {
 	opts := st.opts
-	c = exec.Command(opts.Command[0], opts.Command[1:]...)
+	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	if filepath.Base(opts.Command[0]) == opts.Command[0] {
 		if p, err := exec.LookPath(opts.Command[0]); err == nil || errors.Is(err, exec.ErrDot) {
 			c.Path = p
@@ -768,39 +784,24 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 	if errors.Is(c.Err, exec.ErrDot) {
 		c.Err = nil // see ledgerflags.LookCommand
 	}
-	c.Env = append(ledgerflags.StepEnv(os.Environ(), opts.PassEnv),
+	if c.Err != nil {
+		return nil, nil, c.Err
+	}
+	// The command (and its holder) stay in idemkey's process group, as a
+	// plain command would be: whatever kills idemkey's group (a CI runner
+	// cancelling the job, a shell's job control) reaches the command too,
+	// while a signal to idemkey alone is passed on.
+	if step, err = proc.NewStep(c.Path, c.Args, lock, stores.ChildFiles, false); err != nil {
+		return nil, nil, err
+	}
+	step.Cmd.Env = append(ledgerflags.StepEnv(os.Environ(), opts.PassEnv),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
-	c.Stdin = opts.f.IO.In
+	step.Cmd.Stdin = opts.f.IO.In
 	started = func() {}
 	if st.stdin != nil {
-		c.Stdin, started = st.stdin()
+		step.Cmd.Stdin, started = st.stdin()
 	}
-	// The command stays in idemkey's process group, as a plain command
-	// would be: whatever kills idemkey's group (a CI runner cancelling
-	// the job, a shell's job control) reaches the command too, while a
-	// signal to idemkey alone is forwarded.
-	if lock != nil {
-		// Descriptors the command would have had without idemkey keep
-		// their numbers; the lock goes high (fd 100, sqlite.LockFD), where
-		// a script's "exec 3>log" does not close it (issue 19.4).
-		c.ExtraFiles, _ = stores.ChildFiles(lock)
-	}
-	return c, started
-}
-
-// startCommand starts c; an executable file that is not a program (a
-// script without a #! line) is run by the shell, as execvp does for env
-// and timeout.
-func startCommand(c *exec.Cmd) (*exec.Cmd, error) {
-	err := c.Start()
-	if errors.Is(err, syscall.ENOEXEC) {
-		sh := &exec.Cmd{Path: "/bin/sh", Args: append([]string{"sh", c.Path}, c.Args[1:]...), Env: c.Env,
-			Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles}
-		if sh.Start() == nil {
-			return sh, nil
-		}
-	}
-	return c, err
+	return step, started, nil
 }
 
 func closeFiles(fs ...*os.File) {
@@ -844,17 +845,26 @@ func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, si
 	return &cli.ExitError{Code: o.ExitCode}
 }
 
-// watch forwards the signals idemkey takes in to the command (in a loop
+// watch passes the signals idemkey takes in on to the command (in a loop
 // of its own: nothing waits on the store there), and acts on a lost hold:
 // the loss is said, and with --on-lease-lost kill the command and its
-// descendants are killed. The returned function says the loss, once.
-func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
+// descendants are killed. A signal that would have ended idemkey stops
+// the step's whole tree: its processes are sent it, and what is left once
+// the command exited is killed, before the outcome is recorded. The
+// returned function says the loss, once.
+func (st *runStep) watch(ctx context.Context, h *ledger.Holding, step *proc.Step, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
 	opts := st.opts
 	forward := func(sig syscall.Signal) {
-		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && proc.InTerminalForeground() {
-			return // the terminal sent it to the whole group: the command has it
+		if slices.Contains(proc.UserSignals, os.Signal(sig)) {
+			step.Signal(sig)
+			return
 		}
-		_ = proc.SignalPid(pid, sig)
+		st.stopped.Store(int32(sig))
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && proc.InTerminalForeground() {
+			step.Stop(0) // the terminal sent it to the whole group: the command has it
+			return
+		}
+		step.Stop(sig)
 	}
 	go func() {
 		for {
@@ -880,11 +890,7 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, pid int, sigs c
 		}
 		sayLost()
 		if opts.OnLeaseLost == "kill" {
-			// The command and everything it started that is still its
-			// descendant, found before any of them dies.
-			for _, p := range proc.ProcessTree(pid) {
-				_ = proc.SignalPid(p, syscall.SIGKILL)
-			}
+			step.Kill() // the command and everything it started
 		}
 	}()
 	return sayLost
@@ -902,6 +908,9 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		st.warnNotRecorded(attempt, c)
 	} else {
 		opts.logf("recorded %s (exit %d) for attempt %d of %s", o.State, o.ExitCode, attempt, st.key)
+		if o.State == ledger.Unknown {
+			st.sayRecordedUnknown(attempt, o)
+		}
 		if ledgerflags.TestHooks.CrashAfterComplete {
 			_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
@@ -935,6 +944,19 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		return &cli.ExitError{Code: o.ExitCode}
 	}
 	return nil
+}
+
+// sayRecordedUnknown says that this run recorded its attempt as unknown
+// (the command was killed by a signal: Ctrl-C, a SIGTERM passed on), and
+// how to settle it, as for any unknown outcome.
+func (st *runStep) sayRecordedUnknown(attempt int64, o ledger.Outcome) {
+	w := st.opts.f.IO.Err
+	why := o.Reason
+	if sig := syscall.Signal(st.stopped.Load()); sig != 0 {
+		why = fmt.Sprintf("idemkey got signal %d (%s) and stopped the command: %s", int(sig), sig, o.Reason)
+	}
+	fmt.Fprintf(w, "idemkey: outcome unknown: attempt %d of %s recorded as unknown (%s)\n", attempt, st.key, why)
+	fmt.Fprintf(w, "hint: check whether the effect happened, then settle it: idemkey ledger resolve %s --as succeeded or --as failed\n", st.key)
 }
 
 // stepSignals are the signals a step takes in and forwards to its command.
@@ -979,18 +1001,26 @@ func notifyUnignored(c chan<- os.Signal, sigs ...os.Signal) {
 	}
 }
 
-// exitOutcome maps how the command ended to an exit code and a state:
-// killed by a signal is unknown (the command may have done part of its
-// effect), 128+N.
-func exitOutcome(ps *os.ProcessState, err error) (int, ledger.State, string) {
-	if ps == nil {
-		return cli.ExitRunFailed, ledger.Unknown, "the command's end was not seen: " + err.Error()
+// exitOutcome maps how the command ended (its wait status, as its holder
+// said it; the holder's own ps when it could not) to an exit code and a
+// state: killed by a signal is unknown (the command may have done part of
+// its effect), 128+N.
+func exitOutcome(ws syscall.WaitStatus, ps *os.ProcessState, said bool) (int, ledger.State, string) {
+	if !said {
+		if ps != nil {
+			if hw, ok := ps.Sys().(syscall.WaitStatus); ok && hw.Signaled() {
+				ws, said = hw, true
+			}
+		}
+		if !said {
+			return cli.ExitRunFailed, ledger.Unknown, fmt.Sprintf("the command's end was not seen: its holder ended with %v", ps)
+		}
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		sig := ws.Signal()
 		return cli.ExitSignalStart + int(sig), ledger.Unknown, fmt.Sprintf("killed by signal %d (%s)", int(sig), sig)
 	}
-	code := ps.ExitCode()
+	code := ws.ExitStatus()
 	if code == 0 {
 		return 0, ledger.Succeeded, ""
 	}

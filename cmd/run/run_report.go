@@ -125,10 +125,15 @@ func (r *runReport) finish(opts *Options, err error) {
 	}
 }
 
+func (r *runReport) recordedBool() bool { return r.Recorded != nil && *r.Recorded }
+
 // meaning says whose exit code run's is.
 func (r *runReport) meaning() string {
 	switch r.Action {
 	case "ran":
+		if r.LeaseLost && r.ExitCode == cli.ExitUnknown && !r.recordedBool() {
+			return fmt.Sprintf("idemkey's: lease lost, the command was killed; attempt %d not recorded", r.Attempt)
+		}
 		s := "the command's own exit code"
 		if r.Recorded != nil && *r.Recorded {
 			return fmt.Sprintf("%s; attempt %d recorded as %s", s, r.Attempt, r.State)

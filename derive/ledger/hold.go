@@ -63,6 +63,10 @@ type Reconciliation struct {
 	// standard error) or why it could not tell ("exit status 2", "timed
 	// out after 30s", "killed by signal 9").
 	Note string
+	// Duplicated, with Happened: the effect happened more than once. The
+	// record is settled as succeeded all the same (a rerun would add one
+	// more), its reason says duplicated, and the faces warn.
+	Duplicated bool
 }
 
 type keyLockCtx struct{}
@@ -99,7 +103,8 @@ type HoldEvents struct {
 	Reconciling func(rec *Record)
 	// RenewFailed: a renewal failed and the lease is not lost yet.
 	RenewFailed func(err error)
-	// Lost: the hold is lost (once); err says why.
+	// Lost: the hold is lost (once); err says why. It is called before
+	// Holding.Lost() is closed, so it has returned when a waiter wakes.
 	Lost func(err error)
 }
 
@@ -460,12 +465,14 @@ func (h *Holding) renew() {
 			return // ended meanwhile: the failure is the end's, not a loss
 		default:
 		}
-		h.lostErr = err
-		close(h.lost)
-		h.cancel(err)
+		// The event first: whoever waits on Lost() finds it said (post's
+		// "no retry will be sent", a caller's record of why).
 		if h.events.Lost != nil {
 			h.events.Lost(err)
 		}
+		h.lostErr = err
+		close(h.lost)
+		h.cancel(err)
 		return
 	}
 }
@@ -666,7 +673,7 @@ func Settle(unknown *Record, r Reconciliation, holder string, now time.Time) *Re
 	case Happened:
 		rec.State, rec.ExitCode, rec.Holder = Succeeded, 0, holder
 		rec.Stdout, rec.Stderr, rec.Meta = r.Output, Output{}, r.Meta
-		rec.Reason = reconciledReason("succeeded: the owner says the effect happened", r.Note, unknown.Reason)
+		rec.Reason = reconciledReason("succeeded: "+r.Said(), r.Note, unknown.Reason)
 	case NotHappened:
 		rec.State, rec.Holder = Failed, holder
 		if rec.ExitCode <= 0 {
@@ -678,6 +685,19 @@ func Settle(unknown *Record, r Reconciliation, holder string, now time.Time) *Re
 		rec.EndedAt = now
 	}
 	return &rec
+}
+
+// Said is the answer in words: "the owner says the effect happened", …
+func (r Reconciliation) Said() string {
+	switch {
+	case r.Verdict == Happened && r.Duplicated:
+		return "the owner says the effect happened more than once (duplicated)"
+	case r.Verdict == Happened:
+		return "the owner says the effect happened"
+	case r.Verdict == NotHappened:
+		return "the owner says the effect did not happen"
+	}
+	return "the owner could not tell"
 }
 
 func reconciledReason(what, note, was string) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,9 +205,23 @@ func TestHoldLostWhenRecordRemoved(t *testing.T) {
 		lease := 150 * time.Millisecond
 		var lostErr error
 		var mu sync.Mutex
+		var hold atomic.Pointer[ledger.Holding]
+		closedFirst := false
 		req := holdReq(hs, key, lease)
-		req.Events.Lost = func(err error) { mu.Lock(); lostErr = err; mu.Unlock() }
+		req.Events.Lost = func(err error) {
+			mu.Lock()
+			lostErr = err
+			// A waiter on Lost() must find the event said: it is called
+			// before Lost() is closed.
+			select {
+			case <-hold.Load().Lost():
+				closedFirst = true
+			default:
+			}
+			mu.Unlock()
+		}
 		a := mustHold(t, hs, req, ledger.ActRun)
+		hold.Store(a.Hold)
 		if _, err := hs.s.Delete(context.Background(), key, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -217,6 +232,9 @@ func TestHoldLostWhenRecordRemoved(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		if closedFirst {
+			t.Fatal("Lost() was closed before Events.Lost was called")
+		}
 		if !errors.Is(a.Hold.LostErr(), ledger.ErrLeaseLost) || !errors.Is(lostErr, ledger.ErrLeaseLost) {
 			t.Fatalf("LostErr %v, event %v", a.Hold.LostErr(), lostErr)
 		}

@@ -63,6 +63,19 @@ func (e *Error) Retryable() bool {
 	return false
 }
 
+// BeforeSending reports whether the failure came before any of the
+// request could reach the server: a name not resolved, a connection
+// refused, a TLS handshake or certificate refused, a malformed URL. A
+// timeout is not: it may have come once the request was sent.
+func (e *Error) BeforeSending() bool {
+	switch e.Code {
+	case CurlURLMalformat, CurlResolveProxy, CurlResolve, CurlConnect, CurlSSLConnect, CurlPeerVerify,
+		CurlSSLCertProblem, CurlCACert, CurlTooManyRedirects:
+		return true
+	}
+	return false
+}
+
 // Hinted is an error message with a suggestion for the reader, which the
 // face writes on a "hint:" line.
 type Hinted struct{ Msg, Advice string }

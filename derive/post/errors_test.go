@@ -55,3 +55,15 @@ func TestClassifyProxyResolve(t *testing.T) {
 		t.Errorf("classify: %v, retryable %v", ce, ce.Retryable())
 	}
 }
+
+// TestBeforeSending: failures before the request could leave (a refused
+// connection, a name not resolved) are before sending; a timeout, an
+// empty reply and a reset are not (the request may have had an effect).
+func TestBeforeSending(t *testing.T) {
+	for code, before := range map[int]bool{CurlConnect: true, CurlResolve: true, CurlSSLConnect: true,
+		CurlTimeout: false, CurlEmptyReply: false, CurlRecvError: false, CurlPartialFile: false} {
+		if got := (&Error{Code: code}).BeforeSending(); got != before {
+			t.Errorf("code %d: BeforeSending %v, want %v", code, got, before)
+		}
+	}
+}

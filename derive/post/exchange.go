@@ -74,6 +74,23 @@ func (r *Attempt) Definitive() bool {
 	return r.Resp != nil && r.Resp.StatusCode >= 400 && r.Resp.StatusCode < 500 && !RetryStatus(r.Resp.StatusCode)
 }
 
+// MayHaveReached reports whether a failed attempt's request may have
+// reached the server and taken effect: it failed with no answer (not a
+// status that settles it, see Definitive) after a connection was made (a
+// timeout once connected, an empty reply, a reset, a body cut short),
+// not before any of it could be sent (a name not resolved, a connection
+// refused, a TLS handshake or certificate refused, a malformed URL).
+func (r *Attempt) MayHaveReached() bool {
+	switch {
+	case r.Err == nil || r.Definitive() || r.Err.BeforeSending():
+		return false
+	case r.Err.Code == CurlTimeout:
+		// A timeout while connecting sent nothing.
+		return len(r.Hops) > 0 && r.Hops[len(r.Hops)-1].Remote != nil
+	}
+	return true
+}
+
 // roundTrip sends one request and returns its response with the body
 // unread, recording what was written and received.
 func roundTrip(ctx context.Context, client *http.Client, req *http.Request, body []byte) (Hop, *http.Response, *Error) {
@@ -255,6 +272,10 @@ type Result struct {
 	Retries int
 	Start   time.Time
 	Took    time.Duration
+	// Reached reports that an attempt failed after its request may have
+	// reached the server (see Attempt.MayHaveReached): whether it took
+	// effect is unknown, whatever the final attempt got.
+	Reached bool
 }
 
 // Response returns the final attempt's outcome: its status (0 when no
@@ -286,6 +307,7 @@ func Do(x Exchange) *Result {
 			ev.Sending(attempt, uint64(x.Retry)+1)
 		}
 		res = x.attempt()
+		ex.Reached = ex.Reached || res.MayHaveReached()
 		if ev.Attempted != nil {
 			ev.Attempted(&res)
 		}

@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // DurationSetting parses a duration setting: a Go duration, or seconds.
@@ -42,8 +44,14 @@ func DurationSetting(s string) (time.Duration, error) {
 // tools.NAME.recover in the config file, else recover from the
 // environment (IDEMKEY_RECOVER) or the config, else fail.
 func RecoverPolicy(f *cli.Factory, cmd *cobra.Command, tool string) (ledger.Policy, error) {
+	return RecoverPolicyOf(f, cmd.Flags(), tool)
+}
+
+// RecoverPolicyOf is RecoverPolicy for the flags fl (post reads it once
+// the call's tool is known).
+func RecoverPolicyOf(f *cli.Factory, fl *pflag.FlagSet, tool string) (ledger.Policy, error) {
 	v := f.Config
-	if !cli.Changed(cmd.Flags(), "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
+	if !cli.Changed(fl, "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
 		t, err := v.ForTool(tool)
 		if err != nil {
 			return "", err
@@ -292,6 +300,22 @@ func DescribeDifference(recorded, now []byte) string {
 		msg += fmt.Sprintf(", and %d more %s", more, cli.Plural(more, "difference", "differences"))
 	}
 	return msg
+}
+
+// HolderGone reports whether a recorded holder ("HOST pid N …") is a
+// process of this host that no longer runs (a pid reused since reads as
+// running: the error is on the side of naming it).
+func HolderGone(holder string) bool {
+	f := strings.Fields(holder)
+	if len(f) < 3 || f[1] != "pid" {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[2])
+	if err != nil || pid <= 0 || f[0] != strings.Join(strings.Fields(host), "-") {
+		return false
+	}
+	return !proc.Alive(pid)
 }
 
 // RecordNow says whose a key's record is: its state, start and holder.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +41,19 @@ var ReconcileTestHooks struct {
 	CrashAfterAnswer bool
 }
 
+// ExitDuplicated is a reconcile command's answer that the effect happened
+// more than once.
+const ExitDuplicated = 3
+
+// DuplicatedWarning is the warning a face gives for a reconcile that
+// found the effect made more than once (empty for any other answer).
+func DuplicatedWarning(key string, r *ledger.Reconciliation) string {
+	if r == nil || r.Verdict != ledger.Happened || !r.Duplicated {
+		return ""
+	}
+	return fmt.Sprintf("idemkey: warning: %s: the owner says the effect happened more than once (duplicated): recorded as succeeded, and not run again; undo the extra effect with the owner\n", key)
+}
+
 // defaultReconcileTimeout is --reconcile-timeout's default.
 const defaultReconcileTimeout = 30 * time.Second
 
@@ -71,8 +83,10 @@ func (rc *Reconcile) Reconciler() ledger.Reconciler {
 }
 
 // Run runs the command for rec and reads its answer: exit 0 happened
-// (its standard output is the step's), 1 not happened, anything else
-// (another exit, a timeout, a signal, a start that failed) undecided.
+// (its standard output is the step's), 1 not happened, 3 happened more
+// than once (settled as happened, Duplicated), anything else (another
+// exit, a timeout, a signal, a start that failed) undecided. Every
+// command that reconciles (run, post, mcp, ledger reconcile) runs it.
 func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 	undecided := func(why string) ledger.Reconciliation {
 		return ledger.Reconciliation{Verdict: ledger.Undecided, Note: why}
@@ -83,28 +97,35 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 	}
 	ctx, cancel := context.WithTimeout(ctx, rc.Timeout)
 	defer cancel()
-	c := exec.CommandContext(ctx, "/bin/sh", "-c", rc.Command)
-	proc.OwnGroup(c) // a timeout stops the whole command, not just its shell
+	// Under a holder that reaps what the command leaves behind: a
+	// reconcile only looks, and a process it left running (setsid sleep &)
+	// must not keep the key in progress. The command is not given the
+	// key's lock; its holder keeps it while the command runs, also when
+	// idemkey is killed meanwhile, so that no other reconcile starts.
+	lock, _ := ledger.KeyLock(ctx).(*os.File)
+	step, err := proc.NewStep("/bin/sh", []string{"sh", "-c", rc.Command}, lock, stores.ChildFiles, true)
+	if err != nil {
+		return undecided("the reconcile command could not start: " + err.Error())
+	}
+	c := step.Cmd
 	c.WaitDelay = 2 * time.Second
 	c.Env = append(StepEnv(os.Environ(), rc.PassEnv),
 		"IDEMPOTENCY_KEY="+rec.Key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(rec.Attempt, 10),
 		"IDEMKEY_TASK="+rec.Task, "IDEMKEY_TOOL="+rec.Tool)
 	c.Stdin = bytes.NewReader(args)
-	if lock, ok := ledger.KeyLock(ctx).(*os.File); ok {
-		// As a step's command: killed with idemkey, it keeps the key
-		// locked until it exits, so no other reconcile starts meanwhile.
-		c.ExtraFiles, _ = stores.ChildFiles(lock)
-	}
 	out := NewRecorder(rc.MaxOutput)
 	errb := noteBuffer{max: maxReconcileNote}
 	c.Stdout, c.Stderr = out, &errb
-	if err := c.Start(); err != nil {
-		return undecided("the reconcile command could not start: " + err.Error())
+	if err := step.Start(); err != nil {
+		return undecided("the reconcile command could not start: " + proc.UnwrapExec(err).Error())
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- c.Wait() }()
-	interrupted, werr := rc.wait(c, waited)
-	proc.KillGroup(c) // what it left behind
+	waited := make(chan stepEnd, 1)
+	go func() {
+		var e stepEnd
+		e.ws, e.ps, e.said, e.err = step.Wait()
+		waited <- e
+	}()
+	interrupted, end := rc.wait(ctx, step, waited)
 	if ReconcileTestHooks.CrashAfterAnswer {
 		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
@@ -117,41 +138,58 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 		return undecided(fmt.Sprintf("the reconcile command timed out after %s", rc.Timeout))
 	case ctx.Err() != nil:
 		return undecided("the reconcile command was stopped: the key's claim was lost")
+	case !end.said:
+		return undecided(fmt.Sprintf("the reconcile command's end was not seen: its holder ended with %v", end.ps))
 	}
-	ps := c.ProcessState
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	ws, werr := end.ws, end.err
+	if ws.Signaled() {
 		return undecided(withNote(fmt.Sprintf("the reconcile command was killed by signal %d (%s)", int(ws.Signal()), ws.Signal()), note))
 	}
-	switch code := ps.ExitCode(); {
+	switch code := ws.ExitStatus(); {
 	case code == 0 && werr == nil:
 		return ledger.Reconciliation{Verdict: ledger.Happened, Output: out.Output(), Note: note}
 	case code == 1:
 		return ledger.Reconciliation{Verdict: ledger.NotHappened, Note: note}
-	case code == 0:
-		// Exited 0 and left a child writing to its output: not an answer.
+	case code == ExitDuplicated && werr == nil:
+		return ledger.Reconciliation{Verdict: ledger.Happened, Duplicated: true, Output: out.Output(), Note: note}
+	case code == 0 || code == ExitDuplicated:
+		// Exited and left a child writing to its output: not an answer.
 		return undecided("the reconcile command's output did not end: " + werr.Error())
 	default:
 		return undecided(withNote(fmt.Sprintf("the reconcile command exited %d", code), note))
 	}
 }
 
-// wait waits for c, or for a signal in Interrupt that would end idemkey:
-// then c's group is killed and the signal put back for the caller, who
-// ends by it. A user signal (SIGUSR1, SIGUSR2) is for a step's command:
-// the reconcile is left alone.
-func (rc *Reconcile) wait(c *exec.Cmd, waited chan error) (os.Signal, error) {
+// stepEnd is how a reconcile command ended (proc.Step.Wait).
+type stepEnd struct {
+	ws   syscall.WaitStatus
+	ps   *os.ProcessState
+	said bool
+	err  error
+}
+
+// wait waits for the command, for ctx to end (a timeout, the claim lost:
+// then its whole tree is killed), or for a signal in Interrupt that would
+// end idemkey: then its tree is killed and the signal put back for the
+// caller, who ends by it. A user signal (SIGUSR1, SIGUSR2) is for a
+// step's command: the reconcile is left alone.
+func (rc *Reconcile) wait(ctx context.Context, step *proc.Step, waited chan stepEnd) (os.Signal, stepEnd) {
+	done := ctx.Done()
 	for {
 		select {
-		case err := <-waited:
-			return nil, err
+		case e := <-waited:
+			return nil, e
+		case <-done:
+			step.Kill()
+			done = nil
 		case s := <-rc.Interrupt: // nil channel: never
 			if slices.Contains(proc.UserSignals, s) {
 				continue
 			}
-			proc.KillGroup(c)
-			err := <-waited
+			step.Kill()
+			e := <-waited
 			rc.Interrupt <- s
-			return s, err
+			return s, e
 		}
 	}
 }
@@ -240,7 +278,7 @@ func toolValue(fl *pflag.FlagSet, v *settings.Settings, name, tool string) (*set
 
 // AddReconcileFlags adds --reconcile and --reconcile-timeout.
 func AddReconcileFlags(fl *pflag.FlagSet, what string) {
-	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, other: unknown (per tool: tools.NAME.reconcile)")
+	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, 3 it happened more than once, other: unknown (per tool: tools.NAME.reconcile)")
 	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (the outcome stays unknown)")
 }
 

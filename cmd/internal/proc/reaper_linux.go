@@ -130,12 +130,7 @@ func reaperMain(path string, argv []string) int {
 	}
 	// The implementation's streams are its own: they end when it and
 	// what it started close them, as without a reaper.
-	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
-		for fd := 0; fd <= 2; fd++ {
-			_ = unix.Dup2(int(null.Fd()), fd)
-		}
-		null.Close()
-	}
+	nullStdio()
 	var stopped atomic.Bool
 	go func() {
 		<-sigc
@@ -143,14 +138,7 @@ func reaperMain(path string, argv []string) int {
 		_ = unix.Kill(-proc.Pid, unix.SIGKILL)
 		_ = unix.Kill(proc.Pid, unix.SIGKILL)
 	}()
-	var ws unix.WaitStatus
-	for {
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
-		if pid == proc.Pid || err == unix.ECHILD {
-			break
-		}
-		// an orphan of the tree that ended: reaped
-	}
+	ws := waitChild(proc.Pid)
 	left := killTree(proc.Pid)
 	fmt.Fprintf(report, "left %d\n", left)
 	report.Close()
@@ -161,6 +149,29 @@ func reaperMain(path string, argv []string) int {
 		return exitLike(ws.Signal())
 	}
 	return ws.ExitStatus()
+}
+
+// nullStdio points this process's standard streams at /dev/null (a
+// subreaper's child has its own).
+func nullStdio() {
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			_ = unix.Dup2(int(null.Fd()), fd)
+		}
+		null.Close()
+	}
+}
+
+// waitChild waits for the child pid, reaping the orphans of its tree that
+// end meanwhile (this process is their subreaper), and returns its status.
+func waitChild(pid int) unix.WaitStatus {
+	var ws unix.WaitStatus
+	for {
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if got == pid || err == unix.ECHILD {
+			return ws
+		}
+	}
 }
 
 // killTree kills the implementation's process group (pgid), then every

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -25,6 +26,10 @@ import (
 // (SIGSTOP, Ctrl-Z) inside it made every other key wait out the busy
 // timeout and fail.
 const inlineMax = 1 << 20
+
+// maxKeptOutput bounds the read of a truncated output's kept prefix:
+// the largest a face keeps (run's --max-output is at most 128 MiB).
+const maxKeptOutput = 128 << 20
 
 // The external bits of a record: which of its outputs are in files.
 const (
@@ -124,7 +129,7 @@ func (s *Store) readOutputs(r *ledger.Record, external int) error {
 			continue
 		}
 		path := s.outputFile(r.Key, r.Token, st.bit)
-		data, err := os.ReadFile(path)
+		data, sum, err := readHashed(path, st.o)
 		if err != nil {
 			return fmt.Errorf("ledger %s: the recorded output of %s is kept in %s, which cannot be read (a copy of the ledger needs %s too): %w",
 				s.path, r.Key, path, s.OutputDir(), err)
@@ -132,9 +137,37 @@ func (s *Store) readOutputs(r *ledger.Record, external int) error {
 		if !st.o.Truncated && int64(len(data)) != st.o.Length {
 			return fmt.Errorf("ledger %s: the recorded output of %s in %s has %d bytes, the record says %d", s.path, r.Key, path, len(data), st.o.Length)
 		}
+		if !st.o.Truncated && st.o.SHA256 != "" && sum != st.o.SHA256 {
+			// Changed since it was recorded: a replay would give other
+			// bytes than the step wrote.
+			return fmt.Errorf("ledger %s: the recorded output of %s in %s was changed since it was recorded (its sha256 is %s, the record says %s): it is not replayed",
+				s.path, r.Key, path, sum, st.o.SHA256)
+		}
 		st.o.Data = data
 	}
 	return nil
+}
+
+// readHashed reads an output file, hashing it as it goes: at most the
+// recorded length and one byte more (a whole stream), or the cap of a
+// kept prefix (a truncated one), so that a file grown by someone else
+// costs no more than the record allows.
+func readHashed(path string, o *ledger.Output) (data []byte, sum string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	limit := o.Length + 1
+	if o.Truncated {
+		limit = maxKeptOutput + 1
+	}
+	h := sha256.New()
+	data, err = io.ReadAll(io.TeeReader(io.LimitReader(f, limit), h))
+	if err != nil {
+		return nil, "", err
+	}
+	return data, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // removeOutputs removes the output files of the record of key with token,

@@ -5,6 +5,8 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -37,7 +39,9 @@ func TestHelperBigCompletion(t *testing.T) {
 	}
 	r := *d.Record
 	r.State, r.ExitCode, r.EndedAt = ledger.Succeeded, 0, time.Now()
-	r.Stdout = ledger.Output{Data: bytes.Repeat([]byte("0123456789abcdef"), bigOutput/16), Length: bigOutput, SHA256: "x"}
+	data := bytes.Repeat([]byte("0123456789abcdef"), bigOutput/16)
+	sum := sha256.Sum256(data)
+	r.Stdout = ledger.Output{Data: data, Length: bigOutput, SHA256: hex.EncodeToString(sum[:])}
 	os.WriteFile(path+".claimed", nil, 0o600)
 	if _, err := ledger.Complete(ctx, s, &r); err != nil {
 		t.Fatal(err)
@@ -246,5 +250,39 @@ func TestCheckpointMakesFileComplete(t *testing.T) {
 		if rec, _, err := c.Get(ctx, k); err != nil || rec == nil || rec.State != ledger.Succeeded {
 			t.Fatalf("record %s in a copy of ledger.db alone: %v %v", k, rec, err)
 		}
+	}
+}
+
+// TestOutputFileChanged: an output file whose bytes were changed since
+// the record was written (the same length) is not replayed: Get fails,
+// naming it and both hashes. Unchanged, it replays.
+func TestOutputFileChanged(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	big := bytes.Repeat([]byte("y"), inlineMax+1)
+	sum := sha256.Sum256(big)
+	d, err := ledger.Claim(ctx, s, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Task: "t", Tool: "x", Kind: "run", Fingerprint: "f"}})
+	if err != nil || d.Action != ledger.ActRun {
+		t.Fatal(d, err)
+	}
+	r := *d.Record
+	r.State, r.EndedAt = ledger.Succeeded, time.Now()
+	r.Stdout = ledger.Output{Data: big, Length: int64(len(big)), SHA256: hex.EncodeToString(sum[:])}
+	if _, err := ledger.Complete(ctx, s, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := s.Get(ctx, "k"); err != nil || !bytes.Equal(got.Stdout.Data, big) {
+		t.Fatalf("unchanged: %v", err)
+	}
+	file := s.outputFile("k", r.Token, extStdout)
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte("z"), 1000)
+	f.Close()
+	_, _, err = s.Get(ctx, "k")
+	if err == nil || !strings.Contains(err.Error(), "was changed since it was recorded") || !strings.Contains(err.Error(), r.Stdout.SHA256) {
+		t.Fatalf("changed: %v", err)
 	}
 }

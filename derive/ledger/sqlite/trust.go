@@ -122,6 +122,9 @@ func create(path string, opts Options) error {
 	if err := checkFS(dir, opts.FSType); err != nil {
 		return err
 	}
+	if err := checkLedgerDir(dir); err != nil {
+		return err // before the file: a refused directory is left as it was
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil // another process made it: checked next

@@ -143,16 +143,11 @@ func checkDir(dir string, fi, entry fs.FileInfo) error {
 // at real (shown as shown): see the rules above.
 func trustFiles(real, shown string) error {
 	dir := filepath.Dir(real)
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	if err := checkLedgerDir(dir); err != nil {
 		return err
 	}
-	if uid := ownerOf(fi); !trusted(uid) || fi.Mode().Perm()&0o022 != 0 {
-		return &TrustError{What: "ledger directory", Path: dir, UID: uid, Mode: fi.Mode(),
-			Why: "others can write it: they could replace the ledger, or make its -wal, -shm or lock files first",
-			fix: dirFix(dir, uid)}
-	}
-	if fi, err = os.Lstat(real); err != nil {
+	fi, err := os.Lstat(real)
+	if err != nil {
 		return err
 	}
 	if fi.IsDir() {
@@ -187,6 +182,22 @@ func trustFiles(real, shown string) error {
 		if err := checkFile(sib.what, sib.path, fi); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkLedgerDir checks the ledger's own directory: trusted, and
+// writable by no one else. It is checked before a missing ledger is
+// created there, so that a refused directory is left as it was.
+func checkLedgerDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if uid := ownerOf(fi); !trusted(uid) || fi.Mode().Perm()&0o022 != 0 {
+		return &TrustError{What: "ledger directory", Path: dir, UID: uid, Mode: fi.Mode(),
+			Why: "others can write it: they could replace the ledger, or make its -wal, -shm or lock files first",
+			fix: dirFix(dir, uid)}
 	}
 	return nil
 }

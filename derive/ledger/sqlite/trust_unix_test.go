@@ -233,3 +233,26 @@ func TestBindMountedFileRefused(t *testing.T) {
 	defer exec.Command("umount", other).Run()
 	refused(t, other, other, "mount point")
 }
+
+// TestWorldWritableDirLeavesNoFile: a new ledger right in a directory
+// others can write (with or without the sticky bit, as /tmp) is refused,
+// and nothing is created there: the check comes before the file.
+func TestWorldWritableDirLeavesNoFile(t *testing.T) {
+	for _, mode := range []os.FileMode{0o777, 0o777 | os.ModeSticky} {
+		dir := filepath.Join(t.TempDir(), "shared")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(context.Background(), filepath.Join(dir, "ledger.db"), Options{})
+		var te *TrustError
+		if !errors.As(err, &te) || te.Path != dir {
+			t.Fatalf("Open in a directory of mode %v: %v, want a TrustError naming it", mode, err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("mode %v: left behind: %v", mode, ents)
+		}
+	}
+}
