@@ -13,7 +13,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
-// The reconcile of an unknown outcome (issue 22) through idemkey mcp: a
+// The reconcile of an unknown outcome through idemkey mcp: a
 // call whose server was killed mid-call, then the same call through a new
 // proxy with --reconcile (or the tool's tools.NAME.reconcile) whose
 // command answers 0, 1, 2, or hangs past --reconcile-timeout. The effects
@@ -277,5 +277,33 @@ func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
 	out, errOut, code := r.idemkey("ledger", "show", *started.Key, "--json", "--ledger", url)
 	if code != 0 || !strings.Contains(out, `"recorded_state":"succeeded"`) {
 		t.Fatalf("ledger show: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// A reconcile that exits 3 (the effect happened more than once): the
+// call is settled as succeeded with a reason that says duplicated, the
+// proxy warns, nothing is sent, and the next identical call is replayed.
+func TestMCPReconcileDuplicated(t *testing.T) {
+	r := newMCPRig(t)
+	rc := r.reconcileScript()
+	slow := map[string]any{"until": r.path("release")}
+	_, started := r.killMidCall([]string{"--task", "t-crash"}, slow, func(c countLine) []int { return []int{c.Pid} })
+	key := *started.Key
+	n := len(r.calls(r.count, ""))
+	res, stderr := r.reconcileCall(t, []string{"--reconcile", "sh " + rc + " 3 'charged twice' 'two charges'"}, slow, started)
+	if res.IsError || res.text() != "charged twice" ||
+		!strings.Contains(stderr, "warning: reconciled "+key) || !strings.Contains(stderr, "more than once (duplicated)") {
+		t.Fatalf("a reconcile that exits 3: %+v\n%s", res, stderr)
+	}
+	rec := r.show(key)
+	if rec["recorded_state"] != "succeeded" || !strings.Contains(rec["reason"].(string), "duplicated") {
+		t.Fatalf("after a reconcile that exits 3: %v", rec)
+	}
+	steps, _ := r.client(proxy([]string{"--task", "t-crash", "--reconcile", "sh " + rc + " 1"}, r.counting()), call("slow", slow))
+	if res := steps[0].tool(t); res.text() != "charged twice" || res.Meta["com.github.idemkey/replayed"] != true {
+		t.Fatalf("the call after a duplicated reconcile: %+v", res)
+	}
+	if c := r.calls(r.count, ""); len(c) != n {
+		t.Fatalf("calls were sent to the server: %+v", c[n:])
 	}
 }

@@ -98,7 +98,7 @@ func (p *Proxy) mayReconcile(c *call) bool {
 	return err == nil && rec != nil && (rec.State == ledger.Unknown || rec.State == ledger.Running)
 }
 
-// reconciler is the call's tool's reconcile (nil for none; issue 22),
+// reconciler is the call's tool's reconcile (nil for none),
 // told the call's whole canonical arguments when the record did not keep
 // them (Record.Request), stopped when the session ends; the output of a
 // Happened answer becomes the tool's result (ReconciledResult).
@@ -162,6 +162,8 @@ func (p *Proxy) sayReconciled(c *call, held *ledger.Held) {
 	}
 	what := fmt.Sprintf("reconciled %s (tools/call %s)", c.key, c.tool)
 	switch {
+	case r.Verdict == ledger.Happened && r.Duplicated:
+		p.o.Diag(fmt.Sprintf("warning: %s: the owner says the effect happened more than once (duplicated)%s; recorded as succeeded, answered from the reconcile's output, not sent again; undo the extra effect with the owner", what, note))
 	case r.Verdict == ledger.Happened:
 		p.o.Diag(fmt.Sprintf("%s: the owner says the effect happened%s; recorded as succeeded, answered from the reconcile's output, not sent again", what, note))
 	case r.Verdict == ledger.NotHappened && held.Action == ledger.ActRun:
@@ -431,7 +433,7 @@ func rewriteCall(m *message, key string, attempt int64, keyArg string) []byte {
 func replayResult(rec *ledger.Record) []byte {
 	data := rec.Stdout.Data
 	if len(data) > 0 && !rec.Stdout.Truncated && (data[0] != '{' || validJSON(data) != nil) {
-		// Not a result: what a reconcile command printed (issue 22), as
+		// Not a result: what a reconcile command printed, as
 		// the answer's text.
 		data = []byte(`{"content":[{"type":"text","text":` + string(quoted(string(data))) + `}]}`)
 	}
