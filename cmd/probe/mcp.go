@@ -345,10 +345,12 @@ func (o *Options) reconciler() probe.Reconciler {
 		case ledger.Undecided:
 			return probe.SaidUnknown, cli.DiagLine(r.Note)
 		case ledger.Happened:
+			if r.Duplicated {
+				return probe.SaidHappened, "exit 3, more than once" + note
+			}
 			return probe.SaidHappened, "exit 0" + note
 		}
-		// Happened more than once.
-		return probe.SaidHappened, r.Verdict.String() + note
+		return probe.SaidUnknown, r.Verdict.String() + note
 	}
 }
 

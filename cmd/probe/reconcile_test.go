@@ -62,6 +62,8 @@ func TestProbeHTTPReconcile(t *testing.T) {
 		code                             int
 	}{
 		{"honest", honest, "pass", "for a key with an effect it said happened (exit 0); for a key never sent, not happened (exit 1)", 0},
+		{"exit 3 for a key with an effect", `if grep -qx "$IDEMPOTENCY_KEY" "$EFFECTS_FILE"; then exit 3; fi; exit 1`, "pass", "for a key with an effect it said happened (exit 3, more than once); for a key never sent, not happened (exit 1)", 0},
+		{"exit 3 for a key never sent", `grep -qx "$IDEMPOTENCY_KEY" "$EFFECTS_FILE" || exit 3`, "fail", "a reconciler that says happened for a key never sent would record lost writes as done", 1},
 		{"always 0", "exit 0", "fail", "a reconciler that says happened for a key never sent would record lost writes as done", 1},
 		{"always 1", "exit 1", "fail", "for a key with an effect it said not happened", 1},
 		{"hangs", "sleep 30", "fail", "timed out after 300ms", 1},
