@@ -170,6 +170,9 @@ wal_syncs() {
 }
 
 (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$tmp/idemkey" .)
+# The scaling section's in-process benchmark (before HOME moves: the
+# module and build caches stay the user's).
+[[ $mode != steps ]] && (cd "$root" && CGO_ENABLED=0 go test -c -o "$tmp/stores.test" ./derive/ledger/stores)
 IK=$tmp/idemkey
 export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state NO_COLOR=1
 mkdir -p "$HOME"
@@ -420,8 +423,6 @@ if redis-cli --cluster create $(printf '127.0.0.1:%s ' "${cluster_ports[@]}") --
 fi
 [[ -n $cluster_ok ]] || say "the Redis Cluster did not form: $(tail -3 "$tmp/cluster-create.log")"
 
-# The in-process benchmark's test binary.
-(cd "$root" && CGO_ENABLED=0 go test -c -o "$tmp/stores.test" ./derive/ledger/stores)
 
 # rtt_pg PORT / rtt_redis PORT: the median µs of one trivial request on an
 # open connection (psql's \timing is too coarse; pgbench and

@@ -268,6 +268,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	// Connect now, so that an unreachable server fails Open. The table is
 	// looked for only when a statement finds it missing (one round trip
 	// fewer per process), except with NoCreate, where Open checks it.
+	// With Warn, one statement reads the replication settings.
 	s.sem <- struct{}{}
 	conn, err := s.connect(ctx)
 	if err != nil {
@@ -277,16 +278,16 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.NoCreate {
 		err = s.ensureTable(ctx, conn, false)
 	}
+	var checkErr error // the warning's check failing is not the ledger failing
 	if err == nil && opts.Warn != nil {
 		var w string
-		if w, err = s.replicationWarning(ctx, conn); err == nil && w != "" {
+		if w, checkErr = s.replicationWarning(ctx, conn); checkErr == nil && w != "" {
 			if _, said := warned.LoadOrStore(s.display, true); !said {
 				opts.Warn(w)
 			}
 		}
-		err = s.redactErr(err)
 	}
-	s.release(conn, err)
+	s.release(conn, errors.Join(err, checkErr))
 	if err != nil {
 		s.Close()
 		return nil, err
