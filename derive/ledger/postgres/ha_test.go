@@ -277,6 +277,13 @@ func TestAsyncStandbyWarning(t *testing.T) {
 		}
 	}
 	check(true)
+	// A role that may not read pg_stat_replication's details is warned
+	// too: it sees the standby's row, without its sync_state.
+	p.Query(t, `CREATE ROLE plain LOGIN`)
+	plain := open(t, strings.Replace(url, "postgres@", "plain@", 1))
+	if w, err := plain.ReplicationWarning(context.Background()); err != nil || !strings.Contains(w, "replicates asynchronously") {
+		t.Fatalf("ReplicationWarning for a role without pg_read_all_stats: %q %v", w, err)
+	}
 
 	p.SetSynchronousStandbys(t, "*")
 	p.WaitStandby(t, "standby1", "sync")

@@ -304,7 +304,9 @@ var warned sync.Map
 // synchronous_standby_names empty): a claim is then acknowledged before
 // any standby has it, and a failover to that standby can lose it, and run
 // the step again. A role that may not read pg_stat_replication's details
-// (pg_read_all_stats) sees no sync_state, and gets no warning.
+// (pg_read_all_stats) sees its rows with no sync_state: with
+// synchronous_standby_names empty every standby is asynchronous, so such
+// a row counts too (named by its walsender's pid).
 func (s *Store) ReplicationWarning(ctx context.Context) (string, error) {
 	var w string
 	err := s.do(ctx, func(conn *pgx.Conn) error {
@@ -322,8 +324,8 @@ func (s *Store) replicationWarning(ctx context.Context, conn *pgx.Conn) (string,
 	var names string
 	var async []string
 	err := conn.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names'),
-		coalesce(array_agg(coalesce(nullif(application_name, ''), host(client_addr), 'local') ORDER BY pid)
-			FILTER (WHERE sync_state = 'async'), '{}')
+		coalesce(array_agg(coalesce(nullif(application_name, ''), host(client_addr), 'pid ' || pid) ORDER BY pid)
+			FILTER (WHERE sync_state = 'async' OR sync_state IS NULL), '{}')
 		FROM pg_stat_replication`).Scan(&names, &async)
 	if err != nil || names != "" || len(async) == 0 {
 		return "", err
