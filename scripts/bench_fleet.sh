@@ -497,7 +497,7 @@ for c in "${configs[@]}"; do
 		v=$(procs "$url" "$p" "$w") || v=failed
 		row+=" $(printf '%.0f' "$v" 2>/dev/null || echo "$v") |"
 	done
-	read -r -a g < <(inproc "$url")
+	read -r -a g < <(inproc "$url") || true # no newline after the last figure
 	row+=" ${g[0]:-failed} | ${g[1]:-failed} | ${g[2]:-failed} |"
 	srows+=("$row")
 done
