@@ -434,7 +434,10 @@ rtt_pg() {
 		awk '/latency average/ { printf "%.0f", $4 * 1000 }'
 }
 rtt_redis() {
-	redis-benchmark -p "$1" -c 1 -n 5000 -q -t ping 2>/dev/null | awk -F'[ :]+' '/PING_INLINE/ { printf "%.0f", 1e6 / $2 }'
+	# -q still writes progress lines (rps=…), ended by \r: the last
+	# "requests per second" line is the result.
+	redis-benchmark -p "$1" -c 1 -n 5000 -q -t ping 2>/dev/null | tr '\r' '\n' |
+		awk -F'[ :]+' '/PING_INLINE: [0-9.]+ requests per second/ { v = $2 } END { if (v > 0) printf "%.0f", 1e6 / v }'
 }
 
 # procs URL PREFIX W: steps/s of W processes over SCALE_STEPS fresh keys.

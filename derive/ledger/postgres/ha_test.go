@@ -198,10 +198,11 @@ func TestFailoverMultiHost(t *testing.T) {
 			t.Fatalf("step %d: exit %d, %q, %q", i, r.code, r.stdout, r.stderr)
 		}
 	}
-	// A step running across the failover: its lease is renewed on the
-	// promoted standby, and it completes there.
+	// A step running across the failover: its lease (long enough for a
+	// slow promotion) is renewed on the promoted standby, and it
+	// completes there.
 	long := c.script("long.sh", `touch "$DIR/started"; while [ ! -e "$DIR/go" ]; do sleep 0.05; done; echo long >> "$EFFECTS"; echo "out long"`+"\n")
-	inflight, out, errb := c.cmd(nil, "run", "--lease", "20s", "--ledger", url, "--task", "fo", "--tool", "long", "--", long)
+	inflight, out, errb := c.cmd(nil, "run", "--lease", "60s", "--ledger", url, "--task", "fo", "--tool", "long", "--", long)
 	if err := inflight.Start(); err != nil {
 		t.Fatal(err)
 	}
