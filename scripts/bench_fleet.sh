@@ -409,13 +409,16 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 cluster_ports=()
+cluster_up=1
 for i in 1 2 3; do
-	p=$(free_port)
-	start_redis "cluster$i" "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000
+	# A node listens on its port and on port + 10000 (the cluster bus).
+	while p=$(free_port); (echo >/dev/tcp/127.0.0.1/$((p + 10000))) 2>/dev/null; do :; done
+	start_redis "cluster$i" "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 ||
+		cluster_up=
 	cluster_ports+=("$p")
 done
 cluster_ok=
-if redis-cli --cluster create $(printf '127.0.0.1:%s ' "${cluster_ports[@]}") --cluster-replicas 0 --cluster-yes >"$tmp/cluster-create.log" 2>&1; then
+if [[ -n $cluster_up ]] && redis-cli --cluster create $(printf '127.0.0.1:%s ' "${cluster_ports[@]}") --cluster-replicas 0 --cluster-yes >"$tmp/cluster-create.log" 2>&1; then
 	for _ in $(seq 100); do
 		redis-cli -p "${cluster_ports[0]}" cluster info | grep -q 'cluster_state:ok' && { cluster_ok=1; break; }
 		sleep 0.1
