@@ -278,6 +278,11 @@ func TestAsyncStandbyWarning(t *testing.T) {
 		}
 	}
 	check(true)
+	// The check rides in the first claim's round trip, a batch: in the
+	// simple protocol too (one multi-statement query).
+	if r := c.run(nil, "run", "--ledger", url+"&default_query_exec_mode=simple_protocol", "--task", "simple", "--tool", "x", "--", step); r.code != 0 || strings.Count(r.stderr, warning) != 1 {
+		t.Fatalf("run in the simple protocol: exit %d, %q", r.code, r.stderr)
+	}
 	// A role that may not read pg_stat_replication's details is warned
 	// too: it sees the standby's row, without its sync_state.
 	p.Query(t, `CREATE ROLE plain LOGIN`)

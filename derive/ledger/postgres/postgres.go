@@ -16,8 +16,9 @@
 // High availability: a multi-host URL
 // (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write) reaches
 // whichever host is the primary, and a connection broken by a failover is
-// made again (RetryFor) to the promoted one. With Options.Warn, Open warns
-// about a standby that replicates asynchronously (ReplicationWarning).
+// made again (RetryFor) to the promoted one. With Options.Warn, Init and
+// the process's first claim warn about a standby that replicates
+// asynchronously (ReplicationWarning).
 //
 // Nothing here needs a session: no advisory lock held across statements,
 // no statement prepared across transactions (the default query mode is
@@ -37,6 +38,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -69,10 +71,11 @@ type Options struct {
 	// PollEvery bounds how long one Wait blocks without a notification
 	// (default 1 s), so that a missed notification costs one poll.
 	PollEvery time.Duration
-	// Warn, if set, receives a warning about the server's configuration,
-	// checked when Open connects: a primary whose standby replicates
-	// asynchronously (see ReplicationWarning). Given once per process
-	// for each ledger.
+	// Warn, if set, receives a warning about the server's configuration:
+	// a primary whose standby replicates asynchronously (see
+	// ReplicationWarning), checked by Init and by the process's first
+	// claim (in the claim's round trip). Given once per process for each
+	// ledger.
 	Warn func(msg string)
 }
 
@@ -96,6 +99,9 @@ type Store struct {
 	listener *pgx.Conn
 
 	closeOnce sync.Once
+
+	warn    func(msg string) // Options.Warn
+	checked atomic.Bool      // the replication warning's check was made
 }
 
 // ident reports whether p is an unquoted identifier of at most 63 bytes,
@@ -268,7 +274,6 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	// Connect now, so that an unreachable server fails Open. The table is
 	// looked for only when a statement finds it missing (one round trip
 	// fewer per process), except with NoCreate, where Open checks it.
-	// With Warn, one statement reads the replication settings.
 	s.sem <- struct{}{}
 	conn, err := s.connect(ctx)
 	if err != nil {
@@ -278,16 +283,8 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.NoCreate {
 		err = s.ensureTable(ctx, conn, false)
 	}
-	var checkErr error // the warning's check failing is not the ledger failing
-	if err == nil && opts.Warn != nil {
-		var w string
-		if w, checkErr = s.replicationWarning(ctx, conn); checkErr == nil && w != "" {
-			if _, said := warned.LoadOrStore(s.display, true); !said {
-				opts.Warn(w)
-			}
-		}
-	}
-	s.release(conn, errors.Join(err, checkErr))
+	s.warn = opts.Warn
+	s.release(conn, err)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -320,13 +317,32 @@ func (s *Store) ReplicationWarning(ctx context.Context) (string, error) {
 	return w, nil
 }
 
+// replicationQuery reads synchronous_standby_names and the names of the
+// standbys that replicate asynchronously.
+const replicationQuery = `SELECT current_setting('synchronous_standby_names'),
+	coalesce(array_agg(coalesce(nullif(application_name, ''), host(client_addr), 'pid ' || pid) ORDER BY pid)
+		FILTER (WHERE sync_state = 'async' OR sync_state IS NULL), '{}')
+	FROM pg_stat_replication`
+
 func (s *Store) replicationWarning(ctx context.Context, conn *pgx.Conn) (string, error) {
+	return s.replicationRow(conn.QueryRow(ctx, replicationQuery))
+}
+
+// emit gives the replication warning w, once per process for the ledger.
+func (s *Store) emit(w string) {
+	if w == "" || s.warn == nil {
+		return
+	}
+	if _, said := warned.LoadOrStore(s.display, true); !said {
+		s.warn(w)
+	}
+}
+
+// replicationRow is the warning a row of replicationQuery calls for.
+func (s *Store) replicationRow(row pgx.Row) (string, error) {
 	var names string
 	var async []string
-	err := conn.QueryRow(ctx, `SELECT current_setting('synchronous_standby_names'),
-		coalesce(array_agg(coalesce(nullif(application_name, ''), host(client_addr), 'pid ' || pid) ORDER BY pid)
-			FILTER (WHERE sync_state = 'async' OR sync_state IS NULL), '{}')
-		FROM pg_stat_replication`).Scan(&names, &async)
+	err := row.Scan(&names, &async)
 	if err != nil || names != "" || len(async) == 0 {
 		return "", err
 	}
@@ -482,6 +498,12 @@ func (s *Store) Init(ctx context.Context) error {
 		}
 		if !st.ready() {
 			return fmt.Errorf("ledger at %s: %s is not there after creating it (%s)", s.display, s.table, st)
+		}
+		if s.warn != nil && !s.checked.Swap(true) {
+			// A failed check is no reason to fail init: no warning.
+			if w, err := s.replicationWarning(ctx, conn); err == nil {
+				s.emit(w)
+			}
 		}
 		return nil
 	})
@@ -937,7 +959,33 @@ func (s *Store) insertStmt() string {
 func (s *Store) insert(ctx context.Context, conn *pgx.Conn, rec *ledger.Record, lease time.Duration) (bool, error) {
 	var attempt int64
 	var commit string
-	err := conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...).Scan(&attempt, &commit)
+	scan := func(row pgx.Row) error { return row.Scan(&attempt, &commit) }
+	var err error
+	if s.warn != nil && !s.checked.Swap(true) {
+		// The process's first claim carries the replication warning's
+		// check in its round trip (a batch: no round trip of its own).
+		// A failed check gives no warning, and its callback returns nil
+		// so that the claim's result is read whatever the check's.
+		var checkErr error
+		b := &pgx.Batch{}
+		b.Queue(replicationQuery).QueryRow(func(row pgx.Row) error {
+			var w string
+			if w, checkErr = s.replicationRow(row); checkErr == nil {
+				s.emit(w)
+			}
+			return nil
+		})
+		b.Queue(s.insertStmt(), values(rec, lease)...).QueryRow(scan)
+		err = conn.SendBatch(ctx, b).Close()
+		var refused *pgconn.PgError
+		if errors.As(checkErr, &refused) && !transient(err, conn) {
+			// The server refused the check, and so skipped the claim
+			// queued after it: the claim alone.
+			err = scan(conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...))
+		}
+	} else {
+		err = scan(conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
