@@ -1077,9 +1077,12 @@ func (opts *Options) init() error {
 	if v, ok := s.(interface {
 		Schema(context.Context) (int, error)
 	}); ok {
-		if n, err := v.Schema(ctx); err == nil {
-			desc += fmt.Sprintf(" (schema version %d)", n)
+		// Checked after Init: ready only when the ledger is there.
+		n, err := v.Schema(ctx)
+		if err != nil {
+			return err
 		}
+		desc += fmt.Sprintf(" (schema version %d)", n)
 	}
 	if opts.JSON {
 		// JSON text is UTF-8: a path's other bytes show as U+FFFD.

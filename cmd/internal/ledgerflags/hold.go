@@ -206,14 +206,19 @@ func NotRecordedWhy(c ledger.CompleteResult) string {
 }
 
 // LossLine says that a hold was lost and why: the ledger's word for what
-// happened to the key's record (item 19.17: a newer attempt, a record
-// gone, an attempt ended by someone else), with who holds the key now, or
-// that the ledger did not answer for a whole lease.
+// happened to the key's record (a newer attempt, a record gone, an
+// attempt ended by someone else), with who holds the key now; or that the
+// ledger refused every renewal for a whole lease (it answered, with an
+// error); or that it did not answer for a whole lease.
 func LossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string, lease time.Duration) string {
 	err := h.LostErr()
 	if !errors.Is(err, ledger.ErrLeaseLost) {
-		return fmt.Sprintf("lease lost: the ledger did not answer for a whole lease (%s): %v; attempt %d of %s is no longer sure to hold the key, and another worker may take it over",
-			lease, err, h.Attempt(), key)
+		what := "did not answer"
+		if Answered(err) {
+			what = "answered every renewal with an error"
+		}
+		return fmt.Sprintf("lease lost: the ledger %s for a whole lease (%s): %v; attempt %d of %s is no longer sure to hold the key, and another worker may take it over",
+			what, lease, err, h.Attempt(), key)
 	}
 	msg := fmt.Sprintf("%v: attempt %d of %s is no longer the key's holder", err, h.Attempt(), key)
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -227,6 +232,22 @@ func LossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string
 		msg += fmt.Sprintf(" (its record says %s now)", cur.State)
 	}
 	return msg
+}
+
+// Answered reports whether err is a ledger server's own answer (it was
+// reached, and refused the statement or script: a missing table, a
+// permission, a read-only server), rather than a connection that failed
+// or timed out. PostgreSQL's answers carry a SQLSTATE (those of classes
+// 08 and 57P are the connection's end: no answer); Redis's are reply
+// errors.
+func Answered(err error) bool {
+	var pg interface{ SQLState() string }
+	if errors.As(err, &pg) {
+		c := pg.SQLState()
+		return !strings.HasPrefix(c, "08") && !strings.HasPrefix(c, "57P")
+	}
+	var rd interface{ RedisError() }
+	return errors.As(err, &rd)
 }
 
 // StepEnv is the environment a step's command (or a reconcile command)

@@ -3,13 +3,22 @@
 // … WHERE key, attempt and state still match, DELETE … WHERE), leases on
 // the server's now(), and LISTEN/NOTIFY for ledger.Waiter.
 //
-// Durability: every write commits as the server is configured
-// (synchronous_commit on by default: flushed to the WAL before it
-// returns), except a completion (ledger.LazySwapper), whose transaction
-// sets synchronous_commit off for itself: a completion lost in a crash of
-// the server leaves the attempt running with its lease, which runs out
-// into unknown, never a repeat and never a false success. A fresh step
-// thus waits for one WAL flush (the claim), not two.
+// Durability: a claim's transaction sets synchronous_commit on for
+// itself (durableCommit): flushed to the WAL, and to a synchronous
+// standby where synchronous_standby_names asks for one, before the step
+// starts, whatever the server's default. A completion
+// (ledger.LazySwapper) sets it off on a server without synchronous
+// standbys: a completion lost in a crash of the server leaves the attempt
+// running with its lease, which runs out into unknown, never a repeat and
+// never a false success. A fresh step thus waits for one WAL flush (the
+// claim), not two.
+//
+// High availability: a multi-host URL
+// (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write) reaches
+// whichever host is the primary, and a connection broken by a failover is
+// made again (RetryFor) to the promoted one. With Options.Warn, Init and
+// the process's first claim warn about a standby that replicates
+// asynchronously (ReplicationWarning).
 //
 // Nothing here needs a session: no advisory lock held across statements,
 // no statement prepared across transactions (the default query mode is
@@ -29,6 +38,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -61,6 +71,12 @@ type Options struct {
 	// PollEvery bounds how long one Wait blocks without a notification
 	// (default 1 s), so that a missed notification costs one poll.
 	PollEvery time.Duration
+	// Warn, if set, receives a warning about the server's configuration:
+	// a primary whose standby replicates asynchronously (see
+	// ReplicationWarning), checked by Init and by the process's first
+	// claim (in the claim's round trip). Given once per process for each
+	// ledger.
+	Warn func(msg string)
 }
 
 // Store is a ledger on one PostgreSQL table.
@@ -83,6 +99,9 @@ type Store struct {
 	listener *pgx.Conn
 
 	closeOnce sync.Once
+
+	warn    func(msg string) // Options.Warn
+	checked atomic.Bool      // the replication warning's check was made
 }
 
 // ident reports whether p is an unquoted identifier of at most 63 bytes,
@@ -116,9 +135,38 @@ func parseTable(name string) (pgx.Identifier, error) {
 		// idemkey quotes the name, so Fleet, fleet and FLEET would be
 		// three tables, three ledgers, and a step run once in each.
 		return nil, storeutil.Hinted(fmt.Errorf("table %q: upper case in a table name: the ledger's table is named exactly, so %q and %q would be two ledgers", name, name, lower),
-			fmt.Sprintf("use table=%s (a table an older idemkey made under the upper-case name keeps its records after ALTER TABLE %s RENAME TO %s)", lower, pgx.Identifier(parts).Sanitize(), pgx.Identifier{parts[len(parts)-1]}.Sanitize()))
+			fmt.Sprintf("use table=%s (a table an older idemkey made under the upper-case name keeps its records after %s)", lower, renameTo(parts)))
 	}
 	return pgx.Identifier(parts), nil
+}
+
+// renameTo is the SQL that gives the objects of a name with upper case
+// (schema.table or table) their lower-case names: ALTER TABLE "Fleet"
+// RENAME TO fleet, and ALTER SCHEMA "Ops" RENAME TO ops first for a
+// schema's. Only parts with upper case are quoted (in lower case, a
+// quoted and an unquoted name are the same).
+func renameTo(parts []string) string {
+	q := func(p string) string {
+		if p != strings.ToLower(p) {
+			return pgx.Identifier{p}.Sanitize()
+		}
+		return p
+	}
+	var sql []string
+	schema := ""
+	if len(parts) == 2 {
+		schema = parts[0]
+		if lower := strings.ToLower(schema); lower != schema {
+			sql = append(sql, "ALTER SCHEMA "+q(schema)+" RENAME TO "+lower)
+			schema = lower
+		}
+		schema += "."
+	}
+	table := parts[len(parts)-1]
+	if lower := strings.ToLower(table); lower != table {
+		sql = append(sql, "ALTER TABLE "+schema+q(table)+" RENAME TO "+lower)
+	}
+	return strings.Join(sql, "; ")
 }
 
 // channelName is the NOTIFY channel of a table: "idemkey:" and its name,
@@ -235,12 +283,75 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.NoCreate {
 		err = s.ensureTable(ctx, conn, false)
 	}
+	s.warn = opts.Warn
 	s.release(conn, err)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// warned holds the ledgers whose replication warning this process gave.
+var warned sync.Map
+
+// ReplicationWarning returns a warning when the server has a connected
+// standby that replicates asynchronously and no synchronous standby is
+// asked for (pg_stat_replication's sync_state async, and
+// synchronous_standby_names empty): a claim is then acknowledged before
+// any standby has it, and a failover to that standby can lose it, and run
+// the step again. A role that may not read pg_stat_replication's details
+// (pg_read_all_stats) sees its rows with no sync_state: with
+// synchronous_standby_names empty every standby is asynchronous, so such
+// a row counts too (named by its walsender's pid).
+func (s *Store) ReplicationWarning(ctx context.Context) (string, error) {
+	var w string
+	err := s.do(ctx, func(conn *pgx.Conn) error {
+		var err error
+		w, err = s.replicationWarning(ctx, conn)
+		return err
+	})
+	if err != nil {
+		return "", s.wrap(err)
+	}
+	return w, nil
+}
+
+// replicationQuery reads synchronous_standby_names and the names of the
+// standbys that replicate asynchronously.
+const replicationQuery = `SELECT current_setting('synchronous_standby_names'),
+	coalesce(array_agg(coalesce(nullif(application_name, ''), host(client_addr), 'pid ' || pid) ORDER BY pid)
+		FILTER (WHERE sync_state = 'async' OR sync_state IS NULL), '{}')
+	FROM pg_stat_replication`
+
+func (s *Store) replicationWarning(ctx context.Context, conn *pgx.Conn) (string, error) {
+	return s.replicationRow(conn.QueryRow(ctx, replicationQuery))
+}
+
+// emit gives the replication warning w, once per process for the ledger.
+func (s *Store) emit(w string) {
+	if w == "" || s.warn == nil {
+		return
+	}
+	if _, said := warned.LoadOrStore(s.display, true); !said {
+		s.warn(w)
+	}
+}
+
+// replicationRow is the warning a row of replicationQuery calls for.
+func (s *Store) replicationRow(row pgx.Row) (string, error) {
+	var names string
+	var async []string
+	err := row.Scan(&names, &async)
+	if err != nil || names != "" || len(async) == 0 {
+		return "", err
+	}
+	who := "standby " + async[0] + " replicates"
+	if len(async) > 1 {
+		who = "standbys " + strings.Join(async, ", ") + " replicate"
+	}
+	return fmt.Sprintf("ledger at %s: the primary's %s asynchronously (synchronous_standby_names is empty): a claim is acknowledged before a standby has it, so a failover can lose claims and a step could run twice; set synchronous_standby_names on the primary (e.g. 'ANY 1 (*)') to make every claim wait for a standby",
+		s.display, who), nil
 }
 
 // tlsMismatch explains a connection that failed because its sslmode does
@@ -301,7 +412,7 @@ func ddl(ident pgx.Identifier) string {
     reason           text        NOT NULL,
     started_at       timestamptz NOT NULL,
     ended_at         timestamptz,
-    lease_until      timestamptz,
+    lease_expires    timestamptz,
     stdout           bytea       NOT NULL,
     stdout_length    bigint      NOT NULL,
     stdout_sha256    text        NOT NULL,
@@ -319,23 +430,34 @@ CREATE TABLE IF NOT EXISTS ` + attemptsTable(ident) + ` (
     attempt          bigint      NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ` + idx + ` ON ` + t + ` (md5(task), md5(tool));
-COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 2';
+COMMENT ON TABLE ` + t + ` IS 'idemkey ledger, schema 3';
 `
 }
 
-// upgrade is the SQL that takes a table of schema 1 to 2, before ddl:
-// the claim token and the store's time of each write (a record written
-// before has neither: it is fenced by its attempt and state, and aged on
-// the caller's clock, as before), and an index of the hashes of task
-// and tool in place of the (task, tool) index, whose rows a long task id
-// made too large for a btree (more than 2704 bytes). The table of the
-// keys' high-water marks is created by ddl.
+// upgrade is the SQL that takes a table of schema 1 or 2 to 3, before
+// ddl. From 1: the claim token and the store's time of each write (a
+// record written before has neither: it is fenced by its attempt and
+// state, and aged on the caller's clock, as before), and an index of the
+// hashes of task and tool in place of the (task, tool) index, whose rows
+// a long task id made too large for a btree (more than 2704 bytes). The
+// table of the keys' high-water marks is created by ddl.
+//
+// To 3: lease_until is renamed lease_expires, a column every claim,
+// renewal, completion and read names. An idemkey of schema 1 compares no
+// claim token: still running beside newer workers, its paused holder
+// would renew and complete over a newer attempt that took the same
+// attempt number after its own forget (which keeps no high-water mark).
+// After the rename every statement such a binary sends fails (undefined
+// column), and neither schema 1 nor 2 knows how to add the column back:
+// an upgraded ledger locks older writers out, and a fleet upgrades all
+// its workers across the change.
 func upgrade(ident pgx.Identifier) string {
 	t := ident.Sanitize()
 	old := append(pgx.Identifier{}, ident[:len(ident)-1]...)
 	old = append(old, derivedName(ident[len(ident)-1], "_task_tool"))
 	return `ALTER TABLE ` + t + ` ADD COLUMN IF NOT EXISTS token text NOT NULL DEFAULT '', ADD COLUMN IF NOT EXISTS stored_at timestamptz;
 ALTER TABLE ` + t + ` ALTER COLUMN stored_at SET DEFAULT now();
+ALTER TABLE ` + t + ` RENAME COLUMN lease_until TO lease_expires;
 DROP INDEX IF EXISTS ` + old.Sanitize() + `;
 `
 }
@@ -362,9 +484,65 @@ func derivedName(table, suffix string) string {
 	return table[:63-len(suffix)-9] + "_" + hex.EncodeToString(sum[:4]) + suffix
 }
 
-// Init creates the ledger's table if it is missing (idemkey ledger init).
+// Init creates what is missing of the ledger (its table, the table of
+// its marks), or upgrades it (idemkey ledger init), and then checks, in a
+// statement of its own, that both are there at this idemkey's schema.
 func (s *Store) Init(ctx context.Context) error {
-	return s.do(ctx, func(conn *pgx.Conn) error { return s.ensureTable(ctx, conn, true) })
+	return s.do(ctx, func(conn *pgx.Conn) error {
+		if err := s.ensureTable(ctx, conn, true); err != nil {
+			return err
+		}
+		st, err := s.look(ctx, conn)
+		if err != nil {
+			return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
+		}
+		if !st.ready() {
+			return fmt.Errorf("ledger at %s: %s is not there after creating it (%s)", s.display, s.table, st)
+		}
+		if s.warn != nil && !s.checked.Swap(true) {
+			// A failed check is no reason to fail init: no warning.
+			if w, err := s.replicationWarning(ctx, conn); err == nil {
+				s.emit(w)
+			}
+		}
+		return nil
+	})
+}
+
+// tables is what a look found of the ledger.
+type tables struct {
+	table   bool // the ledger's table exists
+	marks   bool // the table of the keys' high-water marks exists
+	current bool // the table has schema 3's lease_expires
+}
+
+func (t tables) ready() bool { return t.table && t.marks && t.current }
+
+func (t tables) String() string {
+	switch {
+	case !t.table:
+		return "the table is missing"
+	case !t.marks:
+		return "the table of attempt marks is missing"
+	case !t.current:
+		return "the table is of an older schema"
+	}
+	return "ready"
+}
+
+// queryer is a connection or a transaction.
+type queryer interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// look finds which of the ledger's tables exist, and whether the table is
+// of the current schema.
+func (s *Store) look(ctx context.Context, q queryer) (tables, error) {
+	var t tables
+	err := q.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL, to_regclass($2::text) IS NOT NULL,
+		EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1::text) AND attname = 'lease_expires' AND NOT attisdropped)`,
+		s.table, s.attempts).Scan(&t.table, &t.marks, &t.current)
+	return t, err
 }
 
 // noTableError: the ledger's table does not exist (NoCreate).
@@ -373,21 +551,22 @@ type noTableError struct{ msg string }
 func (e *noTableError) Error() string        { return e.msg }
 func (e *noTableError) Is(target error) bool { return target == fs.ErrNotExist }
 
-// ensureTable checks that the table exists at the current schema,
-// creates it if allowed (create), and upgrades a table of an older schema
-// (see upgrade). Creation and upgrade run in one transaction under a
-// transaction-level advisory lock, so that many workers starting at once
-// do not race on them.
+// ensureTable checks that the table exists at the current schema, with
+// the table of its marks beside it, creates what is missing if allowed
+// (create; each table on its own: a dropped ledger table is created again
+// whatever its marks' table says), and upgrades a table of an older
+// schema (see upgrade). Creation and upgrade run in one transaction under
+// a transaction-level advisory lock, so that many workers starting at
+// once do not race on them.
 func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) error {
-	const look = `SELECT to_regclass($1::text) IS NOT NULL, to_regclass($2::text) IS NOT NULL`
-	var exists, current bool
-	if err := conn.QueryRow(ctx, look, s.table, s.attempts).Scan(&exists, &current); err != nil {
+	st, err := s.look(ctx, conn)
+	if err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if exists && current {
+	if st.ready() {
 		return nil
 	}
-	if !exists && !create {
+	if !st.table && !create {
 		return &noTableError{fmt.Sprintf("ledger at %s: table %s does not exist (create it with idemkey ledger init, or with the DDL in the README)", s.display, s.table)}
 	}
 	ident, _ := parseTable(strings.ReplaceAll(strings.Trim(s.table, `"`), `"."`, "."))
@@ -399,18 +578,18 @@ func (s *Store) ensureTable(ctx context.Context, conn *pgx.Conn, create bool) er
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1::text))`, "idemkey ledger init "+s.table); err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if err := tx.QueryRow(ctx, look, s.table, s.attempts).Scan(&exists, &current); err != nil {
+	if st, err = s.look(ctx, tx); err != nil {
 		return s.redactErr(fmt.Errorf("ledger at %s: %w", s.display, err))
 	}
-	if !current {
+	if !st.ready() {
 		sql := ddl(ident)
-		if exists {
+		if st.table && !st.current {
 			sql = upgrade(ident) + sql
 		}
 		for _, stmt := range strings.Split(strings.TrimSpace(sql), ";\n") {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				what := "creating table " + s.table
-				if exists {
+				if st.table {
 					what = "upgrading table " + s.table + " to this idemkey's schema (as its owner: idemkey ledger init)"
 				}
 				return s.redactErr(fmt.Errorf("ledger at %s: %s: %w", s.display, what, err))
@@ -553,13 +732,13 @@ func (s *Store) do(ctx context.Context, f func(conn *pgx.Conn) error) error {
 // cols are the record's columns in the order of scan (then the server's
 // now(), read as ReadAt).
 const cols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
-	started_at, ended_at, lease_until,
+	started_at, ended_at, lease_expires,
 	stdout, stdout_length, stdout_sha256, stdout_truncated,
 	stderr, stderr_length, stderr_sha256, stderr_truncated, meta, token, stored_at`
 
 // listCols are cols without the outputs' data and meta.
 const listCols = `key, task, tool, kind, fingerprint, request, state, attempt, holder, exit_code, reason,
-	started_at, ended_at, lease_until,
+	started_at, ended_at, lease_expires,
 	''::bytea, stdout_length, stdout_sha256, stdout_truncated,
 	''::bytea, stderr_length, stderr_sha256, stderr_truncated, ''::bytea, token, stored_at`
 
@@ -589,7 +768,7 @@ func scanRecord(row pgx.Row, extra ...any) (*ledger.Record, error) {
 }
 
 // values are rec's column values $1…$22 in the order of cols, $23 the
-// lease in microseconds (lease_until is computed by the server), and $24
+// lease in microseconds (lease_expires is computed by the server), and $24
 // the token; stored_at is the server's now().
 func values(rec *ledger.Record, lease time.Duration) []any {
 	var ended *time.Time
@@ -632,7 +811,7 @@ func nz(b []byte) []byte {
 	return b
 }
 
-// leaseExpr is lease_until for a record whose state is $7 and lease $23.
+// leaseExpr is lease_expires for a record whose state is $7 and lease $23.
 const leaseExpr = `CASE WHEN $7::text = 'running' THEN now() + $23::bigint * interval '1 microsecond' END`
 
 // Get implements ledger.Store.
@@ -654,7 +833,7 @@ func (s *Store) Get(ctx context.Context, key string) (*ledger.Record, bool, erro
 func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Record, bool, error) {
 	var expired bool
 	row := conn.QueryRow(ctx, `SELECT `+cols+`, now(),
-		state = 'running' AND lease_until IS NOT NULL AND lease_until <= now()
+		state = 'running' AND lease_expires IS NOT NULL AND lease_expires <= now()
 		FROM `+s.table+` WHERE key = $1::text`, text(key))
 	rec, err := scanRecord(row, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -676,13 +855,32 @@ const (
 	// notifyLazy: notify, and the transaction commits with
 	// synchronous_commit off (set_config(…, true) lasts until the end of
 	// the statement's own transaction: no session state, nothing a
-	// transaction-mode pooler breaks). See ledger.LazySwapper.
+	// transaction-mode pooler breaks), unless the server asks for a
+	// synchronous standby (see lazyCommit). See ledger.LazySwapper.
 	notifyLazy
 	// notifyKeep: notify, for a DELETE, and the high-water mark of the
 	// deleted record's attempt is kept in the attempts table in the same
 	// statement.
 	notifyKeep
 )
+
+// durableCommit, in a statement, makes its transaction commit with
+// synchronous_commit on (remote_apply where that is the setting): flushed
+// to the WAL, and to the synchronous standbys synchronous_standby_names
+// asks for, before the commit returns, whatever the server, database or
+// role set (off or local would acknowledge a claim that a crash or a
+// failover loses, and the step would run again). A claim's statements
+// carry it: a claim is durable before its step starts.
+const durableCommit = `set_config('synchronous_commit', CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)`
+
+// lazyCommit is a completion's: synchronous_commit off on a server that
+// asks for no synchronous standby (a completion lost in its crash leaves
+// the attempt running with its lease: unknown, never a repeat); where
+// synchronous_standby_names asks for one, durableCommit's, so that a step
+// that finished before a failover replays after it rather than coming
+// back unknown.
+const lazyCommit = `set_config('synchronous_commit', CASE WHEN current_setting('synchronous_standby_names') = '' THEN 'off'
+	WHEN current_setting('synchronous_commit') = 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true)`
 
 // changed runs a data-changing statement as eff says and returns how many
 // rows changed. An error for the write's size is ledger.ErrTooLarge.
@@ -701,16 +899,16 @@ func (s *Store) change(ctx context.Context, conn *pgx.Conn, eff effect, stmt str
 	}
 	args = append(args, s.channel)
 	ch := fmt.Sprint(len(args))
-	lazy, keep := "", ""
+	commit, keep := ", "+durableCommit, ""
 	switch eff {
 	case notifyLazy:
-		lazy = `, set_config('synchronous_commit', 'off', true)`
+		commit = ", " + lazyCommit
 	case notifyKeep:
 		keep = `, h AS (INSERT INTO ` + s.attempts + ` AS a (key, attempt) SELECT key, attempt FROM c
 			ON CONFLICT (key) DO UPDATE SET attempt = greatest(a.attempt, excluded.attempt))`
 	}
 	sql := `WITH c AS (` + stmt + ` RETURNING key, attempt)` + keep + ` SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` + ch +
-		`::text, c.key)` + lazy + `) n`
+		`::text, c.key)` + commit + `) n`
 	var n int
 	err := conn.QueryRow(ctx, sql, args...).Scan(&n)
 	return n, err
@@ -753,14 +951,41 @@ func (s *Store) insertStmt() string {
 		$6::bytea, $7::text, greatest($8::bigint, coalesce((SELECT attempt FROM ` + s.attempts + ` WHERE key = $1::text), 0) + 1),
 		$9::text, $10::integer, $11::text, $12::timestamptz, $13::timestamptz,
 		` + leaseExpr + `, $14::bytea, $15::bigint, $16::text, $17::boolean, $18::bytea, $19::bigint, $20::text,
-		$21::boolean, $22::bytea, $24::text, now()) ON CONFLICT (key) DO NOTHING RETURNING attempt`
+		$21::boolean, $22::bytea, $24::text, now()) ON CONFLICT (key) DO NOTHING RETURNING attempt, ` + durableCommit
 }
 
 // insert runs insertStmt on conn and reports whether it inserted (rec's
 // Attempt then set to the attempt stored).
 func (s *Store) insert(ctx context.Context, conn *pgx.Conn, rec *ledger.Record, lease time.Duration) (bool, error) {
 	var attempt int64
-	err := conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...).Scan(&attempt)
+	var commit string
+	scan := func(row pgx.Row) error { return row.Scan(&attempt, &commit) }
+	var err error
+	if s.warn != nil && !s.checked.Swap(true) {
+		// The process's first claim carries the replication warning's
+		// check in its round trip (a batch: no round trip of its own).
+		// A failed check gives no warning, and its callback returns nil
+		// so that the claim's result is read whatever the check's.
+		var checkErr error
+		b := &pgx.Batch{}
+		b.Queue(replicationQuery).QueryRow(func(row pgx.Row) error {
+			var w string
+			if w, checkErr = s.replicationRow(row); checkErr == nil {
+				s.emit(w)
+			}
+			return nil
+		})
+		b.Queue(s.insertStmt(), values(rec, lease)...).QueryRow(scan)
+		err = conn.SendBatch(ctx, b).Close()
+		var refused *pgconn.PgError
+		if errors.As(checkErr, &refused) && !transient(err, conn) {
+			// The server refused the check, and so skipped the claim
+			// queued after it: the claim alone.
+			err = scan(conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...))
+		}
+	} else {
+		err = scan(conn.QueryRow(ctx, s.insertStmt(), values(rec, lease)...))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -847,11 +1072,11 @@ func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool,
 	args := append(values(rec, lease), from.Attempt, string(from.State), from.Token)
 	cond := ``
 	if needExpired {
-		cond = ` AND lease_until IS NOT NULL AND lease_until <= now()`
+		cond = ` AND lease_expires IS NOT NULL AND lease_expires <= now()`
 	}
 	stmt := `UPDATE ` + s.table + ` SET task = $2::text, tool = $3::text, kind = $4::text, fingerprint = $5::text,
 		request = $6::bytea, state = $7::text, attempt = $8::bigint, holder = $9::text, exit_code = $10::integer,
-		reason = $11::text, started_at = $12::timestamptz, ended_at = $13::timestamptz, lease_until = ` + leaseExpr + `,
+		reason = $11::text, started_at = $12::timestamptz, ended_at = $13::timestamptz, lease_expires = ` + leaseExpr + `,
 		stdout = $14::bytea, stdout_length = $15::bigint, stdout_sha256 = $16::text, stdout_truncated = $17::boolean,
 		stderr = $18::bytea, stderr_length = $19::bigint, stderr_sha256 = $20::text, stderr_truncated = $21::boolean,
 		meta = $22::bytea, token = $24::text, stored_at = now()
@@ -864,7 +1089,7 @@ func (s *Store) swap(ctx context.Context, from ledger.Version, needExpired bool,
 func (s *Store) Renew(ctx context.Context, key string, from ledger.Version, lease time.Duration) (bool, error) {
 	var ok bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_until = now() + $3::bigint * interval '1 microsecond'
+		tag, err := conn.Exec(ctx, `UPDATE `+s.table+` SET lease_expires = now() + $3::bigint * interval '1 microsecond'
 			WHERE key = $1::text AND attempt = $2::bigint AND state = $4::text AND token = $5::text`,
 			text(key), from.Attempt, max(lease, 0).Microseconds(), string(from.State), from.Token)
 		ok = err == nil && tag.RowsAffected() == 1
@@ -919,7 +1144,7 @@ func (s *Store) Delete(ctx context.Context, key string, from *ledger.Version) (b
 			n, err = s.changed(ctx, conn, notifyKeep, `DELETE FROM `+s.table+` WHERE key = $1::text`, text(key))
 		} else {
 			n, err = s.changed(ctx, conn, notifyKeep, `DELETE FROM `+s.table+` WHERE key = $1::text AND attempt = $2::bigint AND state = $3::text
-				AND token = $4::text AND (state <> 'running' OR lease_until IS NOT NULL AND lease_until <= now())`,
+				AND token = $4::text AND (state <> 'running' OR lease_expires IS NOT NULL AND lease_expires <= now())`,
 				text(key), from.Attempt, string(from.State), from.Token)
 		}
 		return err
@@ -1009,14 +1234,19 @@ var (
 )
 
 // Schema returns the version of the ledger's table, from its comment
-// ('idemkey ledger, schema N'; a table without one is taken as 1).
+// ('idemkey ledger, schema N'; a table without one is taken as 1). A
+// missing table is an error that wraps fs.ErrNotExist.
 func (s *Store) Schema(ctx context.Context) (int, error) {
 	var comment *string
+	var exists bool
 	err := s.do(ctx, func(conn *pgx.Conn) error {
-		return conn.QueryRow(ctx, `SELECT obj_description(to_regclass($1::text), 'pg_class')`, s.table).Scan(&comment)
+		return conn.QueryRow(ctx, `SELECT to_regclass($1::text) IS NOT NULL, obj_description(to_regclass($1::text), 'pg_class')`, s.table).Scan(&exists, &comment)
 	})
 	if err != nil {
 		return 0, s.wrap(err)
+	}
+	if !exists {
+		return 0, &noTableError{fmt.Sprintf("ledger at %s: table %s does not exist", s.display, s.table)}
 	}
 	n := 1
 	if comment != nil {

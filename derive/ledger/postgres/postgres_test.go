@@ -19,7 +19,13 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
-func TestMain(m *testing.M) { os.Exit(testserver.Main(m)) }
+func TestMain(m *testing.M) {
+	code := testserver.Main(m)
+	if buildsDir != "" {
+		os.RemoveAll(buildsDir)
+	}
+	os.Exit(code)
+}
 
 func open(t *testing.T, url string) *Store {
 	t.Helper()
@@ -441,7 +447,7 @@ func TestUpgradeFromSchema1(t *testing.T) {
 	if err != nil || d.Action != ledger.ActReplay || string(d.Record.Stdout.Data) != "out" || d.Record.Token != "" {
 		t.Fatalf("schema-1 record: %+v %v", d, err)
 	}
-	if v, err := s.Schema(ctx); err != nil || v != 2 {
+	if v, err := s.Schema(ctx); err != nil || v != 3 {
 		t.Fatalf("schema after upgrade: %d %v", v, err)
 	}
 	req.Record.Key, req.Recover = "held", ledger.RecoverRetry
@@ -485,4 +491,32 @@ func TestTableNameCase(t *testing.T) {
 		}
 	}
 	open(t, url+"&table=fleet")
+
+	// The hint's SQL renames what an older idemkey made to the name the
+	// hint gives: run it on such tables.
+	conn := connect(t, url)
+	for _, c := range []struct{ name, want, sql string }{
+		{"Fleet", "fleet", `ALTER TABLE "Fleet" RENAME TO fleet`},
+		{"Ops.Fleet", "ops.fleet", `ALTER SCHEMA "Ops" RENAME TO ops; ALTER TABLE ops."Fleet" RENAME TO fleet`},
+		{"Ops2.steps", "ops2.steps", `ALTER SCHEMA "Ops2" RENAME TO ops2`},
+	} {
+		_, err := Open(ctx, url+"&table="+c.name, Options{})
+		var h interface{ Hint() string }
+		if !errors.As(err, &h) || !strings.HasSuffix(h.Hint(), "after "+c.sql+")") {
+			t.Fatalf("table=%s: hint %q, want it to end with %q", c.name, h.Hint(), c.sql)
+		}
+		if schema, _, ok := strings.Cut(c.name, "."); ok {
+			conn.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
+		}
+		if _, err := conn.Exec(ctx, `DROP TABLE IF EXISTS fleet; CREATE TABLE `+pgx.Identifier(strings.Split(c.name, ".")).Sanitize()+` (x int)`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, c.sql); err != nil {
+			t.Fatalf("the hint's SQL %q: %v", c.sql, err)
+		}
+		var there bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, c.want).Scan(&there); err != nil || !there {
+			t.Fatalf("after %q: %s there: %v %v", c.sql, c.want, there, err)
+		}
+	}
 }

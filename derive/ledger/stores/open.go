@@ -20,7 +20,7 @@ import (
 // OpenPostgres opens a PostgreSQL ledger (with MustExist, only if its
 // table exists).
 func OpenPostgres(ctx context.Context, url string, opts Options) (ledger.Store, error) {
-	return postgres.Open(ctx, url, postgres.Options{NoCreate: opts.MustExist})
+	return postgres.Open(ctx, url, postgres.Options{NoCreate: opts.MustExist, Warn: opts.Warn})
 }
 
 // OpenRedis opens a Redis ledger.
