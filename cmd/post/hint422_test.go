@@ -13,10 +13,10 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 )
 
-// owner is a server that honours Idempotency-Key: the first body sent
+// payloadOwner is a server that honours Idempotency-Key: the first body sent
 // under a key is kept, the same body again gets the first answer, another
 // body 422.
-func owner(t *testing.T) *httptest.Server {
+func payloadOwner(t *testing.T) *httptest.Server {
 	var mu sync.Mutex
 	seen := map[string][]byte{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +51,7 @@ func post(args ...string) (stdout, stderr string, code int) {
 // of it get the owner's 422, and the hint names the selection in force;
 // without one, the hint is about the bytes sent.
 func TestHint422NamesSelection(t *testing.T) {
-	s := owner(t)
+	s := payloadOwner(t)
 	for _, c := range []struct {
 		sel  []string
 		hint string
