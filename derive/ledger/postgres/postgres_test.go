@@ -20,11 +20,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := testserver.Main(m)
-	if buildsDir != "" {
-		os.RemoveAll(buildsDir)
-	}
-	os.Exit(code)
+	os.Exit(testserver.Main(m))
 }
 
 func open(t *testing.T, url string) *Store {

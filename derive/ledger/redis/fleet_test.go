@@ -430,37 +430,7 @@ func TestTTLNeverRerunsUnknown(t *testing.T) {
 // beforeTokens is the last commit of this repository before claim tokens:
 // its idemkey compares attempt and state only, and keeps the earlier
 // layout (PREFIX r:KEY, a sorted set PREFIX index).
-const beforeTokens = "989bdc7"
-
-// buildOlder builds idemkey as it was at commit, from this repository's
-// history, into a temporary directory.
-func buildOlder(t *testing.T, commit string) string {
-	t.Helper()
-	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err == nil {
-		err = exec.Command("git", "-C", strings.TrimSpace(string(root)), "cat-file", "-e", commit+"^{commit}").Run()
-	}
-	if err != nil {
-		msg := fmt.Sprintf("commit %s of this repository's history is not here (%v): a clone with its history builds the older idemkey", commit, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	src := t.TempDir()
-	archive := exec.Command("sh", "-c", `git -C "$0" archive "$1" | tar -x -C "$2"`, strings.TrimSpace(string(root)), commit, src)
-	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("git archive %s: %v\n%s", commit, err, out)
-	}
-	bin := filepath.Join(t.TempDir(), "idemkey-"+commit)
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = src
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building idemkey at %s: %v\n%s", commit, err, out)
-	}
-	return bin
-}
+const beforeTokens = "989bdc7212480fbe9051d46de65dfa45bd55996a"
 
 // TestOlderBinaryLockedOut: an idemkey from before claim tokens, left in
 // a fleet whose ledger a newer idemkey opened (and so moved to its
@@ -472,7 +442,7 @@ func TestOlderBinaryLockedOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an older idemkey")
 	}
-	old := buildOlder(t, beforeTokens)
+	old := testserver.Idemkey(t, beforeTokens)
 	srv := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	nf := newFleet(t, srv.URL())
 	of := &fleet{t: t, dir: nf.dir, url: nf.url, bin: old}

@@ -42,6 +42,9 @@ import (
 func Main(m *testing.M) int {
 	code := m.Run()
 	stopShared()
+	if buildsDir != "" {
+		os.RemoveAll(buildsDir)
+	}
 	return code
 }
 
