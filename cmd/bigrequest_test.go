@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
@@ -44,19 +45,19 @@ func TestRunBigRequestNotKept(t *testing.T) {
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
-		r := newRig(t)
+		r := clitest.NewRig(t)
 		check(t, func(args ...string) (int, string, string) {
-			res := r.idemkey(args...)
-			return res.code, string(res.stdout), string(res.stderr)
-		}, func() int { return r.lines("mark") }, r.dir)
+			res := r.Idemkey(args...)
+			return res.Code, string(res.Stdout), string(res.Stderr)
+		}, func() int { return r.Lines("mark") }, r.Dir)
 	})
-	eachStore(t, func(t *testing.T, s *fleetStore) {
-		fl := newFleet(t, s, nil)
+	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+		fl := clitest.NewFleet(t, s, nil)
 		n := 0
 		check(t, func(args ...string) (int, string, string) {
 			n++
-			w := fl.run("m"+string(rune('a'+n)), args...)
-			return w.code, w.stdout.String(), w.stderr.String()
-		}, func() int { return len(fl.lines("mark")) }, fl.dir)
+			w := fl.Run("m"+string(rune('a'+n)), args...)
+			return w.Code, w.Stdout.String(), w.Stderr.String()
+		}, func() int { return len(fl.Lines("mark")) }, fl.Dir)
 	})
 }

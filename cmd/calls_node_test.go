@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // TestOpenAIArgumentsHarness derives keys of OpenAI tool calls whose
@@ -53,7 +54,7 @@ func TestOpenAIArgumentsHarness(t *testing.T) {
 			t.Fatal(err)
 		}
 		envelope := `{"type":"function_call","call_id":"c1","name":"x","arguments":"` + cases[i] + `"}`
-		got, stderr, code := run(t, envelope, "key", "--task", "t", "--from", "openai")
+		got, stderr, code := clitest.Run(t, envelope, "key", "--task", "t", "--from", "openai")
 		if ref.Error != "" {
 			if code != cli.ExitUsage || got != "" {
 				t.Errorf("%s: the harness rejects it (%s); idemkey exit %d, %q", cases[i], ref.Error, code, got)
@@ -74,7 +75,7 @@ func TestOpenAIArgumentsHarness(t *testing.T) {
 // (a surrogate, a pair: one character each).
 func TestOpenAIArgumentsErrorColumn(t *testing.T) {
 	envelope := `{"type":"function_call","name":"x","arguments":"{\"a\":\"\ud800\", \"\ud83d\ude00\ud800\": x}"}`
-	_, stderr, code := run(t, envelope, "key", "--task", "t", "--from", "openai")
+	_, stderr, code := clitest.Run(t, envelope, "key", "--task", "t", "--from", "openai")
 	want := `unexpected character 'x' looking for a value (at 1:17 of the string)`
 	if code != cli.ExitUsage || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 // Tests of `idemkey conform` against real implementations: the reference
 // harness on Node, Python's json.dumps, Go's encoding/json, jsontext's
@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/conform"
 )
 
@@ -49,7 +50,7 @@ type conformReport struct {
 // runConformJSON runs idemkey conform --json with args and decodes the report.
 func runConformJSON(t *testing.T, want int, args ...string) conformReport {
 	t.Helper()
-	out, errs, code := run(t, "", append([]string{"conform", "--json"}, args...)...)
+	out, errs, code := clitest.Run(t, "", append([]string{"conform", "--json"}, args...)...)
 	if code != want {
 		t.Fatalf("idemkey conform %s: exit %d, want %d\nstderr: %s", strings.Join(args, " "), code, want, errs)
 	}
@@ -452,7 +453,7 @@ func TestConformMoreShapes(t *testing.T) {
 		{[]string{"--per-case", "--", "sh", "-c", `printf 'sha256:%s\n' "$(node "$0" <"$3")"`, impl("node_upper_key.js"), "{task}", "{tool}", "{file}"},
 			`^idemkey: error: sh answered "sha256:`},
 	} {
-		out, errs, code := run(t, "", append([]string{"conform"}, tc.args...)...)
+		out, errs, code := clitest.Run(t, "", append([]string{"conform"}, tc.args...)...)
 		if code != 2 || out != "" || !regexp.MustCompile(tc.want).MatchString(errs) {
 			t.Errorf("idemkey conform %q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout, stderr matching %s", tc.args, code, out, errs, tc.want)
 		}
@@ -484,7 +485,7 @@ func TestConformJq(t *testing.T) {
 	}
 	// jq reads "[1] 2" as two documents and prints two texts: the report
 	// covers the cases before it.
-	out, errs, code := run(t, "", "conform", "--per-case", "--output", "canonical", "--rule", "invalid-json", "--", "sh", script, "{task}", "{tool}", "{file}", "canonical")
+	out, errs, code := clitest.Run(t, "", "conform", "--per-case", "--output", "canonical", "--rule", "invalid-json", "--", "sh", script, "{task}", "{tool}", "{file}", "canonical")
 	if code != 2 || !strings.Contains(out, "canonical texts: 11 passed, 7 failed, 3 not run: it stopped at case 329 (invalid-json: trailing data after the value)\n") || !strings.Contains(errs, `idemkey: error: sh printed more than one line for case 329 (invalid-json: trailing data after the value): "[\"task-1\",\"echo\",[1]]\n[\"task-1\",\"echo\",2]\n"`) {
 		t.Errorf("--output canonical: exit %d, stdout %q, stderr %q", code, out, errs)
 	}

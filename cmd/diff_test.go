@@ -1,7 +1,6 @@
-package cmd
+package cmd_test
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/canon"
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/diff"
 )
@@ -53,8 +52,9 @@ type diffOut struct {
 	} `json:"schemes"`
 }
 
-// diffRun writes a and b to files and runs idemkey diff on them in-process.
-func diffRun(t *testing.T, a, b string, args ...string) (stdout, stderr string, code int) {
+// diffFiles writes a and b to files and runs idemkey diff on them
+// in-process, with the test process's (hermetic) environment.
+func diffFiles(t *testing.T, a, b string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	dir := t.TempDir()
 	pa, pb := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
@@ -64,16 +64,14 @@ func diffRun(t *testing.T, a, b string, args ...string) (stdout, stderr string, 
 	if err := os.WriteFile(pb, []byte(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: os.Getenv}
-	code = Main(append(append([]string{"diff"}, args...), pa, pb), ios)
-	return out.String(), errb.String(), code
+	o := clitest.Streams{Getenv: os.Getenv}.Run(t, append(append([]string{"diff"}, args...), pa, pb)...)
+	return o.Stdout, o.Stderr, o.Code
 }
 
 // diffJSON runs diff --json and decodes the result.
 func diffJSON(t *testing.T, a, b string, args ...string) (diffOut, int) {
 	t.Helper()
-	out, errs, code := diffRun(t, a, b, append([]string{"--json"}, args...)...)
+	out, errs, code := diffFiles(t, a, b, append([]string{"--json"}, args...)...)
 	var d diffOut
 	if code == 2 {
 		if out != "" {
@@ -305,7 +303,7 @@ func TestDiffOmitted(t *testing.T) {
 	if len(d.Differences) != 120 || d.Omitted != 0 {
 		t.Errorf("--max 0: %d differences, %d omitted", len(d.Differences), d.Omitted)
 	}
-	out, _, _ := diffRun(t, a.String(), b.String(), "--task", "t", "--tool", "pay", "--max", "3")
+	out, _, _ := diffFiles(t, a.String(), b.String(), "--task", "t", "--tool", "pay", "--max", "3")
 	if !strings.Contains(out, "117 more differences not shown") || strings.Count(out, "/args/") != 3 {
 		t.Errorf("human output with --max 3:\n%s", out)
 	}
@@ -347,17 +345,15 @@ func TestDiffUsage(t *testing.T) {
 		{"bad scheme", []string{"--task", "t", "--tool", "p", "--scheme", "x"}, "unknown scheme"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, errs, code := diffRun(t, `{}`, `{}`, c.args...)
+			out, errs, code := diffFiles(t, `{}`, `{}`, c.args...)
 			if code != 2 || out != "" || !strings.Contains(errs, c.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 			}
 		})
 	}
-	var out, errb bytes.Buffer
-	code := Main([]string{"diff", "--task", "t", "--tool", "p", "-", "-"},
-		&cli.IOStreams{In: strings.NewReader("{}"), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-	if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "only one of A and B") {
-		t.Errorf("- -: exit %d, %q %q", code, out.String(), errb.String())
+	out, errb, code := clitest.Run(t, "{}", "diff", "--task", "t", "--tool", "p", "-", "-")
+	if code != 2 || out != "" || !strings.Contains(errb, "only one of A and B") {
+		t.Errorf("- -: exit %d, %q %q", code, out, errb)
 	}
 }
 
@@ -365,7 +361,7 @@ func TestDiffHumanOutput(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	a := fmt.Sprintf(`{"memo":"%s1","n":[1,2]}`, long)
 	b := fmt.Sprintf(`{"memo":"%s2","n":[1,2,3]}`, long)
-	out, errs, code := diffRun(t, a, b, "--task", "t", "--tool", "pay")
+	out, errs, code := diffFiles(t, a, b, "--task", "t", "--tool", "pay")
 	if code != 1 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -386,24 +382,24 @@ func TestDiffHumanOutput(t *testing.T) {
 		t.Errorf("json value shortened: %s", d.Differences[0].A)
 	}
 	// Colour on request.
-	out, _, _ = diffRun(t, a, b, "--task", "t", "--tool", "pay", "--color", "always")
+	out, _, _ = diffFiles(t, a, b, "--task", "t", "--tool", "pay", "--color", "always")
 	if !strings.Contains(out, "\x1b[") {
 		t.Errorf("--color always without escape codes:\n%q", out)
 	}
 	// Invisible characters are spelled out for people.
-	out, _, _ = diffRun(t, `["a\u200bb"]`, `["ab"]`, "--task", "t", "--tool", "pay")
+	out, _, _ = diffFiles(t, `["a\u200bb"]`, `["ab"]`, "--task", "t", "--tool", "pay")
 	if !strings.Contains(out, `"a\u200bb"`) {
 		t.Errorf("invisible character not revealed:\n%s", out)
 	}
 }
 
 func TestDiffWarningsOnStderrWithJSON(t *testing.T) {
-	out, errs, code := diffRun(t, `[9007199254740993]`, `[9007199254740992]`, "--task", "t", "--tool", "pay", "--json")
+	out, errs, code := diffFiles(t, `[9007199254740993]`, `[9007199254740992]`, "--task", "t", "--tool", "pay", "--json")
 	if code != 0 || !strings.Contains(out, `"collapsed-number"`) ||
 		!strings.HasPrefix(errs, "idemkey: warning: /args/0: 9007199254740993 and 9007199254740992") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
-	out, errs, _ = diffRun(t, `[9007199254740993]`, `[9007199254740992]`, "--task", "t", "--tool", "pay")
+	out, errs, _ = diffFiles(t, `[9007199254740993]`, `[9007199254740992]`, "--task", "t", "--tool", "pay")
 	if errs != "" || !strings.Contains(out, "warning: /args/0: ") {
 		t.Errorf("human: warnings belong to the result on stdout\nstdout %s\nstderr %s", out, errs)
 	}
@@ -440,13 +436,11 @@ func TestDiffKeysMatchKey(t *testing.T) {
 		}
 	}
 	run := func(env map[string]string, args ...string) (string, int) {
-		var out, errb bytes.Buffer
-		ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }}
-		code := Main(args, ios)
-		if code == 2 {
-			t.Fatalf("%v: exit 2: %s", args, errb.String())
+		o := clitest.Streams{Env: env}.Run(t, args...)
+		if o.Code == 2 {
+			t.Fatalf("%v: exit 2: %s", args, o.Stderr)
 		}
-		return out.String(), code
+		return o.Stdout, o.Code
 	}
 	cases := []struct {
 		name  string

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/drift/opsgen"
 )
 
@@ -84,7 +85,7 @@ func TestDriftThirdGenerator(t *testing.T) {
 			if err := os.WriteFile(path, log.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, errs, code := runMain(t, "", append(append([]string{"drift", "--json"}, opsgen.Flags(shape)...), path)...)
+			out, errs, code := clitest.Run(t, "", append(append([]string{"drift", "--json"}, opsgen.Flags(shape)...), path)...)
 			if code != 1 || errs != "" {
 				t.Fatalf("exit %d, stderr %s", code, errs)
 			}
@@ -170,7 +171,7 @@ func TestDriftThirdGenerator(t *testing.T) {
 				// Without flags, key derives the keys drift reports; with
 				// its flags, one key, where no value varies (a value that
 				// does is for the harness to send the same).
-				plain, kerr, kcode := runMain(t, sub.String(), "key", "--batch", "--from", "call")
+				plain, kerr, kcode := clitest.Run(t, sub.String(), "key", "--batch", "--from", "call")
 				if kcode != 0 {
 					t.Fatalf("key: exit %d: %s", kcode, kerr)
 				}
@@ -190,7 +191,7 @@ func TestDriftThirdGenerator(t *testing.T) {
 				for _, p := range f.Omit {
 					args = append(args, "--omit", p)
 				}
-				keys, kerr, kcode := runMain(t, sub.String(), args...)
+				keys, kerr, kcode := clitest.Run(t, sub.String(), args...)
 				if kcode != 0 {
 					t.Fatalf("key: exit %d: %s", kcode, kerr)
 				}

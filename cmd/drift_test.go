@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/drift/driftgen"
 )
 
@@ -33,14 +33,6 @@ type driftJSON struct {
 	Calls int `json:"calls"`
 }
 
-func runMain(t *testing.T, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
-	code := Main(args, ios)
-	return out.String(), errb.String(), code
-}
-
 // TestDriftCommandOnGeneratedLog runs idemkey drift on a generated log:
 // the findings match what was planted, and the flags of each drift finding
 // give its calls one key when idemkey key derives them.
@@ -55,7 +47,7 @@ func TestDriftCommandOnGeneratedLog(t *testing.T) {
 	if err := os.WriteFile(path, log.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code := runMain(t, "", "drift", "--json", path)
+	out, errs, code := clitest.Run(t, "", "drift", "--json", path)
 	if code != 1 || errs != "" {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
@@ -118,7 +110,7 @@ func TestDriftCommandOnGeneratedLog(t *testing.T) {
 		for _, p := range f.Omit {
 			args = append(args, "--omit", p)
 		}
-		keys, kerr, kcode := runMain(t, sub.String(), args...)
+		keys, kerr, kcode := clitest.Run(t, sub.String(), args...)
 		if kcode != 0 {
 			t.Fatalf("key: exit %d: %s", kcode, kerr)
 		}

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 )
 
@@ -36,20 +36,6 @@ func (e *endless) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// runReader runs idemkey in-process with in as standard input and returns
-// stdout, stderr, the exit code and the bytes allocated meanwhile.
-func runReader(t *testing.T, in io.Reader, args ...string) (string, string, int, uint64) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	ios := &cli.IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	code := Main(args, ios)
-	runtime.ReadMemStats(&after)
-	return out.String(), errb.String(), code, after.TotalAlloc - before.TotalAlloc
-}
-
 func setLimit[T int | int64](t *testing.T, v *T, n T) {
 	old := *v
 	*v = n
@@ -70,7 +56,9 @@ func TestInputLimitStopsReading(t *testing.T) {
 	} {
 		for _, c := range []byte{' ', '['} {
 			in := &endless{c: c, max: 4 * limit}
-			out, stderr, code, alloc := runReader(t, in, args...)
+			var o clitest.Output
+			alloc := clitest.Allocated(func() { o = clitest.Streams{In: in}.Run(t, args...) })
+			out, stderr, code := o.Stdout, o.Stderr, o.Code
 			if code != cli.ExitUsage || out != "" || !strings.Contains(stderr, "idemkey: error: <stdin>: input larger than 33554432 bytes (32 MiB), the limit: reading stopped there\n") {
 				t.Errorf("%v on %q…: exit %d, stdout %.40q, stderr %q", args, c, code, out, stderr)
 			}
@@ -91,7 +79,7 @@ func TestInputLimitBoundary(t *testing.T) {
 	const limit = 1 << 20
 	setLimit(t, &input.Limit, limit)
 	doc := func(n int) string { return "[" + strings.Repeat(" ", n-2) + "]" }
-	want, _, code := run(t, "[]", "key", "--task", "t", "--tool", "x")
+	want, _, code := clitest.Run(t, "[]", "key", "--task", "t", "--tool", "x")
 	if code != 0 {
 		t.Fatal(code)
 	}
@@ -102,7 +90,9 @@ func TestInputLimitBoundary(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{{"key", "--task", "t", "--tool", "x"}, {"key", "--task", "t", "--tool", "x", path}} {
-			out, stderr, code, alloc := runReader(t, strings.NewReader(doc(n)), args...)
+			var o clitest.Output
+			alloc := clitest.Allocated(func() { o = clitest.Streams{In: strings.NewReader(doc(n))}.Run(t, args...) })
+			out, stderr, code := o.Stdout, o.Stderr, o.Code
 			if n <= limit {
 				if code != 0 || out != want {
 					t.Errorf("%d bytes, %v: exit %d, %q, %q", n, args[len(args)-1], code, out, stderr)
@@ -125,7 +115,7 @@ func TestInputLimitBoundary(t *testing.T) {
 func TestBatchLineLimit(t *testing.T) {
 	const limit = 1 << 20
 	setLimit(t, &input.LineLimit, limit)
-	key, _, _ := run(t, "[1]", "key", "--task", "t", "--tool", "x")
+	key, _, _ := clitest.Run(t, "[1]", "key", "--task", "t", "--tool", "x")
 	for _, tc := range []struct {
 		head string
 		json bool
@@ -135,7 +125,9 @@ func TestBatchLineLimit(t *testing.T) {
 		if tc.json {
 			args = append(args, "--json")
 		}
-		out, stderr, code, alloc := runReader(t, in, args...)
+		var o clitest.Output
+		alloc := clitest.Allocated(func() { o = clitest.Streams{In: in}.Run(t, args...) })
+		out, stderr, code := o.Stdout, o.Stderr, o.Code
 		lines := strings.Count(tc.head, "\n") + 1
 		var want string
 		for _, l := range strings.SplitAfter(tc.head, "\n") {
@@ -167,8 +159,8 @@ func TestBatchLineLimit(t *testing.T) {
 	}
 	// A line of exactly the limit is derived.
 	long := "[" + strings.Repeat(" ", limit-2) + "]"
-	want, _, _ := run(t, long, "key", "--task", "t", "--tool", "x")
-	if out, stderr, code := run(t, long+"\r\n"+long, "key", "--batch", "--task", "t", "--tool", "x"); code != 0 || out != want+want {
+	want, _, _ := clitest.Run(t, long, "key", "--task", "t", "--tool", "x")
+	if out, stderr, code := clitest.Run(t, long+"\r\n"+long, "key", "--batch", "--task", "t", "--tool", "x"); code != 0 || out != want+want {
 		t.Errorf("lines of the limit: exit %d, %q, %q", code, out, stderr)
 	}
 }

@@ -1,7 +1,6 @@
-package cmd
+package cmd_test
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,16 +11,8 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
-
-// run runs idemkey in-process and returns stdout, stderr and the exit code.
-func run(t testing.TB, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
-	code := Main(args, ios)
-	return out.String(), errb.String(), code
-}
 
 // randomCall returns a call record line with arguments of about 400 bytes
 // in varied shapes, or, for bad, a line that is not a valid call.
@@ -73,7 +64,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 		lines[i] = randomCall(r, i, i%97 == 13)
 	}
 	for _, format := range []string{"hex", "uuid"} {
-		out, stderr, code := run(t, strings.Join(lines, "\n")+"\n", "key", "--batch", "--from", "call", "--format", format)
+		out, stderr, code := clitest.Run(t, strings.Join(lines, "\n")+"\n", "key", "--batch", "--from", "call", "--format", format)
 		if code != cli.ExitUsage {
 			t.Fatalf("batch exit code %d, want 2 (bad lines present)", code)
 		}
@@ -83,7 +74,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 		}
 		bad := 0
 		for i, line := range lines {
-			want, _, code := run(t, line, "key", "--from", "call", "--format", format)
+			want, _, code := clitest.Run(t, line, "key", "--from", "call", "--format", format)
 			if i%97 == 13 {
 				bad++
 				if code != cli.ExitUsage || got[i] != "" {
@@ -109,7 +100,7 @@ func TestKeyFormatLengths(t *testing.T) {
 		format string
 		n      int
 	}{{"hex", 64}, {"base64url", 43}, {"uuid", 36}} {
-		out, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-")
+		out, _, code := clitest.Run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-")
 		if code != 0 {
 			t.Fatalf("%s: exit %d", tc.format, code)
 		}
@@ -117,7 +108,7 @@ func TestKeyFormatLengths(t *testing.T) {
 		if len(key) != tc.n+2 || !strings.HasPrefix(key, "p-") {
 			t.Errorf("%s: %q has length %d, want %d with prefix", tc.format, key, len(key), tc.n+2)
 		}
-		if _, _, code := run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-", "--max-len", fmt.Sprint(tc.n+1)); code != cli.ExitUsage {
+		if _, _, code := clitest.Run(t, `{"a":1}`, "key", "--task", "t", "--tool", "x", "--format", tc.format, "--prefix", "p-", "--max-len", fmt.Sprint(tc.n+1)); code != cli.ExitUsage {
 			t.Errorf("%s: --max-len %d accepted a %d-character key", tc.format, tc.n+1, tc.n+2)
 		}
 	}
@@ -130,7 +121,7 @@ func TestDeepInputOneLineError(t *testing.T) {
 		strings.Repeat("[", 3000000) + strings.Repeat("]", 3000000),
 		strings.Repeat(`{"a/b":`, 3000000) + "1" + strings.Repeat("}", 3000000),
 	} {
-		out, stderr, code := run(t, doc, "key", "--task", "t", "--tool", "x")
+		out, stderr, code := clitest.Run(t, doc, "key", "--task", "t", "--tool", "x")
 		if code != cli.ExitUsage || out != "" {
 			t.Fatalf("exit %d, stdout %q", code, out)
 		}
@@ -157,9 +148,9 @@ func TestLargeFileReadInParts(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fromFile, _, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
-	fromStdin, _, code2 := run(t, b.String(), "key", "--task", "t", "--tool", "x")
-	asJSON, _, code3 := run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
+	fromFile, _, code := clitest.Run(t, "", "key", "--task", "t", "--tool", "x", path)
+	fromStdin, _, code2 := clitest.Run(t, b.String(), "key", "--task", "t", "--tool", "x")
+	asJSON, _, code3 := clitest.Run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
 	if code != 0 || code2 != 0 || code3 != 0 || fromFile != fromStdin || len(fromFile) != 65 ||
 		!strings.Contains(asJSON, `"key":"`+strings.TrimSpace(fromFile)+`"`) {
 		t.Fatalf("file %q (exit %d), stdin %q (exit %d), --json %.100q (exit %d)", fromFile, code, fromStdin, code2, asJSON, code3)
@@ -171,8 +162,8 @@ func TestLargeFileReadInParts(t *testing.T) {
 	if err := os.WriteFile(obj, []byte("{\"items\": "+b.String()+"}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fromObj, _, code := run(t, "", "key", "--task", "t", "--tool", "x", obj)
-	fromObjStdin, _, code2 := run(t, "{\"items\": "+b.String()+"}", "key", "--task", "t", "--tool", "x")
+	fromObj, _, code := clitest.Run(t, "", "key", "--task", "t", "--tool", "x", obj)
+	fromObjStdin, _, code2 := clitest.Run(t, "{\"items\": "+b.String()+"}", "key", "--task", "t", "--tool", "x")
 	if code != 0 || code2 != 0 || fromObj != fromObjStdin || fromObj == fromFile || len(fromObj) != 65 {
 		t.Fatalf("object file %q (exit %d), stdin %q (exit %d)", fromObj, code, fromObjStdin, code2)
 	}
@@ -181,8 +172,8 @@ func TestLargeFileReadInParts(t *testing.T) {
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errFile, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
-	_, errStdin, code2 := run(t, bad, "key", "--task", "t", "--tool", "x")
+	out, errFile, code := clitest.Run(t, "", "key", "--task", "t", "--tool", "x", path)
+	_, errStdin, code2 := clitest.Run(t, bad, "key", "--task", "t", "--tool", "x")
 	if code != 2 || code2 != 2 || out != "" || errFile != strings.Replace(errStdin, "<stdin>", path, 1) || !strings.Contains(errFile, "trailing comma") {
 		t.Fatalf("file: exit %d, %q %q; stdin: exit %d, %q", code, out, errFile, code2, errStdin)
 	}
@@ -223,10 +214,7 @@ func TestBatchQuickPathEdges(t *testing.T) {
 		return ""
 	}
 	runEnv := func(stdin string, args ...string) (string, string, int) {
-		var out, errb bytes.Buffer
-		ios := &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Getenv: env}
-		code := Main(args, ios)
-		return out.String(), errb.String(), code
+		return clitest.Streams{In: strings.NewReader(stdin), Getenv: env}.Run(t, args...).Values()
 	}
 	for _, flags := range [][]string{
 		{"--from", "call"},
@@ -308,8 +296,8 @@ func TestLargeObjects(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		key, stderr, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
-		asJSON, _, code2 := run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
+		key, stderr, code := clitest.Run(t, "", "key", "--task", "t", "--tool", "x", path)
+		asJSON, _, code2 := clitest.Run(t, "", "key", "--json", "--task", "t", "--tool", "x", path)
 		if code != 0 || code2 != 0 || len(key) != 65 || !strings.Contains(asJSON, `"key":"`+strings.TrimSpace(key)+`"`) {
 			t.Fatalf("case %d: key %q (exit %d, %s); --json %.100q (exit %d)", i, key, code, stderr, asJSON, code2)
 		}

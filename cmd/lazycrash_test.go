@@ -1,8 +1,10 @@
-package cmd
+package cmd_test
 
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // TestRunCrashAfterLazyComplete: the outcome is committed without waiting
@@ -12,28 +14,28 @@ import (
 // right after the completion, the record is succeeded, and the next run
 // replays it without running the command again, on every store.
 func TestRunCrashAfterLazyComplete(t *testing.T) {
-	check := func(t *testing.T, s *fleetStore) {
-		fl := newFleet(t, s, nil)
-		step := fl.script("step.sh", "echo ran >> ran; echo out")
+	check := func(t *testing.T, s *clitest.Store) {
+		fl := clitest.NewFleet(t, s, nil)
+		step := fl.Script("step.sh", "echo ran >> ran; echo out")
 		args := []string{"run", "--task", "t-lazy", "--tool", "x", "-v", "--", step}
-		env := fl.env
-		fl.env = append(env, "IDEMKEY_TEST_CRASH_AFTER_COMPLETE=1")
-		first := fl.run("a", args...)
-		fl.env = env
-		if first.code != 128+9 || first.stdout.String() != "out\n" {
-			t.Fatalf("first run: exit %d (want 137: killed after the completion), stdout %q: %s", first.code, first.stdout.String(), first.stderr.String())
+		env := fl.Env
+		fl.Env = append(env, "IDEMKEY_TEST_CRASH_AFTER_COMPLETE=1")
+		first := fl.Run("a", args...)
+		fl.Env = env
+		if first.Code != 128+9 || first.Stdout.String() != "out\n" {
+			t.Fatalf("first run: exit %d (want 137: killed after the completion), stdout %q: %s", first.Code, first.Stdout.String(), first.Stderr.String())
 		}
-		rec := fl.show(runKeyOf(t, first))
+		rec := fl.Show(clitest.RunKeyOf(t, first))
 		if rec["state"] != "succeeded" || rec["attempt"] != float64(1) {
 			t.Fatalf("record after the crash: %v", rec)
 		}
-		second := fl.run("b", args...)
-		if second.code != 0 || second.stdout.String() != "out\n" || len(fl.lines("ran")) != 1 {
-			t.Fatalf("second run: exit %d, stdout %q, ran %d: %s", second.code, second.stdout.String(), len(fl.lines("ran")), second.stderr.String())
+		second := fl.Run("b", args...)
+		if second.Code != 0 || second.Stdout.String() != "out\n" || len(fl.Lines("ran")) != 1 {
+			t.Fatalf("second run: exit %d, stdout %q, ran %d: %s", second.Code, second.Stdout.String(), len(fl.Lines("ran")), second.Stderr.String())
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
-		check(t, &fleetStore{url: filepath.Join(t.TempDir(), "ledger.db")})
+		check(t, &clitest.Store{URL: filepath.Join(t.TempDir(), "ledger.db")})
 	})
-	eachStore(t, check)
+	clitest.EachStore(t, check)
 }

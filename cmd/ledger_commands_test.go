@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 // The ledger subcommands on the three stores: a SQLite file, and PostgreSQL
 // and Redis servers on loopback (derive/ledger/testserver). Records are
@@ -6,7 +6,6 @@ package cmd
 // not give them (a record ten days old).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/postgres"
 	"github.com/idemkey/idemkey/derive/ledger/redis"
@@ -55,12 +54,12 @@ func eachLedgerStore(t *testing.T, f func(t *testing.T, s *ledgerStore)) {
 		return
 	}
 	t.Run("postgres", func(t *testing.T) {
-		spec := pgStore(t).url
+		spec := clitest.PGStore(t).URL
 		st, err := postgres.Open(ctx, spec, postgres.Options{})
 		f(t, open(t, spec, st, err))
 	})
 	t.Run("redis", func(t *testing.T) {
-		spec := redisStore(t).url
+		spec := clitest.RedisStore(t).URL
 		st, err := redis.Open(ctx, spec, redis.Options{})
 		f(t, open(t, spec, st, err))
 	})
@@ -75,7 +74,6 @@ type ledgerResult struct {
 // the whole environment (and IDEMKEY_LEDGER set to the store).
 func (s *ledgerStore) ledger(t *testing.T, env map[string]string, args ...string) ledgerResult {
 	t.Helper()
-	var out, errs bytes.Buffer
 	getenv := func(k string) string {
 		if k == "IDEMKEY_LEDGER" {
 			return s.spec
@@ -85,8 +83,8 @@ func (s *ledgerStore) ledger(t *testing.T, env map[string]string, args ...string
 		}
 		return env[k]
 	}
-	code := Main(append([]string{"ledger"}, args...), &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errs, Getenv: getenv})
-	return ledgerResult{code, out.String(), errs.String()}
+	o := clitest.Streams{Getenv: getenv}.Run(t, append([]string{"ledger"}, args...)...)
+	return ledgerResult{o.Code, o.Stdout, o.Stderr}
 }
 
 // put writes a finished record that ended age ago.
@@ -284,7 +282,7 @@ func TestLedgerPostgresNoTableCreated(t *testing.T) {
 		t.Skip("starts PostgreSQL")
 	}
 	// The server trusts loopback: the password is only there to be hidden.
-	url := pgStore(t).url + "&password=hunter2-secret&table=ledgr_typo"
+	url := clitest.PGStore(t).URL + "&password=hunter2-secret&table=ledgr_typo"
 	if !strings.Contains(url, "?") {
 		url = strings.Replace(url, "&table=", "?table=", 1)
 	}

@@ -1,10 +1,11 @@
-package cmd
+package cmd_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -16,18 +17,18 @@ func TestPostgresErrorNamesLedgerOnce(t *testing.T) {
 	if !strings.Contains(url, "?") {
 		url = strings.Replace(url, "&table=", "?table=", 1)
 	}
-	fl := newFleet(t, &fleetStore{url: url}, nil)
-	step := fl.script("step.sh", `echo x >> ran`)
-	w := fl.run("a", "run", "--task", "t", "--tool", "x", "--", step)
-	if w.code != cli.ExitRunFailed {
-		t.Fatalf("exit %d, want 125:\n%s", w.code, w.stderr.String())
+	fl := clitest.NewFleet(t, &clitest.Store{URL: url}, nil)
+	step := fl.Script("step.sh", `echo x >> ran`)
+	w := fl.Run("a", "run", "--task", "t", "--tool", "x", "--", step)
+	if w.Code != cli.ExitRunFailed {
+		t.Fatalf("exit %d, want 125:\n%s", w.Code, w.Stderr.String())
 	}
-	if len(fl.lines("ran")) != 0 {
+	if len(fl.Lines("ran")) != 0 {
 		t.Fatal("the command ran without its claim recorded")
 	}
-	errs := w.stderr.String()
+	errs := w.Stderr.String()
 	if n := strings.Count(errs, "ledger at postgres://"); n != 1 || strings.Count(errs, "\n") != 1 ||
-		!strings.HasPrefix(errs, "idemkey: error: ") || !strings.Contains(errs, `creating table "no_such_schema"."steps"`) || w.stdout.Len() != 0 {
+		!strings.HasPrefix(errs, "idemkey: error: ") || !strings.Contains(errs, `creating table "no_such_schema"."steps"`) || w.Stdout.Len() != 0 {
 		t.Fatalf("want one error line naming the ledger once, got (%d times):\n%s", n, errs)
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
@@ -56,7 +57,7 @@ func TestParseDaysAndSize(t *testing.T) {
 // a parameter idemkey does not know were printed as typed by run -v,
 // ledger init and the errors of a store that cannot be reached.
 func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	pg := testserver.NewPostgres(t)
 	base := pg.CreateDB(t)
 	sep := "?"
@@ -68,11 +69,11 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 	secrets := []string{"tls-key-passphrase-1", "123457", "not-a-known-param-3"}
 	url := base + sep + "sslpassword=" + secrets[0] + "&statement_timeout=" + secrets[1] + "&connect_timeout=7"
 	closed := "postgres://idemkey@127.0.0.1:1/x?sslpassword=" + secrets[0] + "&future_token=" + secrets[2] + "&connect_timeout=7"
-	check := func(what string, res result, wantCode int) {
+	check := func(what string, res clitest.Result, wantCode int) {
 		t.Helper()
-		all := string(res.stdout) + string(res.stderr)
-		if res.code != wantCode {
-			t.Fatalf("%s: exit %d, want %d: %s", what, res.code, wantCode, all)
+		all := string(res.Stdout) + string(res.Stderr)
+		if res.Code != wantCode {
+			t.Fatalf("%s: exit %d, want %d: %s", what, res.Code, wantCode, all)
 		}
 		for _, s := range secrets {
 			if strings.Contains(all, s) {
@@ -85,13 +86,13 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 			t.Errorf("%s: the URL is not shown redacted: %s", what, all)
 		}
 	}
-	check("ledger init", r.idemkey("ledger", "init", "--ledger", url), 0)
-	check("ledger init --json", r.idemkey("ledger", "init", "--json", "--ledger", url), 0)
-	check("run -v", r.idemkey("run", "-v", "--ledger", url, "--task", "t", "--tool", "x", "--", "true"), 0)
-	o := newEffectOwner(t, true)
-	check("post -v --ledger", r.idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
-	check("run, store unreachable", r.idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
-	check("ledger ls, store unreachable", r.idemkey("ledger", "ls", "--ledger", closed), cli.ExitCode(errors.New("")))
+	check("ledger init", r.Idemkey("ledger", "init", "--ledger", url), 0)
+	check("ledger init --json", r.Idemkey("ledger", "init", "--json", "--ledger", url), 0)
+	check("run -v", r.Idemkey("run", "-v", "--ledger", url, "--task", "t", "--tool", "x", "--", "true"), 0)
+	o := clitest.NewEffectOwner(t, true)
+	check("post -v --ledger", r.Idemkey("post", "-v", o.URL+"/pay", "--task", "t", "--tool", "p", "-d", `{"a":1}`, "--ledger="+url), 0)
+	check("run, store unreachable", r.Idemkey("run", "--ledger", closed, "--task", "t", "--tool", "x", "--", "true"), 125)
+	check("ledger ls, store unreachable", r.Idemkey("ledger", "ls", "--ledger", closed), cli.ExitCode(errors.New("")))
 }
 
 // TestLedgerOfAnotherUserRefused: another local user runs the same step
@@ -101,7 +102,7 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 // output (here, their name) and never ran the step. Both now refuse the
 // ledger: exit 125, the path, its owner and mode named, a hint.
 func TestLedgerOfAnotherUserRefused(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	users := usertest.New(t, 2)
 	attacker, victim := users[0], users[1]
 	shared, exe := usertest.SharedDir(t)
@@ -113,7 +114,7 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 	os.Mkdir(pub, 0o755)
 	os.Chmod(pub, os.ModeSticky|0o777)
 	team := filepath.Join(pub, "team", "ledger.db")
-	as := func(u *usertest.User, args ...string) result {
+	as := func(u *usertest.User, args ...string) clitest.Result {
 		c := exec.Command(bin, args...)
 		c.Dir = shared
 		c.Env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
@@ -121,11 +122,11 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 		if u != nil {
 			u.As(c)
 		}
-		return r.run(c)
+		return r.Run(c)
 	}
 	step := []string{"run", "--ledger", team, "--task", "t1", "--tool", "whoami", "--", "id", "-un"}
-	if res := as(&attacker, step...); res.code != 0 || string(res.stdout) != attacker.Name+"\n" {
-		t.Fatalf("the other user's run: exit %d: %s%s", res.code, res.stdout, res.stderr)
+	if res := as(&attacker, step...); res.Code != 0 || string(res.Stdout) != attacker.Name+"\n" {
+		t.Fatalf("the other user's run: exit %d: %s%s", res.Code, res.Stdout, res.Stderr)
 	}
 	if out, err := attacker.As(exec.Command("sh", "-c", "chmod 0777 "+filepath.Dir(team)+"; chmod 0666 "+team+"*")).CombinedOutput(); err != nil {
 		t.Fatalf("chmod: %v: %s", err, out)
@@ -136,12 +137,12 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 		if u != nil {
 			who = u.Name
 		}
-		if res.code != 125 || len(res.stdout) != 0 {
-			t.Fatalf("%s: exit %d, stdout %q, want 125 and nothing replayed: %s", who, res.code, res.stdout, res.stderr)
+		if res.Code != 125 || len(res.Stdout) != 0 {
+			t.Fatalf("%s: exit %d, stdout %q, want 125 and nothing replayed: %s", who, res.Code, res.Stdout, res.Stderr)
 		}
 		for _, want := range []string{"idemkey: error: ", filepath.Dir(team), attacker.Name, "0777", "\nhint: "} {
-			if !strings.Contains(string(res.stderr), want) {
-				t.Errorf("%s: the error lacks %q: %s", who, want, res.stderr)
+			if !strings.Contains(string(res.Stderr), want) {
+				t.Errorf("%s: the error lacks %q: %s", who, want, res.Stderr)
 			}
 		}
 	}
@@ -152,60 +153,25 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 // be run again through the other. A ledger file with two links is
 // refused (exit 125), through either name, while the step runs.
 func TestLedgerHardLinkRefused(t *testing.T) {
-	r := newRig(t)
-	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.path("started") + "; while [ ! -e " + r.path("release") + " ]; do sleep 0.05; done; echo ran >> " + r.path("mark")}
-	holder := r.cmd(append([]string{"run"}, step...)...)
+	r := clitest.NewRig(t)
+	step := []string{"--task", "t1", "--tool", "slow", "--", "sh", "-c", "touch " + r.Path("started") + "; while [ ! -e " + r.Path("release") + " ]; do sleep 0.05; done; echo ran >> " + r.Path("mark")}
+	holder := r.Cmd(append([]string{"run"}, step...)...)
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFile("started")
-	link := r.path("or.db")
-	if err := os.Link(r.ledger, link); err != nil {
+	r.WaitFile("started")
+	link := r.Path("or.db")
+	if err := os.Link(r.Ledger, link); err != nil {
 		t.Fatal(err)
 	}
-	res := r.idemkeyReleasing(append([]string{"run", "--ledger", link}, step...)...)
-	if res.code != 125 || !strings.Contains(string(res.stderr), "2 hard links") || !strings.Contains(string(res.stderr), "hint: ") {
-		t.Fatalf("through the link: exit %d, want 125 naming the hard links: %s", res.code, res.stderr)
+	res := r.IdemkeyReleasing(append([]string{"run", "--ledger", link}, step...)...)
+	if res.Code != 125 || !strings.Contains(string(res.Stderr), "2 hard links") || !strings.Contains(string(res.Stderr), "hint: ") {
+		t.Fatalf("through the link: exit %d, want 125 naming the hard links: %s", res.Code, res.Stderr)
 	}
-	os.WriteFile(r.path("release"), nil, 0o644)
+	os.WriteFile(r.Path("release"), nil, 0o644)
 	holder.Wait()
-	if n := r.lines("mark"); n != 1 {
+	if n := r.Lines("mark"); n != 1 {
 		t.Fatalf("the step ran %d times", n)
-	}
-}
-
-// startStepHolder starts idemkey run with script as its command and
-// waits for the script's first line in mark; group puts idemkey in a
-// process group of its own (as a shell starts a job), else it stays in
-// the test's (as in a CI script).
-func (r *rig) startStepHolder(script string, group bool, extra ...string) (*exec.Cmd, []string) {
-	r.t.Helper()
-	script = `echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.path("mark") + "; " + script +
-		`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.05; done; echo done >> ` + r.path("ended")
-	args := append([]string{"run", "--task", "t1", "--tool", "deploy"}, extra...)
-	args = append(args, "--", "bash", "-c", script)
-	c := r.cmd(args...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
-	if err := c.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	r.waitLine("mark")
-	return c, args
-}
-
-// idemkeyReleasing is idemkey with args, bounded: a run that starts the
-// step again (the bug) would wait for release for ever; after 20 s the
-// release file is made, and the run ends.
-func (r *rig) idemkeyReleasing(args ...string) result {
-	r.t.Helper()
-	done := make(chan result, 1)
-	go func() { done <- r.idemkey(args...) }()
-	select {
-	case res := <-done:
-		return res
-	case <-time.After(20 * time.Second):
-		os.WriteFile(r.path("release"), nil, 0o644)
-		return <-done
 	}
 }
 
@@ -226,25 +192,25 @@ func TestRunFd3ReusedKeepsKeyBusy(t *testing.T) {
 		{"closes-all", `for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t)
-			holder, args := r.startStepHolder(tc.script, tc.group)
+			r := clitest.NewRig(t)
+			holder, args := r.StartStepHolder(tc.script, tc.group)
 			_ = holder.Process.Signal(syscall.SIGKILL) // idemkey alone
 			_ = holder.Wait()
 			retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
 			for range 3 {
-				if res := r.idemkeyReleasing(retry...); res.code != 75 {
-					t.Fatalf("while the step runs: exit %d, want 75 (busy): %s", res.code, res.stderr)
+				if res := r.IdemkeyReleasing(retry...); res.Code != 75 {
+					t.Fatalf("while the step runs: exit %d, want 75 (busy): %s", res.Code, res.Stderr)
 				}
 			}
-			if n := r.lines("mark"); n != 1 {
+			if n := r.Lines("mark"); n != 1 {
 				t.Fatalf("the step ran %d times", n)
 			}
 			// Once the step has ended, its outcome is unknown: not busy
 			// for ever.
-			os.WriteFile(r.path("release"), nil, 0o644)
-			r.waitLine("ended")
-			if res := r.until(75, args...); res.code != 76 {
-				t.Fatalf("after the step ended: exit %d, want 76: %s", res.code, res.stderr)
+			os.WriteFile(r.Path("release"), nil, 0o644)
+			r.WaitLine("ended")
+			if res := r.Until(75, args...); res.Code != 76 {
+				t.Fatalf("after the step ended: exit %d, want 76: %s", res.Code, res.Stderr)
 			}
 		})
 	}
@@ -255,26 +221,26 @@ func TestRunFd3ReusedKeepsKeyBusy(t *testing.T) {
 // --recover retry the step ran twice at once, and ledger forget removed
 // its record. The recorded holder is alive, so the key is busy.
 func TestRunLocksRemovedHolderAlive(t *testing.T) {
-	r := newRig(t)
-	holder, args := r.startStepHolder("true", true)
-	if err := os.RemoveAll(r.ledger + ".locks"); err != nil {
+	r := clitest.NewRig(t)
+	holder, args := r.StartStepHolder("true", true)
+	if err := os.RemoveAll(r.Ledger + ".locks"); err != nil {
 		t.Fatal(err)
 	}
 	retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
-	if res := r.idemkeyReleasing(retry...); res.code != 75 {
-		t.Fatalf("with the locks removed: exit %d, want 75 (busy): %s", res.code, res.stderr)
+	if res := r.IdemkeyReleasing(retry...); res.Code != 75 {
+		t.Fatalf("with the locks removed: exit %d, want 75 (busy): %s", res.Code, res.Stderr)
 	}
-	key := r.cmdKey("t1", "deploy", args[len(args)-3:]...)
+	key := r.CmdKey("t1", "deploy", args[len(args)-3:]...)
 	for _, verb := range [][]string{{"forget", key}, {"resolve", key, "--as", "failed"}} {
-		if res := r.idemkey(append([]string{"ledger"}, verb...)...); res.code != 1 || !strings.Contains(string(res.stderr), "its holder is alive") {
-			t.Fatalf("ledger %s: exit %d: %s", verb[0], res.code, res.stderr)
+		if res := r.Idemkey(append([]string{"ledger"}, verb...)...); res.Code != 1 || !strings.Contains(string(res.Stderr), "its holder is alive") {
+			t.Fatalf("ledger %s: exit %d: %s", verb[0], res.Code, res.Stderr)
 		}
 	}
-	os.WriteFile(r.path("release"), nil, 0o644)
+	os.WriteFile(r.Path("release"), nil, 0o644)
 	if err := holder.Wait(); err != nil {
 		t.Fatalf("the holder: %v", err)
 	}
-	if res := r.idemkey(retry...); res.code != 0 || r.lines("mark") != 1 {
-		t.Fatalf("after the holder finished: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	if res := r.Idemkey(retry...); res.Code != 0 || r.Lines("mark") != 1 {
+		t.Fatalf("after the holder finished: exit %d, %d executions: %s", res.Code, r.Lines("mark"), res.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 )
 
@@ -23,12 +24,12 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 		t.Skip("writes 2 x 128MiB through each store")
 	}
 	n := ledgerflags.MaxRecordedOutput
-	check := func(t *testing.T, s *fleetStore) {
-		fl := newFleet(t, s, nil)
+	check := func(t *testing.T, s *clitest.Store) {
+		fl := clitest.NewFleet(t, s, nil)
 		for i := range 2 {
-			c := exec.Command(fl.bin, "run", "--task", "t-cap", "--tool", "big", "--max-output", fmt.Sprint(n), "--",
+			c := exec.Command(fl.Bin, "run", "--task", "t-cap", "--tool", "big", "--max-output", fmt.Sprint(n), "--",
 				"sh", "-c", fmt.Sprintf("echo ran >> ran; head -c %d /dev/zero; head -c %d /dev/zero >&2", n, n))
-			c.Dir, c.Env = fl.dir, append(slices.Clip(fl.env), "XDG_STATE_HOME="+filepath.Join(fl.dir, "state"))
+			c.Dir, c.Env = fl.Dir, append(slices.Clip(fl.Env), "XDG_STATE_HOME="+filepath.Join(fl.Dir, "state"))
 			var out, errs zeros
 			c.Stdout, c.Stderr = &out, &errs
 			err := c.Run()
@@ -40,14 +41,14 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 				t.Fatalf("run %d: %q", i+1, said)
 			}
 		}
-		if ran, _ := os.ReadFile(filepath.Join(fl.dir, "ran")); string(ran) != "ran\n" {
+		if ran, _ := os.ReadFile(filepath.Join(fl.Dir, "ran")); string(ran) != "ran\n" {
 			t.Fatalf("the command ran %q", ran)
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
-		check(t, &fleetStore{url: filepath.Join(t.TempDir(), "ledger.db")})
+		check(t, &clitest.Store{URL: filepath.Join(t.TempDir(), "ledger.db")})
 	})
-	eachStore(t, check)
+	clitest.EachStore(t, check)
 }
 
 // zeros counts the NUL bytes written to it and keeps the others.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/derive"
 )
@@ -160,7 +161,7 @@ func flipChild(t *testing.T, path string) {
 	deadline := time.Now().Add(8 * time.Second)
 	runs, keys, invalid := 0, 0, 0
 	for ; runs < 150 && time.Now().Before(deadline); runs++ {
-		out, stderr, code := run(t, "", "key", "--task", "t", "--tool", "x", path)
+		out, stderr, code := clitest.Run(t, "", "key", "--task", "t", "--tool", "x", path)
 		switch {
 		case code == 0 && len(out) == 65:
 			keys++

@@ -1,15 +1,15 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -43,8 +43,8 @@ func TestPostCurlExitCodes(t *testing.T) {
 		url, n := postRawServer(t, postWriteAndClose(tc.resp))
 		r := ppost(t, url, "--retry", "2", "--retry-delay", "0.01")
 		postCheckExit(t, r, tc.code)
-		if r.out != "" || !strings.Contains(r.err, "idemkey: error: "+tc.msg) {
-			t.Errorf("%s: stdout %q, stderr %q", tc.name, r.out, r.err)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, "idemkey: error: "+tc.msg) {
+			t.Errorf("%s: stdout %q, stderr %q", tc.name, r.Stdout, r.Stderr)
 		}
 		if got := n.Load(); got != tc.attempts {
 			t.Errorf("%s: %d attempts, want %d", tc.name, got, tc.attempts)
@@ -77,24 +77,24 @@ func TestPost413BeforeUploadThenReset(t *testing.T) {
 		if fail {
 			args = append(args, "-f")
 		}
-		r := pmain(t, "", args...)
+		r := clitest.Streams{In: strings.NewReader("")}.Run(t, args...)
 		// The server sees exactly the attempts idemkey says it made: the
 		// first, and one more for each "retrying" line. A 413 that was
 		// read is final (never retried); an attempt whose upload was
 		// reset before its answer could be read is a send failure (55),
 		// retried with the same key.
-		if got, want := n.Load(), int32(1+strings.Count(r.err, "; retrying in ")); got != want {
-			t.Errorf("run %d: the server saw %d requests, idemkey reported %d attempts (stderr %q)", i, got, want, r.err)
+		if got, want := n.Load(), int32(1+strings.Count(r.Stderr, "; retrying in ")); got != want {
+			t.Errorf("run %d: the server saw %d requests, idemkey reported %d attempts (stderr %q)", i, got, want, r.Stderr)
 		}
 		switch {
-		case fail && r.code == post.CurlHTTPError && strings.Contains(r.err, "(22) the requested URL returned error: 413"):
+		case fail && r.Code == post.CurlHTTPError && strings.Contains(r.Stderr, "(22) the requested URL returned error: 413"):
 			ok++
-		case !fail && r.code == 0 && r.out == "too large":
+		case !fail && r.Code == 0 && r.Stdout == "too large":
 			ok++
-		case r.code == post.CurlSendError && strings.Count(r.err, "; retrying in ") == 3:
+		case r.Code == post.CurlSendError && strings.Count(r.Stderr, "; retrying in ") == 3:
 			// Every attempt's upload was reset before its answer.
 		default:
-			t.Errorf("run %d: exit %d, stdout %q, stderr %q", i, r.code, r.out, r.err)
+			t.Errorf("run %d: exit %d, stdout %q, stderr %q", i, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	if ok == 0 {
@@ -124,8 +124,8 @@ func TestPostTLSHandshakeReset(t *testing.T) {
 	}()
 	r := ppost(t, "https://"+l.Addr().String()+"/")
 	postCheckExit(t, r, post.CurlSSLConnect)
-	if !strings.Contains(r.err, "(35) tls handshake failed: ") {
-		t.Errorf("stderr %q", r.err)
+	if !strings.Contains(r.Stderr, "(35) tls handshake failed: ") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 }
 
@@ -140,34 +140,24 @@ func TestPostIncludeKeepsServerOrder(t *testing.T) {
 	})
 	r := ppost(t, url, "-i")
 	postCheckExit(t, r, 0)
-	if r.out != head+"ok" {
-		t.Errorf("-i: stdout %q, want %q", r.out, head+"ok")
+	if r.Stdout != head+"ok" {
+		t.Errorf("-i: stdout %q, want %q", r.Stdout, head+"ok")
 	}
 	r = ppost(t, url, "-D", "-", "-w", "%{header_json}\\n")
 	postCheckExit(t, r, 0)
-	if want := head + `ok{"z-last":["1","4"],"x-lower":["2"],"a-first":["3"],"content-length":["2"]}` + "\n"; r.out != want {
-		t.Errorf("-D - -w header_json: stdout %q, want %q", r.out, want)
+	if want := head + `ok{"z-last":["1","4"],"x-lower":["2"],"a-first":["3"],"content-length":["2"]}` + "\n"; r.Stdout != want {
+		t.Errorf("-D - -w header_json: stdout %q, want %q", r.Stdout, want)
 	}
 }
 
 // postCanonicalText is the canonical form of postArgs.
-var postCanonicalText = string(postMust(postCanonOf(postArgs)))
-
-func postCanonOf(s string) ([]byte, error) {
-	var out bytes.Buffer
-	code := Main([]string{"canon"}, &cli.IOStreams{In: strings.NewReader(s), Out: &out, Err: io.Discard, Getenv: func(string) string { return "" }})
-	if code != 0 {
-		return nil, io.ErrUnexpectedEOF
-	}
-	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
-}
-
-func postMust(b []byte, err error) []byte {
+var postCanonicalText = func() string {
+	b, err := canon.AppendCanonical(nil, []byte(postArgs), canon.JS)
 	if err != nil {
 		panic(err)
 	}
-	return b
-}
+	return string(b)
+}()
 
 // TestPostDefinitiveStatusBodyCutShort: a 4xx that is never retried
 // settles the outcome even when its body is cut short: not retried, 22
@@ -190,8 +180,8 @@ func TestPostDefinitiveStatusBodyCutShort(t *testing.T) {
 		})
 		r := ppost(t, url, append([]string{"--retry", "3", "--retry-delay", "0.01"}, tc.args...)...)
 		postCheckExit(t, r, tc.code)
-		if r.out != "" || !strings.Contains(r.err, tc.msg) || n.Load() != 1 {
-			t.Errorf("%v: %d attempts, stdout %q, stderr %q", tc.args, n.Load(), r.out, r.err)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) || n.Load() != 1 {
+			t.Errorf("%v: %d attempts, stdout %q, stderr %q", tc.args, n.Load(), r.Stdout, r.Stderr)
 		}
 	}
 	// A retryable status cut short is retried as before.

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"crypto/ecdsa"
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -38,34 +39,34 @@ func TestPostWriteOut(t *testing.T) {
 		"-w", `%{http_code} %{num_retries} %{idempotency_key} %{url_effective} %{method} %{size_download} %{content_type} %{exitcode} %{http_version} %header{idempotent-replayed}|%%|\t|%{time_total}\n`)
 	postCheckExit(t, r, 0)
 	want := regexp.MustCompile(`^201 1 ` + key + ` ` + regexp.QuoteMeta(s.URL) + `/v1/pay POST 98 application/json 0 1\.1 \|%\|\t\|[0-9]+\.[0-9]{6}\n$`)
-	if !want.MatchString(r.out) {
-		t.Errorf("-w: stdout %q", r.out)
+	if !want.MatchString(r.Stdout) {
+		t.Errorf("-w: stdout %q", r.Stdout)
 	}
 	// The connection's addresses and the final attempt's times.
 	host, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "http://"))
 	r = ppost(t, s.URL, "-o", filepath.Join(t.TempDir(), "out2"), "--retry-connrefused",
 		"-w", "%{remote_ip} %{remote_port} %{local_ip} %{time_namelookup} %{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}")
 	postCheckExit(t, r, 0)
-	f := strings.Fields(r.out)
+	f := strings.Fields(r.Stdout)
 	if len(f) != 8 || f[0] != host || f[1] != port || f[2] != "127.0.0.1" || f[5] != "0.000000" {
-		t.Fatalf("-w addresses and times: %q", r.out)
+		t.Fatalf("-w addresses and times: %q", r.Stdout)
 	}
 	var connect, first, total float64
 	fmt.Sscan(f[4]+" "+f[6]+" "+f[7], &connect, &first, &total)
 	if !(connect > 0 && first >= connect && total >= first) {
-		t.Errorf("times out of order: %q", r.out)
+		t.Errorf("times out of order: %q", r.Stdout)
 	}
 	// Written after a failure too, with curl's 000 and the exit code.
 	r = ppost(t, "http://"+postClosedPort(t)+"/", "-w", `%{http_code} %{exitcode} %{errormsg}\n`, "-s")
 	postCheckExit(t, r, post.CurlConnect)
-	if !strings.HasPrefix(r.out, "000 7 failed to connect to ") {
-		t.Errorf("-w after a failure: stdout %q", r.out)
+	if !strings.HasPrefix(r.Stdout, "000 7 failed to connect to ") {
+		t.Errorf("-w after a failure: stdout %q", r.Stdout)
 	}
 	// An unknown variable is a usage error before anything is sent.
 	r = ppost(t, s.URL, "-w", "%{http_cod}")
 	postCheckExit(t, r, cli.ExitUsage)
-	if !strings.Contains(r.err, "-w: unknown variable %{http_cod}") || len(s.seen()) != 3 {
-		t.Errorf("stderr %q, %d requests", r.err, len(s.seen()))
+	if !strings.Contains(r.Stderr, "-w: unknown variable %{http_cod}") || len(s.seen()) != 3 {
+		t.Errorf("stderr %q, %d requests", r.Stderr, len(s.seen()))
 	}
 }
 
@@ -88,8 +89,8 @@ func TestPostDumpHeaderAndUserAgent(t *testing.T) {
 	for _, args := range [][]string{{"-A", ""}, {"-H", "User-Agent:"}} {
 		r = ppost(t, s.URL, append(args, "-v")...)
 		postCheckExit(t, r, 0)
-		if h := s.seen()[len(s.seen())-1].Header; len(h.Values("User-Agent")) != 0 || strings.Contains(r.err, "User-Agent") {
-			t.Errorf("%q: the server got User-Agent %q; -v:\n%s", args, h.Values("User-Agent"), r.err)
+		if h := s.seen()[len(s.seen())-1].Header; len(h.Values("User-Agent")) != 0 || strings.Contains(r.Stderr, "User-Agent") {
+			t.Errorf("%q: the server got User-Agent %q; -v:\n%s", args, h.Values("User-Agent"), r.Stderr)
 		}
 	}
 }
@@ -105,7 +106,7 @@ func TestPostDataFlags(t *testing.T) {
 	key, body := postKeyOf(t, postArgs), postCanonical(t, postArgs)
 	for _, flag := range []string{"--data-binary", "--json"} {
 		s := newIdemServer(t)
-		r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", flag, "@"+file)
+		r := clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", flag, "@"+file)
 		postCheckExit(t, r, 0)
 		postCheckAttempts(t, s, 1, key, body, 1)
 		h := s.seen()[0].Header
@@ -118,17 +119,17 @@ func TestPostDataFlags(t *testing.T) {
 		}
 	}
 	s := newIdemServer(t)
-	r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", "@"+file)
+	r := clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", "@"+file)
 	postCheckExit(t, r, cli.ExitUsage)
-	if !strings.Contains(r.err, "<--data-raw>:1:1: ") {
-		t.Errorf("--data-raw @FILE: stderr %q (want the literal text parsed)", r.err)
+	if !strings.Contains(r.Stderr, "<--data-raw>:1:1: ") {
+		t.Errorf("--data-raw @FILE: stderr %q (want the literal text parsed)", r.Stderr)
 	}
-	r = pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", `{"at":"@home"}`)
+	r = clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "--data-raw", `{"at":"@home"}`)
 	postCheckExit(t, r, 0)
-	r = pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "--json", "{}", "-d", "{}")
+	r = clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "--json", "{}", "-d", "{}")
 	postCheckExit(t, r, cli.ExitUsage)
-	if !strings.Contains(r.err, "more than one body: --json and --data") {
-		t.Errorf("stderr %q", r.err)
+	if !strings.Contains(r.Stderr, "more than one body: --json and --data") {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 }
 
@@ -157,12 +158,12 @@ func TestPostClientCertificate(t *testing.T) {
 	t.Cleanup(s.Close)
 	r := ppost(t, s.URL, "-k", "-s", "--cert", certFile, "--key", keyFile)
 	postCheckExit(t, r, 0)
-	if r.out != "hello idemkey-test-client" {
-		t.Errorf("stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "hello idemkey-test-client" {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 	r = ppost(t, s.URL, "-k", "-s")
-	if r.code == 0 {
-		t.Errorf("without --cert: exit 0, stdout %q", r.out)
+	if r.Code == 0 {
+		t.Errorf("without --cert: exit 0, stdout %q", r.Stdout)
 	}
 	r = ppost(t, s.URL, "-k", "--cert", filepath.Join(dir, "none.pem"))
 	postCheckExit(t, r, post.CurlSSLCertProblem)
@@ -237,8 +238,8 @@ func TestPostLocation(t *testing.T) {
 		s, seen := postRedirServer(t, tc.status, func(self string) string { return "/done" })
 		r := ppost(t, s.URL+"/start", "-L", "-X", tc.method, "-H", "Authorization: Bearer tok", "-w", "\n%{num_redirects} %{url_effective}")
 		postCheckExit(t, r, 0)
-		if want := "final " + tc.want + "\n1 " + s.URL + "/done"; r.out != want {
-			t.Errorf("%d %s: stdout %q, want %q", tc.status, tc.method, r.out, want)
+		if want := "final " + tc.want + "\n1 " + s.URL + "/done"; r.Stdout != want {
+			t.Errorf("%d %s: stdout %q, want %q", tc.status, tc.method, r.Stdout, want)
 		}
 		got := seen()
 		if len(got) != 2 {
@@ -256,8 +257,8 @@ func TestPostLocation(t *testing.T) {
 	s, seen := postRedirServer(t, 307, func(string) string { return "/done" })
 	r := ppost(t, s.URL+"/start", "-w", "%{http_code} %{redirect_url}")
 	postCheckExit(t, r, 0)
-	if r.out != "307 "+s.URL+"/done" || len(seen()) != 1 {
-		t.Errorf("no -L: stdout %q, %d requests", r.out, len(seen()))
+	if r.Stdout != "307 "+s.URL+"/done" || len(seen()) != 1 {
+		t.Errorf("no -L: stdout %q, %d requests", r.Stdout, len(seen()))
 	}
 	// To another host: no credentials; the same key and body.
 	other, otherSeen := postRedirServer(t, 307, nil)
@@ -271,7 +272,7 @@ func TestPostLocation(t *testing.T) {
 	s, seen = postRedirServer(t, 307, func(self string) string { return "/loop" })
 	r = ppost(t, s.URL+"/loop", "-L", "--max-redirs", "3")
 	postCheckExit(t, r, post.CurlTooManyRedirects)
-	if !strings.Contains(r.err, "(47) maximum (3) redirects followed") || len(seen()) != 4 {
-		t.Errorf("stderr %q, %d requests", r.err, len(seen()))
+	if !strings.Contains(r.Stderr, "(47) maximum (3) redirects followed") || len(seen()) != 4 {
+		t.Errorf("stderr %q, %d requests", r.Stderr, len(seen()))
 	}
 }

@@ -1,10 +1,11 @@
-package cmd
+package cmd_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // TestPostFromEnvelope posts a logged tool call: the key is the one the
@@ -26,19 +27,19 @@ func TestPostFromEnvelope(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newIdemServer(t)
-			r := pmain(t, envelope, append([]string{"post", s.URL + "/charges", "--task", "t1", "-d", "@-"}, tc.args...)...)
+			r := clitest.Streams{In: strings.NewReader(envelope)}.Run(t, append([]string{"post", s.URL + "/charges", "--task", "t1", "-d", "@-"}, tc.args...)...)
 			postCheckExit(t, r, 0)
-			k := pmain(t, bare, append([]string{"key", "--task", "t1", "--tool", "pay"}, tc.keyOf...)...)
-			if k.code != 0 {
-				t.Fatalf("key: %s", k.err)
+			k := clitest.Streams{In: strings.NewReader(bare)}.Run(t, append([]string{"key", "--task", "t1", "--tool", "pay"}, tc.keyOf...)...)
+			if k.Code != 0 {
+				t.Fatalf("key: %s", k.Stderr)
 			}
-			postCheckAttempts(t, s, 1, strings.TrimSpace(k.out), postCanonical(t, bare), 1)
+			postCheckAttempts(t, s, 1, strings.TrimSpace(k.Stdout), postCanonical(t, bare), 1)
 		})
 	}
 	// The envelope's tool name must agree with --tool.
-	r := pmain(t, envelope, "post", "http://127.0.0.1:1/x", "--task", "t1", "--tool", "refund", "--from", "openai", "-d", "@-")
+	r := clitest.Streams{In: strings.NewReader(envelope)}.Run(t, "post", "http://127.0.0.1:1/x", "--task", "t1", "--tool", "refund", "--from", "openai", "-d", "@-")
 	postCheckExit(t, r, cli.ExitUsage)
-	if !strings.Contains(r.err, `contradicts the tool name "pay"`) {
-		t.Errorf("stderr %q", r.err)
+	if !strings.Contains(r.Stderr, `contradicts the tool name "pay"`) {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 }

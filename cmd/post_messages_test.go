@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
@@ -16,11 +16,11 @@ func TestPostReasonPhraseEscaped(t *testing.T) {
 	if n.Load() != 2 {
 		t.Errorf("%d attempts, want 2", n.Load())
 	}
-	if strings.ContainsAny(r.err, "\x1b\x07") {
-		t.Errorf("raw control characters on stderr:\n%q", r.err)
+	if strings.ContainsAny(r.Stderr, "\x1b\x07") {
+		t.Errorf("raw control characters on stderr:\n%q", r.Stderr)
 	}
-	if !strings.Contains(r.err, `HTTP 503 Bu\x1b]0;owned\asy; retrying`) {
-		t.Errorf("the reason phrase is not shown escaped:\n%s", r.err)
+	if !strings.Contains(r.Stderr, `HTTP 503 Bu\x1b]0;owned\asy; retrying`) {
+		t.Errorf("the reason phrase is not shown escaped:\n%s", r.Stderr)
 	}
 }
 
@@ -56,14 +56,14 @@ func TestPostDryRunHeadIsTheWire(t *testing.T) {
 	url := "http://" + l.Addr().String() + "/v1/x"
 	args := []string{"-u", "ada:pw", "-H", "X-Trace: 1", "-A", "agent/1"}
 	dry := ppost(t, url, append(args, "--dry-run")...)
-	if dry.code != 0 {
-		t.Fatalf("--dry-run: exit %d: %s", dry.code, dry.err)
+	if dry.Code != 0 {
+		t.Fatalf("--dry-run: exit %d: %s", dry.Code, dry.Stderr)
 	}
-	if r := ppost(t, url, args...); r.code != 0 {
-		t.Fatalf("post: exit %d: %s", r.code, r.err)
+	if r := ppost(t, url, args...); r.Code != 0 {
+		t.Fatalf("post: exit %d: %s", r.Code, r.Stderr)
 	}
 	sent := <-wire
-	shown := strings.Split(strings.SplitN(dry.out, "\n\n", 2)[0], "\n")
+	shown := strings.Split(strings.SplitN(dry.Stdout, "\n\n", 2)[0], "\n")
 	if len(shown) != len(sent) {
 		t.Fatalf("--dry-run shows %d lines, %d were sent:\n%q\n%q", len(shown), len(sent), shown, sent)
 	}
@@ -86,7 +86,7 @@ func TestPostSaturatedWaitSaid(t *testing.T) {
 	if n.Load() != 1 {
 		t.Errorf("%d attempts, want 1", n.Load())
 	}
-	if !strings.Contains(r.err, "not retrying: HTTP 503 Service Unavailable; waiting more than 292 years (Retry-After) would pass --retry-max-time 5s") || strings.Contains(r.err, "106752") {
-		t.Errorf("stderr:\n%s", r.err)
+	if !strings.Contains(r.Stderr, "not retrying: HTTP 503 Service Unavailable; waiting more than 292 years (Retry-After) would pass --retry-max-time 5s") || strings.Contains(r.Stderr, "106752") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 }

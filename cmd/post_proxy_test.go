@@ -1,8 +1,7 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -10,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -39,17 +38,16 @@ func TestPostProxyFromEnvironment(t *testing.T) {
 		{map[string]string{"http_proxy": proxy.URL, "no_proxy": "localhost,127.0.0.2"}, true},
 	} {
 		before := proxied.Load()
-		var out, errb bytes.Buffer
-		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return tc.env[k] }})
+		o := clitest.Streams{Env: tc.env}.Run(t, "post", target.URL+"/x", "--task", "t1", "--tool", "pay", "-d", postArgs)
+		code := o.Code
 		if code != 0 {
-			t.Errorf("%v: exit %d: %s", tc.env, code, errb.String())
+			t.Errorf("%v: exit %d: %s", tc.env, code, o.Stderr)
 		}
 		if got := proxied.Load() > before; got != tc.viaProx {
-			t.Errorf("%v: through the proxy %v, want %v (stdout %q)", tc.env, got, tc.viaProx, out.String())
+			t.Errorf("%v: through the proxy %v, want %v (stdout %q)", tc.env, got, tc.viaProx, o.Stdout)
 		}
-		if tc.viaProx && out.String() != "via proxy "+target.URL+"/x" {
-			t.Errorf("%v: stdout %q", tc.env, out.String())
+		if tc.viaProx && o.Stdout != "via proxy "+target.URL+"/x" {
+			t.Errorf("%v: stdout %q", tc.env, o.Stdout)
 		}
 	}
 }
@@ -64,12 +62,11 @@ func TestPostProxyUnresolvable(t *testing.T) {
 		{"http_proxy": "http://user:pw@a..b:3128"},
 		{"all_proxy": "a..b:3128"},
 	} {
-		var out, errb bytes.Buffer
-		code := Main([]string{"post", target.URL + "/x", "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
-		if code != post.CurlResolveProxy || out.Len() != 0 ||
-			!strings.Contains(errb.String(), "idemkey: error: (5) could not resolve proxy a..b") || strings.Contains(errb.String(), "pw") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q", env, code, out.String(), errb.String())
+		o := clitest.Streams{Env: env}.Run(t, "post", target.URL+"/x", "--task", "t1", "--tool", "pay", "-d", postArgs)
+		code := o.Code
+		if code != post.CurlResolveProxy || len(o.Stdout) != 0 ||
+			!strings.Contains(o.Stderr, "idemkey: error: (5) could not resolve proxy a..b") || strings.Contains(o.Stderr, "pw") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", env, code, o.Stdout, o.Stderr)
 		}
 	}
 	if n := len(target.seen()); n != 0 {
@@ -94,13 +91,12 @@ func TestPostProxyRefusesTunnel(t *testing.T) {
 		resp := "HTTP/1.1 " + tc.status + "\r\nContent-Length: 0\r\n\r\n"
 		proxy, n := postRawServer(t, func(c net.Conn, _ *bufio.Reader) { io.WriteString(c, resp) })
 		env := map[string]string{"https_proxy": proxy}
-		var out, errb bytes.Buffer
-		code := Main([]string{"post", "https://127.0.0.1:1/x", "--task", "t1", "--tool", "pay", "-d", postArgs,
-			"--retry", "2", "--retry-delay", "0.01"},
-			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		o := clitest.Streams{Env: env}.Run(t, "post", "https://127.0.0.1:1/x", "--task", "t1", "--tool", "pay", "-d", postArgs,
+			"--retry", "2", "--retry-delay", "0.01")
+		code := o.Code
 		want := "idemkey: error: (56) CONNECT tunnel failed, response " + tc.status[:3] + "\n"
-		if code != post.CurlRecvError || out.Len() != 0 || !strings.HasSuffix(errb.String(), want) {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.status, code, out.String(), errb.String())
+		if code != post.CurlRecvError || len(o.Stdout) != 0 || !strings.HasSuffix(o.Stderr, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", tc.status, code, o.Stdout, o.Stderr)
 		}
 		if got := n.Load(); got != tc.attempts {
 			t.Errorf("%s: %d CONNECTs, want %d", tc.status, got, tc.attempts)
@@ -118,12 +114,11 @@ func TestPostProxyRefusesConnection(t *testing.T) {
 	addr := down
 	for _, u := range []string{target.URL + "/x", "https://127.0.0.1:1/x"} {
 		env := map[string]string{"http_proxy": down, "https_proxy": down}
-		var out, errb bytes.Buffer
-		code := Main([]string{"post", u, "--task", "t1", "--tool", "pay", "-d", postArgs},
-			&cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(k string) string { return env[k] }})
+		o := clitest.Streams{Env: env}.Run(t, "post", u, "--task", "t1", "--tool", "pay", "-d", postArgs)
+		code := o.Code
 		want := "idemkey: error: (7) failed to connect to the proxy " + addr + ": connection refused\n"
-		if code != post.CurlConnect || out.Len() != 0 || errb.String() != want {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", u, code, out.String(), errb.String(), want)
+		if code != post.CurlConnect || len(o.Stdout) != 0 || o.Stderr != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, want %q", u, code, o.Stdout, o.Stderr, want)
 		}
 	}
 	if n := len(target.seen()); n != 0 {

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
@@ -16,19 +16,8 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
-
-// awaitArrival waits for the first request of o, sent by a.
-func awaitArrival(t *testing.T, o *planOwner, a *worker) {
-	t.Helper()
-	select {
-	case <-o.arrived:
-	case <-a.done:
-		t.Fatalf("the post ended before its request arrived: exit %d:\n%s", a.code, a.stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("the request never arrived")
-	}
-}
 
 // TestFleetPostLeaseRenewed: post --ledger on a shared store holds the key
 // for as long as its request takes, past its lease: the lease is renewed,
@@ -36,25 +25,25 @@ func awaitArrival(t *testing.T, o *planOwner, a *worker) {
 // sends nothing, instead of taking the key over as if the first had died
 // and sending the request again while the first is still in flight.
 func TestFleetPostLeaseRenewed(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *fleetStore) {
-		o := newPlanOwner(t, 0) // the first request stalls until released
-		fl := newFleet(t, s, nil)
+	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+		o := clitest.NewPlanOwner(t, 0) // the first request stalls until released
+		fl := clitest.NewFleet(t, s, nil)
 		args := []string{"post", o.URL + "/pay", "--task", "t-lease", "--tool", "pay", "-d", `{"amount":100}`,
-			"--ledger=" + s.url, "--lease", "300ms"}
-		a := fl.start("a", args...)
-		awaitArrival(t, o, a)
+			"--ledger=" + s.URL, "--lease", "300ms"}
+		a := fl.Start("a", args...)
+		clitest.AwaitArrival(t, o, a)
 		time.Sleep(time.Second) // more than three leases
-		b := fl.run("b", args...)
-		if b.code != cli.ExitBusy || o.total() != 1 || !strings.Contains(b.stderr.String(), "in flight elsewhere") {
-			t.Fatalf("while the first is in flight past its lease: exit %d, %d requests:\n%s", b.code, o.total(), b.stderr.String())
+		b := fl.Run("b", args...)
+		if b.Code != cli.ExitBusy || o.Total() != 1 || !strings.Contains(b.Stderr.String(), "in flight elsewhere") {
+			t.Fatalf("while the first is in flight past its lease: exit %d, %d requests:\n%s", b.Code, o.Total(), b.Stderr.String())
 		}
-		close(o.release)
-		if code := a.wait(t, 30*time.Second); code != 0 || a.stdout.String() != `{"request":1,"status":201}`+"\n" {
-			t.Fatalf("first: exit %d, stdout %q:\n%s", code, a.stdout.String(), a.stderr.String())
+		close(o.Release)
+		if code := a.Wait(t, 30*time.Second); code != 0 || a.Stdout.String() != `{"request":1,"status":201}`+"\n" {
+			t.Fatalf("first: exit %d, stdout %q:\n%s", code, a.Stdout.String(), a.Stderr.String())
 		}
-		c := fl.run("c", args...)
-		if c.code != 0 || c.stdout.String() != a.stdout.String() || o.total() != 1 || !strings.Contains(c.stderr.String(), "replayed from the ledger") {
-			t.Fatalf("after it: exit %d, stdout %q, %d requests:\n%s", c.code, c.stdout.String(), o.total(), c.stderr.String())
+		c := fl.Run("c", args...)
+		if c.Code != 0 || c.Stdout.String() != a.Stdout.String() || o.Total() != 1 || !strings.Contains(c.Stderr.String(), "replayed from the ledger") {
+			t.Fatalf("after it: exit %d, stdout %q, %d requests:\n%s", c.Code, c.Stdout.String(), o.Total(), c.Stderr.String())
 		}
 	})
 }
@@ -88,7 +77,7 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 	dump := filepath.Join(dir, "headers")
 	args := []string{"post", srv.URL + "/temporary", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`,
 		"-L", "-i", "-D", dump, "-w", `%{http_code} %{url_effective} %{num_redirects} %{method} %{size_header} %{num_headers}\n`}
-	code, first, errs := postMain(t, env, args...)
+	first, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
 	if code != 0 || requests != 3 || !strings.HasSuffix(first, "201 "+srv.URL+"/done 2 GET "+fmt.Sprint(strings.Index(first, "GET /done"))+" 4\n") {
 		t.Fatalf("first: exit %d, %d requests, stdout %q, stderr %q", code, requests, first, errs)
 	}
@@ -97,7 +86,7 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(dump)
-	code, replay, errs := postMain(t, env, args...)
+	replay, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
 	if code != 0 || requests != 3 || !strings.Contains(errs, "replayed from the ledger") {
 		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, requests, errs)
 	}
@@ -116,26 +105,26 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 // for those 30 s every invocation exited 75, "in flight elsewhere", with
 // nothing in flight.
 func TestFleetPostLedgerInterrupted(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *fleetStore) {
+	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-			o := newPlanOwner(t, 0) // the first request stalls
-			fl := newFleet(t, s, nil)
-			args := []string{"post", o.URL + "/pay", "--task", "t-" + sig.String(), "--tool", "pay", "-d", `{"amount":100}`, "--ledger=" + s.url}
-			a := fl.start("a", args...)
-			awaitArrival(t, o, a)
-			a.cmd.Process.Signal(sig)
-			if code := a.wait(t, 30*time.Second); code != 128+int(sig) {
-				t.Fatalf("%v: exit %d, want %d:\n%s", sig, code, 128+int(sig), a.stderr.String())
+			o := clitest.NewPlanOwner(t, 0) // the first request stalls
+			fl := clitest.NewFleet(t, s, nil)
+			args := []string{"post", o.URL + "/pay", "--task", "t-" + sig.String(), "--tool", "pay", "-d", `{"amount":100}`, "--ledger=" + s.URL}
+			a := fl.Start("a", args...)
+			clitest.AwaitArrival(t, o, a)
+			a.Cmd.Process.Signal(sig)
+			if code := a.Wait(t, 30*time.Second); code != 128+int(sig) {
+				t.Fatalf("%v: exit %d, want %d:\n%s", sig, code, 128+int(sig), a.Stderr.String())
 			}
-			b := fl.run("b", args...)
-			if b.code != 0 || b.stdout.String() != `{"request":2,"status":201}`+"\n" {
-				t.Fatalf("after %v: exit %d, stdout %q:\n%s", sig, b.code, b.stdout.String(), b.stderr.String())
+			b := fl.Run("b", args...)
+			if b.Code != 0 || b.Stdout.String() != `{"request":2,"status":201}`+"\n" {
+				t.Fatalf("after %v: exit %d, stdout %q:\n%s", sig, b.Code, b.Stdout.String(), b.Stderr.String())
 			}
-			if len(o.keys) != 1 {
-				t.Fatalf("after %v: requests by key %v, want two with one key", sig, o.keys)
+			if len(o.Keys) != 1 {
+				t.Fatalf("after %v: requests by key %v, want two with one key", sig, o.Keys)
 			}
-			for k := range o.keys {
-				if rec := fl.show(k); rec["state"] != "succeeded" || rec["attempt"] != 2.0 {
+			for k := range o.Keys {
+				if rec := fl.Show(k); rec["state"] != "succeeded" || rec["attempt"] != 2.0 {
 					t.Fatalf("after %v: record %v", sig, rec)
 				}
 			}
@@ -149,7 +138,7 @@ func TestFleetPostLedgerInterrupted(t *testing.T) {
 // regenerated timestamp) is the same call, and replays the saved
 // response instead of being refused as another request.
 func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
-	o := newPlanOwner(t)
+	o := clitest.NewPlanOwner(t)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
 	for _, tc := range []struct {
@@ -159,26 +148,26 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 		{"--only=/amount", `{"amount":200,"trace":"a"}`, `{"trace":"b","amount":200}`},
 	} {
 		args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", tc.sel, "-d"}
-		before := o.total()
-		code, first, errs := postMain(t, env, append(args, tc.first)...)
-		if code != 0 || o.total() != before+1 {
+		before := o.Total()
+		first, errs, code := clitest.Streams{Env: env}.Run(t, append(args, tc.first)...).Values()
+		if code != 0 || o.Total() != before+1 {
 			t.Fatalf("%s: first: exit %d, %q", tc.sel, code, errs)
 		}
-		code, retry, errs := postMain(t, env, append(args, tc.retry)...)
-		if code != 0 || retry != first || o.total() != before+1 || !strings.Contains(errs, "replayed from the ledger") {
-			t.Fatalf("%s: retry: exit %d, stdout %q (want %q), %d requests, stderr %q", tc.sel, code, retry, first, o.total(), errs)
+		retry, errs, code := clitest.Streams{Env: env}.Run(t, append(args, tc.retry)...).Values()
+		if code != 0 || retry != first || o.Total() != before+1 || !strings.Contains(errs, "replayed from the ledger") {
+			t.Fatalf("%s: retry: exit %d, stdout %q (want %q), %d requests, stderr %q", tc.sel, code, retry, first, o.Total(), errs)
 		}
 	}
 	// A difference in what enters the key is another key, and a
 	// difference in the URL or method the same key for another request:
 	// refused, nothing sent.
 	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":300}`}
-	postMain(t, env, args...)
-	before := o.total()
+	clitest.Streams{Env: env}.Run(t, args...)
+	before := o.Total()
 	args[1] = o.URL + "/refund"
-	code, out, errs := postMain(t, env, args...)
-	if code != cli.ExitUsage || out != "" || o.total() != before || !strings.Contains(errs, "recorded for another request") {
-		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.total()-before, errs)
+	out, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
+	if code != cli.ExitUsage || out != "" || o.Total() != before || !strings.Contains(errs, "recorded for another request") {
+		t.Fatalf("another URL: exit %d, stdout %q, %d requests, stderr %q", code, out, o.Total()-before, errs)
 	}
 }
 
@@ -187,12 +176,12 @@ func TestPostLedgerFingerprintAsKeyed(t *testing.T) {
 // the record is run's, instead of "arguments differ at /url" (the
 // arguments are the same: they make the key).
 func TestPostLedgerMismatchSaysWhat(t *testing.T) {
-	o := newPlanOwner(t)
+	o := clitest.NewPlanOwner(t)
 	dir := t.TempDir()
 	ledgerPath := filepath.Join(dir, "ledger.db")
 	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
 	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":300}`}
-	if code, _, errs := postMain(t, env, args...); code != 0 {
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 {
 		t.Fatalf("first: exit %d, %s", code, errs)
 	}
 	for _, tc := range []struct {
@@ -207,21 +196,21 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 		if len(tc.change) > 2 {
 			a[1] = tc.change[2]
 		}
-		code, out, errs := postMain(t, env, a...)
-		if code != cli.ExitUsage || out != "" || o.total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
-			t.Fatalf("%v: exit %d, stdout %q, %d requests, stderr %q", tc.change, code, out, o.total(), errs)
+		out, errs, code := clitest.Streams{Env: env}.Run(t, a...).Values()
+		if code != cli.ExitUsage || out != "" || o.Total() != 1 || !strings.Contains(errs, "was recorded for another request: "+tc.want+"\n") {
+			t.Fatalf("%v: exit %d, stdout %q, %d requests, stderr %q", tc.change, code, out, o.Total(), errs)
 		}
 	}
 	// The same key recorded by run (the same task, tool and arguments).
 	other := filepath.Join(dir, "args.json")
 	os.WriteFile(other, []byte(`{"amount":301}`), 0o600)
-	if code, _, errs := postMain(t, env, "run", "--ledger", ledgerPath, "--task", "t1", "--tool", "pay", "--args", other, "--", "true"); code != 0 {
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, "run", "--ledger", ledgerPath, "--task", "t1", "--tool", "pay", "--args", other, "--", "true").Values(); code != 0 {
 		t.Fatalf("run: exit %d, %s", code, errs)
 	}
 	args[len(args)-1] = `{"amount":301}`
-	code, _, errs := postMain(t, env, args...)
-	if code != cli.ExitUsage || o.total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
-		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	_, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
+	if code != cli.ExitUsage || o.Total() != 1 || !strings.Contains(errs, `was recorded for another request: it is a record of 'idemkey run' (task "t1", tool "pay"), not of a request`) {
+		t.Fatalf("a run record: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 }
 
@@ -230,7 +219,7 @@ func TestPostLedgerMismatchSaysWhat(t *testing.T) {
 // from the input, --from openai the tool), so that ledger ls --task and
 // --tool find it: they were empty.
 func TestPostLedgerRecordNamesTheCall(t *testing.T) {
-	o := newPlanOwner(t)
+	o := clitest.NewPlanOwner(t)
 	dir := t.TempDir()
 	ledgerPath := filepath.Join(dir, "ledger.db")
 	env := map[string]string{"IDEMKEY_LEDGER": ledgerPath, "HOME": dir}
@@ -242,10 +231,10 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 		{[]string{"--task", "t-openai", "--from", "openai", "-d",
 			`{"id":"call_7Qx","type":"function","function":{"name":"charge","arguments":"{\"amount\":1999}"}}`}, "t-openai", "charge"},
 	} {
-		if code, _, errs := postMain(t, env, append([]string{"post", o.URL}, tc.args...)...); code != 0 {
+		if _, errs, code := (clitest.Streams{Env: env}).Run(t, append([]string{"post", o.URL}, tc.args...)...).Values(); code != 0 {
 			t.Fatalf("%v: exit %d, %s", tc.args, code, errs)
 		}
-		code, out, errs := postMain(t, env, "ledger", "ls", "--ledger", ledgerPath, "--json", "--task", tc.task, "--tool", tc.tool)
+		out, errs, code := clitest.Streams{Env: env}.Run(t, "ledger", "ls", "--ledger", ledgerPath, "--json", "--task", tc.task, "--tool", tc.tool).Values()
 		if code != 0 || strings.Count(out, `"key":`) != 1 || !strings.Contains(out, `"kind":"post"`) {
 			t.Fatalf("ledger ls --task %s --tool %s: exit %d, %s%s", tc.task, tc.tool, code, out, errs)
 		}
@@ -260,36 +249,36 @@ func TestPostLedgerRecordNamesTheCall(t *testing.T) {
 // post so (TestLedgerResolvePostWithoutResponse); a ledger written by an
 // older idemkey can still hold such a record, made here by hand.
 func TestPostLedgerResolvedSucceeded(t *testing.T) {
-	r := newRig(t)
-	o := newPlanOwner(t, 0) // the first request stalls
+	r := clitest.NewRig(t)
+	o := clitest.NewPlanOwner(t, 0) // the first request stalls
 	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`}
-	c := r.cmd(args...)
+	c := r.Cmd(args...)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-o.arrived:
+	case <-o.Arrived:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the first request never arrived")
 	}
 	c.Process.Signal(syscall.SIGTERM)
 	c.Wait()
 	var key string
-	for k := range o.keys {
+	for k := range o.Keys {
 		key = k
 	}
-	if s := r.show(key); s.State != "unknown" {
+	if s := r.Show(key); s.State != "unknown" {
 		t.Fatalf("record after SIGTERM: %+v", s)
 	}
-	if res := r.idemkey("ledger", "resolve", key, "--as", "succeeded"); res.code != 1 {
-		t.Fatalf("resolve --as succeeded of a post without a response: exit %d, want 1: %s", res.code, res.stderr)
+	if res := r.Idemkey("ledger", "resolve", key, "--as", "succeeded"); res.Code != 1 {
+		t.Fatalf("resolve --as succeeded of a post without a response: exit %d, want 1: %s", res.Code, res.Stderr)
 	}
-	r.execLedger(`UPDATE records SET state = 'succeeded', exit_code = 0, reason = 'resolved by hand: the charge is in the dashboard', ended_at = ? WHERE key = ?`,
+	r.ExecLedger(`UPDATE records SET state = 'succeeded', exit_code = 0, reason = 'resolved by hand: the charge is in the dashboard', ended_at = ? WHERE key = ?`,
 		time.Now().UnixNano(), key)
-	res := r.idemkey(args...)
+	res := r.Idemkey(args...)
 	want := "idemkey: no request sent: key " + key + " is recorded as succeeded with no response saved to replay (attempt 1, ended at "
-	if res.code != 0 || len(res.stdout) != 0 || o.total() != 1 || !strings.HasPrefix(string(res.stderr), want) || !strings.Contains(string(res.stderr), "the charge is in the dashboard") {
-		t.Fatalf("after resolve: exit %d, stdout %q, %d requests, stderr %s", res.code, res.stdout, o.total(), res.stderr)
+	if res.Code != 0 || len(res.Stdout) != 0 || o.Total() != 1 || !strings.HasPrefix(string(res.Stderr), want) || !strings.Contains(string(res.Stderr), "the charge is in the dashboard") {
+		t.Fatalf("after resolve: exit %d, stdout %q, %d requests, stderr %s", res.Code, res.Stdout, o.Total(), res.Stderr)
 	}
 }
 
@@ -319,14 +308,14 @@ func TestPostLedgerReplayEscapesReason(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
 	args := []string{"post", "http://" + l.Addr().String() + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"a":1}`}
-	if code, out, errs := postMain(t, env, args...); code != 0 || out != "ok\n" {
+	if out, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 || out != "ok\n" {
 		t.Fatalf("first: exit %d, %q, %q", code, out, errs)
 	}
 	// -v's line saying what was recorded, too.
-	if code, out, errs := postMain(t, env, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "-v"); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
+	if out, errs, code := (clitest.Streams{Env: env}).Run(t, "post", args[1], "--task", "t2", "--tool", "pay", "-d", `{"a":1}`, "-v").Values(); code != 0 || out != "ok\n" || !strings.Contains(errs, "\n* ledger: saved: HTTP 201 Created \\x1b]0;owned\\a\\x1b[2J\n") {
 		t.Fatalf("-v: exit %d, %q, stderr %q", code, out, errs)
 	}
-	code, out, errs := postMain(t, env, args...)
+	out, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
 	if code != 0 || out != "ok\n" || !strings.Contains(errs, "replayed from the ledger") || strings.ContainsAny(errs, "\x1b\x07") {
 		t.Fatalf("replay: exit %d, %q, stderr %q", code, out, errs)
 	}
@@ -339,54 +328,54 @@ func TestPostLedgerReplayEscapesReason(t *testing.T) {
 // same key. Never two requests at once. On one machine (SQLite, the key's
 // kernel lock) and on shared stores (PostgreSQL's NOTIFY, Redis polled).
 func TestPostLedgerWait(t *testing.T) {
-	check := func(t *testing.T, start func(name string, args ...string) *worker, ledgerArg string) {
-		o := newPlanOwner(t, 0) // the first request stalls until released
+	check := func(t *testing.T, start func(name string, args ...string) *clitest.Worker, ledgerArg string) {
+		o := clitest.NewPlanOwner(t, 0) // the first request stalls until released
 		args := []string{"post", o.URL + "/pay", "--task", "t-wait", "--tool", "pay", "-d", `{"amount":100}`, ledgerArg}
 		a := start("a", args...)
-		awaitArrival(t, o, a)
+		clitest.AwaitArrival(t, o, a)
 		b := start("b", args...)
-		if code := b.wait(t, 30*time.Second); code != cli.ExitBusy || !strings.Contains(b.stderr.String(), "is in flight elsewhere") ||
-			!strings.Contains(b.stderr.String(), "hint: --wait DURATION") {
-			t.Fatalf("without --wait: exit %d:\n%s", code, b.stderr.String())
+		if code := b.Wait(t, 30*time.Second); code != cli.ExitBusy || !strings.Contains(b.Stderr.String(), "is in flight elsewhere") ||
+			!strings.Contains(b.Stderr.String(), "hint: --wait DURATION") {
+			t.Fatalf("without --wait: exit %d:\n%s", code, b.Stderr.String())
 		}
 		c := start("c", append(args, "--wait", "30s")...)
 		time.Sleep(300 * time.Millisecond)
 		select {
-		case <-c.done:
-			t.Fatalf("--wait did not wait: exit %d:\n%s", c.code, c.stderr.String())
+		case <-c.Done:
+			t.Fatalf("--wait did not wait: exit %d:\n%s", c.Code, c.Stderr.String())
 		default:
 		}
-		close(o.release)
-		if code := a.wait(t, 30*time.Second); code != 0 {
-			t.Fatalf("first: exit %d:\n%s", code, a.stderr.String())
+		close(o.Release)
+		if code := a.Wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("first: exit %d:\n%s", code, a.Stderr.String())
 		}
-		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != a.stdout.String() || o.total() != 1 ||
-			!strings.Contains(c.stderr.String(), "replayed from the ledger") {
-			t.Fatalf("--wait: exit %d, stdout %q (want %q), %d requests:\n%s", code, c.stdout.String(), a.stdout.String(), o.total(), c.stderr.String())
+		if code := c.Wait(t, 30*time.Second); code != 0 || c.Stdout.String() != a.Stdout.String() || o.Total() != 1 ||
+			!strings.Contains(c.Stderr.String(), "replayed from the ledger") {
+			t.Fatalf("--wait: exit %d, stdout %q (want %q), %d requests:\n%s", code, c.Stdout.String(), a.Stdout.String(), o.Total(), c.Stderr.String())
 		}
 		// The first ends without a saved response (interrupted): the
 		// waiting one sends the request itself, with the same key.
-		o2 := newPlanOwner(t, 0)
+		o2 := clitest.NewPlanOwner(t, 0)
 		args[1] = o2.URL + "/pay"
 		args[3] = "t-wait-2"
 		a = start("a2", args...)
-		awaitArrival(t, o2, a)
+		clitest.AwaitArrival(t, o2, a)
 		c = start("c2", append(args, "--wait", "30s")...)
 		time.Sleep(300 * time.Millisecond)
-		a.cmd.Process.Signal(syscall.SIGTERM)
-		a.wait(t, 30*time.Second)
-		if code := c.wait(t, 30*time.Second); code != 0 || c.stdout.String() != `{"request":2,"status":201}`+"\n" || len(o2.keys) != 1 {
-			t.Fatalf("--wait after an interrupted first: exit %d, stdout %q, requests by key %v:\n%s", code, c.stdout.String(), o2.keys, c.stderr.String())
+		a.Cmd.Process.Signal(syscall.SIGTERM)
+		a.Wait(t, 30*time.Second)
+		if code := c.Wait(t, 30*time.Second); code != 0 || c.Stdout.String() != `{"request":2,"status":201}`+"\n" || len(o2.Keys) != 1 {
+			t.Fatalf("--wait after an interrupted first: exit %d, stdout %q, requests by key %v:\n%s", code, c.Stdout.String(), o2.Keys, c.Stderr.String())
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
-		fl := newFleet(t, &fleetStore{}, nil)
+		fl := clitest.NewFleet(t, &clitest.Store{}, nil)
 		ledgerPath := filepath.Join(t.TempDir(), "ledger.db")
-		check(t, fl.start, "--ledger="+ledgerPath)
+		check(t, fl.Start, "--ledger="+ledgerPath)
 	})
-	eachStore(t, func(t *testing.T, s *fleetStore) {
-		fl := newFleet(t, s, nil)
-		check(t, fl.start, "--ledger="+s.url)
+	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+		fl := clitest.NewFleet(t, s, nil)
+		check(t, fl.Start, "--ledger="+s.URL)
 	})
 }
 
@@ -395,21 +384,21 @@ func TestPostLedgerWait(t *testing.T) {
 // fingerprint does not see) is fixed: its replay line says how to send the
 // request again. A saved success has no hint.
 func TestPostLedgerReplayedRefusalHint(t *testing.T) {
-	o := newPlanOwner(t, http.StatusUnauthorized)
+	o := clitest.NewPlanOwner(t, http.StatusUnauthorized)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
 	args := []string{"post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{"a":1}`, "-H", "Authorization: Bearer old"}
-	postMain(t, env, args...)
+	clitest.Streams{Env: env}.Run(t, args...)
 	args[len(args)-1] = "Authorization: Bearer new"
-	code, _, errs := postMain(t, env, args...)
-	if code != 0 || o.total() != 1 || !strings.Contains(errs, "replayed from the ledger, no request sent: HTTP 401 Unauthorized") ||
+	_, errs, code := clitest.Streams{Env: env}.Run(t, args...).Values()
+	if code != 0 || o.Total() != 1 || !strings.Contains(errs, "replayed from the ledger, no request sent: HTTP 401 Unauthorized") ||
 		!strings.Contains(errs, "\nhint: this is the server's saved refusal; once its cause is fixed, 'idemkey ledger forget ") {
-		t.Fatalf("401 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+		t.Fatalf("401 replay: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 	args[3] = "t2" // another task: the plan's next answer, a 201
-	postMain(t, env, args...)
-	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 2 || !strings.Contains(errs, "replayed from the ledger") || strings.Contains(errs, "hint:") {
-		t.Fatalf("201 replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	clitest.Streams{Env: env}.Run(t, args...)
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 || o.Total() != 2 || !strings.Contains(errs, "replayed from the ledger") || strings.Contains(errs, "hint:") {
+		t.Fatalf("201 replay: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 }
 
@@ -418,35 +407,35 @@ func TestPostLedgerReplayedRefusalHint(t *testing.T) {
 // than it is not replayed, and the request is sent again with the same
 // key; without --ledger, --retain is a usage error.
 func TestPostLedgerRetention(t *testing.T) {
-	o := newPlanOwner(t)
+	o := clitest.NewPlanOwner(t)
 	dir := t.TempDir()
 	env := map[string]string{"IDEMKEY_LEDGER": filepath.Join(dir, "ledger.db"), "HOME": dir}
 	args := []string{"post", o.URL + "/pay", "--task", "t1", "--tool", "pay", "-d", `{"amount":100}`}
-	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 1 {
-		t.Fatalf("first: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 || o.Total() != 1 {
+		t.Fatalf("first: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 	time.Sleep(20 * time.Millisecond)
 	// Within the default retention (7d): replayed.
-	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 1 || !strings.Contains(errs, "replayed from the ledger") {
-		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 || o.Total() != 1 || !strings.Contains(errs, "replayed from the ledger") {
+		t.Fatalf("replay: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 	// Older than --retain: sent again, with the same key.
-	if code, _, errs := postMain(t, env, append(args, "--retain", "10ms")...); code != 0 || o.total() != 2 || strings.Contains(errs, "replayed") {
-		t.Fatalf("--retain 10ms: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, append(args, "--retain", "10ms")...).Values(); code != 0 || o.Total() != 2 || strings.Contains(errs, "replayed") {
+		t.Fatalf("--retain 10ms: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
 	time.Sleep(20 * time.Millisecond)
 	env["IDEMKEY_RETAIN"] = "10ms"
-	if code, _, errs := postMain(t, env, args...); code != 0 || o.total() != 3 || strings.Contains(errs, "replayed") {
-		t.Fatalf("IDEMKEY_RETAIN=10ms: exit %d, %d requests, stderr %q", code, o.total(), errs)
+	if _, errs, code := (clitest.Streams{Env: env}).Run(t, args...).Values(); code != 0 || o.Total() != 3 || strings.Contains(errs, "replayed") {
+		t.Fatalf("IDEMKEY_RETAIN=10ms: exit %d, %d requests, stderr %q", code, o.Total(), errs)
 	}
-	o.mu.Lock()
-	keys := len(o.keys)
-	o.mu.Unlock()
+	o.Mu.Lock()
+	keys := len(o.Keys)
+	o.Mu.Unlock()
 	if keys != 1 {
 		t.Fatalf("%d distinct keys sent, want 1", keys)
 	}
 	delete(env, "IDEMKEY_RETAIN")
-	code, out, errs := postMain(t, env, "post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{}`, "--retain", "1d", "--no-ledger")
+	out, errs, code := clitest.Streams{Env: env}.Run(t, "post", o.URL, "--task", "t1", "--tool", "pay", "-d", `{}`, "--retain", "1d", "--no-ledger").Values()
 	if code != 2 || out != "" || !strings.Contains(errs, "idemkey: error: --retain applies only with a ledger") {
 		t.Fatalf("--retain without --ledger: exit %d, stdout %q, stderr %q", code, out, errs)
 	}

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"net/http"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // TestPostFarRetryAfterEndsRetries: a wait past --retry-max-time (or past
@@ -26,7 +28,7 @@ func TestPostFarRetryAfterEndsRetries(t *testing.T) {
 	} {
 		s := newIdemServer(t, faultUnavailable, faultUnavailable)
 		s.retryAfter = tc.retryAfter
-		var r postRun
+		var r clitest.Output
 		postWithin(t, 20*time.Second, func() {
 			r = ppost(t, s.URL, append([]string{"--retry", "3", "--retry-delay", "0.01"}, tc.args...)...)
 		})
@@ -34,9 +36,9 @@ func TestPostFarRetryAfterEndsRetries(t *testing.T) {
 		if n := len(s.seen()); n != 1 {
 			t.Errorf("Retry-After %s: %d attempts, want 1", tc.retryAfter, n)
 		}
-		if !strings.Contains(r.out, "unavailable") || !strings.Contains(r.err, "idemkey: not retrying: HTTP 503") ||
-			!strings.Contains(r.err, "(Retry-After) would pass "+tc.limit) {
-			t.Errorf("Retry-After %s: stdout %q, stderr %q", tc.retryAfter, r.out, r.err)
+		if !strings.Contains(r.Stdout, "unavailable") || !strings.Contains(r.Stderr, "idemkey: not retrying: HTTP 503") ||
+			!strings.Contains(r.Stderr, "(Retry-After) would pass "+tc.limit) {
+			t.Errorf("Retry-After %s: stdout %q, stderr %q", tc.retryAfter, r.Stdout, r.Stderr)
 		}
 	}
 }
@@ -52,11 +54,11 @@ func TestPostSlowAttemptThenHugeRetryAfter(t *testing.T) {
 		w.Header().Set("Retry-After", "9223372036")
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	var r postRun
+	var r clitest.Output
 	postWithin(t, 20*time.Second, func() { r = ppost(t, s.URL, "--retry", "2", "--retry-max-time", "30") })
 	postCheckExit(t, r, 0)
-	if n != 1 || !strings.Contains(r.err, "would pass --retry-max-time 30s") {
-		t.Errorf("%d attempts, stderr %q", n, r.err)
+	if n != 1 || !strings.Contains(r.Stderr, "would pass --retry-max-time 30s") {
+		t.Errorf("%d attempts, stderr %q", n, r.Stderr)
 	}
 }
 
@@ -68,9 +70,9 @@ func TestPostRetryDelayZeroIsDefault(t *testing.T) {
 	s.retryAfter = ""
 	r := ppost(t, s.URL, "--retry", "1", "--retry-delay", "0")
 	postCheckExit(t, r, 0)
-	m := regexp.MustCompile(`retrying in ([0-9.]+)(ms|s|µs) \(backoff\)`).FindStringSubmatch(r.err)
+	m := regexp.MustCompile(`retrying in ([0-9.]+)(ms|s|µs) \(backoff\)`).FindStringSubmatch(r.Stderr)
 	if m == nil {
-		t.Fatalf("stderr %q", r.err)
+		t.Fatalf("stderr %q", r.Stderr)
 	}
 	v, _ := strconv.ParseFloat(m[1], 64)
 	if m[2] != "s" || v < 1 || v > 1.5 {

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
@@ -10,13 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/curlflags"
 	"github.com/idemkey/idemkey/derive/post"
 )
@@ -82,17 +82,6 @@ func postRawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (stri
 	return "http://" + l.Addr().String(), &n
 }
 
-// postAllocated returns the bytes allocated while fn ran. The tests using it
-// are not parallel: parallel tests wait until the sequential ones are done.
-func postAllocated(fn func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&a)
-	fn()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
-}
-
 // TestPostLargeBodySpills: a response body larger than post.SpoolMem goes to a
 // temporary file, not memory, and is written once, whole.
 func TestPostLargeBodySpills(t *testing.T) {
@@ -106,8 +95,8 @@ func TestPostLargeBodySpills(t *testing.T) {
 		}
 	})
 	out := filepath.Join(t.TempDir(), "body")
-	var r postRun
-	alloc := postAllocated(func() { r = ppost(t, s.URL, "-o", out) })
+	var r clitest.Output
+	alloc := clitest.Allocated(func() { r = ppost(t, s.URL, "-o", out) })
 	postCheckExit(t, r, 0)
 	st, err := os.Stat(out)
 	if err != nil || st.Size() != size {
@@ -136,15 +125,15 @@ func TestPostEndlessBodyMaxTime(t *testing.T) {
 			time.Sleep(time.Millisecond) // at most ~64 MB/s: the temporary file stays small
 		}
 	})
-	var r postRun
+	var r clitest.Output
 	var alloc uint64
 	start := time.Now()
 	postWithin(t, 20*time.Second, func() {
-		alloc = postAllocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
+		alloc = clitest.Allocated(func() { r = ppost(t, s.URL, "--max-time", "0.6") })
 	})
 	postCheckExit(t, r, post.CurlTimeout)
-	if r.out != "" || !strings.Contains(r.err, "(28) operation timed out") {
-		t.Errorf("stdout %d bytes, stderr %q", len(r.out), r.err)
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "(28) operation timed out") {
+		t.Errorf("stdout %d bytes, stderr %q", len(r.Stdout), r.Stderr)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("--max-time 0.6 ended the transfer after %v", d)
@@ -172,14 +161,12 @@ func (e *postEndless) Read(p []byte) (int, error) {
 // TestPostBodyLimit: -d @- stops reading an endless input at the limit.
 func TestPostBodyLimit(t *testing.T) {
 	in := &postEndless{}
-	var out, errb bytes.Buffer
-	var code int
+	var o clitest.Output
 	postWithin(t, 30*time.Second, func() {
-		code = Main([]string{"post", "http://127.0.0.1:9/", "--task", "t1", "--tool", "pay", "-d", "@-"},
-			&cli.IOStreams{In: in, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+		o = clitest.Streams{In: in}.Run(t, "post", "http://127.0.0.1:9/", "--task", "t1", "--tool", "pay", "-d", "@-")
 	})
-	if code != cli.ExitUsage || out.Len() != 0 || !strings.Contains(errb.String(), "<stdin>: the body is larger than post's limit of 64 MiB") {
-		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	if o.Code != cli.ExitUsage || o.Stdout != "" || !strings.Contains(o.Stderr, "<stdin>: the body is larger than post's limit of 64 MiB") {
+		t.Errorf("exit %d, stdout %q, stderr %q", o.Code, o.Stdout, o.Stderr)
 	}
 	if n := in.n.Load(); n > curlflags.MaxBody+1<<20 {
 		t.Errorf("read %d bytes of an endless input, limit %d", n, curlflags.MaxBody)

@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -26,46 +27,32 @@ const postArgs = `{"b": 1, "a": "é"}`
 // postFast makes retries quick in tests: 10ms first delay.
 var postFast = []string{"--retry-delay", "0.01"}
 
-type postRun struct {
-	out, err string
-	code     int
-}
-
-// idemkey runs the command in-process with buffers.
-func pmain(t *testing.T, stdin string, args ...string) postRun {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := Main(args, &cli.IOStreams{In: strings.NewReader(stdin), Out: &out, Err: &errb,
-		Getenv: func(string) string { return "" }})
-	return postRun{out.String(), errb.String(), code}
-}
-
 // post runs idemkey post against url with task t1, tool pay and the body
 // postArgs inline, plus args.
-func ppost(t *testing.T, url string, args ...string) postRun {
+func ppost(t *testing.T, url string, args ...string) clitest.Output {
 	t.Helper()
-	return pmain(t, "", append([]string{"post", url, "--task", "t1", "--tool", "pay", "-d", postArgs}, args...)...)
+	return clitest.Streams{In: strings.NewReader("")}.Run(t, append([]string{"post", url, "--task", "t1", "--tool", "pay", "-d", postArgs}, args...)...)
 }
 
 // keyOf returns what 'idemkey key' prints for task t1, tool pay and body.
 func postKeyOf(t *testing.T, body string) string {
 	t.Helper()
-	r := pmain(t, body, "key", "--task", "t1", "--tool", "pay")
-	if r.code != 0 {
-		t.Fatalf("idemkey key: exit %d: %s", r.code, r.err)
+	r := clitest.Streams{In: strings.NewReader(body)}.Run(t, "key", "--task", "t1", "--tool", "pay")
+	if r.Code != 0 {
+		t.Fatalf("idemkey key: exit %d: %s", r.Code, r.Stderr)
 	}
-	return strings.TrimSpace(r.out)
+	return strings.TrimSpace(r.Stdout)
 }
 
 // canonical returns what 'idemkey canon' prints for body, without the
 // final newline.
 func postCanonical(t *testing.T, body string) []byte {
 	t.Helper()
-	r := pmain(t, body, "canon")
-	if r.code != 0 {
-		t.Fatalf("idemkey canon: exit %d: %s", r.code, r.err)
+	r := clitest.Streams{In: strings.NewReader(body)}.Run(t, "canon")
+	if r.Code != 0 {
+		t.Fatalf("idemkey canon: exit %d: %s", r.Code, r.Stderr)
 	}
-	return []byte(strings.TrimSuffix(r.out, "\n"))
+	return []byte(strings.TrimSuffix(r.Stdout, "\n"))
 }
 
 // checkAttempts asserts the server saw n attempts, all with the same key
@@ -89,10 +76,10 @@ func postCheckAttempts(t *testing.T, s *idemServer, n int, key string, body []by
 	}
 }
 
-func postCheckExit(t *testing.T, r postRun, code int) {
+func postCheckExit(t *testing.T, r clitest.Output, code int) {
 	t.Helper()
-	if r.code != code {
-		t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.out, r.err)
+	if r.Code != code {
+		t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", r.Code, code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -103,11 +90,11 @@ func TestPostSendsCanonicalBodyAndDerivedKey(t *testing.T) {
 	r := ppost(t, s.URL+"/charges")
 	postCheckExit(t, r, 0)
 	postCheckAttempts(t, s, 1, key, body, 1)
-	if r.out != string(s.savedBody(key)) {
-		t.Errorf("stdout %q, want the server's body %q", r.out, s.savedBody(key))
+	if r.Stdout != string(s.savedBody(key)) {
+		t.Errorf("stdout %q, want the server's body %q", r.Stdout, s.savedBody(key))
 	}
-	if r.err != "" {
-		t.Errorf("stderr %q, want nothing", r.err)
+	if r.Stderr != "" {
+		t.Errorf("stderr %q, want nothing", r.Stderr)
 	}
 	a := s.seen()[0]
 	if a.Method != "POST" || a.Header.Get("Content-Type") != "application/json" {
@@ -135,7 +122,7 @@ func TestPostBodySources(t *testing.T) {
 		{"as-is", "", []string{"-d", "@" + file, "--send-as-is"}, []byte(postArgs)},
 	} {
 		s := newIdemServer(t)
-		r := pmain(t, tc.stdin, append([]string{"post", s.URL, "--task", "t1", "--tool", "pay"}, tc.args...)...)
+		r := clitest.Streams{In: strings.NewReader(tc.stdin)}.Run(t, append([]string{"post", s.URL, "--task", "t1", "--tool", "pay"}, tc.args...)...)
 		postCheckExit(t, r, 0)
 		postCheckAttempts(t, s, 1, key, tc.send, 1)
 	}
@@ -148,8 +135,8 @@ func TestPostCommitThenDropIsRetriedAndReplayed(t *testing.T) {
 	r := ppost(t, s.URL, append(postFast, "--retry", "3", "-v")...)
 	postCheckExit(t, r, 0)
 	postCheckAttempts(t, s, 2, key, body, 1)
-	if r.out != string(s.savedBody(key)) {
-		t.Errorf("stdout %q, want the saved response once %q", r.out, s.savedBody(key))
+	if r.Stdout != string(s.savedBody(key)) {
+		t.Errorf("stdout %q, want the saved response once %q", r.Stdout, s.savedBody(key))
 	}
 	for _, want := range []string{
 		"* idempotency key: " + key,
@@ -158,8 +145,8 @@ func TestPostCommitThenDropIsRetriedAndReplayed(t *testing.T) {
 		"Idempotent-Replayed: true",
 		"* replayed: the server answered with the response it saved for this key",
 	} {
-		if !strings.Contains(r.err, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 
@@ -168,8 +155,8 @@ func TestPostCommitThenDropIsRetriedAndReplayed(t *testing.T) {
 	r = ppost(t, s.URL)
 	postCheckExit(t, r, post.CurlEmptyReply)
 	postCheckAttempts(t, s, 1, key, body, 1)
-	if r.out != "" || !strings.Contains(r.err, "idemkey: error: (52) empty reply from server") {
-		t.Errorf("stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "idemkey: error: (52) empty reply from server") {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 }
 
@@ -181,11 +168,11 @@ func TestPostUnavailableHonoursRetryAfter(t *testing.T) {
 	r := ppost(t, s.URL, "--retry", "5", "--retry-delay", "0.001")
 	postCheckExit(t, r, 0)
 	postCheckAttempts(t, s, 3, key, body, 1)
-	if r.out != string(s.savedBody(key)) {
-		t.Errorf("stdout %q, want %q", r.out, s.savedBody(key))
+	if r.Stdout != string(s.savedBody(key)) {
+		t.Errorf("stdout %q, want %q", r.Stdout, s.savedBody(key))
 	}
-	if got := strings.Count(r.err, "HTTP 503 Service Unavailable; retrying in 50ms (Retry-After) with the same key"); got != 2 {
-		t.Errorf("stderr reports %d Retry-After waits of 50ms, want 2:\n%s", got, r.err)
+	if got := strings.Count(r.Stderr, "HTTP 503 Service Unavailable; retrying in 50ms (Retry-After) with the same key"); got != 2 {
+		t.Errorf("stderr reports %d Retry-After waits of 50ms, want 2:\n%s", got, r.Stderr)
 	}
 
 	// A Retry-After beyond --retry-max-time ends the retries; the final
@@ -196,8 +183,8 @@ func TestPostUnavailableHonoursRetryAfter(t *testing.T) {
 	r = ppost(t, s.URL, append(postFast, "--retry", "5", "--retry-max-time", "10", "--fail-with-body")...)
 	postCheckExit(t, r, post.CurlHTTPError)
 	postCheckAttempts(t, s, 1, key, body, 0)
-	if !strings.Contains(r.out, "unavailable") || !strings.Contains(r.err, "(Retry-After) would pass --retry-max-time 10s") {
-		t.Errorf("stdout %q, stderr %q", r.out, r.err)
+	if !strings.Contains(r.Stdout, "unavailable") || !strings.Contains(r.Stderr, "(Retry-After) would pass --retry-max-time 10s") {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 }
 
@@ -212,12 +199,12 @@ func TestPostStallPastMaxTimeThenInFlightThenReplay(t *testing.T) {
 	if len(seen) < 3 {
 		t.Errorf("server saw %d attempts, want a timeout, at least one 409 and a replay", len(seen))
 	}
-	if r.out != string(s.savedBody(key)) {
-		t.Errorf("stdout %q, want %q", r.out, s.savedBody(key))
+	if r.Stdout != string(s.savedBody(key)) {
+		t.Errorf("stdout %q, want %q", r.Stdout, s.savedBody(key))
 	}
 	for _, want := range []string{"attempt 1: (28) operation timed out", "HTTP 409 Conflict; retrying"} {
-		if !strings.Contains(r.err, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 }
@@ -227,8 +214,8 @@ func TestPostTimeoutWithoutRetry(t *testing.T) {
 	s := newIdemServer(t, faultStall)
 	r := ppost(t, s.URL, "--max-time", "0.05")
 	postCheckExit(t, r, post.CurlTimeout)
-	if r.out != "" || !strings.Contains(r.err, "idemkey: error: (28) operation timed out") {
-		t.Errorf("stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "idemkey: error: (28) operation timed out") {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 	if n := s.effectCount(postKeyOf(t, postArgs)); n != 0 {
 		t.Errorf("side effect ran %d times while stalled", n)
@@ -239,8 +226,8 @@ func TestPostTimeoutWithoutRetry(t *testing.T) {
 	r = ppost(t, s.URL, append(postFast, "--retry", "5")...)
 	postCheckExit(t, r, 0)
 	postCheckAttempts(t, s, len(s.seen()), key, postCanonical(t, postArgs), 1)
-	if r.out != string(s.savedBody(key)) || !strings.Contains(r.err, "HTTP 409 Conflict; retrying") {
-		t.Errorf("stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != string(s.savedBody(key)) || !strings.Contains(r.Stderr, "HTTP 409 Conflict; retrying") {
+		t.Errorf("stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 }
 
@@ -259,19 +246,19 @@ func TestPostResetOrTruncatedMidBody(t *testing.T) {
 		r := ppost(t, s.URL, append(postFast, "--retry", "2")...)
 		postCheckExit(t, r, 0)
 		postCheckAttempts(t, s, 2, key, body, 1)
-		if r.out != string(s.savedBody(key)) {
-			t.Errorf("stdout %q, want the whole body once %q", r.out, s.savedBody(key))
+		if r.Stdout != string(s.savedBody(key)) {
+			t.Errorf("stdout %q, want the whole body once %q", r.Stdout, s.savedBody(key))
 		}
-		if !strings.Contains(r.err, "attempt 1: "+tc.msg) {
-			t.Errorf("stderr lacks %q:\n%s", tc.msg, r.err)
+		if !strings.Contains(r.Stderr, "attempt 1: "+tc.msg) {
+			t.Errorf("stderr lacks %q:\n%s", tc.msg, r.Stderr)
 		}
 
 		s = newIdemServer(t, tc.f)
 		r = ppost(t, s.URL)
 		postCheckExit(t, r, tc.code)
 		postCheckAttempts(t, s, 1, key, body, 1)
-		if r.out != "" || !strings.Contains(r.err, "idemkey: error: "+tc.msg) {
-			t.Errorf("no half body on stdout: stdout %q, stderr %q", r.out, r.err)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, "idemkey: error: "+tc.msg) {
+			t.Errorf("no half body on stdout: stdout %q, stderr %q", r.Stdout, r.Stderr)
 		}
 	}
 }
@@ -285,8 +272,8 @@ func TestPostNeverRetriesClientErrors(t *testing.T) {
 		r := ppost(t, s.URL, append(postFast, "--retry", "3")...)
 		postCheckExit(t, r, 0) // as curl: an HTTP error is a response, without -f
 		postCheckAttempts(t, s, 1, key, body, 0)
-		if want := fmt.Sprintf(`{"error":%d}`+"\n", status); r.out != want || r.err != "" {
-			t.Errorf("%d: stdout %q (want %q), stderr %q", status, r.out, want, r.err)
+		if want := fmt.Sprintf(`{"error":%d}`+"\n", status); r.Stdout != want || r.Stderr != "" {
+			t.Errorf("%d: stdout %q (want %q), stderr %q", status, r.Stdout, want, r.Stderr)
 		}
 
 		s = newIdemServer(t, faultStatus)
@@ -295,8 +282,8 @@ func TestPostNeverRetriesClientErrors(t *testing.T) {
 		postCheckExit(t, r, post.CurlHTTPError)
 		postCheckAttempts(t, s, 1, key, body, 0)
 		want := fmt.Sprintf("idemkey: error: (22) the requested URL returned error: %d\n", status)
-		if r.out != "" || r.err != want {
-			t.Errorf("-f %d: stdout %q, stderr %q (want %q)", status, r.out, r.err, want)
+		if r.Stdout != "" || r.Stderr != want {
+			t.Errorf("-f %d: stdout %q, stderr %q (want %q)", status, r.Stdout, r.Stderr, want)
 		}
 	}
 }
@@ -308,12 +295,12 @@ func TestPostFailWithBodyAfterRetries(t *testing.T) {
 	r := ppost(t, s.URL, append(postFast, "--retry", "2", "--fail-with-body")...)
 	postCheckExit(t, r, post.CurlHTTPError)
 	postCheckAttempts(t, s, 3, postKeyOf(t, postArgs), postCanonical(t, postArgs), 0)
-	if r.out != `{"error":"unavailable"}`+"\n" {
-		t.Errorf("stdout %q, want the final attempt's body once", r.out)
+	if r.Stdout != `{"error":"unavailable"}`+"\n" {
+		t.Errorf("stdout %q, want the final attempt's body once", r.Stdout)
 	}
 	for _, want := range []string{"giving up after 3 attempts: HTTP 503", "(22) the requested URL returned error: 503"} {
-		if !strings.Contains(r.err, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 }
@@ -331,20 +318,20 @@ func TestPostKeyReusedWithAnotherPayload(t *testing.T) {
 		}
 		r := ppost(t, s.URL, args...)
 		msg := "HTTP 422: the server has seen key " + key + " with a different payload; not retrying"
-		if !strings.Contains(r.err, "idemkey: error: ") || !strings.Contains(r.err, msg) || !strings.Contains(r.err, "hint: ") {
-			t.Errorf("stderr lacks %q:\n%s", msg, r.err)
+		if !strings.Contains(r.Stderr, "idemkey: error: ") || !strings.Contains(r.Stderr, msg) || !strings.Contains(r.Stderr, "hint: ") {
+			t.Errorf("stderr lacks %q:\n%s", msg, r.Stderr)
 		}
 		if fail {
 			postCheckExit(t, r, post.CurlHTTPError)
-			if r.out != "" {
-				t.Errorf("-f: stdout %q", r.out)
+			if r.Stdout != "" {
+				t.Errorf("-f: stdout %q", r.Stdout)
 			}
 		} else {
 			// A key conflict is never success: 22 even without -f, with
 			// the server's body written.
 			postCheckExit(t, r, post.CurlHTTPError)
-			if !strings.Contains(r.out, "different payload") {
-				t.Errorf("stdout %q, want the server's 422 body", r.out)
+			if !strings.Contains(r.Stdout, "different payload") {
+				t.Errorf("stdout %q, want the server's 422 body", r.Stdout)
 			}
 		}
 	}
@@ -363,8 +350,8 @@ func TestPostVerboseRedactsCredentials(t *testing.T) {
 	r := ppost(t, s.URL, append(postFast, "--retry", "1", "-v", "-u", "alice:pw-s3cret",
 		"-H", "Cookie: session=cookie-s3cret", "-H", "Proxy-Authorization: Basic proxy-s3cret", "-H", "X-Trace: visible")...)
 	postCheckExit(t, r, 0)
-	if strings.Contains(r.err, "s3cret") || strings.Contains(r.err, "alice") {
-		t.Errorf("stderr shows a credential:\n%s", r.err)
+	if strings.Contains(r.Stderr, "s3cret") || strings.Contains(r.Stderr, "alice") {
+		t.Errorf("stderr shows a credential:\n%s", r.Stderr)
 	}
 	for _, want := range []string{
 		"* idempotency key: " + postKeyOf(t, postArgs),
@@ -372,8 +359,8 @@ func TestPostVerboseRedactsCredentials(t *testing.T) {
 		"> Authorization: Basic [redacted]", "> Cookie: [redacted]", "> Proxy-Authorization: Basic [redacted]",
 		"> X-Trace: visible", "< HTTP/1.1 503 Service Unavailable", "< HTTP/1.1 201 Created",
 	} {
-		if !strings.Contains(r.err, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 	// The server did get the real credentials, on every attempt.
@@ -393,9 +380,9 @@ func TestPostDryRun(t *testing.T) {
 	if n := len(s.seen()); n != 0 {
 		t.Errorf("dry run sent %d requests", n)
 	}
-	head, body, ok := strings.Cut(r.out, "\n\n")
+	head, body, ok := strings.Cut(r.Stdout, "\n\n")
 	if !ok || body != string(postCanonical(t, postArgs))+"\n" {
-		t.Fatalf("stdout %q: want headers, a blank line and the canonical body", r.out)
+		t.Fatalf("stdout %q: want headers, a blank line and the canonical body", r.Stdout)
 	}
 	for _, want := range []string{
 		"PUT " + s.URL + "/v1/charges\n",
@@ -404,7 +391,7 @@ func TestPostDryRun(t *testing.T) {
 		"\nAuthorization: Bearer [redacted]\n",
 	} {
 		if !strings.Contains(head+"\n", want) {
-			t.Errorf("dry run lacks %q:\n%s", want, r.out)
+			t.Errorf("dry run lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -415,8 +402,8 @@ func TestPostMethodAndUsage(t *testing.T) {
 	for _, m := range []string{"GET", "DELETE", "HEAD", "BREW"} {
 		r := ppost(t, s.URL, "-X", m)
 		postCheckExit(t, r, cli.ExitUsage)
-		if r.out != "" || !strings.Contains(r.err, "idemkey: error: invalid -X \""+m+"\" (want POST, PUT or PATCH)") {
-			t.Errorf("-X %s: stdout %q, stderr %q", m, r.out, r.err)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, "idemkey: error: invalid -X \""+m+"\" (want POST, PUT or PATCH)") {
+			t.Errorf("-X %s: stdout %q, stderr %q", m, r.Stdout, r.Stderr)
 		}
 	}
 	for _, tc := range []struct {
@@ -432,10 +419,10 @@ func TestPostMethodAndUsage(t *testing.T) {
 		{[]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", "{}", "--retry", "-1"}, "invalid --retry"},
 		{[]string{"post", "ftp://x/", "--task", "t1", "--tool", "pay", "-d", "{}"}, "unsupported protocol"},
 	} {
-		r := pmain(t, "", tc.args...)
+		r := clitest.Streams{In: strings.NewReader("")}.Run(t, tc.args...)
 		postCheckExit(t, r, cli.ExitUsage)
-		if r.out != "" || !strings.Contains(r.err, tc.msg) {
-			t.Errorf("%v: stdout %q, stderr %q, want %q", tc.args, r.out, r.err, tc.msg)
+		if r.Stdout != "" || !strings.Contains(r.Stderr, tc.msg) {
+			t.Errorf("%v: stdout %q, stderr %q, want %q", tc.args, r.Stdout, r.Stderr, tc.msg)
 		}
 	}
 	if n := len(s.seen()); n != 0 {
@@ -459,15 +446,15 @@ func TestPostOutputFileAndInclude(t *testing.T) {
 	r := ppost(t, s.URL, "-o", file)
 	postCheckExit(t, r, 0)
 	got, err := os.ReadFile(file)
-	if err != nil || r.out != "" || string(got) != string(s.savedBody(key)) {
-		t.Errorf("-o: file %q (%v), stdout %q, want %q", got, err, r.out, s.savedBody(key))
+	if err != nil || r.Stdout != "" || string(got) != string(s.savedBody(key)) {
+		t.Errorf("-o: file %q (%v), stdout %q, want %q", got, err, r.Stdout, s.savedBody(key))
 	}
 	r = ppost(t, s.URL, "-i")
 	postCheckExit(t, r, 0)
 	want := "HTTP/1.1 201 Created\r\n"
-	if !strings.HasPrefix(r.out, want) || !strings.Contains(r.out, "\r\nIdempotent-Replayed: true\r\n") ||
-		!strings.HasSuffix(r.out, "\r\n\r\n"+string(s.savedBody(key))) {
-		t.Errorf("-i: stdout %q", r.out)
+	if !strings.HasPrefix(r.Stdout, want) || !strings.Contains(r.Stdout, "\r\nIdempotent-Replayed: true\r\n") ||
+		!strings.HasSuffix(r.Stdout, "\r\n\r\n"+string(s.savedBody(key))) {
+		t.Errorf("-i: stdout %q", r.Stdout)
 	}
 	r = ppost(t, s.URL, "-o", filepath.Join(t.TempDir(), "no", "such", "dir"))
 	postCheckExit(t, r, post.CurlWriteError)
@@ -506,18 +493,18 @@ func TestPostConnectionRefusedAndSilence(t *testing.T) {
 	url := "http://" + postClosedPort(t) + "/"
 	r := ppost(t, url, append(postFast, "--retry", "2")...)
 	postCheckExit(t, r, post.CurlConnect)
-	if n := strings.Count(r.err, "(7) failed to connect to "); n != 4 { // 2 retries, giving up, error
-		t.Errorf("stderr mentions the refusal %d times, want 4:\n%s", n, r.err)
+	if n := strings.Count(r.Stderr, "(7) failed to connect to "); n != 4 { // 2 retries, giving up, error
+		t.Errorf("stderr mentions the refusal %d times, want 4:\n%s", n, r.Stderr)
 	}
 	r = ppost(t, url, append(postFast, "--retry", "2", "-s")...)
 	postCheckExit(t, r, post.CurlConnect)
-	if r.out != "" || r.err != "" {
-		t.Errorf("-s: stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "" || r.Stderr != "" {
+		t.Errorf("-s: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 	r = ppost(t, url, append(postFast, "--retry", "2", "-sS")...)
 	postCheckExit(t, r, post.CurlConnect)
-	if !strings.HasPrefix(r.err, "idemkey: error: (7) failed to connect to ") || strings.Count(r.err, "\n") != 1 {
-		t.Errorf("-sS: stderr %q, want the error line only", r.err)
+	if !strings.HasPrefix(r.Stderr, "idemkey: error: (7) failed to connect to ") || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("-sS: stderr %q, want the error line only", r.Stderr)
 	}
 }
 
@@ -541,15 +528,15 @@ func TestPostTLS(t *testing.T) {
 
 	r := ppost(t, s.URL)
 	postCheckExit(t, r, post.CurlPeerVerify)
-	if r.out != "" || !strings.Contains(r.err, "(60) server certificate verification failed") {
-		t.Errorf("unverified: stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "" || !strings.Contains(r.Stderr, "(60) server certificate verification failed") {
+		t.Errorf("unverified: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 
 	r = ppost(t, s.URL, "-k")
 	postCheckExit(t, r, 0)
 	// HTTP/1.1, whose bytes post records (see recConn).
-	if r.out != "HTTP/1.1 "+key || !strings.Contains(r.err, "idemkey: warning: -k:") {
-		t.Errorf("-k: stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "HTTP/1.1 "+key || !strings.Contains(r.Stderr, "idemkey: warning: -k:") {
+		t.Errorf("-k: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 
 	ca := filepath.Join(t.TempDir(), "ca.pem")
@@ -559,8 +546,8 @@ func TestPostTLS(t *testing.T) {
 	}
 	r = ppost(t, s.URL, "--cacert", ca)
 	postCheckExit(t, r, 0)
-	if r.out != "HTTP/1.1 "+key || r.err != "" {
-		t.Errorf("--cacert: stdout %q, stderr %q", r.out, r.err)
+	if r.Stdout != "HTTP/1.1 "+key || r.Stderr != "" {
+		t.Errorf("--cacert: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 	r = ppost(t, s.URL, "--cacert", filepath.Join(t.TempDir(), "none.pem"))
 	postCheckExit(t, r, post.CurlCACert)

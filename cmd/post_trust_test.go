@@ -1,7 +1,6 @@
-package cmd
+package cmd_test
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/post"
 )
 
@@ -23,8 +23,8 @@ func TestPostRefusesKeyHeadersTheClientDrops(t *testing.T) {
 		for _, extra := range [][]string{nil, {"--dry-run"}, {"-v"}} {
 			r := ppost(t, s.URL, append([]string{"--key-header", name}, extra...)...)
 			postCheckExit(t, r, cli.ExitUsage)
-			if r.out != "" || !strings.Contains(r.err, "--key-header "+name+" cannot carry the key") {
-				t.Errorf("--key-header %s %v: stdout %q, stderr %q", name, extra, r.out, r.err)
+			if r.Stdout != "" || !strings.Contains(r.Stderr, "--key-header "+name+" cannot carry the key") {
+				t.Errorf("--key-header %s %v: stdout %q, stderr %q", name, extra, r.Stdout, r.Stderr)
 			}
 		}
 	}
@@ -51,12 +51,12 @@ func TestPostVerboseShowsWhatWasSent(t *testing.T) {
 		"> Content-Length: " + strconv.Itoa(len(a.Body)) + "\n", "> Idempotency-Key: " + a.Key + "\n",
 		"< HTTP/1.1 201 Created\n",
 	} {
-		if !strings.Contains(r.err, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.err)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	if strings.Contains(r.err, "s3cret") {
-		t.Errorf("stderr shows the password:\n%s", r.err)
+	if strings.Contains(r.Stderr, "s3cret") {
+		t.Errorf("stderr shows the password:\n%s", r.Stderr)
 	}
 }
 
@@ -71,11 +71,11 @@ func TestPostRefusesLossyBody(t *testing.T) {
 		`{"big": [1e400]}`:            {"at /big/0 1e400 would be sent as null"},
 		`{"a": 1, "a": 2}`:            {"at /a the repeated name would drop the value 1 and keep 2"},
 	} {
-		r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in)
+		r := clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in)
 		postCheckExit(t, r, cli.ExitUsage)
 		for _, want := range append(wants, "idemkey: error: <-d>: the canonical body would change a value: ", "hint: --send-as-is", "--lossy") {
-			if !strings.Contains(r.err, want) {
-				t.Errorf("%s: stderr lacks %q:\n%s", in, want, r.err)
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", in, want, r.Stderr)
 			}
 		}
 	}
@@ -84,9 +84,9 @@ func TestPostRefusesLossyBody(t *testing.T) {
 	}
 	in := `{"id": 1234567890123456789}`
 	key := postKeyOf(t, in)
-	r := pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in, "--send-as-is")
+	r := clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in, "--send-as-is")
 	postCheckExit(t, r, 0)
-	r = pmain(t, "", "post", s.URL+"/b", "--task", "t1", "--tool", "pay", "-d", in, "--lossy")
+	r = clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL+"/b", "--task", "t1", "--tool", "pay", "-d", in, "--lossy")
 	postCheckExit(t, r, post.CurlHTTPError) // the same key with the canonical bytes: the server's 422, exit 22
 	seen := s.seen()
 	if len(seen) != 2 || string(seen[0].Body) != in || string(seen[1].Body) != `{"id":1234567890123456800}` || seen[0].Key != key {
@@ -95,7 +95,7 @@ func TestPostRefusesLossyBody(t *testing.T) {
 	// Lossless rewrites stay the default.
 	s = newIdemServer(t)
 	in = `{"z": 1.0, "a": [1e2, 0.5E1, "\u00e9\/"], "n": 9007199254740992}`
-	r = pmain(t, "", "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in)
+	r = clitest.Streams{In: strings.NewReader("")}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", in)
 	postCheckExit(t, r, 0)
 	if got := string(s.seen()[0].Body); got != `{"a":[100,5,"é/"],"n":9007199254740992,"z":1}` {
 		t.Errorf("sent %s", got)
@@ -121,8 +121,8 @@ func TestPostRejectsHeaderInjection(t *testing.T) {
 		for _, extra := range [][]string{nil, {"--dry-run"}, {"--retry", "3"}} {
 			r := ppost(t, s.URL, append(args, extra...)...)
 			postCheckExit(t, r, cli.ExitUsage)
-			if r.out != "" || injectedLine(r.err) || strings.Count(r.err, "\n") > 2 {
-				t.Errorf("%q %v: stdout %q, stderr %q", args, extra, r.out, r.err)
+			if r.Stdout != "" || injectedLine(r.Stderr) || strings.Count(r.Stderr, "\n") > 2 {
+				t.Errorf("%q %v: stdout %q, stderr %q", args, extra, r.Stdout, r.Stderr)
 			}
 		}
 	}
@@ -138,14 +138,14 @@ func TestPostRedactsSecretsInMessages(t *testing.T) {
 	t.Parallel()
 	r := ppost(t, "http://127.0.0.1:9/", "-H", "Authorization Bearer ghp_s3cret")
 	postCheckExit(t, r, cli.ExitUsage)
-	if strings.Contains(r.err, "s3cret") || !strings.Contains(r.err, `invalid -H starting with "Authorization"`) {
-		t.Errorf("stderr %q", r.err)
+	if strings.Contains(r.Stderr, "s3cret") || !strings.Contains(r.Stderr, `invalid -H starting with "Authorization"`) {
+		t.Errorf("stderr %q", r.Stderr)
 	}
 	for _, u := range []string{"http://u:PASS-s3cret@/x", "http://u:PASS-s3cret@[::1/x", "http://u:PASS-s3cret@host:port/x"} {
 		r = ppost(t, u)
 		postCheckExit(t, r, post.CurlURLMalformat)
-		if strings.Contains(r.err, "s3cret") || !strings.Contains(r.err, "invalid URL") {
-			t.Errorf("%s: stderr %q", u, r.err)
+		if strings.Contains(r.Stderr, "s3cret") || !strings.Contains(r.Stderr, "invalid URL") {
+			t.Errorf("%s: stderr %q", u, r.Stderr)
 		}
 	}
 	var hs []string
@@ -156,15 +156,15 @@ func TestPostRedactsSecretsInMessages(t *testing.T) {
 	hs = append(hs, "-H", "Authorization: ghp_s3cret and more")
 	r = ppost(t, "http://127.0.0.1:9/", append(hs, "--dry-run")...)
 	postCheckExit(t, r, 0)
-	if strings.Contains(r.out, "s3cret") || !strings.Contains(r.out, "\nAuthorization: [redacted]\n") ||
-		!strings.Contains(r.out, "\nPrivate-Token: [redacted]\n") {
-		t.Errorf("--dry-run shows a secret:\n%s", r.out)
+	if strings.Contains(r.Stdout, "s3cret") || !strings.Contains(r.Stdout, "\nAuthorization: [redacted]\n") ||
+		!strings.Contains(r.Stdout, "\nPrivate-Token: [redacted]\n") {
+		t.Errorf("--dry-run shows a secret:\n%s", r.Stdout)
 	}
 	s := newIdemServer(t)
 	r = ppost(t, s.URL, append(hs, "-v")...)
 	postCheckExit(t, r, 0)
-	if strings.Contains(r.err, "s3cret") || !strings.Contains(r.err, "> X-Amz-Security-Token: [redacted]\n") {
-		t.Errorf("-v shows a secret:\n%s", r.err)
+	if strings.Contains(r.Stderr, "s3cret") || !strings.Contains(r.Stderr, "> X-Amz-Security-Token: [redacted]\n") {
+		t.Errorf("-v shows a secret:\n%s", r.Stderr)
 	}
 	if got := s.seen()[0].Header.Get("X-Goog-Api-Key"); got != "tok-s3cret" {
 		t.Errorf("the server got %q", got)
@@ -179,8 +179,8 @@ func TestPostKeyConflictIsNeverSuccess(t *testing.T) {
 	s.status = http.StatusUnprocessableEntity
 	r := ppost(t, s.URL, "-s")
 	postCheckExit(t, r, post.CurlHTTPError)
-	if r.err != "" || !strings.Contains(r.out, "422") {
-		t.Errorf("-s: stdout %q, stderr %q", r.out, r.err)
+	if r.Stderr != "" || !strings.Contains(r.Stdout, "422") {
+		t.Errorf("-s: stdout %q, stderr %q", r.Stdout, r.Stderr)
 	}
 }
 
@@ -193,16 +193,13 @@ func (postFailWriter) Write([]byte) (int, error) { return 0, errors.New("no spac
 func TestPostStdoutWriteError(t *testing.T) {
 	t.Parallel()
 	s := newIdemServer(t)
-	var errb bytes.Buffer
-	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
-		&cli.IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
-	if code != post.CurlWriteError || !strings.Contains(errb.String(), "(23) cannot write standard output: no space left on device") {
-		t.Errorf("exit %d, stderr %q", code, errb.String())
+	o := clitest.Streams{Out: postFailWriter{}}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs)
+	if o.Code != post.CurlWriteError || !strings.Contains(o.Stderr, "(23) cannot write standard output: no space left on device") {
+		t.Errorf("exit %d, stderr %q", o.Code, o.Stderr)
 	}
-	code = Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs, "--dry-run"},
-		&cli.IOStreams{In: strings.NewReader(""), Out: postFailWriter{}, Err: &errb, Getenv: func(string) string { return "" }})
-	if code != post.CurlWriteError {
-		t.Errorf("--dry-run: exit %d", code)
+	o = clitest.Streams{Out: postFailWriter{}}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs, "--dry-run")
+	if o.Code != post.CurlWriteError {
+		t.Errorf("--dry-run: exit %d", o.Code)
 	}
 }
 
@@ -216,15 +213,12 @@ func TestPostHeaderRemovalAndKeyShown(t *testing.T) {
 	key := postKeyOf(t, postArgs)
 	r := ppost(t, s.URL, "-H", "Expect:", "-H", "Connection:", "-H", "Expect: 100-continue", "--key-header", "X-Idempotency-Token", "-v")
 	postCheckExit(t, r, 0)
-	if !strings.Contains(r.err, "> X-Idempotency-Token: "+key+"\n") || s.seen()[0].Key != key {
-		t.Errorf("stderr %q", r.err)
+	if !strings.Contains(r.Stderr, "> X-Idempotency-Token: "+key+"\n") || s.seen()[0].Key != key {
+		t.Errorf("stderr %q", r.Stderr)
 	}
-	var errb bytes.Buffer
-	code := Main([]string{"post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs},
-		&cli.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &errb,
-			Getenv: func(k string) string { return map[string]string{"http_proxy": "http://u:s3cret@[::1"}[k] }})
-	if code != cli.ExitUsage || !strings.Contains(errb.String(), "invalid proxy in the environment") || strings.Contains(errb.String(), "s3cret") {
-		t.Errorf("exit %d, stderr %q", code, errb.String())
+	o := clitest.Streams{Env: map[string]string{"http_proxy": "http://u:s3cret@[::1"}}.Run(t, "post", s.URL, "--task", "t1", "--tool", "pay", "-d", postArgs)
+	if o.Code != cli.ExitUsage || !strings.Contains(o.Stderr, "invalid proxy in the environment") || strings.Contains(o.Stderr, "s3cret") {
+		t.Errorf("exit %d, stderr %q", o.Code, o.Stderr)
 	}
 	if len(s.seen()) != 1 {
 		t.Errorf("%d requests", len(s.seen()))

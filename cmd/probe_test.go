@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/probe"
 )
 
@@ -30,7 +31,7 @@ type probeWant map[string][2]string
 func probeOwner(t *testing.T, url string, code int, want probeWant, args ...string) probeReportJSON {
 	t.Helper()
 	args = append([]string{"probe", url, "--yes", "--json", "-d", `{"amount":100}`}, args...)
-	out, errs, got := run(t, "", args...)
+	out, errs, got := clitest.Run(t, "", args...)
 	if got != code {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", got, code, out, errs)
 	}
@@ -326,7 +327,7 @@ func TestProbeSendsOnlyWithYes(t *testing.T) {
 	o := &ownOwner{work: time.Millisecond}
 	url := o.start(t)
 	for _, args := range [][]string{{}, {"--dry-run"}} {
-		out, errs, code := run(t, "", append([]string{"probe", url, "-d", `{"amount":1}`}, args...)...)
+		out, errs, code := clitest.Run(t, "", append([]string{"probe", url, "-d", `{"amount":1}`}, args...)...)
 		want := 2
 		if len(args) > 0 {
 			want = 0
@@ -335,7 +336,7 @@ func TestProbeSendsOnlyWithYes(t *testing.T) {
 			t.Fatalf("probe %v: exit %d (want %d), %d requests sent\n%s%s", args, code, want, o.sent(), out, errs)
 		}
 	}
-	if _, errs, code := run(t, "", "probe", url, "-d", `{"amount":1}`, "--yes"); code != 0 || o.sent() != 14 {
+	if _, errs, code := clitest.Run(t, "", "probe", url, "-d", `{"amount":1}`, "--yes"); code != 0 || o.sent() != 14 {
 		t.Fatalf("probe --yes: exit %d, %d requests, want 0 and 14\n%s", code, o.sent(), errs)
 	}
 }
@@ -356,7 +357,7 @@ func TestProbeStopsWithoutAResponse(t *testing.T) {
 		{[]string{url, "--count", "echo broken >&2; exit 3"}, `^idemkey: error: probe stopped at the replay rule: --count failed \(exit status 3\): broken\nhint: --count COMMAND must exit 0 and print one whole number`},
 		{[]string{url, "--count", "echo many"}, `^idemkey: error: probe stopped at the replay rule: --count printed many, not a whole number of effects\n`},
 	} {
-		out, errs, code := run(t, "", append([]string{"probe", "--yes", "-d", `{"amount":1}`}, c.args...)...)
+		out, errs, code := clitest.Run(t, "", append([]string{"probe", "--yes", "-d", `{"amount":1}`}, c.args...)...)
 		if code != 2 || out != "" || !regexp.MustCompile(c.err).MatchString(errs) {
 			t.Errorf("probe %v: exit %d, stdout %q, stderr %q\nwant exit 2, no stdout, stderr matching %s", c.args, code, out, errs, c.err)
 		}
@@ -427,7 +428,7 @@ func TestProbeTable(t *testing.T) {
 		io.WriteString(w, `{"id":"\u001b[2Jch_1"}`)
 	}))
 	t.Cleanup(srv.Close)
-	out, errs, code := run(t, "", "probe", srv.URL, "--yes", "-d", `{"amount":1}`)
+	out, errs, code := clitest.Run(t, "", "probe", srv.URL, "--yes", "-d", `{"amount":1}`)
 	if code != 1 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}

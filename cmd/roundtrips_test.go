@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"io"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // turnCounter is a TCP proxy on 127.0.0.1 in front of a store that counts
@@ -118,38 +120,38 @@ func (tc *turnCounter) via(t *testing.T, raw string) string {
 func TestFleetRoundTrips(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
-		store         func(t *testing.T) *fleetStore
+		store         func(t *testing.T) *clitest.Store
 		fresh, replay int
 	}{
 		// startup, claim, completion, terminate; a replay: startup, the
 		// insert that conflicts, the read, terminate
-		{"postgres", pgStore, 4, 4},
+		{"postgres", clitest.PGStore, 4, 4},
 		// HELLO (go-redis sends it on every connection), CONFIG GET
 		// maxmemory-policy, claim, completion
-		{"redis", func(t *testing.T) *fleetStore { return redisStore(t) }, 4, 3},
+		{"redis", func(t *testing.T) *clitest.Store { return clitest.RedisStore(t) }, 4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.store(t)
-			u, err := url.Parse(s.url)
+			u, err := url.Parse(s.URL)
 			if err != nil {
 				t.Fatal(err)
 			}
 			counter := newTurnCounter(t, u.Host)
-			s.url = counter.via(t, s.url)
-			fl := newFleet(t, s, nil)
+			s.URL = counter.via(t, s.URL)
+			fl := clitest.NewFleet(t, s, nil)
 			// The first step creates the table and loads the scripts.
-			if w := fl.run("a", "run", "--task", "warm", "--tool", "x", "--", "true"); w.code != 0 {
-				t.Fatalf("warm-up: exit %d: %s", w.code, w.stderr.String())
+			if w := fl.Run("a", "run", "--task", "warm", "--tool", "x", "--", "true"); w.Code != 0 {
+				t.Fatalf("warm-up: exit %d: %s", w.Code, w.Stderr.String())
 			}
 			counter.take()
-			if w := fl.run("a", "run", "--task", "t", "--tool", "x", "--", "true"); w.code != 0 {
-				t.Fatalf("fresh step: exit %d: %s", w.code, w.stderr.String())
+			if w := fl.Run("a", "run", "--task", "t", "--tool", "x", "--", "true"); w.Code != 0 {
+				t.Fatalf("fresh step: exit %d: %s", w.Code, w.Stderr.String())
 			}
 			if got := counter.take(); got != tc.fresh {
 				t.Errorf("a fresh step made %d round trips, want %d", got, tc.fresh)
 			}
-			if w := fl.run("a", "run", "-q", "--task", "t", "--tool", "x", "--", "true"); w.code != 0 {
-				t.Fatalf("replay: exit %d: %s", w.code, w.stderr.String())
+			if w := fl.Run("a", "run", "-q", "--task", "t", "--tool", "x", "--", "true"); w.Code != 0 {
+				t.Fatalf("replay: exit %d: %s", w.Code, w.Stderr.String())
 			}
 			if got := counter.take(); got != tc.replay {
 				t.Errorf("a replay made %d round trips, want %d", got, tc.replay)

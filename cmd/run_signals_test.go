@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
-	runcmd "github.com/idemkey/idemkey/cmd/run"
 )
 
 // TestRunSlowReaderGetsAllOutput: a reader that pauses after the command
@@ -25,13 +25,13 @@ import (
 // command had written that the reader had not taken yet was lost: 98294 of
 // 138894 bytes reached the reader.
 func TestRunSlowReaderGetsAllOutput(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	// 120000 bytes fit in the pipes between the command and the reader,
 	// so the command exits while the reader pauses.
-	script := `head -c 120000 /dev/zero | tr '\000' a; touch ` + r.path("mark")
-	c := r.cmd("run", "--task", "t1", "--tool", "slow", "--", "sh", "-c", script)
+	script := `head -c 120000 /dev/zero | tr '\000' a; touch ` + r.Path("mark")
+	c := r.Cmd("run", "--task", "t1", "--tool", "slow", "--", "sh", "-c", script)
 	out, errb, first := startReading(t, c)
-	r.waitFile("mark")
+	r.WaitFile("mark")
 	time.Sleep(3 * time.Second) // past idemkey's 2 s wait for output after the exit
 	rest, err := io.ReadAll(out)
 	if err != nil {
@@ -43,7 +43,7 @@ func TestRunSlowReaderGetsAllOutput(t *testing.T) {
 	if n := len(first) + len(rest); n != 120000 || strings.Trim(string(rest), "a") != "" {
 		t.Fatalf("the reader got %d bytes of the command's 120000", n)
 	}
-	s := r.show(r.cmdKey("t1", "slow", "sh", "-c", script))
+	s := r.Show(r.CmdKey("t1", "slow", "sh", "-c", script))
 	if s.State != "succeeded" || s.Stdout.Length != 120000 || s.Stdout.Truncated {
 		t.Fatalf("record: %+v, want succeeded with all 120000 bytes", s)
 	}
@@ -57,41 +57,25 @@ func TestRunSlowReaderGetsAllOutput(t *testing.T) {
 // recorded only what it had read by then (98304 of 130000 bytes), as if
 // that were the whole output.
 func TestRunReaderGoneKeepsWhatTheCommandWrote(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	// 130000 bytes fit in the pipes between the command and the reader.
-	script := `head -c 130000 /dev/zero | tr '\000' a; echo ran >> ` + r.path("mark")
+	script := `head -c 130000 /dev/zero | tr '\000' a; echo ran >> ` + r.Path("mark")
 	args := []string{"run", "--task", "t1", "--tool", "gone", "--", "sh", "-c", script}
-	c := r.cmd(args...)
+	c := r.Cmd(args...)
 	out, errb, _ := startReading(t, c)
-	r.waitFile("mark")
+	r.WaitFile("mark")
 	out.Close() // the reader goes away
 	if err := c.Wait(); err != nil {
 		t.Fatalf("idemkey: %v: %s", err, errb.String())
 	}
 	want := strings.Repeat("a", 130000)
-	s := r.show(r.cmdKey("t1", "gone", "sh", "-c", script))
+	s := r.Show(r.CmdKey("t1", "gone", "sh", "-c", script))
 	if s.State != "succeeded" || s.Stdout.Length != 130000 || s.Stdout.Truncated || s.Stdout.SHA256 != sha256hex([]byte(want)) {
 		t.Fatalf("record: %+v, want succeeded with all 130000 bytes", s)
 	}
-	res := r.idemkey(args...)
-	if res.code != 0 || string(res.stdout) != want || r.lines("mark") != 1 {
-		t.Fatalf("replay: exit %d, %d bytes of 130000", res.code, len(res.stdout))
-	}
-}
-
-func init() {
-	// IDEMKEY_TEST_PAUSE_BEFORE_START=FILE: between the claim and the
-	// command's start, create FILE and wait until it is removed.
-	if p := os.Getenv("IDEMKEY_TEST_PAUSE_BEFORE_START"); p != "" {
-		runcmd.TestHooks.BeforeStart = func() {
-			_ = os.WriteFile(p, nil, 0o644)
-			for {
-				if _, err := os.Stat(p); err != nil {
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
+	res := r.Idemkey(args...)
+	if res.Code != 0 || string(res.Stdout) != want || r.Lines("mark") != 1 {
+		t.Fatalf("replay: exit %d, %d bytes of 130000", res.Code, len(res.Stdout))
 	}
 }
 
@@ -105,60 +89,60 @@ func init() {
 // On SQLite for each signal, and with SIGTERM on PostgreSQL and Redis.
 func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		t.Run(sig.String(), func(t *testing.T) { signalBeforeStart(t, newRig(t), sig) })
+		t.Run(sig.String(), func(t *testing.T) { signalBeforeStart(t, clitest.NewRig(t), sig) })
 	}
-	eachStore(t, func(t *testing.T, s *fleetStore) {
-		r := newRig(t)
-		r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.url)
+	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+		r := clitest.NewRig(t)
+		r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
 		signalBeforeStart(t, r, syscall.SIGTERM)
 	})
 	// A user signal stops nothing (idemkey forwards it to a running
 	// command, and takes it in before): the step runs.
 	t.Run("user signal", func(t *testing.T) {
-		r := newRig(t)
-		args := []string{"run", "--task", "t1", "--tool", "usr", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
-		c := r.cmd(args...)
-		c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.path("claimed"))
+		r := clitest.NewRig(t)
+		args := []string{"run", "--task", "t1", "--tool", "usr", "--", "sh", "-c", "echo ran >> " + r.Path("mark")}
+		c := r.Cmd(args...)
+		c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.Path("claimed"))
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		r.waitFile("claimed")
+		r.WaitFile("claimed")
 		_ = c.Process.Signal(syscall.SIGUSR1)
 		time.Sleep(200 * time.Millisecond) // for the signal to be taken in; not an assertion on time
-		os.Remove(r.path("claimed"))
+		os.Remove(r.Path("claimed"))
 		_ = c.Wait()
-		if code := c.ProcessState.ExitCode(); code != 0 || r.lines("mark") != 1 {
-			t.Fatalf("exit %d, %d executions, want 0 and 1", code, r.lines("mark"))
+		if code := c.ProcessState.ExitCode(); code != 0 || r.Lines("mark") != 1 {
+			t.Fatalf("exit %d, %d executions, want 0 and 1", code, r.Lines("mark"))
 		}
 	})
 }
 
-func signalBeforeStart(t *testing.T, r *rig, sig syscall.Signal) {
-	args := []string{"run", "--task", "t1", "--tool", "early", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
-	c := r.cmd(args...)
-	c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.path("claimed"))
+func signalBeforeStart(t *testing.T, r *clitest.Rig, sig syscall.Signal) {
+	args := []string{"run", "--task", "t1", "--tool", "early", "--", "sh", "-c", "echo ran >> " + r.Path("mark")}
+	c := r.Cmd(args...)
+	c.Env = append(c.Env, "IDEMKEY_TEST_PAUSE_BEFORE_START="+r.Path("claimed"))
 	var errb bytes.Buffer
 	c.Stderr = &errb
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFile("claimed")
+	r.WaitFile("claimed")
 	_ = c.Process.Signal(sig)
 	time.Sleep(200 * time.Millisecond) // for the signal to be taken in; not an assertion on time
-	os.Remove(r.path("claimed"))
+	os.Remove(r.Path("claimed"))
 	_ = c.Wait()
-	if code := c.ProcessState.ExitCode(); code != 128+int(sig) || r.lines("mark") != 0 {
-		t.Fatalf("exit %d (want %d), %d executions: %s", code, 128+int(sig), r.lines("mark"), errb.String())
+	if code := c.ProcessState.ExitCode(); code != 128+int(sig) || r.Lines("mark") != 0 {
+		t.Fatalf("exit %d (want %d), %d executions: %s", code, 128+int(sig), r.Lines("mark"), errb.String())
 	}
-	key := r.cmdKey("t1", "early", args[len(args)-3:]...)
-	if s := r.show(key); s.State != "failed" || !strings.Contains(s.Reason, "before the command started") {
+	key := r.CmdKey("t1", "early", args[len(args)-3:]...)
+	if s := r.Show(key); s.State != "failed" || !strings.Contains(s.Reason, "before the command started") {
 		t.Fatalf("record: %+v, want failed, never started", s)
 	}
-	res := r.idemkey(args...)
-	if res.code != 0 || r.lines("mark") != 1 {
-		t.Fatalf("next run: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	res := r.Idemkey(args...)
+	if res.Code != 0 || r.Lines("mark") != 1 {
+		t.Fatalf("next run: exit %d, %d executions: %s", res.Code, r.Lines("mark"), res.Stderr)
 	}
-	if s := r.show(key); s.State != "succeeded" || s.Attempt != 2 {
+	if s := r.Show(key); s.State != "succeeded" || s.Attempt != 2 {
 		t.Fatalf("record after the next run: %+v", s)
 	}
 }
@@ -169,11 +153,11 @@ func signalBeforeStart(t *testing.T, r *rig, sig syscall.Signal) {
 // it unknown", which is false: the next attempt finds the newer attempt's
 // record.
 func TestRunLeaseLostContinueSaysWhoHoldsTheKey(t *testing.T) {
-	r := newRig(t)
-	script := `touch ` + r.path("mark") + `; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.02; done; echo finished`
-	c := r.cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", "continue", "--", "sh", "-c", script)
+	r := clitest.NewRig(t)
+	script := `touch ` + r.Path("mark") + `; while [ ! -e ` + r.Path("release") + ` ]; do sleep 0.02; done; echo finished`
+	c := r.Cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", "continue", "--", "sh", "-c", script)
 	var out bytes.Buffer
-	errf, err := os.Create(r.path("stderr"))
+	errf, err := os.Create(r.Path("stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,18 +166,18 @@ func TestRunLeaseLostContinueSaysWhoHoldsTheKey(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFile("mark")
+	r.WaitFile("mark")
 	// A newer attempt takes the key over, as a takeover on a shared store
 	// would.
-	r.execLedger(`UPDATE records SET attempt = 2, holder = 'elsewhere'`)
+	r.ExecLedger(`UPDATE records SET attempt = 2, holder = 'elsewhere'`)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(r.path("stderr")); bytes.Contains(b, []byte("lease lost")) || time.Now().After(deadline) {
+		if b, _ := os.ReadFile(r.Path("stderr")); bytes.Contains(b, []byte("lease lost")) || time.Now().After(deadline) {
 			break
 		}
 	}
-	os.WriteFile(r.path("release"), nil, 0o644)
+	os.WriteFile(r.Path("release"), nil, 0o644)
 	_ = c.Wait()
-	b, _ := os.ReadFile(r.path("stderr"))
+	b, _ := os.ReadFile(r.Path("stderr"))
 	said := string(b)
 	if c.ProcessState.ExitCode() != 0 || out.String() != "finished\n" {
 		t.Fatalf("exit %d, stdout %q: %s", c.ProcessState.ExitCode(), out.String(), said)
@@ -257,16 +241,16 @@ func newStallProxy(t *testing.T, upstream string) *stallProxy {
 
 // stalledRedisRig is a rig whose ledger is a Redis server reached through a
 // stallProxy.
-func stalledRedisRig(t *testing.T) (*rig, *stallProxy) {
-	rs := redisStore(t)
-	u, err := url.Parse(rs.url)
+func stalledRedisRig(t *testing.T) (*clitest.Rig, *stallProxy) {
+	rs := clitest.RedisStore(t)
+	u, err := url.Parse(rs.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	px := newStallProxy(t, u.Host)
 	u.Host = px.addr
-	r := newRig(t)
-	r.env = append(ledgerflags.WithoutEnv(r.env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	r := clitest.NewRig(t)
+	r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
 	return r, px
 }
 
@@ -281,12 +265,12 @@ func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
 		t.Skip("waits for lease renewals (6 s)")
 	}
 	r, px := stalledRedisRig(t)
-	script := `trap 'echo got TERM >> ` + r.path("term") + `; exit 0' TERM; touch ` + r.path("mark") +
+	script := `trap 'echo got TERM >> ` + r.Path("term") + `; exit 0' TERM; touch ` + r.Path("mark") +
 		`; i=0; while [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done`
 	// --lease 6s: a renewal every 2 s, each given 2 s. Stalled from the
 	// start, the renewal begun at 2 s fails at 4 s; the one begun at 4 s
 	// fails at 6 s, when the lease has run out: lost, the command killed.
-	c := r.cmd("run", "--task", "t1", "--tool", "stall", "--lease", "6s", "--", "sh", "-c", script)
+	c := r.Cmd("run", "--task", "t1", "--tool", "stall", "--lease", "6s", "--", "sh", "-c", script)
 	var errb bytes.Buffer
 	c.Stderr = &errb
 	if err := c.Start(); err != nil {
@@ -294,17 +278,17 @@ func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { c.Wait(); close(done) }()
-	r.waitFile("mark")
+	r.WaitFile("mark")
 	px.paused.Store(true)
 	time.Sleep(5 * time.Second) // into the renewal begun at 4 s; not an assertion on time
 	_ = c.Process.Signal(syscall.SIGTERM)
 	got := false
 	for deadline := time.Now().Add(20 * time.Second); !got && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		_, err := os.Stat(r.path("term"))
+		_, err := os.Stat(r.Path("term"))
 		got = err == nil
 		select {
 		case <-done:
-			_, err := os.Stat(r.path("term"))
+			_, err := os.Stat(r.Path("term"))
 			got = err == nil
 			deadline = time.Now()
 		default:

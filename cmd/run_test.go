@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -6,19 +6,16 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
@@ -28,370 +25,90 @@ import (
 // real ledger file, with commands that reach a real test owner on
 // 127.0.0.1.
 
-// effectOwner owns a side effect and counts it per Idempotency-Key. With
-// dedupe, a key's effect happens once and later requests with the key get
-// the first answer; without, every request is an effect.
-type effectOwner struct {
-	*httptest.Server
-	dedupe bool
-
-	mu       sync.Mutex
-	requests map[string]int // key → requests
-	effects  map[string]int // key → effects
-}
-
-func newEffectOwner(t *testing.T, dedupe bool) *effectOwner {
-	o := &effectOwner{dedupe: dedupe, requests: map[string]int{}, effects: map[string]int{}}
-	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := r.Header.Get("Idempotency-Key")
-		o.mu.Lock()
-		o.requests[key]++
-		if !o.dedupe || o.effects[key] == 0 {
-			o.effects[key]++
-		}
-		n := o.effects[key]
-		o.mu.Unlock()
-		fmt.Fprintf(w, "effect %d\n", n)
-	}))
-	t.Cleanup(o.Close)
-	return o
-}
-
-func (o *effectOwner) counts(key string) (requests, effects int) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.requests[key], o.effects[key]
-}
-
-// rig is a directory with an idemkey executable, a ledger and a place for
-// the commands' marks.
-type rig struct {
-	t      *testing.T
-	dir    string
-	bin    string
-	ledger string
-	env    []string
-}
-
-func newRig(t *testing.T) *rig {
-	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("these tests reach the test owner with curl, which is not installed (scripts/services.sh installs it)")
-		}
-		t.Skip("these tests reach the test owner with curl, which is not installed")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin", "idemkey")
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(exe, bin); err != nil {
-		t.Fatal(err)
-	}
-	r := &rig{t: t, dir: dir, bin: bin, ledger: filepath.Join(dir, "state", "ledger.db")}
-	r.env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
-		"IDEMKEY_LEDGER="+r.ledger, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "HOME="+dir, "NO_COLOR=1")
-	return r
-}
-
-func (r *rig) path(name string) string { return filepath.Join(r.dir, name) }
-
-// cmd is idemkey with args, in the rig's directory and environment.
-func (r *rig) cmd(args ...string) *exec.Cmd {
-	c := exec.Command(r.bin, args...)
-	c.Dir = r.dir
-	c.Env = append([]string{}, r.env...)
-	return c
-}
-
-type result struct {
-	code           int
-	stdout, stderr []byte
-}
-
-func (r *rig) run(c *exec.Cmd) result {
-	r.t.Helper()
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			r.t.Fatalf("running %v: %v", c.Args, err)
-		}
-	}
-	return result{c.ProcessState.ExitCode(), out.Bytes(), errb.Bytes()}
-}
-
-func (r *rig) idemkey(args ...string) result {
-	r.t.Helper()
-	return r.run(r.cmd(args...))
-}
-
-// lines counts the lines of a mark file (one line per execution).
-func (r *rig) lines(name string) int {
-	b, err := os.ReadFile(r.path(name))
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return bytes.Count(b, []byte("\n"))
-}
-
-// waitFile waits (bounded) until a command has created name.
-func (r *rig) waitFile(name string) {
-	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(r.path(name)); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%s never appeared", name)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// execLedger runs one statement on the rig's SQLite ledger file behind
-// idemkey's back (a takeover by another attempt, a record an older idemkey
-// wrote).
-func (r *rig) execLedger(query string, args ...any) {
-	r.t.Helper()
-	db, err := sql.Open("sqlite", r.ledger)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(query, args...); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// waitLine waits (bounded) until a command has written a first whole
-// line to name: the shell creates a file it appends to before it writes,
-// so a file that exists may still be empty.
-func (r *rig) waitLine(name string) {
-	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for r.lines(name) == 0 {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("%s never got a line", name)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// until runs idemkey until its exit code is not the one given (bounded:
-// processes that were killed take a moment to be gone).
-func (r *rig) until(not int, args ...string) result {
-	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res := r.idemkey(args...)
-		if res.code != not || time.Now().After(deadline) {
-			return res
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-type shown struct {
-	Key      string  `json:"key"`
-	State    string  `json:"state"`
-	Recorded string  `json:"recorded_state"`
-	Attempt  int     `json:"attempt"`
-	Task     string  `json:"task"`
-	Tool     string  `json:"tool"`
-	ExitCode *int    `json:"exit_code"`
-	Started  string  `json:"started_at"`
-	Ended    *string `json:"ended_at"`
-	Reason   string  `json:"reason"`
-	Stdout   struct {
-		Length    int64  `json:"length"`
-		SHA256    string `json:"sha256"`
-		Truncated bool   `json:"truncated"`
-	} `json:"stdout"`
-}
-
-func (r *rig) show(key string) shown {
-	r.t.Helper()
-	res := r.idemkey("ledger", "show", key, "--json")
-	if res.code != 0 {
-		r.t.Fatalf("ledger show: exit %d: %s", res.code, res.stderr)
-	}
-	var s shown
-	if err := json.Unmarshal(res.stdout, &s); err != nil {
-		r.t.Fatalf("ledger show --json: %v: %s", err, res.stdout)
-	}
-	return s
-}
-
-func (r *rig) key(args ...string) string {
-	r.t.Helper()
-	res := r.run(r.cmd(append([]string{"key"}, args...)...))
-	if res.code != 0 {
-		r.t.Fatalf("key: %s", res.stderr)
-	}
-	return strings.TrimSpace(string(res.stdout))
-}
-
-// cmdKey is the key run derives from a command line.
-func (r *rig) cmdKey(task, tool string, argv ...string) string {
-	r.t.Helper()
-	c := r.cmd("key", "--task", task, "--tool", tool)
-	c.Stdin = bytes.NewReader(cli.StringsJSON(argv))
-	res := r.run(c)
-	if res.code != 0 {
-		r.t.Fatalf("key: %s", res.stderr)
-	}
-	return strings.TrimSpace(string(res.stdout))
-}
-
 func TestRunTwiceReplaysByteForByte(t *testing.T) {
-	r := newRig(t)
-	script := `printf 'out \000\377 line\n'; printf 'err line\n' >&2; echo ran >> ` + r.path("mark") + `; echo "$IDEMPOTENCY_ATTEMPT $IDEMPOTENCY_KEY"; exit 0`
+	r := clitest.NewRig(t)
+	script := `printf 'out \000\377 line\n'; printf 'err line\n' >&2; echo ran >> ` + r.Path("mark") + `; echo "$IDEMPOTENCY_ATTEMPT $IDEMPOTENCY_KEY"; exit 0`
 	args := []string{"run", "--task", "t1", "--tool", "step", "--", "sh", "-c", script}
-	first := r.idemkey(args...)
-	if first.code != 0 || r.lines("mark") != 1 {
-		t.Fatalf("first run: exit %d, %d executions, stderr %q", first.code, r.lines("mark"), first.stderr)
+	first := r.Idemkey(args...)
+	if first.Code != 0 || r.Lines("mark") != 1 {
+		t.Fatalf("first run: exit %d, %d executions, stderr %q", first.Code, r.Lines("mark"), first.Stderr)
 	}
-	key := r.cmdKey("t1", "step", "sh", "-c", script)
-	if !bytes.Contains(first.stdout, []byte("1 "+key+"\n")) {
-		t.Fatalf("the command did not see IDEMPOTENCY_ATTEMPT=1 and IDEMPOTENCY_KEY=%s: %q", key, first.stdout)
+	key := r.CmdKey("t1", "step", "sh", "-c", script)
+	if !bytes.Contains(first.Stdout, []byte("1 "+key+"\n")) {
+		t.Fatalf("the command did not see IDEMPOTENCY_ATTEMPT=1 and IDEMPOTENCY_KEY=%s: %q", key, first.Stdout)
 	}
-	if string(first.stderr) != "err line\n" {
-		t.Fatalf("run added to the command's stderr: %q", first.stderr)
+	if string(first.Stderr) != "err line\n" {
+		t.Fatalf("run added to the command's stderr: %q", first.Stderr)
 	}
-	second := r.idemkey(append([]string{"run", "-q"}, args[1:]...)...)
-	if r.lines("mark") != 1 {
+	second := r.Idemkey(append([]string{"run", "-q"}, args[1:]...)...)
+	if r.Lines("mark") != 1 {
 		t.Fatalf("second run executed the command again")
 	}
-	if second.code != first.code || !bytes.Equal(second.stdout, first.stdout) || !bytes.Equal(second.stderr, first.stderr) {
-		t.Fatalf("replay differs: exit %d/%d stdout %q/%q stderr %q/%q", second.code, first.code, second.stdout, first.stdout, second.stderr, first.stderr)
+	if second.Code != first.Code || !bytes.Equal(second.Stdout, first.Stdout) || !bytes.Equal(second.Stderr, first.Stderr) {
+		t.Fatalf("replay differs: exit %d/%d stdout %q/%q stderr %q/%q", second.Code, first.Code, second.Stdout, first.Stdout, second.Stderr, first.Stderr)
 	}
-	third := r.idemkey(args...)
-	if !bytes.Equal(third.stdout, first.stdout) || !bytes.HasPrefix(third.stderr, []byte("idemkey: replayed "+key+": attempt 1, succeeded at ")) ||
-		!bytes.HasSuffix(third.stderr, []byte("err line\n")) {
-		t.Fatalf("replay without -q: stdout %q stderr %q", third.stdout, third.stderr)
+	third := r.Idemkey(args...)
+	if !bytes.Equal(third.Stdout, first.Stdout) || !bytes.HasPrefix(third.Stderr, []byte("idemkey: replayed "+key+": attempt 1, succeeded at ")) ||
+		!bytes.HasSuffix(third.Stderr, []byte("err line\n")) {
+		t.Fatalf("replay without -q: stdout %q stderr %q", third.Stdout, third.Stderr)
 	}
 
 	// A failure's exit code is replayed too, with --replay-failed.
-	fail := []string{"run", "-q", "--task", "t1", "--tool", "fail", "--replay-failed", "--", "sh", "-c", "echo x >> " + r.path("fmark") + "; echo no; exit 7"}
-	a, b := r.idemkey(fail...), r.idemkey(fail...)
-	if a.code != 7 || b.code != 7 || !bytes.Equal(a.stdout, b.stdout) || r.lines("fmark") != 1 {
-		t.Fatalf("failed replay: exits %d %d, stdout %q %q, %d executions", a.code, b.code, a.stdout, b.stdout, r.lines("fmark"))
+	fail := []string{"run", "-q", "--task", "t1", "--tool", "fail", "--replay-failed", "--", "sh", "-c", "echo x >> " + r.Path("fmark") + "; echo no; exit 7"}
+	a, b := r.Idemkey(fail...), r.Idemkey(fail...)
+	if a.Code != 7 || b.Code != 7 || !bytes.Equal(a.Stdout, b.Stdout) || r.Lines("fmark") != 1 {
+		t.Fatalf("failed replay: exits %d %d, stdout %q %q, %d executions", a.Code, b.Code, a.Stdout, b.Stdout, r.Lines("fmark"))
 	}
 	// Without it, a failure runs again as the next attempt.
 	fail = append(fail[:6], fail[7:]...)
-	if c := r.idemkey(fail...); c.code != 7 || r.lines("fmark") != 2 {
-		t.Fatalf("failed step not run again: exit %d, %d executions", c.code, r.lines("fmark"))
+	if c := r.Idemkey(fail...); c.Code != 7 || r.Lines("fmark") != 2 {
+		t.Fatalf("failed step not run again: exit %d, %d executions", c.Code, r.Lines("fmark"))
 	}
 }
 
 func TestRunOtherCommandLineRefused(t *testing.T) {
-	r := newRig(t)
-	if err := os.WriteFile(r.path("args.json"), []byte(`{"env":"prod"}`), 0o644); err != nil {
+	r := clitest.NewRig(t)
+	if err := os.WriteFile(r.Path("args.json"), []byte(`{"env":"prod"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ok := r.idemkey("run", "--task", "t1", "--tool", "deploy", "--args", "args.json", "--", "sh", "-c", "echo a >> mark", "deploy", "prod")
-	if ok.code != 0 || r.lines("mark") != 1 {
-		t.Fatalf("first run: %d %s", ok.code, ok.stderr)
+	ok := r.Idemkey("run", "--task", "t1", "--tool", "deploy", "--args", "args.json", "--", "sh", "-c", "echo a >> mark", "deploy", "prod")
+	if ok.Code != 0 || r.Lines("mark") != 1 {
+		t.Fatalf("first run: %d %s", ok.Code, ok.Stderr)
 	}
-	res := r.idemkey("run", "--task", "t1", "--tool", "deploy", "--args", "args.json", "--", "sh", "-c", "echo a >> mark", "deploy", "staging")
-	if res.code != 125 || r.lines("mark") != 1 || len(res.stdout) != 0 {
-		t.Fatalf("another command line: exit %d, %d executions, stdout %q", res.code, r.lines("mark"), res.stdout)
+	res := r.Idemkey("run", "--task", "t1", "--tool", "deploy", "--args", "args.json", "--", "sh", "-c", "echo a >> mark", "deploy", "staging")
+	if res.Code != 125 || r.Lines("mark") != 1 || len(res.Stdout) != 0 {
+		t.Fatalf("another command line: exit %d, %d executions, stdout %q", res.Code, r.Lines("mark"), res.Stdout)
 	}
-	if !strings.Contains(string(res.stderr), `the command line differs at /4: recorded "prod", now "staging"`) {
-		t.Fatalf("the message does not show what differs: %s", res.stderr)
+	if !strings.Contains(string(res.Stderr), `the command line differs at /4: recorded "prod", now "staging"`) {
+		t.Fatalf("the message does not show what differs: %s", res.Stderr)
 	}
-}
-
-// barrier starts processes that all wait on a FIFO, and releases them at
-// once.
-type barrier struct {
-	path string
-}
-
-func newBarrier(t *testing.T, dir string) *barrier {
-	p := filepath.Join(dir, "barrier")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return &barrier{path: p}
-}
-
-// wrap makes c wait at the barrier before it execs.
-func (b *barrier) wrap(c *exec.Cmd) {
-	c.Args = append([]string{"sh", "-c", `read x < "$0"; exec "$@"`, b.path}, c.Args...)
-	c.Path = "/bin/sh"
-}
-
-func (b *barrier) release(t *testing.T) {
-	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-}
-
-func (r *rig) race(cmds []*exec.Cmd) []result {
-	r.t.Helper()
-	b := newBarrier(r.t, r.dir)
-	outs := make([]*bytes.Buffer, len(cmds))
-	errs := make([]*bytes.Buffer, len(cmds))
-	for i, c := range cmds {
-		b.wrap(c)
-		outs[i], errs[i] = &bytes.Buffer{}, &bytes.Buffer{}
-		c.Stdout, c.Stderr = outs[i], errs[i]
-		if err := c.Start(); err != nil {
-			r.t.Fatal(err)
-		}
-	}
-	// Opening the FIFO for writing releases every reader at once, once all
-	// are waiting: give the shells a moment to reach the read (the
-	// assertion does not depend on it).
-	time.Sleep(200 * time.Millisecond)
-	b.release(r.t)
-	res := make([]result, len(cmds))
-	for i, c := range cmds {
-		_ = c.Wait()
-		res[i] = result{c.ProcessState.ExitCode(), outs[i].Bytes(), errs[i].Bytes()}
-	}
-	return res
 }
 
 func TestRunRaceOneKey(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
-			r := newRig(t)
+			r := clitest.NewRig(t)
 			args := []string{"run", "--task", "t1", "--tool", "race", "-q"}
 			if wait {
 				args = append(args, "--wait", "60s")
 			}
-			args = append(args, "--", "sh", "-c", "echo ran >> "+r.path("mark")+"; sleep 1; echo the result")
+			args = append(args, "--", "sh", "-c", "echo ran >> "+r.Path("mark")+"; sleep 1; echo the result")
 			cmds := make([]*exec.Cmd, 32)
 			for i := range cmds {
-				cmds[i] = r.cmd(args...)
+				cmds[i] = r.Cmd(args...)
 			}
 			busy, replayed := 0, 0
-			for i, res := range r.race(cmds) {
+			for i, res := range r.Race(cmds) {
 				switch {
-				case res.code == 0 && string(res.stdout) == "the result\n":
+				case res.Code == 0 && string(res.Stdout) == "the result\n":
 					replayed++
-				case res.code == 75 && !wait && len(res.stdout) == 0 && strings.Contains(string(res.stderr), "is in progress elsewhere"):
+				case res.Code == 75 && !wait && len(res.Stdout) == 0 && strings.Contains(string(res.Stderr), "is in progress elsewhere"):
 					busy++
 				default:
-					t.Errorf("process %d: exit %d, stdout %q, stderr %q", i, res.code, res.stdout, res.stderr)
+					t.Errorf("process %d: exit %d, stdout %q, stderr %q", i, res.Code, res.Stdout, res.Stderr)
 				}
 			}
-			if n := r.lines("mark"); n != 1 {
+			if n := r.Lines("mark"); n != 1 {
 				t.Fatalf("%d executions, want exactly 1", n)
 			}
 			if wait && replayed != 32 {
@@ -405,129 +122,96 @@ func TestRunRaceOneKey(t *testing.T) {
 }
 
 func TestRunDistinctKeysConcurrently(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	cmds := make([]*exec.Cmd, 16)
 	for i := range cmds {
-		cmds[i] = r.cmd("run", "--task", "t1", "--tool", "many", "--", "sh", "-c", "echo ran >> "+r.path("mark"), strconv.Itoa(i))
+		cmds[i] = r.Cmd("run", "--task", "t1", "--tool", "many", "--", "sh", "-c", "echo ran >> "+r.Path("mark"), strconv.Itoa(i))
 	}
-	for i, res := range r.race(cmds) {
-		if res.code != 0 || len(res.stderr) != 0 {
-			t.Errorf("process %d: exit %d, stderr %q", i, res.code, res.stderr)
+	for i, res := range r.Race(cmds) {
+		if res.Code != 0 || len(res.Stderr) != 0 {
+			t.Errorf("process %d: exit %d, stderr %q", i, res.Code, res.Stderr)
 		}
 	}
-	if n := r.lines("mark"); n != 16 {
+	if n := r.Lines("mark"); n != 16 {
 		t.Fatalf("%d executions, want 16", n)
 	}
-	ls := r.idemkey("ledger", "ls", "--json", "--state", "succeeded")
-	var recs []shown
-	if err := json.Unmarshal(ls.stdout, &recs); err != nil || len(recs) != 16 {
-		t.Fatalf("ledger ls: %d records, %v: %s", len(recs), err, ls.stdout)
+	ls := r.Idemkey("ledger", "ls", "--json", "--state", "succeeded")
+	var recs []clitest.Shown
+	if err := json.Unmarshal(ls.Stdout, &recs); err != nil || len(recs) != 16 {
+		t.Fatalf("ledger ls: %d records, %v: %s", len(recs), err, ls.Stdout)
 	}
-}
-
-// startHolder starts a step whose command reaches the owner, marks that it
-// started, writes its pid and waits for a release file.
-func (r *rig) startHolder(o *effectOwner, extra ...string) (*exec.Cmd, []string) {
-	r.t.Helper()
-	script := `echo $$ > ` + r.path("pid") + `; curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay >> ` + r.path("owner") +
-		`; echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.path("mark") +
-		`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.05; done; echo done`
-	args := append([]string{"run", "--task", "t1", "--tool", "pay"}, extra...)
-	args = append(args, "--", "sh", "-c", script)
-	c := r.cmd(args...)
-	// In a process group of its own, as a CI runner starts a job: killing
-	// the group kills idemkey and its command.
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	r.waitLine("mark")
-	return c, args
-}
-
-func (r *rig) commandPid() int {
-	r.t.Helper()
-	b, err := os.ReadFile(r.path("pid"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return pid
 }
 
 func TestRunKilledMidStepIsUnknown(t *testing.T) {
-	r := newRig(t)
-	o := newEffectOwner(t, true)
-	holder, args := r.startHolder(o)
+	r := clitest.NewRig(t)
+	o := clitest.NewEffectOwner(t, true)
+	holder, args := r.StartHolder(o)
 	// idemkey and its command die: the group is killed.
 	_ = syscall.Kill(-holder.Process.Pid, syscall.SIGKILL)
 	_ = holder.Wait()
-	os.WriteFile(r.path("release"), nil, 0o644)
+	os.WriteFile(r.Path("release"), nil, 0o644)
 
-	res := r.until(75, args...)
-	if res.code != 76 {
-		t.Fatalf("after the crash: exit %d, want 76: %s", res.code, res.stderr)
+	res := r.Until(75, args...)
+	if res.Code != 76 {
+		t.Fatalf("after the crash: exit %d, want 76: %s", res.Code, res.Stderr)
 	}
-	if r.lines("mark") != 1 {
+	if r.Lines("mark") != 1 {
 		t.Fatalf("the command ran again under --recover fail")
 	}
 	for _, want := range []string{"outcome unknown", "attempt 1 ", "idemkey ledger resolve", "holder died"} {
-		if !strings.Contains(string(res.stderr), want) {
-			t.Errorf("the report lacks %q: %s", want, res.stderr)
+		if !strings.Contains(string(res.Stderr), want) {
+			t.Errorf("the report lacks %q: %s", want, res.Stderr)
 		}
 	}
-	key := r.cmdKey("t1", "pay", args[len(args)-3:]...)
-	if s := r.show(key); s.State != "unknown" || s.Attempt != 1 {
+	key := r.CmdKey("t1", "pay", args[len(args)-3:]...)
+	if s := r.Show(key); s.State != "unknown" || s.Attempt != 1 {
 		t.Fatalf("record: %+v", s)
 	}
 	// Still unknown on the next try: nothing settles it but a person or
 	// the retry policy.
-	if again := r.idemkey(args...); again.code != 76 {
-		t.Fatalf("second try: exit %d", again.code)
+	if again := r.Idemkey(args...); again.Code != 76 {
+		t.Fatalf("second try: exit %d", again.Code)
 	}
 	// --recover retry: attempt 2 with the same key; the owner dedupes.
 	retry := append([]string{"run", "--recover", "retry"}, args[1:]...)
-	res = r.idemkey(retry...)
-	if res.code != 0 || string(res.stdout) != "done\n" {
-		t.Fatalf("retry: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
+	res = r.Idemkey(retry...)
+	if res.Code != 0 || string(res.Stdout) != "done\n" {
+		t.Fatalf("retry: exit %d, stdout %q, stderr %s", res.Code, res.Stdout, res.Stderr)
 	}
-	if b, _ := os.ReadFile(r.path("mark")); string(b) != "attempt 1\nattempt 2\n" {
+	if b, _ := os.ReadFile(r.Path("mark")); string(b) != "attempt 1\nattempt 2\n" {
 		t.Fatalf("attempts: %q", b)
 	}
-	if req, eff := o.counts(key); req != 2 || eff != 1 {
+	if req, eff := o.Counts(key); req != 2 || eff != 1 {
 		t.Fatalf("owner: %d requests, %d effects for the key, want 2 and 1", req, eff)
 	}
-	if s := r.show(key); s.State != "succeeded" || s.Attempt != 2 || s.ExitCode == nil || *s.ExitCode != 0 {
+	if s := r.Show(key); s.State != "succeeded" || s.Attempt != 2 || s.ExitCode == nil || *s.ExitCode != 0 {
 		t.Fatalf("record after retry: %+v", s)
 	}
 }
 
 func TestRunOrphanKeepsKeyBusy(t *testing.T) {
-	r := newRig(t)
-	o := newEffectOwner(t, true)
-	holder, args := r.startHolder(o)
+	r := clitest.NewRig(t)
+	o := clitest.NewEffectOwner(t, true)
+	holder, args := r.StartHolder(o)
 	// Only idemkey dies; its command keeps running with the lock.
 	_ = holder.Process.Signal(syscall.SIGKILL)
 	_ = holder.Wait()
 	for range 3 {
-		if res := r.idemkey(args...); res.code != 75 {
-			t.Fatalf("while the orphan runs: exit %d, want 75: %s", res.code, res.stderr)
+		if res := r.Idemkey(args...); res.Code != 75 {
+			t.Fatalf("while the orphan runs: exit %d, want 75: %s", res.Code, res.Stderr)
 		}
 	}
-	os.WriteFile(r.path("release"), nil, 0o644)
-	res := r.until(75, args...)
-	if res.code != 76 || r.lines("mark") != 1 {
-		t.Fatalf("after the orphan exited: exit %d, %d executions", res.code, r.lines("mark"))
+	os.WriteFile(r.Path("release"), nil, 0o644)
+	res := r.Until(75, args...)
+	if res.Code != 76 || r.Lines("mark") != 1 {
+		t.Fatalf("after the orphan exited: exit %d, %d executions", res.Code, r.Lines("mark"))
 	}
 }
 
 func TestRunStoppedHolderNotTakenOver(t *testing.T) {
-	r := newRig(t)
-	o := newEffectOwner(t, false)
-	holder, args := r.startHolder(o, "--lease", "300ms")
+	r := clitest.NewRig(t)
+	o := clitest.NewEffectOwner(t, false)
+	holder, args := r.StartHolder(o, "--lease", "300ms")
 	pgid := holder.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
 	// Far longer than the lease and the busy timeout: still busy, under
@@ -535,107 +219,107 @@ func TestRunStoppedHolderNotTakenOver(t *testing.T) {
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		for _, p := range []string{"fail", "retry"} {
-			res := r.idemkey(append([]string{"run", "--recover", p, "--lease", "300ms"}, args[1:]...)...)
-			if res.code != 75 {
-				t.Fatalf("stopped holder taken over (--recover %s): exit %d: %s", p, res.code, res.stderr)
+			res := r.Idemkey(append([]string{"run", "--recover", p, "--lease", "300ms"}, args[1:]...)...)
+			if res.Code != 75 {
+				t.Fatalf("stopped holder taken over (--recover %s): exit %d: %s", p, res.Code, res.Stderr)
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGCONT)
-	os.WriteFile(r.path("release"), nil, 0o644)
+	os.WriteFile(r.Path("release"), nil, 0o644)
 	if err := holder.Wait(); err != nil {
 		t.Fatalf("holder: %v", err)
 	}
-	res := r.idemkey(args...)
-	if res.code != 0 || string(res.stdout) != "done\n" || r.lines("mark") != 1 {
-		t.Fatalf("after the holder finished: exit %d, stdout %q, %d executions", res.code, res.stdout, r.lines("mark"))
+	res := r.Idemkey(args...)
+	if res.Code != 0 || string(res.Stdout) != "done\n" || r.Lines("mark") != 1 {
+		t.Fatalf("after the holder finished: exit %d, stdout %q, %d executions", res.Code, res.Stdout, r.Lines("mark"))
 	}
-	key := r.cmdKey("t1", "pay", args[len(args)-3:]...)
-	if req, _ := o.counts(key); req != 1 {
+	key := r.CmdKey("t1", "pay", args[len(args)-3:]...)
+	if req, _ := o.Counts(key); req != 1 {
 		t.Fatalf("owner saw %d requests", req)
 	}
 }
 
 func TestRunCrashBetweenExitAndRecord(t *testing.T) {
-	r := newRig(t)
-	o := newEffectOwner(t, true)
-	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.path("mark")
+	r := clitest.NewRig(t)
+	o := clitest.NewEffectOwner(t, true)
+	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.Path("mark")
 	args := []string{"run", "--task", "t1", "--tool", "pay", "--", "sh", "-c", script}
-	c := r.cmd(args...)
+	c := r.Cmd(args...)
 	c.Env = append(c.Env, "IDEMKEY_TEST_CRASH_AFTER_EXIT=1")
-	res := r.run(c)
-	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || r.lines("mark") != 1 {
-		t.Fatalf("the hook did not crash idemkey after the command: exit %d, %d executions", res.code, r.lines("mark"))
+	res := r.Run(c)
+	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || r.Lines("mark") != 1 {
+		t.Fatalf("the hook did not crash idemkey after the command: exit %d, %d executions", res.Code, r.Lines("mark"))
 	}
-	key := r.cmdKey("t1", "pay", "sh", "-c", script)
-	if s := r.show(key); s.Recorded != "running" {
+	key := r.CmdKey("t1", "pay", "sh", "-c", script)
+	if s := r.Show(key); s.Recorded != "running" {
 		t.Fatalf("record after the crash: %+v, want running (nothing recorded)", s)
 	}
-	res = r.idemkey(args...)
-	if res.code != 76 || r.lines("mark") != 1 {
-		t.Fatalf("after the crash: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	res = r.Idemkey(args...)
+	if res.Code != 76 || r.Lines("mark") != 1 {
+		t.Fatalf("after the crash: exit %d, %d executions: %s", res.Code, r.Lines("mark"), res.Stderr)
 	}
-	if s := r.show(key); s.State != "unknown" || s.ExitCode != nil {
+	if s := r.Show(key); s.State != "unknown" || s.ExitCode != nil {
 		t.Fatalf("record: %+v, want unknown with no exit code", s)
 	}
-	res = r.idemkey(append([]string{"run", "--recover", "retry"}, args[1:]...)...)
-	if res.code != 0 || r.lines("mark") != 2 {
-		t.Fatalf("retry: exit %d, %d executions", res.code, r.lines("mark"))
+	res = r.Idemkey(append([]string{"run", "--recover", "retry"}, args[1:]...)...)
+	if res.Code != 0 || r.Lines("mark") != 2 {
+		t.Fatalf("retry: exit %d, %d executions", res.Code, r.Lines("mark"))
 	}
-	if req, eff := o.counts(key); req != 2 || eff != 1 {
+	if req, eff := o.Counts(key); req != 2 || eff != 1 {
 		t.Fatalf("owner: %d requests, %d effects, want 2 and 1", req, eff)
 	}
 }
 
 func TestRunLedgerDeletedRunsAgain(t *testing.T) {
-	r := newRig(t)
-	o := newEffectOwner(t, true)
-	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo ran >> ` + r.path("mark")
+	r := clitest.NewRig(t)
+	o := clitest.NewEffectOwner(t, true)
+	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo ran >> ` + r.Path("mark")
 	args := []string{"run", "-q", "--task", "t1", "--tool", "pay", "--", "sh", "-c", script}
-	first := r.idemkey(args...)
-	if first.code != 0 || string(first.stdout) != "effect 1\n" {
-		t.Fatalf("first: %d %q %s", first.code, first.stdout, first.stderr)
+	first := r.Idemkey(args...)
+	if first.Code != 0 || string(first.Stdout) != "effect 1\n" {
+		t.Fatalf("first: %d %q %s", first.Code, first.Stdout, first.Stderr)
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(r.ledger + suffix)
+		os.Remove(r.Ledger + suffix)
 	}
-	second := r.idemkey(args...)
-	if second.code != 0 || r.lines("mark") != 2 {
-		t.Fatalf("after the ledger was deleted: exit %d, %d executions", second.code, r.lines("mark"))
+	second := r.Idemkey(args...)
+	if second.Code != 0 || r.Lines("mark") != 2 {
+		t.Fatalf("after the ledger was deleted: exit %d, %d executions", second.Code, r.Lines("mark"))
 	}
-	key := r.cmdKey("t1", "pay", "sh", "-c", script)
-	if req, eff := o.counts(key); req != 2 || eff != 1 {
+	key := r.CmdKey("t1", "pay", "sh", "-c", script)
+	if req, eff := o.Counts(key); req != 2 || eff != 1 {
 		t.Fatalf("owner: %d requests, %d effects, want 2 and 1 (the owner's dedupe is what protects the effect)", req, eff)
 	}
-	if s := r.show(key); s.Attempt != 1 || s.State != "succeeded" {
+	if s := r.Show(key); s.Attempt != 1 || s.State != "succeeded" {
 		t.Fatalf("record in the new ledger: %+v", s)
 	}
 }
 
 func TestRunSignalDeathRecordedUnknown(t *testing.T) {
-	r := newRig(t)
-	args := []string{"run", "--task", "t1", "--tool", "sig", "--", "sh", "-c", "echo ran >> " + r.path("mark") + "; kill -TERM $$"}
-	res := r.idemkey(args...)
-	if res.code != 128+15 {
-		t.Fatalf("exit %d, want 143", res.code)
+	r := clitest.NewRig(t)
+	args := []string{"run", "--task", "t1", "--tool", "sig", "--", "sh", "-c", "echo ran >> " + r.Path("mark") + "; kill -TERM $$"}
+	res := r.Idemkey(args...)
+	if res.Code != 128+15 {
+		t.Fatalf("exit %d, want 143", res.Code)
 	}
-	res = r.idemkey(args...)
-	if res.code != 76 || r.lines("mark") != 1 || !strings.Contains(string(res.stderr), "killed by signal 15") {
-		t.Fatalf("after a signal death: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	res = r.Idemkey(args...)
+	if res.Code != 76 || r.Lines("mark") != 1 || !strings.Contains(string(res.Stderr), "killed by signal 15") {
+		t.Fatalf("after a signal death: exit %d, %d executions: %s", res.Code, r.Lines("mark"), res.Stderr)
 	}
 }
 
 func TestRunForwardsSignals(t *testing.T) {
-	r := newRig(t)
-	c := r.cmd("run", "--task", "t1", "--tool", "fwd", "--", "sh", "-c",
-		`trap 'echo got TERM; exit 9' TERM; echo $$ > `+r.path("pid")+`; touch `+r.path("mark")+`; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`)
+	r := clitest.NewRig(t)
+	c := r.Cmd("run", "--task", "t1", "--tool", "fwd", "--", "sh", "-c",
+		`trap 'echo got TERM; exit 9' TERM; echo $$ > `+r.Path("pid")+`; touch `+r.Path("mark")+`; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done`)
 	var out bytes.Buffer
 	c.Stdout = &out
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFile("mark")
+	r.WaitFile("mark")
 	_ = c.Process.Signal(syscall.SIGTERM)
 	_ = c.Wait()
 	if code := c.ProcessState.ExitCode(); code != 9 || out.String() != "got TERM\n" {
@@ -644,102 +328,102 @@ func TestRunForwardsSignals(t *testing.T) {
 }
 
 func TestRunOutputCapAndTruncatedReplay(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	script := `i=0; while [ $i -lt 100 ]; do printf '0123456789'; i=$((i+1)); done; exit 4`
 	args := []string{"run", "--task", "t1", "--tool", "big", "--max-output", "64", "--replay-failed", "--", "sh", "-c", script}
-	first := r.idemkey(args...)
-	if first.code != 4 || len(first.stdout) != 1000 {
-		t.Fatalf("live output cut by the cap: exit %d, %d bytes", first.code, len(first.stdout))
+	first := r.Idemkey(args...)
+	if first.Code != 4 || len(first.Stdout) != 1000 {
+		t.Fatalf("live output cut by the cap: exit %d, %d bytes", first.Code, len(first.Stdout))
 	}
-	second := r.idemkey(args...)
-	if second.code != 4 || !bytes.Equal(second.stdout, first.stdout[:64]) {
-		t.Fatalf("truncated replay: exit %d, stdout %q", second.code, second.stdout)
+	second := r.Idemkey(args...)
+	if second.Code != 4 || !bytes.Equal(second.Stdout, first.Stdout[:64]) {
+		t.Fatalf("truncated replay: exit %d, stdout %q", second.Code, second.Stdout)
 	}
-	if !strings.Contains(string(second.stderr), "the recorded stdout was truncated: replayed 64 of its 1000 bytes") {
-		t.Fatalf("truncation not said: %s", second.stderr)
+	if !strings.Contains(string(second.Stderr), "the recorded stdout was truncated: replayed 64 of its 1000 bytes") {
+		t.Fatalf("truncation not said: %s", second.Stderr)
 	}
-	key := r.cmdKey("t1", "big", "sh", "-c", script)
-	s := r.show(key)
-	if !s.Stdout.Truncated || s.Stdout.Length != 1000 || s.Stdout.SHA256 != sha256hex(first.stdout) {
+	key := r.CmdKey("t1", "big", "sh", "-c", script)
+	s := r.Show(key)
+	if !s.Stdout.Truncated || s.Stdout.Length != 1000 || s.Stdout.SHA256 != sha256hex(first.Stdout) {
 		t.Fatalf("record: %+v, want the full length and sha256", s.Stdout)
 	}
-	raw := r.idemkey("ledger", "show", key, "--stdout")
-	if !bytes.Equal(raw.stdout, first.stdout[:64]) {
-		t.Fatalf("ledger show --stdout: %q", raw.stdout)
+	raw := r.Idemkey("ledger", "show", key, "--stdout")
+	if !bytes.Equal(raw.Stdout, first.Stdout[:64]) {
+		t.Fatalf("ledger show --stdout: %q", raw.Stdout)
 	}
 }
 
 func TestRunRetention(t *testing.T) {
-	r := newRig(t)
-	args := []string{"--task", "t1", "--tool", "ret", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
-	r.idemkey(append([]string{"run"}, args...)...)
-	r.idemkey(append([]string{"run"}, args...)...)
-	if r.lines("mark") != 1 {
+	r := clitest.NewRig(t)
+	args := []string{"--task", "t1", "--tool", "ret", "--", "sh", "-c", "echo ran >> " + r.Path("mark")}
+	r.Idemkey(append([]string{"run"}, args...)...)
+	r.Idemkey(append([]string{"run"}, args...)...)
+	if r.Lines("mark") != 1 {
 		t.Fatal("replay within retention ran the command")
 	}
 	time.Sleep(20 * time.Millisecond)
-	if res := r.idemkey(append([]string{"run", "--retain", "10ms"}, args...)...); res.code != 0 || r.lines("mark") != 2 {
-		t.Fatalf("an expired record was not ignored: exit %d, %d executions", res.code, r.lines("mark"))
+	if res := r.Idemkey(append([]string{"run", "--retain", "10ms"}, args...)...); res.Code != 0 || r.Lines("mark") != 2 {
+		t.Fatalf("an expired record was not ignored: exit %d, %d executions", res.Code, r.Lines("mark"))
 	}
 	time.Sleep(20 * time.Millisecond)
-	gc := r.idemkey("ledger", "gc", "--older-than", "10ms")
-	if gc.code != 0 || !strings.Contains(string(gc.stderr), "removed 1 record older than 10ms") {
-		t.Fatalf("gc: exit %d: %s", gc.code, gc.stderr)
+	gc := r.Idemkey("ledger", "gc", "--older-than", "10ms")
+	if gc.Code != 0 || !strings.Contains(string(gc.Stderr), "removed 1 record older than 10ms") {
+		t.Fatalf("gc: exit %d: %s", gc.Code, gc.Stderr)
 	}
-	key := r.cmdKey("t1", "ret", "sh", "-c", "echo ran >> "+r.path("mark"))
-	if res := r.idemkey("ledger", "show", key); res.code != 1 {
-		t.Fatalf("record kept by gc: %s", res.stdout)
+	key := r.CmdKey("t1", "ret", "sh", "-c", "echo ran >> "+r.Path("mark"))
+	if res := r.Idemkey("ledger", "show", key); res.Code != 1 {
+		t.Fatalf("record kept by gc: %s", res.Stdout)
 	}
 }
 
 func TestRunLedgerModes(t *testing.T) {
-	r := newRig(t)
-	r.idemkey("run", "--task", "t1", "--tool", "m", "--", "true")
-	for p, want := range map[string]os.FileMode{filepath.Dir(r.ledger): 0o700 | os.ModeDir, r.ledger: 0o600} {
+	r := clitest.NewRig(t)
+	r.Idemkey("run", "--task", "t1", "--tool", "m", "--", "true")
+	for p, want := range map[string]os.FileMode{filepath.Dir(r.Ledger): 0o700 | os.ModeDir, r.Ledger: 0o600} {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode() != want {
 			t.Errorf("%s: %v %v, want %v", p, fi.Mode(), err, want)
 		}
 	}
 	// The default place: $XDG_STATE_HOME/idemkey/ledger.db.
-	c := r.cmd("run", "--task", "t1", "--tool", "m", "--", "true")
-	c.Env = append(ledgerflags.WithoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.path("xdg"))
-	if res := r.run(c); res.code != 0 {
-		t.Fatal(string(res.stderr))
+	c := r.Cmd("run", "--task", "t1", "--tool", "m", "--", "true")
+	c.Env = append(ledgerflags.WithoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.Path("xdg"))
+	if res := r.Run(c); res.Code != 0 {
+		t.Fatal(string(res.Stderr))
 	}
-	if fi, err := os.Stat(r.path("xdg/idemkey/ledger.db")); err != nil || fi.Mode() != 0o600 {
+	if fi, err := os.Stat(r.Path("xdg/idemkey/ledger.db")); err != nil || fi.Mode() != 0o600 {
 		t.Fatalf("default ledger: %v %v", fi, err)
 	}
 }
 
 func TestRunNetworkFSRefused(t *testing.T) {
-	r := newRig(t)
-	c := r.cmd("run", "--task", "t1", "--tool", "n", "--", "sh", "-c", "echo ran >> "+r.path("mark"))
+	r := clitest.NewRig(t)
+	c := r.Cmd("run", "--task", "t1", "--tool", "n", "--", "sh", "-c", "echo ran >> "+r.Path("mark"))
 	c.Env = append(c.Env, "IDEMKEY_TEST_FSTYPE=0x6969")
-	res := r.run(c)
-	if res.code != 125 || r.lines("mark") != 0 || !strings.Contains(string(res.stderr), "is on a NFS file system") {
-		t.Fatalf("NFS: exit %d, %d executions: %s", res.code, r.lines("mark"), res.stderr)
+	res := r.Run(c)
+	if res.Code != 125 || r.Lines("mark") != 0 || !strings.Contains(string(res.Stderr), "is on a NFS file system") {
+		t.Fatalf("NFS: exit %d, %d executions: %s", res.Code, r.Lines("mark"), res.Stderr)
 	}
-	if _, err := os.Stat(r.ledger); !os.IsNotExist(err) {
+	if _, err := os.Stat(r.Ledger); !os.IsNotExist(err) {
 		t.Fatal("a ledger file was created on a refused file system")
 	}
 }
 
 func TestRunLedgerSchemaVersions(t *testing.T) {
-	r := newRig(t)
+	r := clitest.NewRig(t)
 	ctx := context.Background()
 	// A ledger as the version-1 schema wrote it, with a succeeded step:
 	// opened, migrated, and the step replayed.
-	old, err := sqlite.Open(ctx, r.ledger, sqlite.Options{Version: 1})
+	old, err := sqlite.Open(ctx, r.Ledger, sqlite.Options{Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	old.Close()
-	args := []string{"run", "-q", "--task", "t1", "--tool", "v", "--", "sh", "-c", "echo ran >> " + r.path("mark")}
-	if res := r.idemkey(args...); res.code != 0 {
-		t.Fatal(string(res.stderr))
+	args := []string{"run", "-q", "--task", "t1", "--tool", "v", "--", "sh", "-c", "echo ran >> " + r.Path("mark")}
+	if res := r.Idemkey(args...); res.Code != 0 {
+		t.Fatal(string(res.Stderr))
 	}
-	db, err := sql.Open("sqlite", r.ledger)
+	db, err := sql.Open("sqlite", r.Ledger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -752,9 +436,9 @@ func TestRunLedgerSchemaVersions(t *testing.T) {
 	if _, err := db.Exec(`UPDATE idemkey_schema SET version = 99`); err != nil {
 		t.Fatal(err)
 	}
-	res := r.idemkey(args...)
-	if res.code != 125 || r.lines("mark") != 1 || !strings.Contains(string(res.stderr), "schema version 99") {
-		t.Fatalf("newer schema: exit %d: %s", res.code, res.stderr)
+	res := r.Idemkey(args...)
+	if res.Code != 125 || r.Lines("mark") != 1 || !strings.Contains(string(res.Stderr), "schema version 99") {
+		t.Fatalf("newer schema: exit %d: %s", res.Code, res.Stderr)
 	}
 }
 
@@ -767,8 +451,8 @@ func sha256hex(b []byte) string {
 func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 	// "idemkey run … | head -1": the command sees the broken pipe, as it
 	// would without idemkey, and idemkey lives to record how it ended.
-	r := newRig(t)
-	c := r.cmd("run", "--task", "t1", "--tool", "pipe", "--", "sh", "-c", "while :; do echo y || exit 3; done")
+	r := clitest.NewRig(t)
+	c := r.Cmd("run", "--task", "t1", "--tool", "pipe", "--", "sh", "-c", "while :; do echo y || exit 3; done")
 	out, err := c.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -785,8 +469,8 @@ func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 	if code := c.ProcessState.ExitCode(); code != 3 && code != 128+13 {
 		t.Fatalf("exit %d, want the command's own 3 (echo failed) or 141 (SIGPIPE)", code)
 	}
-	key := r.cmdKey("t1", "pipe", "sh", "-c", "while :; do echo y || exit 3; done")
-	if s := r.show(key); s.Recorded == "running" || s.Stdout.Length < 2 {
+	key := r.CmdKey("t1", "pipe", "sh", "-c", "while :; do echo y || exit 3; done")
+	if s := r.Show(key); s.Recorded == "running" || s.Stdout.Length < 2 {
 		t.Fatalf("record: %+v, want the outcome recorded", s)
 	}
 }
@@ -794,21 +478,21 @@ func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 func TestRunLeaseLost(t *testing.T) {
 	for _, policy := range []string{"kill", "continue"} {
 		t.Run(policy, func(t *testing.T) {
-			r := newRig(t)
+			r := clitest.NewRig(t)
 			// The command starts a child of its own and waits for it.
-			script := `sleep 60 & echo $! > ` + r.path("child") + `; touch ` + r.path("mark") +
-				`; while [ ! -e ` + r.path("release") + ` ]; do sleep 0.02; done; kill $!; echo finished`
-			c := r.cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", policy, "--", "sh", "-c", script)
+			script := `sleep 60 & echo $! > ` + r.Path("child") + `; touch ` + r.Path("mark") +
+				`; while [ ! -e ` + r.Path("release") + ` ]; do sleep 0.02; done; kill $!; echo finished`
+			c := r.Cmd("run", "--task", "t1", "--tool", "lease", "--lease", "150ms", "--on-lease-lost", policy, "--", "sh", "-c", script)
 			var out, errb bytes.Buffer
 			c.Stdout, c.Stderr = &out, &errb
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			r.waitFile("mark")
+			r.WaitFile("mark")
 			// A newer attempt takes the key over (as a takeover on a
 			// shared store would): the holder's renewal finds another
 			// attempt.
-			db, err := sql.Open("sqlite", r.ledger)
+			db, err := sql.Open("sqlite", r.Ledger)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -817,9 +501,9 @@ func TestRunLeaseLost(t *testing.T) {
 				t.Fatal(err)
 			}
 			if policy == "continue" {
-				r.waitFile("child")
+				r.WaitFile("child")
 				time.Sleep(300 * time.Millisecond) // two renewals at least; not an assertion on time
-				os.WriteFile(r.path("release"), nil, 0o644)
+				os.WriteFile(r.Path("release"), nil, 0o644)
 			}
 			_ = c.Wait()
 			code := c.ProcessState.ExitCode()
@@ -840,7 +524,7 @@ func TestRunLeaseLost(t *testing.T) {
 			if code != 76 || strings.Contains(out.String(), "finished") {
 				t.Fatalf("kill: exit %d, stdout %q", code, out.String())
 			}
-			b, _ := os.ReadFile(r.path("child"))
+			b, _ := os.ReadFile(r.Path("child"))
 			child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			deadline := time.Now().Add(10 * time.Second)
 			for child > 0 && syscall.Kill(child, 0) == nil {

@@ -1,14 +1,13 @@
-package cmd
+package cmd_test
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"golang.org/x/sys/unix"
 )
 
@@ -68,13 +67,12 @@ func TestKeyStdinTerminalSaysSo(t *testing.T) {
 			if _, err := ptm.Write([]byte(typed + "\n\x04")); err != nil {
 				t.Fatal(err)
 			}
-			var out, errb bytes.Buffer
-			code := Main(tc.args, &cli.IOStreams{In: pts, Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-			if code != 0 || out.String() != tc.want {
-				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", code, out.String(), tc.want, errb.String())
+			o := clitest.Streams{In: pts}.Run(t, tc.args...)
+			if o.Code != 0 || o.Stdout != tc.want {
+				t.Fatalf("exit %d, stdout %q (want %q), stderr %q", o.Code, o.Stdout, tc.want, o.Stderr)
 			}
-			if !strings.HasPrefix(errb.String(), note) || strings.Count(errb.String(), note) != 1 {
-				t.Errorf("stderr %q, want it to start with %q, once", errb.String(), note)
+			if !strings.HasPrefix(o.Stderr, note) || strings.Count(o.Stderr, note) != 1 {
+				t.Errorf("stderr %q, want it to start with %q, once", o.Stderr, note)
 			}
 		})
 	}
@@ -87,8 +85,7 @@ func TestKeyStdinTerminalSaysSo(t *testing.T) {
 	w.Write([]byte("{\"a\":1}\n"))
 	w.Close()
 	defer r.Close()
-	var out, errb bytes.Buffer
-	if code := Main([]string{"key", "--task", "t", "--tool", "x"}, &cli.IOStreams{In: r, Out: &out, Err: &errb, Getenv: func(string) string { return "" }}); code != 0 || errb.Len() != 0 {
-		t.Errorf("from a pipe: exit %d, stderr %q, want 0 and nothing", code, errb.String())
+	if o := (clitest.Streams{In: r}).Run(t, "key", "--task", "t", "--tool", "x"); o.Code != 0 || o.Stderr != "" {
+		t.Errorf("from a pipe: exit %d, stderr %q, want 0 and nothing", o.Code, o.Stderr)
 	}
 }

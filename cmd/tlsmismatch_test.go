@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -41,30 +42,30 @@ func TestFleetTLSMismatch(t *testing.T) {
 	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fl := newFleet(t, &fleetStore{url: c.url}, nil)
+			fl := clitest.NewFleet(t, &clitest.Store{URL: c.url}, nil)
 			for _, args := range [][]string{
-				{"run", "--task", "t-tls", "--tool", "x", "--", fl.script("step.sh", "echo x >> ran")},
+				{"run", "--task", "t-tls", "--tool", "x", "--", fl.Script("step.sh", "echo x >> ran")},
 				{"ledger", "ls"},
 			} {
 				start := time.Now()
-				w := fl.run("a", args...)
+				w := fl.Run("a", args...)
 				took := time.Since(start)
 				want := cli.ExitRunFailed
 				if args[0] == "ledger" {
 					want = cli.ExitUsage
 				}
-				if w.code != want || len(fl.lines("ran")) != 0 || w.stdout.Len() != 0 {
-					t.Errorf("%s: exit %d (want %d), ran %d, stdout %q", args[0], w.code, want, len(fl.lines("ran")), w.stdout.String())
+				if w.Code != want || len(fl.Lines("ran")) != 0 || w.Stdout.Len() != 0 {
+					t.Errorf("%s: exit %d (want %d), ran %d, stdout %q", args[0], w.Code, want, len(fl.Lines("ran")), w.Stdout.String())
 				}
 				for _, s := range c.want {
-					if !strings.Contains(w.stderr.String(), s) {
-						t.Errorf("%s: stderr lacks %q:\n%s", args[0], s, w.stderr.String())
+					if !strings.Contains(w.Stderr.String(), s) {
+						t.Errorf("%s: stderr lacks %q:\n%s", args[0], s, w.Stderr.String())
 					}
 				}
 				if took > 12*time.Second {
 					t.Errorf("%s: took %v to fail", args[0], took)
 				}
-				t.Logf("%s: %v: %s", args[0], took.Round(time.Millisecond), w.stderr.String())
+				t.Logf("%s: %v: %s", args[0], took.Round(time.Millisecond), w.Stderr.String())
 			}
 		})
 	}

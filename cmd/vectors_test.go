@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/cmd/vectors"
 	"github.com/idemkey/idemkey/derive/conform"
 )
@@ -24,7 +25,7 @@ import (
 // JSON.parse reads every line (skipped without node, except under CI=true).
 func TestVectorsJSONLines(t *testing.T) {
 	for _, scheme := range []string{"js", "jcs"} {
-		out, stderr, code := run(t, "", "vectors", "--scheme", scheme)
+		out, stderr, code := clitest.Run(t, "", "vectors", "--scheme", scheme)
 		if code != 0 {
 			t.Fatalf("vectors --scheme %s: exit %d: %s", scheme, code, stderr)
 		}

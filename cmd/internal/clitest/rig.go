@@ -1,0 +1,367 @@
+package clitest
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+)
+
+// StartStepHolder starts idemkey run with script as its command and
+// waits for the script's first line in mark; group puts idemkey in a
+// process group of its own (as a shell starts a job), else it stays in
+// the test's (as in a CI script).
+func (r *Rig) StartStepHolder(script string, group bool, extra ...string) (*exec.Cmd, []string) {
+	r.T.Helper()
+	script = `echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.Path("mark") + "; " + script +
+		`; while [ ! -e ` + r.Path("release") + ` ]; do sleep 0.05; done; echo done >> ` + r.Path("ended")
+	args := append([]string{"run", "--task", "t1", "--tool", "deploy"}, extra...)
+	args = append(args, "--", "bash", "-c", script)
+	c := r.Cmd(args...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: group}
+	if err := c.Start(); err != nil {
+		r.T.Fatal(err)
+	}
+	r.WaitLine("mark")
+	return c, args
+}
+
+// IdemkeyReleasing is idemkey with args, bounded: a run that starts the
+// step again (the bug) would wait for release for ever; after 20 s the
+// release file is made, and the run ends.
+func (r *Rig) IdemkeyReleasing(args ...string) Result {
+	r.T.Helper()
+	done := make(chan Result, 1)
+	go func() { done <- r.Idemkey(args...) }()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(20 * time.Second):
+		os.WriteFile(r.Path("release"), nil, 0o644)
+		return <-done
+	}
+}
+
+// effectOwner owns a side effect and counts it per Idempotency-Key. With
+// dedupe, a key's effect happens once and later requests with the key get
+// the first answer; without, every request is an effect.
+type EffectOwner struct {
+	*httptest.Server
+	dedupe bool
+
+	mu       sync.Mutex
+	requests map[string]int // key → requests
+	effects  map[string]int // key → effects
+}
+
+func NewEffectOwner(t *testing.T, dedupe bool) *EffectOwner {
+	o := &EffectOwner{dedupe: dedupe, requests: map[string]int{}, effects: map[string]int{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Idempotency-Key")
+		o.mu.Lock()
+		o.requests[key]++
+		if !o.dedupe || o.effects[key] == 0 {
+			o.effects[key]++
+		}
+		n := o.effects[key]
+		o.mu.Unlock()
+		fmt.Fprintf(w, "effect %d\n", n)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *EffectOwner) Counts(key string) (requests, effects int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.requests[key], o.effects[key]
+}
+
+// rig is a directory with an idemkey executable, a ledger and a place for
+// the commands' marks.
+type Rig struct {
+	T      *testing.T
+	Dir    string
+	Bin    string
+	Ledger string
+	Env    []string
+}
+
+func NewRig(t *testing.T) *Rig {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		Unavailable(t, "these tests reach the test owner with curl, which is not installed")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin", "idemkey")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	r := &Rig{T: t, Dir: dir, Bin: bin, Ledger: filepath.Join(dir, "state", "ledger.db")}
+	r.Env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
+		"IDEMKEY_LEDGER="+r.Ledger, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "HOME="+dir, "NO_COLOR=1")
+	return r
+}
+
+func (r *Rig) Path(name string) string { return filepath.Join(r.Dir, name) }
+
+// cmd is idemkey with args, in the rig's directory and environment.
+func (r *Rig) Cmd(args ...string) *exec.Cmd {
+	c := exec.Command(r.Bin, args...)
+	c.Dir = r.Dir
+	c.Env = append([]string{}, r.Env...)
+	return c
+}
+
+type Result struct {
+	Code           int
+	Stdout, Stderr []byte
+}
+
+func (r *Rig) Run(c *exec.Cmd) Result {
+	r.T.Helper()
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			r.T.Fatalf("running %v: %v", c.Args, err)
+		}
+	}
+	return Result{c.ProcessState.ExitCode(), out.Bytes(), errb.Bytes()}
+}
+
+func (r *Rig) Idemkey(args ...string) Result {
+	r.T.Helper()
+	return r.Run(r.Cmd(args...))
+}
+
+// lines counts the lines of a mark file (one line per execution).
+func (r *Rig) Lines(name string) int {
+	b, err := os.ReadFile(r.Path(name))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	return bytes.Count(b, []byte("\n"))
+}
+
+// waitFile waits (bounded) until a command has created name.
+func (r *Rig) WaitFile(name string) {
+	r.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(r.Path(name)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.T.Fatalf("%s never appeared", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// execLedger runs one statement on the rig's SQLite ledger file behind
+// idemkey's back (a takeover by another attempt, a record an older idemkey
+// wrote).
+func (r *Rig) ExecLedger(query string, args ...any) {
+	r.T.Helper()
+	db, err := sql.Open("sqlite", r.Ledger)
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		r.T.Fatal(err)
+	}
+}
+
+// waitLine waits (bounded) until a command has written a first whole
+// line to name: the shell creates a file it appends to before it writes,
+// so a file that exists may still be empty.
+func (r *Rig) WaitLine(name string) {
+	r.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for r.Lines(name) == 0 {
+		if time.Now().After(deadline) {
+			r.T.Fatalf("%s never got a line", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// until runs idemkey until its exit code is not the one given (bounded:
+// processes that were killed take a moment to be gone).
+func (r *Rig) Until(not int, args ...string) Result {
+	r.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res := r.Idemkey(args...)
+		if res.Code != not || time.Now().After(deadline) {
+			return res
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type Shown struct {
+	Key      string  `json:"key"`
+	State    string  `json:"state"`
+	Recorded string  `json:"recorded_state"`
+	Attempt  int     `json:"attempt"`
+	Task     string  `json:"task"`
+	Tool     string  `json:"tool"`
+	ExitCode *int    `json:"exit_code"`
+	Started  string  `json:"started_at"`
+	Ended    *string `json:"ended_at"`
+	Reason   string  `json:"reason"`
+	Stdout   struct {
+		Length    int64  `json:"length"`
+		SHA256    string `json:"sha256"`
+		Truncated bool   `json:"truncated"`
+	} `json:"stdout"`
+}
+
+func (r *Rig) Show(key string) Shown {
+	r.T.Helper()
+	res := r.Idemkey("ledger", "show", key, "--json")
+	if res.Code != 0 {
+		r.T.Fatalf("ledger show: exit %d: %s", res.Code, res.Stderr)
+	}
+	var s Shown
+	if err := json.Unmarshal(res.Stdout, &s); err != nil {
+		r.T.Fatalf("ledger show --json: %v: %s", err, res.Stdout)
+	}
+	return s
+}
+
+func (r *Rig) Key(args ...string) string {
+	r.T.Helper()
+	res := r.Run(r.Cmd(append([]string{"key"}, args...)...))
+	if res.Code != 0 {
+		r.T.Fatalf("key: %s", res.Stderr)
+	}
+	return strings.TrimSpace(string(res.Stdout))
+}
+
+// cmdKey is the key run derives from a command line.
+func (r *Rig) CmdKey(task, tool string, argv ...string) string {
+	r.T.Helper()
+	c := r.Cmd("key", "--task", task, "--tool", tool)
+	c.Stdin = bytes.NewReader(cli.StringsJSON(argv))
+	res := r.Run(c)
+	if res.Code != 0 {
+		r.T.Fatalf("key: %s", res.Stderr)
+	}
+	return strings.TrimSpace(string(res.Stdout))
+}
+
+// barrier starts processes that all wait on a FIFO, and releases them at
+// once.
+type Barrier struct {
+	path string
+}
+
+func NewBarrier(t *testing.T, dir string) *Barrier {
+	p := filepath.Join(dir, "barrier")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &Barrier{path: p}
+}
+
+// wrap makes c wait at the barrier before it execs.
+func (b *Barrier) Wrap(c *exec.Cmd) {
+	c.Args = append([]string{"sh", "-c", `read x < "$0"; exec "$@"`, b.path}, c.Args...)
+	c.Path = "/bin/sh"
+}
+
+func (b *Barrier) Release(t *testing.T) {
+	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func (r *Rig) Race(cmds []*exec.Cmd) []Result {
+	r.T.Helper()
+	b := NewBarrier(r.T, r.Dir)
+	outs := make([]*bytes.Buffer, len(cmds))
+	errs := make([]*bytes.Buffer, len(cmds))
+	for i, c := range cmds {
+		b.Wrap(c)
+		outs[i], errs[i] = &bytes.Buffer{}, &bytes.Buffer{}
+		c.Stdout, c.Stderr = outs[i], errs[i]
+		if err := c.Start(); err != nil {
+			r.T.Fatal(err)
+		}
+	}
+	// Opening the FIFO for writing releases every reader at once, once all
+	// are waiting: give the shells a moment to reach the read (the
+	// assertion does not depend on it).
+	time.Sleep(200 * time.Millisecond)
+	b.Release(r.T)
+	res := make([]Result, len(cmds))
+	for i, c := range cmds {
+		_ = c.Wait()
+		res[i] = Result{c.ProcessState.ExitCode(), outs[i].Bytes(), errs[i].Bytes()}
+	}
+	return res
+}
+
+// startHolder starts a step whose command reaches the owner, marks that it
+// started, writes its pid and waits for a release file.
+func (r *Rig) StartHolder(o *EffectOwner, extra ...string) (*exec.Cmd, []string) {
+	r.T.Helper()
+	script := `echo $$ > ` + r.Path("pid") + `; curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay >> ` + r.Path("owner") +
+		`; echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.Path("mark") +
+		`; while [ ! -e ` + r.Path("release") + ` ]; do sleep 0.05; done; echo done`
+	args := append([]string{"run", "--task", "t1", "--tool", "pay"}, extra...)
+	args = append(args, "--", "sh", "-c", script)
+	c := r.Cmd(args...)
+	// In a process group of its own, as a CI runner starts a job: killing
+	// the group kills idemkey and its command.
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		r.T.Fatal(err)
+	}
+	r.WaitLine("mark")
+	return c, args
+}
+
+func (r *Rig) CommandPid() int {
+	r.T.Helper()
+	b, err := os.ReadFile(r.Path("pid"))
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	return pid
+}
