@@ -1,4 +1,4 @@
-package cmd_test
+package vectors_test
 
 import (
 	"bytes"
