@@ -1,4 +1,4 @@
-package cmd_test
+package key_test
 
 import (
 	"bytes"
@@ -91,7 +91,8 @@ func TestInputLimitBoundary(t *testing.T) {
 		}
 		for _, args := range [][]string{{"key", "--task", "t", "--tool", "x"}, {"key", "--task", "t", "--tool", "x", path}} {
 			var o clitest.Output
-			alloc := clitest.Allocated(func() { o = clitest.Streams{In: strings.NewReader(doc(n))}.Run(t, args...) })
+			in := strings.NewReader(doc(n))
+			alloc := clitest.Allocated(func() { o = clitest.Streams{In: in}.Run(t, args...) })
 			out, stderr, code := o.Stdout, o.Stderr, o.Code
 			if n <= limit {
 				if code != 0 || out != want {
@@ -180,7 +181,7 @@ func TestEndlessInputsProcess(t *testing.T) {
 	}
 	base := int64(0)
 	cases := []tc{
-		{"base", []string{"key", "--task", "t", "--tool", "x", "../testdata/args.json"}, "", "", 0},
+		{"base", []string{"key", "--task", "t", "--tool", "x", "../../testdata/args.json"}, "", "", 0},
 		{"key /dev/zero", []string{"key", "--task", "t", "--tool", "x", "/dev/zero"}, "", "/dev/zero:1:1: input starts with NUL bytes", 8},
 		{"key < /dev/zero", []string{"key", "--task", "t", "--tool", "x"}, "/dev/zero", "<stdin>:1:1: input starts with NUL bytes", 8},
 		{"key --batch < /dev/zero", []string{"key", "--batch", "--task", "t", "--tool", "x"}, "/dev/zero", "<stdin>:1: line larger than 67108864 bytes (64 MiB)", 3 * 64},

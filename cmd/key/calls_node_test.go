@@ -1,4 +1,4 @@
-package cmd_test
+package key_test
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ func TestOpenAIArgumentsHarness(t *testing.T) {
 	for _, c := range cases {
 		lines.WriteString(`{"task":"t","tool":"x","text":"` + c + `"}` + "\n")
 	}
-	cmd := exec.Command(node, filepath.Join("..", "scripts", "refharness.js"), "lines")
+	cmd := exec.Command(node, filepath.Join("..", "..", "scripts", "refharness.js"), "lines")
 	cmd.Stdin = strings.NewReader(lines.String())
 	out, err := cmd.Output()
 	if err != nil {

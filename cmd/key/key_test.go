@@ -1,4 +1,4 @@
-package cmd_test
+package key_test
 
 import (
 	"fmt"
