@@ -1,4 +1,4 @@
-package cmd_test
+package diff_test
 
 import (
 	"encoding/hex"
