@@ -1,4 +1,4 @@
-package cmd_test
+package drift_test
 
 import (
 	"bytes"
