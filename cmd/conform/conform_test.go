@@ -1,4 +1,4 @@
-package cmd_test
+package conform_test
 
 // Tests of `idemkey conform` against real implementations: the reference
 // harness on Node, Python's json.dumps, Go's encoding/json, jsontext's
@@ -22,7 +22,7 @@ import (
 	"github.com/idemkey/idemkey/derive/conform"
 )
 
-var adapters = filepath.Join("..", "scripts", "conformance")
+var adapters = filepath.Join("..", "..", "scripts", "conformance")
 
 type conformReport struct {
 	Scheme   string `json:"scheme"`
@@ -124,7 +124,7 @@ func goBuild(t *testing.T, name, pkg string) string {
 	}
 	bin := filepath.Join(t.TempDir(), name)
 	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
-	cmd.Dir = ".."
+	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
@@ -234,7 +234,7 @@ func TestConformNpmCanonicalize(t *testing.T) {
 // protocol loop). Each asserts the exact set of failing rules, what each
 // rule's diagnosis says, and which known implementation is recognized.
 
-var impls = filepath.Join("..", "testdata", "conformance-impls")
+var impls = filepath.Join("..", "..", "testdata", "conformance-impls")
 
 // rules maps each of names to phrase.
 func rules(phrase string, names ...string) map[string]string {
