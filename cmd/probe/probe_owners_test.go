@@ -1,4 +1,4 @@
-package cmd_test
+package probe_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package cmd_test
+package probe_test
 
 import (
 	"bufio"
@@ -195,7 +195,7 @@ func TestProbeCount(t *testing.T) {
 // except under CI=true, where it fails.
 func startNodeOwner(t *testing.T, script string, env ...string) string {
 	t.Helper()
-	modules, _ := filepath.Abs("../testdata/npm/owners/node_modules")
+	modules, _ := filepath.Abs("../../testdata/npm/owners/node_modules")
 	node, err := exec.LookPath("node")
 	if err == nil {
 		_, err = os.Stat(filepath.Join(modules, "express-idempotency", "package.json"))
@@ -206,7 +206,7 @@ func startNodeOwner(t *testing.T, script string, env ...string) string {
 		}
 		t.Skipf("no node or testdata/npm/owners/node_modules (bash scripts/services.sh installs them): %v", err)
 	}
-	c := exec.Command(node, filepath.Join("..", "testdata", "owners", script))
+	c := exec.Command(node, filepath.Join("..", "..", "testdata", "owners", script))
 	// NODE_ENV=test: express logs no stack trace for the errors it answers.
 	c.Env = append(os.Environ(), append([]string{"NODE_PATH=" + modules, "NODE_ENV=test"}, env...)...)
 	c.Stderr = os.Stderr
