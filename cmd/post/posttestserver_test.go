@@ -1,4 +1,4 @@
-package cmd_test
+package post_test
 
 import (
 	"bytes"
