@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd_test
+package key_test
 
 import (
 	"bytes"
