@@ -1,4 +1,4 @@
-package cmd_test
+package clitest
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 )
 
 // hostileSettings are settings a user may well have exported, each of
-// which changed what some test saw before the tests were made hermetic.
+// which would change what some test sees if the tests were not hermetic.
 var hostileSettings = []string{
 	"IDEMKEY_SCHEME=jcs",
 	"IDEMKEY_RECOVER=retry",
@@ -19,13 +19,12 @@ var hostileSettings = []string{
 	"IDEMKEY_MAX_LEN=5",
 }
 
-// TestSuiteIgnoresCallersSettings runs the tests that start idemkey with
-// the process's environment (the run rig, the fleet, the diff and
-// settings tests) again in a child test binary whose caller exported
-// hostile IDEMKEY_* settings, an IDEMKEY_LEDGER and a config file in
-// $XDG_CONFIG_HOME that changes the scheme and the recovery policy: they
-// must all pass, as they do without them.
-func TestSuiteIgnoresCallersSettings(t *testing.T) {
+// CheckHermetic runs the tests of the running test binary that match
+// pattern again, in a child whose caller exported hostile IDEMKEY_*
+// settings, an IDEMKEY_LEDGER and a config file in $XDG_CONFIG_HOME that
+// changes the scheme and the recovery policy: they must all pass, as they
+// do without them, and none may touch the caller's ledger.
+func CheckHermetic(t *testing.T, pattern string) {
 	if os.Getenv("IDEMKEY_TEST_HERMETIC_CHILD") != "" {
 		t.Skip("this is the child run")
 	}
@@ -44,8 +43,7 @@ func TestSuiteIgnoresCallersSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "config.yaml"), []byte("scheme: jcs\nrecover: retry\nfrom: call\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := exec.Command(exe, "-test.run", "^Test(Diff|Run|Settings|Hook|Key)", "-test.count=1", "-test.short")
-	c.Dir = "."
+	c := exec.Command(exe, "-test.run", pattern, "-test.count=1", "-test.short")
 	c.Env = append(os.Environ(), hostileSettings...)
 	c.Env = append(c.Env,
 		"IDEMKEY_LEDGER="+filepath.Join(dir, "elsewhere", "ledger.db"),
@@ -61,6 +59,7 @@ func TestSuiteIgnoresCallersSettings(t *testing.T) {
 	}
 }
 
+// lastBytes is the last n bytes of b (all of it when shorter).
 func lastBytes(b []byte, n int) []byte {
 	if len(b) > n {
 		return b[len(b)-n:]
