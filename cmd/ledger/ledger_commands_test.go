@@ -1,4 +1,4 @@
-package cmd_test
+package ledger_test
 
 // The ledger subcommands on the three stores: a SQLite file, and PostgreSQL
 // and Redis servers on loopback (derive/ledger/testserver). Records are
@@ -397,9 +397,9 @@ func TestLedgerNotUTF8(t *testing.T) {
 	})
 }
 
-// TestLedgerEffectiveState (issue 19 item 26): ls and show said running
-// for a record whose holder was gone (its lease expired, its lock free),
-// --state unknown missed it, and --json had no lease. They give the state
+// TestLedgerEffectiveState: ls and show do not say running
+// for a record whose holder is gone (its lease expired, its lock free),
+// --state unknown finds it, and --json has its lease. They give the state
 // a run would see, with how the holder ended, and the recorded one; a
 // live holder's record stays running. On Linux the lock is looked at, not
 // taken (a run starting meanwhile would read the key as busy): ls and show
