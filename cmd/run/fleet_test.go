@@ -1,4 +1,4 @@
-package cmd_test
+package run_test
 
 // Fleet tests: idemkey run in real processes sharing one PostgreSQL or
 // Redis ledger (no kernel lock between them, as on separate machines),

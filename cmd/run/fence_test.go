@@ -1,4 +1,4 @@
-package cmd_test
+package run_test
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
-// TestFleetFencePausedHolder (issue 19, item 1): holder A (`run --lease
+// TestFleetFencePausedHolder: holder A (`run --lease
 // 1s`) is stopped (SIGSTOP) while its command runs; past its lease,
 // `ledger forget KEY` removes its record and B runs the step again. A,
 // continued while B's command runs, must not match B's claim: its renewal

@@ -1,4 +1,4 @@
-package cmd_test
+package run_test
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
-// The reconcile tests (issue 22): a step's outcome is left unknown by
+// The reconcile tests: a step's outcome is left unknown by
 // kill -9 at a phase, then settled by asking a reconcile command, a real
 // process whose answer comes from a file the test writes.
 

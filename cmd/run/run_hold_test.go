@@ -1,4 +1,4 @@
-package cmd_test
+package run_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The ends of a hold, as run says them (issue 19.12, 19.17, 19.18): what
+// The ends of a hold, as run says them: what
 // happened to a lost lease, a completion the store refused, an outcome
 // recorded without its output.
 

@@ -1,4 +1,4 @@
-package cmd_test
+package run_test
 
 // Shared-store settings end to end: a Redis ttl shorter than a renewed step,
 // a PostgreSQL DateStyle other than ISO; idemkey run in real processes on real servers.
