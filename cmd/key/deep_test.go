@@ -83,8 +83,8 @@ func runLimited(t *testing.T, dir string, args ...string) (int, string, int64) {
 // arguments nested 9,999 deep with long names, each in a process of its
 // own under a limit on its address space, and bounds its peak resident
 // memory to what it takes on a tiny input, plus 20 times its input, plus
-// the stack of the recursion. The one pass used to copy every level's text
-// into its parent again (quadratic in depth: a 1.1 MB document took 24
+// the stack of the recursion. A pass that copied every level's text
+// into its parent again would be quadratic in depth (a 1.1 MB document would take 24
 // GB), drift wrote a pointer out for every leaf and walked every level
 // again at every level above it, post wrote the pointer of every value
 // it checked for lost precision.

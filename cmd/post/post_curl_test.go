@@ -199,12 +199,13 @@ func postSelfSigned(t *testing.T, certFile, keyFile string) *x509.Certificate {
 	return c
 }
 
-// postRedirServer answers /start with a redirect to target, and records every
-// request.
+// postRedirReq is one request a postRedirServer saw.
 type postRedirReq struct {
 	Method, Path, Key, Auth, Cookie, Body string
 }
 
+// postRedirServer answers /start with a redirect to target, and records every
+// request.
 func postRedirServer(t *testing.T, status int, target func(self string) string) (*httptest.Server, func() []postRedirReq) {
 	t.Helper()
 	var mu sync.Mutex

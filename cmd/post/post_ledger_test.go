@@ -159,7 +159,7 @@ func TestPostLedgerDeadRunningRetriedWithSameKey(t *testing.T) {
 	}
 }
 
-// A response body past what the ledger keeps is not saved (a replay must
+// TestPostLedgerLargeResponseNotSaved: a response body past what the ledger keeps is not saved (a replay must
 // give the whole body): the next invocation sends the request again, with
 // the same key, and the owner dedupes it.
 func TestPostLedgerLargeResponseNotSaved(t *testing.T) {

@@ -101,7 +101,7 @@ func TestPostLedgerReplayRedirectChain(t *testing.T) {
 // TestFleetPostLedgerInterrupted: post --ledger stopped by SIGTERM or
 // SIGINT with its request in flight records the attempt as unknown and
 // dies by the signal, so the next invocation retries at once with the
-// same key: the record used to stay running until its lease ran out, and
+// same key: a record left running would stay so until its lease ran out, and
 // for those 30 s every invocation exited 75, "in flight elsewhere", with
 // nothing in flight.
 func TestFleetPostLedgerInterrupted(t *testing.T) {

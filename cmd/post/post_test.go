@@ -20,21 +20,21 @@ import (
 	"github.com/idemkey/idemkey/derive/post"
 )
 
-// args.json of the tests: members out of order and a non-ASCII string, so
+// postArgs: args.json of the tests: members out of order and a non-ASCII string, so
 // that the canonical body differs from the original bytes.
 const postArgs = `{"b": 1, "a": "é"}`
 
 // postFast makes retries quick in tests: 10ms first delay.
 var postFast = []string{"--retry-delay", "0.01"}
 
-// post runs idemkey post against url with task t1, tool pay and the body
+// ppost runs idemkey post against url with task t1, tool pay and the body
 // postArgs inline, plus args.
 func ppost(t *testing.T, url string, args ...string) clitest.Output {
 	t.Helper()
 	return clitest.Streams{In: strings.NewReader("")}.Run(t, append([]string{"post", url, "--task", "t1", "--tool", "pay", "-d", postArgs}, args...)...)
 }
 
-// keyOf returns what 'idemkey key' prints for task t1, tool pay and body.
+// postKeyOf returns what 'idemkey key' prints for task t1, tool pay and body.
 func postKeyOf(t *testing.T, body string) string {
 	t.Helper()
 	r := clitest.Streams{In: strings.NewReader(body)}.Run(t, "key", "--task", "t1", "--tool", "pay")
@@ -44,7 +44,7 @@ func postKeyOf(t *testing.T, body string) string {
 	return strings.TrimSpace(r.Stdout)
 }
 
-// canonical returns what 'idemkey canon' prints for body, without the
+// postCanonical returns what 'idemkey canon' prints for body, without the
 // final newline.
 func postCanonical(t *testing.T, body string) []byte {
 	t.Helper()
@@ -55,7 +55,7 @@ func postCanonical(t *testing.T, body string) []byte {
 	return []byte(strings.TrimSuffix(r.Stdout, "\n"))
 }
 
-// checkAttempts asserts the server saw n attempts, all with the same key
+// postCheckAttempts asserts the server saw n attempts, all with the same key
 // and body bytes, and that the effect ran exactly once (want 1) or never.
 func postCheckAttempts(t *testing.T, s *idemServer, n int, key string, body []byte, effects int) {
 	t.Helper()
@@ -477,7 +477,7 @@ func TestPostKeyHeaderFromConfig(t *testing.T) {
 	}
 }
 
-// closedPort returns a 127.0.0.1 address that refuses connections.
+// postClosedPort returns a 127.0.0.1 address that refuses connections.
 func postClosedPort(t *testing.T) string {
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {

@@ -777,7 +777,7 @@ func (st *runStep) command(attempt int64, lock *os.File) (c *exec.Cmd, started f
 	if lock != nil {
 		// Descriptors the command would have had without idemkey keep
 		// their numbers; the lock goes high (fd 100, sqlite.LockFD), where
-		// a script's "exec 3>log" does not close it (issue 19.4).
+		// a script's "exec 3>log" does not close it.
 		c.ExtraFiles, _ = stores.ChildFiles(lock)
 	}
 	return c, started

@@ -17,9 +17,9 @@ import (
 	"github.com/idemkey/idemkey/derive/conform"
 )
 
-// TestVectorsJSONLines: every line idemkey vectors writes is JSON (issue 19
-// item 24: the 21 invalid-json cases were written with their text inline,
-// so jq, json.loads and JSON.parse stopped at line 311). Each line decodes
+// TestVectorsJSONLines: every line idemkey vectors writes is JSON (the
+// invalid-json cases carry their text as a JSON string, not inline, so
+// that jq, json.loads and JSON.parse read every line). Each line decodes
 // with encoding/json into Go values, carries the case's exact text in
 // args_text, and inline args only where it is the same value; Node's
 // JSON.parse reads every line (skipped without node, except under CI=true).
@@ -93,7 +93,7 @@ rl.on("close", () => console.log(n));`
 }
 
 // TestVectorsHelpJqExample runs the jq example of idemkey vectors --help as
-// written, with idemkey on PATH: it exited 4 (issue 19 item 24). It selects
+// written, with idemkey on PATH: it exited 4. It selects
 // the order-utf16 cases. Skipped when jq is not installed.
 func TestVectorsHelpJqExample(t *testing.T) {
 	if _, err := exec.LookPath("jq"); err != nil {

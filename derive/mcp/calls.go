@@ -93,7 +93,7 @@ func (p *Proxy) mayReconcile(c *call) bool {
 	return err == nil && rec != nil && (rec.State == ledger.Unknown || rec.State == ledger.Running)
 }
 
-// reconciler is the call's tool's reconcile (nil for none; issue 22),
+// reconciler is the call's tool's reconcile (nil for none),
 // told the call's whole canonical arguments when the record did not keep
 // them (Record.Request), stopped when the session ends; the output of a
 // Happened answer becomes the tool's result (ReconciledResult).
@@ -408,7 +408,7 @@ func rewriteCall(m *message, key string, attempt int64, keyArg string) []byte {
 func replayResult(rec *ledger.Record) []byte {
 	data := rec.Stdout.Data
 	if len(data) > 0 && !rec.Stdout.Truncated && (data[0] != '{' || validJSON(data) != nil) {
-		// Not a result: what a reconcile command printed (issue 22), as
+		// Not a result: what a reconcile command printed, as
 		// the answer's text.
 		data = []byte(`{"content":[{"type":"text","text":` + string(quoted(string(data))) + `}]}`)
 	}

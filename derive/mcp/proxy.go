@@ -105,7 +105,7 @@ type Options struct {
 	HolderAlive ledger.HolderCheck
 	// Reconcile, if set, is a tool's reconcile (nil for none): it asks the
 	// owner about an unknown outcome of the tool's call before the
-	// recovery policy applies (issue 22; ledger.HoldRequest.Reconcile),
+	// recovery policy applies (ledger.HoldRequest.Reconcile),
 	// under the key's claim. A Happened answer's Output is the call's
 	// result (ReconciledResult), replayed; NotHappened sends the call as
 	// the next attempt; Undecided leaves it to Recover.

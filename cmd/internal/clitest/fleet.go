@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// owner is a test owner of effects on 127.0.0.1: it counts requests and
+// Owner is a test owner of effects on 127.0.0.1: it counts requests and
 // effects per Idempotency-Key; a deduping owner applies a key's effect
 // once.
 type Owner struct {
@@ -63,7 +63,7 @@ func (o *Owner) Counts() (requests, effects int) {
 	return
 }
 
-// fleet is a directory of scripts and marks shared by a test's workers.
+// Fleet is a directory of scripts and marks shared by a test's workers.
 type Fleet struct {
 	T   *testing.T
 	Dir string
@@ -99,7 +99,7 @@ func (fl *Fleet) Script(name, body string) string {
 	return p
 }
 
-// worker is one idemkey run process ("a machine": its own state
+// Worker is one idemkey run process ("a machine": its own state
 // directory, so no local lock is shared).
 type Worker struct {
 	Cmd            *exec.Cmd
@@ -137,7 +137,7 @@ func (fl *Fleet) Start(name string, args ...string) *Worker {
 	return w
 }
 
-// wait waits for the worker's exit (failing the test after d).
+// Wait waits for the worker's exit (failing the test after d).
 func (w *Worker) Wait(t *testing.T, d time.Duration) int {
 	t.Helper()
 	select {
@@ -148,14 +148,14 @@ func (w *Worker) Wait(t *testing.T, d time.Duration) int {
 	return w.Code
 }
 
-// run runs one worker to its end.
+// Run runs one worker to its end.
 func (fl *Fleet) Run(name string, args ...string) *Worker {
 	w := fl.Start(name, args...)
 	w.Wait(fl.T, 60*time.Second)
 	return w
 }
 
-// lines returns the lines of a marks file the steps append to.
+// Lines returns the lines of a marks file the steps append to.
 func (fl *Fleet) Lines(name string) []string {
 	b, err := os.ReadFile(filepath.Join(fl.Dir, name))
 	if os.IsNotExist(err) {
@@ -167,7 +167,7 @@ func (fl *Fleet) Lines(name string) []string {
 	return strings.Fields(string(b))
 }
 
-// show is idemkey ledger show KEY --json.
+// Show is idemkey ledger show KEY --json.
 func (fl *Fleet) Show(key string) map[string]any {
 	w := fl.Run("inspector", "ledger", "show", key, "--json")
 	if w.Code != 0 {
@@ -180,7 +180,7 @@ func (fl *Fleet) Show(key string) map[string]any {
 	return m
 }
 
-// keyOf is the key idemkey run derives for the step (from -v's line).
+// RunKeyOf is the key idemkey run derives for the step (from -v's line).
 func RunKeyOf(t *testing.T, w *Worker) string {
 	t.Helper()
 	for _, l := range strings.Split(w.Stderr.String(), "\n") {
@@ -202,7 +202,7 @@ func WaitFor(t *testing.T, d time.Duration, cond func() bool) {
 	}
 }
 
-// planOwner answers requests with the statuses of its plan, in order (201
+// PlanOwner answers requests with the statuses of its plan, in order (201
 // beyond it), and counts them per Idempotency-Key. A stall in the plan (0)
 // holds the request until release is closed.
 type PlanOwner struct {
@@ -264,7 +264,7 @@ func (o *PlanOwner) Total() int {
 	return n
 }
 
-// awaitArrival waits for the first request of o, sent by a.
+// AwaitArrival waits for the first request of o, sent by a.
 func AwaitArrival(t *testing.T, o *PlanOwner, a *Worker) {
 	t.Helper()
 	select {

@@ -56,7 +56,7 @@ func (r *Rig) IdemkeyReleasing(args ...string) Result {
 	}
 }
 
-// effectOwner owns a side effect and counts it per Idempotency-Key. With
+// EffectOwner owns a side effect and counts it per Idempotency-Key. With
 // dedupe, a key's effect happens once and later requests with the key get
 // the first answer; without, every request is an effect.
 type EffectOwner struct {
@@ -91,7 +91,7 @@ func (o *EffectOwner) Counts(key string) (requests, effects int) {
 	return o.requests[key], o.effects[key]
 }
 
-// rig is a directory with an idemkey executable, a ledger and a place for
+// Rig is a directory with an idemkey executable, a ledger and a place for
 // the commands' marks.
 type Rig struct {
 	T      *testing.T
@@ -126,7 +126,7 @@ func NewRig(t *testing.T) *Rig {
 
 func (r *Rig) Path(name string) string { return filepath.Join(r.Dir, name) }
 
-// cmd is idemkey with args, in the rig's directory and environment.
+// Cmd is idemkey with args, in the rig's directory and environment.
 func (r *Rig) Cmd(args ...string) *exec.Cmd {
 	c := exec.Command(r.Bin, args...)
 	c.Dir = r.Dir
@@ -157,7 +157,7 @@ func (r *Rig) Idemkey(args ...string) Result {
 	return r.Run(r.Cmd(args...))
 }
 
-// lines counts the lines of a mark file (one line per execution).
+// Lines counts the lines of a mark file (one line per execution).
 func (r *Rig) Lines(name string) int {
 	b, err := os.ReadFile(r.Path(name))
 	if os.IsNotExist(err) {
@@ -169,7 +169,7 @@ func (r *Rig) Lines(name string) int {
 	return bytes.Count(b, []byte("\n"))
 }
 
-// waitFile waits (bounded) until a command has created name.
+// WaitFile waits (bounded) until a command has created name.
 func (r *Rig) WaitFile(name string) {
 	r.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -184,7 +184,7 @@ func (r *Rig) WaitFile(name string) {
 	}
 }
 
-// execLedger runs one statement on the rig's SQLite ledger file behind
+// ExecLedger runs one statement on the rig's SQLite ledger file behind
 // idemkey's back (a takeover by another attempt, a record an older idemkey
 // wrote).
 func (r *Rig) ExecLedger(query string, args ...any) {
@@ -199,7 +199,7 @@ func (r *Rig) ExecLedger(query string, args ...any) {
 	}
 }
 
-// waitLine waits (bounded) until a command has written a first whole
+// WaitLine waits (bounded) until a command has written a first whole
 // line to name: the shell creates a file it appends to before it writes,
 // so a file that exists may still be empty.
 func (r *Rig) WaitLine(name string) {
@@ -213,7 +213,7 @@ func (r *Rig) WaitLine(name string) {
 	}
 }
 
-// until runs idemkey until its exit code is not the one given (bounded:
+// Until runs idemkey until its exit code is not the one given (bounded:
 // processes that were killed take a moment to be gone).
 func (r *Rig) Until(not int, args ...string) Result {
 	r.T.Helper()
@@ -267,7 +267,7 @@ func (r *Rig) Key(args ...string) string {
 	return strings.TrimSpace(string(res.Stdout))
 }
 
-// cmdKey is the key run derives from a command line.
+// CmdKey is the key run derives from a command line.
 func (r *Rig) CmdKey(task, tool string, argv ...string) string {
 	r.T.Helper()
 	c := r.Cmd("key", "--task", task, "--tool", tool)
@@ -279,7 +279,7 @@ func (r *Rig) CmdKey(task, tool string, argv ...string) string {
 	return strings.TrimSpace(string(res.Stdout))
 }
 
-// barrier starts processes that all wait on a FIFO, and releases them at
+// Barrier starts processes that all wait on a FIFO, and releases them at
 // once.
 type Barrier struct {
 	path string
@@ -293,7 +293,7 @@ func NewBarrier(t *testing.T, dir string) *Barrier {
 	return &Barrier{path: p}
 }
 
-// wrap makes c wait at the barrier before it execs.
+// Wrap makes c wait at the barrier before it execs.
 func (b *Barrier) Wrap(c *exec.Cmd) {
 	c.Args = append([]string{"sh", "-c", `read x < "$0"; exec "$@"`, b.path}, c.Args...)
 	c.Path = "/bin/sh"
@@ -333,7 +333,7 @@ func (r *Rig) Race(cmds []*exec.Cmd) []Result {
 	return res
 }
 
-// startHolder starts a step whose command reaches the owner, marks that it
+// StartHolder starts a step whose command reaches the owner, marks that it
 // started, writes its pid and waits for a release file.
 func (r *Rig) StartHolder(o *EffectOwner, extra ...string) (*exec.Cmd, []string) {
 	r.T.Helper()

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// fleetStore is one shared store under test.
+// Store is one shared store under test.
 type Store struct {
 	Name string
 	URL  string
@@ -73,7 +73,7 @@ func RedisStore(t *testing.T, extra ...string) *Store {
 	}
 }
 
-// eachStore runs f on PostgreSQL and on Redis.
+// EachStore runs f on PostgreSQL and on Redis.
 func EachStore(t *testing.T, f func(t *testing.T, s *Store)) {
 	t.Run("postgres", func(t *testing.T) { f(t, PGStore(t)) })
 	t.Run("redis", func(t *testing.T) { f(t, RedisStore(t)) })

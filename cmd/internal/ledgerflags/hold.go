@@ -166,7 +166,7 @@ func StopSignals(c chan os.Signal) {
 }
 
 // WarnOutputsDropped says that an outcome was recorded without its
-// outputs' bytes (the store refused it for its size, issue 19.12).
+// outputs' bytes (the store refused it for its size).
 func WarnOutputsDropped(w io.Writer, key string, c ledger.CompleteResult) {
 	if c.Err == nil && c.OutputsDropped {
 		fmt.Fprintf(w, "idemkey: warning: the outcome of attempt %d of %s was recorded without its output (the ledger refused it for its size: %v); a replay returns no output, only its length and sha256\n",
@@ -198,7 +198,7 @@ func NotRecordedWhy(c ledger.CompleteResult) string {
 }
 
 // LossLine says that a hold was lost and why: the ledger's word for what
-// happened to the key's record (item 19.17: a newer attempt, a record
+// happened to the key's record (a newer attempt, a record
 // gone, an attempt ended by someone else), with who holds the key now, or
 // that the ledger did not answer for a whole lease.
 func LossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string, lease time.Duration) string {
@@ -226,7 +226,7 @@ func LossLine(ctx context.Context, s ledger.Store, h *ledger.Holding, key string
 // (the caller sets its own), and without idemkey's own settings, IDEMKEY_*
 // (a ledger URL's password, an HMAC secret, a policy meant for idemkey),
 // which a command could echo into its output and so into the record;
-// those named in pass (--env NAME) are kept (issue 19.19).
+// those named in pass (--env NAME) are kept.
 func StepEnv(env, pass []string) []string {
 	out := WithoutEnv(env, "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT")
 	kept := out[:0]

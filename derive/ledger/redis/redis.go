@@ -248,7 +248,7 @@ func (s *Store) markKey(key string) string { return s.prefix + "n:" + key }
 // bytes that are not UTF-8 into U+FFFD, and List's filter would then miss
 // the task it was given). Its lease is a key with a PX expiry.
 
-// write sets the record's hash (at attempt att), lease, index entry and
+// writeLua sets the record's hash (at attempt att), lease, index entry and
 // high-water mark from ARGV[o+1…]: key, state, attempt, rec, request,
 // stdout, stderr, meta, lease ms, index score, ttl ms, task, tool,
 // holder, reason, token. With a ttl, a running record expires ttl after

@@ -76,7 +76,7 @@ func TestPrimitives(t *testing.T) {
 	})
 }
 
-// TestScriptsLoadedOnce: the scripts run by EVALSHA; after SCRIPT FLUSH
+// TestScriptsReloaded: the scripts run by EVALSHA; after SCRIPT FLUSH
 // (a restarted server) they are sent again with EVAL and work.
 func TestScriptsReloaded(t *testing.T) {
 	r := testserver.NewRedis(t)
@@ -338,8 +338,8 @@ func TestTLSMismatch(t *testing.T) {
 // TestRecordTTLFencesPausedHolder: with ttl= a paused holder's record
 // expires (ttl after its lease) and the next claim runs the step again,
 // as attempt 2 (the key's mark has no expiry); the holder, continued,
-// cannot renew or complete over it. The attempt used to start over at 1,
-// and the paused holder's completion overwrote the new attempt's record.
+// cannot renew or complete over it. The attempt does not start over at 1,
+// and the paused holder's completion does not overwrite the new attempt's record.
 func TestRecordTTLFencesPausedHolder(t *testing.T) {
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
