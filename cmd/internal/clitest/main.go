@@ -11,6 +11,7 @@ import (
 	"github.com/idemkey/idemkey/cmd"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	runcmd "github.com/idemkey/idemkey/cmd/run"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -21,7 +22,7 @@ import (
 func Main(m *testing.M) {
 	if filepath.Base(os.Args[0]) != "idemkey" {
 		cleanup := Hermetic()
-		code := testscript.RunMain(m, map[string]func() int{"idemkey": cmd.Run})
+		code := testscript.RunMain(stopsShared{m}, map[string]func() int{"idemkey": cmd.Run})
 		cleanup()
 		os.Exit(code)
 	}
@@ -29,6 +30,13 @@ func Main(m *testing.M) {
 		"idemkey": func() { installHooks(); os.Exit(cmd.Run()) },
 	})
 }
+
+// stopsShared runs the tests, then stops the servers testserver shares
+// between them (testserver.Main).
+type stopsShared struct{ m *testing.M }
+
+// Run runs the tests through testserver.Main.
+func (s stopsShared) Run() int { return testserver.Main(s.m) }
 
 // installHooks sets the test-only hooks of the ledger, the reconcile and
 // run from environment variables that only the test binary honours.
