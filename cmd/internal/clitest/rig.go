@@ -68,6 +68,7 @@ type EffectOwner struct {
 	effects  map[string]int // key → effects
 }
 
+// NewEffectOwner starts an EffectOwner on loopback.
 func NewEffectOwner(t *testing.T, dedupe bool) *EffectOwner {
 	o := &EffectOwner{dedupe: dedupe, requests: map[string]int{}, effects: map[string]int{}}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +86,7 @@ func NewEffectOwner(t *testing.T, dedupe bool) *EffectOwner {
 	return o
 }
 
+// Counts are the requests and effects of key.
 func (o *EffectOwner) Counts(key string) (requests, effects int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -101,6 +103,10 @@ type Rig struct {
 	Env    []string
 }
 
+// NewRig makes a rig in a temporary directory: the test binary linked
+// as bin/idemkey, a SQLite ledger under state/ (IDEMKEY_LEDGER) and the
+// environment without the caller's ledger or config. Its steps reach
+// owners with curl: without it the test ends as Unavailable.
 func NewRig(t *testing.T) *Rig {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
@@ -124,6 +130,7 @@ func NewRig(t *testing.T) *Rig {
 	return r
 }
 
+// Path is the path of name in the rig's directory.
 func (r *Rig) Path(name string) string { return filepath.Join(r.Dir, name) }
 
 // Cmd is idemkey with args, in the rig's directory and environment.
@@ -134,11 +141,14 @@ func (r *Rig) Cmd(args ...string) *exec.Cmd {
 	return c
 }
 
+// Result is what an idemkey process returned: its exit code and output.
 type Result struct {
 	Code           int
 	Stdout, Stderr []byte
 }
 
+// Run runs c to its end and returns its Result (failing the test when it
+// cannot start).
 func (r *Rig) Run(c *exec.Cmd) Result {
 	r.T.Helper()
 	var out, errb bytes.Buffer
@@ -152,6 +162,7 @@ func (r *Rig) Run(c *exec.Cmd) Result {
 	return Result{c.ProcessState.ExitCode(), out.Bytes(), errb.Bytes()}
 }
 
+// Idemkey runs idemkey with args in the rig.
 func (r *Rig) Idemkey(args ...string) Result {
 	r.T.Helper()
 	return r.Run(r.Cmd(args...))
@@ -227,6 +238,7 @@ func (r *Rig) Until(not int, args ...string) Result {
 	}
 }
 
+// Shown is a record as ledger show --json prints it.
 type Shown struct {
 	Key      string  `json:"key"`
 	State    string  `json:"state"`
@@ -245,6 +257,7 @@ type Shown struct {
 	} `json:"stdout"`
 }
 
+// Show is the record of key, from ledger show --json.
 func (r *Rig) Show(key string) Shown {
 	r.T.Helper()
 	res := r.Idemkey("ledger", "show", key, "--json")
@@ -258,6 +271,7 @@ func (r *Rig) Show(key string) Shown {
 	return s
 }
 
+// Key is the key that idemkey key prints for args.
 func (r *Rig) Key(args ...string) string {
 	r.T.Helper()
 	res := r.Run(r.Cmd(append([]string{"key"}, args...)...))
@@ -285,6 +299,7 @@ type Barrier struct {
 	path string
 }
 
+// NewBarrier makes a barrier's FIFO in dir.
 func NewBarrier(t *testing.T, dir string) *Barrier {
 	p := filepath.Join(dir, "barrier")
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
@@ -293,12 +308,24 @@ func NewBarrier(t *testing.T, dir string) *Barrier {
 	return &Barrier{path: p}
 }
 
-// Wrap makes c wait at the barrier before it execs.
+// Wrap makes c wait at the barrier before it execs; its shell marks that it
+// has come to the barrier with a file of its own beside the FIFO.
 func (b *Barrier) Wrap(c *exec.Cmd) {
-	c.Args = append([]string{"sh", "-c", `read x < "$0"; exec "$@"`, b.path}, c.Args...)
+	c.Args = append([]string{"sh", "-c", `: > "$0.$$"; read x < "$0"; exec "$@"`, b.path}, c.Args...)
 	c.Path = "/bin/sh"
 }
 
+// Arrived waits (bounded) until n wrapped processes have come to the
+// barrier.
+func (b *Barrier) Arrived(t *testing.T, n int) {
+	t.Helper()
+	WaitFor(t, 30*time.Second, func() bool {
+		m, _ := filepath.Glob(b.path + ".*")
+		return len(m) >= n
+	})
+}
+
+// Release lets every process at the barrier go at once.
 func (b *Barrier) Release(t *testing.T) {
 	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
 	if err != nil {
@@ -307,6 +334,8 @@ func (b *Barrier) Release(t *testing.T) {
 	f.Close()
 }
 
+// Race starts cmds behind a barrier, releases them at once and returns
+// their results, in order.
 func (r *Rig) Race(cmds []*exec.Cmd) []Result {
 	r.T.Helper()
 	b := NewBarrier(r.T, r.Dir)
@@ -321,9 +350,8 @@ func (r *Rig) Race(cmds []*exec.Cmd) []Result {
 		}
 	}
 	// Opening the FIFO for writing releases every reader at once, once all
-	// are waiting: give the shells a moment to reach the read (the
-	// assertion does not depend on it).
-	time.Sleep(200 * time.Millisecond)
+	// are waiting: each shell marks its arrival just before its read.
+	b.Arrived(r.T, len(cmds))
 	b.Release(r.T)
 	res := make([]Result, len(cmds))
 	for i, c := range cmds {
@@ -353,6 +381,7 @@ func (r *Rig) StartHolder(o *EffectOwner, extra ...string) (*exec.Cmd, []string)
 	return c, args
 }
 
+// CommandPid is the pid the StartHolder step wrote.
 func (r *Rig) CommandPid() int {
 	r.T.Helper()
 	b, err := os.ReadFile(r.Path("pid"))
