@@ -162,6 +162,9 @@ func TestConformPython(t *testing.T) {
 }
 
 func TestConformGoJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a Go adapter")
+	}
 	bin := goAdapter(t, "gojson")
 	want := map[string]string{
 		"order-utf16":           "sorts names by code point",
@@ -183,6 +186,9 @@ func TestConformGoJSON(t *testing.T) {
 }
 
 func TestConformJSONText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a Go adapter")
+	}
 	bin := goAdapter(t, "jsontext")
 	for _, out := range []string{"key", "canonical"} {
 		r := runConformJSON(t, 1, "--scheme", "jcs", "--output", out, "--", bin, out)
@@ -398,6 +404,9 @@ func implBinary(t *testing.T, name string) string {
 }
 
 func TestConformMoreImplementations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds and runs a dozen implementations")
+	}
 	need(t, "python3")
 	need(t, "node")
 	for _, ic := range moreImpls(t) {

@@ -25,6 +25,8 @@ type Store struct {
 	Restart func(t *testing.T, down time.Duration)
 }
 
+// PGStore is a PostgreSQL cluster of the test's own, with a fresh
+// database.
 func PGStore(t *testing.T) *Store {
 	c := testserver.NewPostgres(t)
 	url := c.CreateDB(t)
@@ -50,6 +52,7 @@ func PGStore(t *testing.T) *Store {
 	}
 }
 
+// RedisStore is a redis-server of the test's own, started with extra.
 func RedisStore(t *testing.T, extra ...string) *Store {
 	// Persistence as the README asks of a ledger: every write fsynced to
 	// the append-only file before it is acknowledged.
@@ -73,8 +76,12 @@ func RedisStore(t *testing.T, extra ...string) *Store {
 	}
 }
 
-// EachStore runs f on PostgreSQL and on Redis.
+// EachStore runs f on PostgreSQL and on Redis (not under -short: each
+// store is a server of its own, started per test).
 func EachStore(t *testing.T, f func(t *testing.T, s *Store)) {
+	if testing.Short() {
+		t.Skip("-short: the shared stores (a PostgreSQL cluster and a redis-server per test) run in the full suite")
+	}
 	t.Run("postgres", func(t *testing.T) { f(t, PGStore(t)) })
 	t.Run("redis", func(t *testing.T) { f(t, RedisStore(t)) })
 }
