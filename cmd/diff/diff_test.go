@@ -263,6 +263,7 @@ func TestDiffCases(t *testing.T) {
 // TestDiffValues checks the a and b members: canonical JSON values, absent
 // for a side without a value.
 func TestDiffValues(t *testing.T) {
+	t.Parallel()
 	d, _ := diffJSON(t, `{"x":{"b":1.0,"a":"\u00e9"},"gone":1}`, `{"x":[1]}`, "--task", "t", "--tool", "pay")
 	if len(d.Differences) != 2 {
 		t.Fatalf("differences: %+v", d.Differences)
@@ -277,6 +278,7 @@ func TestDiffValues(t *testing.T) {
 }
 
 func TestDiffOmitted(t *testing.T) {
+	t.Parallel()
 	var a, b strings.Builder
 	a.WriteString("[")
 	b.WriteString("[")
@@ -310,6 +312,7 @@ func TestDiffOmitted(t *testing.T) {
 }
 
 func TestDiffSchemes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, a, b string
 		js, jcs    string
@@ -335,6 +338,7 @@ func TestDiffSchemes(t *testing.T) {
 }
 
 func TestDiffUsage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		args   []string
@@ -358,6 +362,7 @@ func TestDiffUsage(t *testing.T) {
 }
 
 func TestDiffHumanOutput(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 300)
 	a := fmt.Sprintf(`{"memo":"%s1","n":[1,2]}`, long)
 	b := fmt.Sprintf(`{"memo":"%s2","n":[1,2,3]}`, long)
@@ -394,6 +399,7 @@ func TestDiffHumanOutput(t *testing.T) {
 }
 
 func TestDiffWarningsOnStderrWithJSON(t *testing.T) {
+	t.Parallel()
 	out, errs, code := diffFiles(t, `[9007199254740993]`, `[9007199254740992]`, "--task", "t", "--tool", "pay", "--json")
 	if code != 0 || !strings.Contains(out, `"collapsed-number"`) ||
 		!strings.HasPrefix(errs, "idemkey: warning: /args/0: 9007199254740993 and 9007199254740992") {
@@ -406,6 +412,7 @@ func TestDiffWarningsOnStderrWithJSON(t *testing.T) {
 }
 
 func TestDiffApproximateAlignmentWarns(t *testing.T) {
+	t.Parallel()
 	// Two arrays that share nothing but their last element: beyond a small
 	// budget the alignment is approximate, and said to be.
 	var a, b []string
@@ -427,6 +434,7 @@ func TestDiffApproximateAlignmentWarns(t *testing.T) {
 // key options (--format, --prefix, --secret-env) and with --omit from the
 // environment or the config file.
 func TestDiffKeysMatchKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	cfg := filepath.Join(dir, "omit.yaml")

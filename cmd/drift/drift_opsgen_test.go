@@ -63,6 +63,7 @@ func firstFew(s []string) []string {
 // calls one key when idemkey key derives them (and without flags, key
 // derives the keys drift reports).
 func TestDriftThirdGenerator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for k, c := range []struct {
 		name, shape string

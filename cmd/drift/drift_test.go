@@ -37,6 +37,7 @@ type driftJSON struct {
 // the findings match what was planted, and the flags of each drift finding
 // give its calls one key when idemkey key derives them.
 func TestDriftCommandOnGeneratedLog(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	truth, err := driftgen.Generate(driftgen.Config{Seed: 21, Calls: 8000}, &log)
 	if err != nil {

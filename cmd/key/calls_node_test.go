@@ -19,6 +19,7 @@ import (
 // is such a string). Where the harness rejects the arguments, idemkey must
 // too.
 func TestOpenAIArgumentsHarness(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skipf("node not found: %v", err)
@@ -74,6 +75,7 @@ func TestOpenAIArgumentsHarness(t *testing.T) {
 // escaped surrogates before it is placed by the string's own characters
 // (a surrogate, a pair: one character each).
 func TestOpenAIArgumentsErrorColumn(t *testing.T) {
+	t.Parallel()
 	envelope := `{"type":"function_call","name":"x","arguments":"{\"a\":\"\ud800\", \"\ud83d\ude00\ud800\": x}"}`
 	_, stderr, code := clitest.Run(t, envelope, "key", "--task", "t", "--from", "openai")
 	want := `unexpected character 'x' looking for a value (at 1:17 of the string)`

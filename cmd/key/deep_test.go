@@ -89,6 +89,7 @@ func runLimited(t *testing.T, dir string, args ...string) (int, string, int64) {
 // again at every level above it, post wrote the pointer of every value
 // it checked for lost precision.
 func TestDeepMemory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)

@@ -57,6 +57,7 @@ func randomCall(r *rand.Rand, i int, bad bool) string {
 // TestBatchMatchesOneByOne derives thousands of keys in one batch, with
 // bad lines mixed in, and checks each against a separate key invocation.
 func TestBatchMatchesOneByOne(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 3000
 	lines := make([]string, n)
@@ -96,6 +97,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 }
 
 func TestKeyFormatLengths(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		format string
 		n      int
@@ -117,6 +119,7 @@ func TestKeyFormatLengths(t *testing.T) {
 // TestDeepInputOneLineError feeds 3,000,000 levels of nesting: the error
 // is one readable line (the pointer is shortened), exit 2, no stdout.
 func TestDeepInputOneLineError(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		strings.Repeat("[", 3000000) + strings.Repeat("]", 3000000),
 		strings.Repeat(`{"a/b":`, 3000000) + "1" + strings.Repeat("}", 3000000),
@@ -138,6 +141,7 @@ func TestDeepInputOneLineError(t *testing.T) {
 // made invalid near its end, which the one-pass path must report exactly
 // as the parsing path does.
 func TestLargeFileReadInParts(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("[\n")
 	for i := 0; b.Len() < 9<<20; i++ {
@@ -186,6 +190,7 @@ func TestLargeFileReadInParts(t *testing.T) {
 // invalid task ids, contradictions with --task and --tool, non-objects,
 // envelope-shaped bare arguments; with each --from, scheme and a secret.
 func TestBatchQuickPathEdges(t *testing.T) {
+	t.Parallel()
 	lines := []string{
 		`{"task":"t","tool":"x","args":{"b":1,"a":2}}`,
 		`{"t\u0061sk":"t","tool":"x","args":1}`,
@@ -273,6 +278,7 @@ func batchShapeCovers(batch, single string, n int) bool {
 // parses), and the envelope warning must be given as for a small input,
 // also when the large array is the one it looks into (tool_calls).
 func TestLargeObjects(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("[\n")
 	for i := 0; b.Len() < 9<<20; i++ {

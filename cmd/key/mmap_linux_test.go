@@ -113,6 +113,7 @@ func TestTruncatedMappedFileKey(t *testing.T) {
 // there is reported as this test's failure; they stop after a count or a
 // time, whichever comes first.
 func TestMappedRootFlipped(t *testing.T) {
+	t.Parallel()
 	if path := os.Getenv("IDEMKEY_TEST_FLIP_FILE"); path != "" {
 		flipChild(t, path)
 		return

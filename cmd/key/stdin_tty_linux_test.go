@@ -44,6 +44,7 @@ func openPTY(t *testing.T) (ptm, pts *os.File) {
 // read standard input and how to end it; the result on standard output is
 // unchanged, and nothing is said when standard input is not a terminal.
 func TestKeyStdinTerminalSaysSo(t *testing.T) {
+	t.Parallel()
 	const note = "idemkey: reading standard input (a terminal): end it with Ctrl-D, or give a file name\n"
 	for _, tc := range []struct {
 		args  []string

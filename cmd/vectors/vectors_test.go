@@ -24,6 +24,7 @@ import (
 // args_text, and inline args only where it is the same value; Node's
 // JSON.parse reads every line (skipped without node, except under CI=true).
 func TestVectorsJSONLines(t *testing.T) {
+	t.Parallel()
 	for _, scheme := range []string{"js", "jcs"} {
 		out, stderr, code := clitest.Run(t, "", "vectors", "--scheme", scheme)
 		if code != 0 {
@@ -96,6 +97,7 @@ rl.on("close", () => console.log(n));`
 // written, with idemkey on PATH: it exited 4. It selects
 // the order-utf16 cases. Skipped when jq is not installed.
 func TestVectorsHelpJqExample(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
 		t.Skipf("jq not found: %v", err)
 	}

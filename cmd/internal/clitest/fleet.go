@@ -29,6 +29,7 @@ type Owner struct {
 	effects  map[string]int
 }
 
+// NewOwner starts an Owner on a free port of 127.0.0.1.
 func NewOwner(t *testing.T, dedupe bool) *Owner {
 	o := &Owner{dedupe: dedupe, requests: map[string]int{}, effects: map[string]int{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,6 +52,7 @@ func NewOwner(t *testing.T, dedupe bool) *Owner {
 	return o
 }
 
+// Counts are the owner's requests and effects, over all keys.
 func (o *Owner) Counts() (requests, effects int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -71,6 +73,9 @@ type Fleet struct {
 	Env []string
 }
 
+// NewFleet makes a fleet whose workers share the store s (its URL as
+// IDEMKEY_LEDGER) and reach the owner o (OWNER_PORT), with effect.sh, a
+// step that sends the owner one request with the step's key.
 func NewFleet(t *testing.T, s *Store, o *Owner) *Fleet {
 	bin, err := exec.LookPath("idemkey")
 	if err != nil {
@@ -91,6 +96,8 @@ cat <&3 >/dev/null
 	return fl
 }
 
+// Script writes an executable bash script (set -e) into the fleet's
+// directory and returns its path.
 func (fl *Fleet) Script(name, body string) string {
 	p := filepath.Join(fl.Dir, name)
 	if err := os.WriteFile(p, []byte("#!/bin/bash\nset -e\n"+body), 0o755); err != nil {
@@ -108,6 +115,8 @@ type Worker struct {
 	Code           int
 }
 
+// Start starts one worker, idemkey with args, in a process group of its
+// own; the test's cleanup kills what is left of it.
 func (fl *Fleet) Start(name string, args ...string) *Worker {
 	w := &Worker{Done: make(chan struct{})}
 	w.Cmd = exec.Command(fl.Bin, args...)
@@ -193,6 +202,7 @@ func RunKeyOf(t *testing.T, w *Worker) string {
 	return ""
 }
 
+// WaitFor waits until cond holds, failing the test after d.
 func WaitFor(t *testing.T, d time.Duration, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
@@ -214,6 +224,8 @@ type PlanOwner struct {
 	Release chan struct{}
 }
 
+// NewPlanOwner starts a PlanOwner on 127.0.0.1 answering with the
+// statuses of plan.
 func NewPlanOwner(t *testing.T, plan ...int) *PlanOwner {
 	o := &PlanOwner{plan: plan, Keys: map[string]int{}, Arrived: make(chan struct{}, 16), Release: make(chan struct{})}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -248,12 +260,14 @@ func NewPlanOwner(t *testing.T, plan ...int) *PlanOwner {
 	return o
 }
 
+// Count is the number of requests that carried key.
 func (o *PlanOwner) Count(key string) int {
 	o.Mu.Lock()
 	defer o.Mu.Unlock()
 	return o.Keys[key]
 }
 
+// Total is the number of requests, over all keys.
 func (o *PlanOwner) Total() int {
 	o.Mu.Lock()
 	defer o.Mu.Unlock()
