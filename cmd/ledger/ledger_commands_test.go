@@ -175,6 +175,7 @@ func TestLedgerGCFollowsRetention(t *testing.T) {
 // strconv.Quote, whose \U000e0001 and \x1b escapes are not JSON (a
 // --prefix may hold U+E0001, a path ESC or a byte that is not UTF-8).
 func TestLedgerJSONValid(t *testing.T) {
+	t.Parallel()
 	key := "\U000E0001p\u2028-" + strings.Repeat("ab", 32)
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		s.put(t, key, ledger.Failed, time.Hour)
@@ -262,6 +263,7 @@ func TestLedgerResolveForgetStates(t *testing.T) {
 // sequence in a path was printed as it is); the same for the line that
 // says a ledger does not exist.
 func TestLedgerInitPathShown(t *testing.T) {
+	t.Parallel()
 	s := &ledgerStore{spec: filepath.Join(t.TempDir(), "a\x1b[31mb.db")}
 	r := s.ledger(t, nil, "ls")
 	if r.code != 0 || strings.Contains(r.stderr, "\x1b") || !strings.Contains(r.stderr, `a\x1b[31mb.db`) {
@@ -278,6 +280,7 @@ func TestLedgerInitPathShown(t *testing.T) {
 // database without the table (or a mistyped table=) holds no records, and
 // only init, run and post create the table. ls created it on first use.
 func TestLedgerPostgresNoTableCreated(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts PostgreSQL")
 	}
@@ -332,6 +335,7 @@ func TestLedgerPostgresNoTableCreated(t *testing.T) {
 // forgotten. --as failed (the next post retries with the same key) is
 // still allowed.
 func TestLedgerResolvePostWithoutResponse(t *testing.T) {
+	t.Parallel()
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		end := time.Now()
 		rec := &ledger.Record{Key: "kp", Task: "t1", Tool: "pay", Kind: "post", Fingerprint: "f", Request: []byte("{}"),
@@ -357,6 +361,7 @@ func TestLedgerResolvePostWithoutResponse(t *testing.T) {
 // as stdout and no stderr: show --stderr says so (exit 1, as for any
 // stream not recorded), and show names it as none, not as a stream lost.
 func TestLedgerShowPostStreams(t *testing.T) {
+	t.Parallel()
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		end := time.Now()
 		body := []byte("created\n")
@@ -386,6 +391,7 @@ func TestLedgerShowPostStreams(t *testing.T) {
 // query ("invalid byte sequence for encoding UTF8", exit 2 as a ledger
 // error) where SQLite and Redis answered "no record" (exit 1).
 func TestLedgerNotUTF8(t *testing.T) {
+	t.Parallel()
 	eachLedgerStore(t, func(t *testing.T, s *ledgerStore) {
 		for _, args := range [][]string{{"show", "ab\xffcd"}, {"resolve", "ab\xffcd", "--as", "failed"}, {"forget", "ab\xffcd"},
 			{"ls", "--task", "t\xff"}, {"ls", "--tool", "\xfex"}} {

@@ -19,6 +19,7 @@ import (
 )
 
 func TestParseDaysAndSize(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{"7d": 7 * 24 * time.Hour, "0.5d": 12 * time.Hour, "36h": 36 * time.Hour,
 		"90m": 90 * time.Minute, "30": 30 * time.Second, "0.25": 250 * time.Millisecond, "0": 0, "1h30m": 90 * time.Minute} {
 		if got, err := cli.ParseDays(in); err != nil || got != want {
@@ -57,6 +58,7 @@ func TestParseDaysAndSize(t *testing.T) {
 // a parameter idemkey does not know were printed as typed by run -v,
 // ledger init and the errors of a store that cannot be reached.
 func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	pg := testserver.NewPostgres(t)
 	base := pg.CreateDB(t)
@@ -102,6 +104,7 @@ func TestLedgerURLSecretsNeverPrinted(t *testing.T) {
 // output (here, their name) and never ran the step. Both now refuse the
 // ledger: exit 125, the path, its owner and mode named, a hint.
 func TestLedgerOfAnotherUserRefused(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	users := usertest.New(t, 2)
 	attacker, victim := users[0], users[1]

@@ -104,6 +104,7 @@ CREATE TRIGGER refuse_end BEFORE UPDATE ON idemkey_ledger FOR EACH ROW EXECUTE F
 // the outcome with its 6 MB of output; the outcome is recorded without the
 // bytes, and run says so; a replay returns no output and says why.
 func TestRunOutputsDroppedWarns(t *testing.T) {
+	t.Parallel()
 	s := clitest.RedisStore(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
 	r := clitest.NewRig(t)
 	r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)

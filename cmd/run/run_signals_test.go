@@ -57,6 +57,7 @@ func TestRunSlowReaderGetsAllOutput(t *testing.T) {
 // recorded only what it had read by then (98304 of 130000 bytes), as if
 // that were the whole output.
 func TestRunReaderGoneKeepsWhatTheCommandWrote(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	// 130000 bytes fit in the pipes between the command and the reader.
 	script := `head -c 130000 /dev/zero | tr '\000' a; echo ran >> ` + r.Path("mark")

@@ -26,6 +26,7 @@ import (
 // 127.0.0.1.
 
 func TestRunTwiceReplaysByteForByte(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	script := `printf 'out \000\377 line\n'; printf 'err line\n' >&2; echo ran >> ` + r.Path("mark") + `; echo "$IDEMPOTENCY_ATTEMPT $IDEMPOTENCY_KEY"; exit 0`
 	args := []string{"run", "--task", "t1", "--tool", "step", "--", "sh", "-c", script}
@@ -67,6 +68,7 @@ func TestRunTwiceReplaysByteForByte(t *testing.T) {
 }
 
 func TestRunOtherCommandLineRefused(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	if err := os.WriteFile(r.Path("args.json"), []byte(`{"env":"prod"}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -273,6 +275,7 @@ func TestRunCrashBetweenExitAndRecord(t *testing.T) {
 }
 
 func TestRunLedgerDeletedRunsAgain(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	o := clitest.NewEffectOwner(t, true)
 	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo ran >> ` + r.Path("mark")
@@ -328,6 +331,7 @@ func TestRunForwardsSignals(t *testing.T) {
 }
 
 func TestRunOutputCapAndTruncatedReplay(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	script := `i=0; while [ $i -lt 100 ]; do printf '0123456789'; i=$((i+1)); done; exit 4`
 	args := []string{"run", "--task", "t1", "--tool", "big", "--max-output", "64", "--replay-failed", "--", "sh", "-c", script}
@@ -377,6 +381,7 @@ func TestRunRetention(t *testing.T) {
 }
 
 func TestRunLedgerModes(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	r.Idemkey("run", "--task", "t1", "--tool", "m", "--", "true")
 	for p, want := range map[string]os.FileMode{filepath.Dir(r.Ledger): 0o700 | os.ModeDir, r.Ledger: 0o600} {
@@ -397,6 +402,7 @@ func TestRunLedgerModes(t *testing.T) {
 }
 
 func TestRunNetworkFSRefused(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	c := r.Cmd("run", "--task", "t1", "--tool", "n", "--", "sh", "-c", "echo ran >> "+r.Path("mark"))
 	c.Env = append(c.Env, "IDEMKEY_TEST_FSTYPE=0x6969")
@@ -410,6 +416,7 @@ func TestRunNetworkFSRefused(t *testing.T) {
 }
 
 func TestRunLedgerSchemaVersions(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	ctx := context.Background()
 	// A ledger as the version-1 schema wrote it, with a succeeded step:
@@ -449,6 +456,7 @@ func sha256hex(b []byte) string {
 }
 
 func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
+	t.Parallel()
 	// "idemkey run … | head -1": the command sees the broken pipe, as it
 	// would without idemkey, and idemkey lives to record how it ended.
 	r := clitest.NewRig(t)
