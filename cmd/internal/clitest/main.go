@@ -6,20 +6,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idemkey/idemkey/cmd"
 	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
-	runcmd "github.com/idemkey/idemkey/cmd/run"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Main is a face's TestMain. Called by the name idemkey (a rig's
 // symlink, or testscript's command on PATH), the test binary is idemkey,
-// with the test-only hooks its environment asks for; otherwise it makes
-// the tests hermetic (see Hermetic), puts idemkey on PATH and runs them.
-func Main(m *testing.M) {
+// with the test-only hooks its environment asks for (the shared ones, then
+// hooks, which a face passes for its own); otherwise it makes the tests
+// hermetic (see Hermetic), puts idemkey on PATH and runs them.
+func Main(m *testing.M, hooks ...func()) {
 	if filepath.Base(os.Args[0]) != "idemkey" {
 		cleanup := Hermetic()
 		code := testscript.RunMain(stopsShared{m}, map[string]func() int{"idemkey": cmd.Run})
@@ -27,7 +26,13 @@ func Main(m *testing.M) {
 		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){
-		"idemkey": func() { installHooks(); os.Exit(cmd.Run()) },
+		"idemkey": func() {
+			installHooks()
+			for _, h := range hooks {
+				h()
+			}
+			os.Exit(cmd.Run())
+		},
 	})
 }
 
@@ -38,8 +43,8 @@ type stopsShared struct{ m *testing.M }
 // Run runs the tests through testserver.Main.
 func (s stopsShared) Run() int { return testserver.Main(s.m) }
 
-// installHooks sets the test-only hooks of the ledger, the reconcile and
-// run from environment variables that only the test binary honours.
+// installHooks sets the test-only hooks of the ledger and the reconcile
+// from environment variables that only the test binary honours.
 func installHooks() {
 	if s := os.Getenv("IDEMKEY_TEST_FSTYPE"); s != "" {
 		if t, err := strconv.ParseInt(s, 0, 64); err == nil {
@@ -54,19 +59,6 @@ func installHooks() {
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_RECONCILE") != "" {
 		ledgerflags.ReconcileTestHooks.CrashAfterAnswer = true
-	}
-	// IDEMKEY_TEST_PAUSE_BEFORE_START=FILE: between the claim and the
-	// command's start, create FILE and wait until it is removed.
-	if p := os.Getenv("IDEMKEY_TEST_PAUSE_BEFORE_START"); p != "" {
-		runcmd.TestHooks.BeforeStart = func() {
-			_ = os.WriteFile(p, nil, 0o644)
-			for {
-				if _, err := os.Stat(p); err != nil {
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
 	}
 }
 
