@@ -61,15 +61,6 @@ func TestFlagTypesSurviveTheWrapper(t *testing.T) {
 	}
 }
 
-func TestOutClosed(t *testing.T) {
-	if !(&cli.IOStreams{Out: cli.WatchWrites(cli.ClosedWriter{})}).OutClosed() {
-		t.Error("a closed stdout behind the watcher is not seen")
-	}
-	if (&cli.IOStreams{Out: cli.WatchWrites(&bytes.Buffer{})}).OutClosed() {
-		t.Error("a buffer is taken for a closed stdout")
-	}
-}
-
 // TestOneCommandTree checks that a run that names its command, which
 // builds that command alone (newTree), behaves as with the whole tree:
 // help, flag errors, missing arguments and a plain key, for every
