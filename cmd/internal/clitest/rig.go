@@ -294,18 +294,26 @@ func (r *Rig) CmdKey(task, tool string, argv ...string) string {
 }
 
 // Barrier starts processes that all wait on a FIFO, and releases them at
-// once.
+// once. The barrier holds the FIFO open for reading and writing from the
+// start, so that a process that opens it never blocks in open, only in its
+// read of one line; Release writes one line for each process at once.
 type Barrier struct {
 	path string
+	f    *os.File
 }
 
-// NewBarrier makes a barrier's FIFO in dir.
+// NewBarrier makes a barrier's FIFO in dir; the test's cleanup closes it.
 func NewBarrier(t *testing.T, dir string) *Barrier {
 	p := filepath.Join(dir, "barrier")
 	if err := syscall.Mkfifo(p, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &Barrier{path: p}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return &Barrier{path: p, f: f}
 }
 
 // Wrap makes c wait at the barrier before it execs; its shell marks that it
@@ -325,13 +333,13 @@ func (b *Barrier) Arrived(t *testing.T, n int) {
 	})
 }
 
-// Release lets every process at the barrier go at once.
-func (b *Barrier) Release(t *testing.T) {
-	f, err := os.OpenFile(b.path, os.O_WRONLY, 0)
-	if err != nil {
+// Release lets n processes at the barrier go at once: one write of a line
+// for each (the shell's read takes one line, a byte at a time). A process
+// still on its way to its read finds its line there.
+func (b *Barrier) Release(t *testing.T, n int) {
+	if _, err := b.f.Write(bytes.Repeat([]byte("\n"), n)); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 }
 
 // Race starts cmds behind a barrier, releases them at once and returns
@@ -349,10 +357,9 @@ func (r *Rig) Race(cmds []*exec.Cmd) []Result {
 			r.T.Fatal(err)
 		}
 	}
-	// Opening the FIFO for writing releases every reader at once, once all
-	// are waiting: each shell marks its arrival just before its read.
+	// Each shell marks its arrival just before it opens the FIFO and reads.
 	b.Arrived(r.T, len(cmds))
-	b.Release(r.T)
+	b.Release(r.T, len(cmds))
 	res := make([]Result, len(cmds))
 	for i, c := range cmds {
 		_ = c.Wait()
