@@ -44,7 +44,7 @@ func parseErr(t *testing.T, src string, s canon.Scheme) *canon.Error {
 
 var schemes = []canon.Scheme{canon.JS, canon.JCS}
 
-// String escaping: only '"', '\\' and U+0000–U+001F are escaped, with the
+// TestStringEscaping: string escaping: only '"', '\\' and U+0000–U+001F are escaped, with the
 // short forms \b \t \n \f \r and lower-case \u00xx otherwise; everything
 // else is written raw. Expected values are JSON.stringify(JSON.parse(src))
 // on Node, and hold for both schemes.
@@ -114,7 +114,7 @@ func TestAppendQuoted(t *testing.T) {
 	}
 }
 
-// Lone surrogates: js keeps them (as JSON.parse does) and writes them as
+// TestLoneSurrogates: lone surrogates: js keeps them (as JSON.parse does) and writes them as
 // lower-case \udxxx (as JSON.stringify does); jcs rejects them, pointing at
 // the escape. Expected js output computed on Node.
 func TestLoneSurrogates(t *testing.T) {
@@ -160,7 +160,7 @@ func TestLoneSurrogates(t *testing.T) {
 	}
 }
 
-// Duplicates: js keeps the last value (JSON.parse) and reports the dropped
+// TestDuplicates: duplicates: js keeps the last value (JSON.parse) and reports the dropped
 // ones; jcs rejects the second occurrence.
 func TestDuplicates(t *testing.T) {
 	for _, c := range []struct {
@@ -246,7 +246,7 @@ func TestDuplicates(t *testing.T) {
 	}
 }
 
-// Whitespace (space, tab, LF, CR) is allowed around every token and dropped.
+// TestWhitespace: whitespace (space, tab, LF, CR) is allowed around every token and dropped.
 func TestWhitespace(t *testing.T) {
 	src := " \t\r\n{ \"a\" :\t[ 1 ,\r\n2 , { } , [ ] , \"x y\" ] ,\n\"b\"\r:\rnull } \n\t"
 	want := `{"a":[1,2,{},[],"x y"],"b":null}`

@@ -100,8 +100,8 @@ func heapWatch(what string, limit uint64, f func()) (peak, total uint64) {
 // TestDeepMemoryLinear canonicalizes documents nested 9,999 levels deep by
 // every path (the one pass to a writer, to a hash and appending; a Pass's
 // Append and Members; Parse and its writers) and bounds the bytes each
-// allocates, and with them the heap they can hold, to 20 times the input: the one pass used to copy every level's text into its parent
-// again, quadratic in depth (a 1.1 MB document took 24 GB).
+// allocates, and with them the heap they can hold, to 20 times the input: a pass that copied every level's text into its parent
+// again would be quadratic in depth (a 1.1 MB document would take 24 GB).
 func TestDeepMemoryLinear(t *testing.T) {
 	paths := []struct {
 		name string
@@ -182,7 +182,7 @@ func TestDeepMemoryLinear(t *testing.T) {
 
 // TestDeepArraysEndLinear asks for the end of every array of arrays nested
 // 9,999 deep, outermost first, as a walk of the tree does (diff, drift):
-// each used to walk its whole subtree, quadratic in depth. The walks now
+// a walk of each one's whole subtree would be quadratic in depth. The walks
 // read no more than the input before the arrays are indexed, and every
 // answer is right.
 func TestDeepArraysEndLinear(t *testing.T) {
@@ -229,10 +229,10 @@ func TestDeepArraysEndLinear(t *testing.T) {
 }
 
 // TestLossesManyDuplicates has Losses check 100,000 repeated names inside a
-// value that a later repeat drops, and as many outside: each used to be
-// checked against every other, and its pointer found by a walk of its
-// object's members (quadratic: the test ran past the test binary's
-// timeout); now the walk meets each where its member was kept.
+// value that a later repeat drops, and as many outside: checking each against
+// every other, and finding its pointer by a walk of its object's members,
+// would be quadratic (past the test binary's timeout); the walk meets each
+// where its member was kept.
 func TestLossesManyDuplicates(t *testing.T) {
 	const n = 100000
 	var b strings.Builder

@@ -8,7 +8,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 )
 
-// errorCases is every kind of bad input from issue 2, with the exact
+// errorCases is every kind of bad input, with the exact
 // position the error must report: 1-based line and column (in characters),
 // byte offset, the JSON Pointer of the value being parsed, a substring of
 // the message and, where the reader needs one, of the hint.

@@ -14,7 +14,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 )
 
-// Member order. The expected outputs were computed on Node: js with the
+// orderCases: member order. The expected outputs were computed on Node: js with the
 // reference harness's canonical(), jcs by sorting Object.keys() with the
 // default sort (UTF-16 code units) and writing members in that order.
 var orderCases = []struct {

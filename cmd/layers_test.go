@@ -1,4 +1,4 @@
-package cmd
+package cmd_test
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func listPackages(t *testing.T) map[string]pkgInfo {
 	return pkgs
 }
 
-// layerViolations checks the house's rules (issue 20) on what go list
+// layerViolations checks the house's rules on what go list
 // says, one message a broken rule:
 //   - the rules (canon, derive, derive/diff, derive/drift, derive/conform,
 //     derive/ledger) import no os: files and networks are the stores' and

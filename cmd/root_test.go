@@ -36,30 +36,6 @@ func TestHoistCommand(t *testing.T) {
 	}
 }
 
-func TestRepeatedFlags(t *testing.T) {
-	run := func(args ...string) (int, string) {
-		var out, errb bytes.Buffer
-		code := Main(args, &cli.IOStreams{In: strings.NewReader(`{"a":1}`), Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-		return code, errb.String()
-	}
-	for _, args := range [][]string{
-		{"key", "--task", "a", "--task", "b", "--tool", "x"},
-		{"key", "--task", "a", "--tool", "x", "--tool", "y"},
-		{"key", "--task", "a", "--tool", "x", "--json", "--json=false"},
-		{"key", "--task", "a", "--tool", "x", "--format", "hex", "--format", "uuid"},
-		{"diff", "--max", "1", "--max", "2", "a", "b"},
-		{"post", "http://127.0.0.1:9", "--task", "t", "--tool", "x", "-d", "{}", "--data", "[]", "--dry-run"},
-	} {
-		if code, errs := run(args...); code != cli.ExitUsage || !strings.Contains(errs, "given more than once") {
-			t.Errorf("%q: exit %d, %q", args, code, errs)
-		}
-	}
-	// Repeatable flags, and a flag repeated with the same value, stay fine.
-	if code, errs := run("key", "--task", "a", "--tool", "x", "--omit", "/b", "--omit", "/c", "--json", "--json", "--task", "a", "--json=true"); code != 0 {
-		t.Errorf("repeatable: exit %d, %q", code, errs)
-	}
-}
-
 // TestFlagTypesSurviveTheWrapper: every flag keeps its type, and a
 // boolean flag still needs no value.
 func TestFlagTypesSurviveTheWrapper(t *testing.T) {
@@ -82,15 +58,6 @@ func TestFlagTypesSurviveTheWrapper(t *testing.T) {
 		if types[n] != w {
 			t.Errorf("%s: type %q, want %q", n, types[n], w)
 		}
-	}
-}
-
-func TestOutClosed(t *testing.T) {
-	if !(&cli.IOStreams{Out: cli.WatchWrites(cli.ClosedWriter{})}).OutClosed() {
-		t.Error("a closed stdout behind the watcher is not seen")
-	}
-	if (&cli.IOStreams{Out: cli.WatchWrites(&bytes.Buffer{})}).OutClosed() {
-		t.Error("a buffer is taken for a closed stdout")
 	}
 }
 
@@ -150,20 +117,4 @@ func TestOneCommandTree(t *testing.T) {
 		t.Errorf("the config file was vetted against the wrong names:\n%s", got)
 	}
 	t.Logf("%d runs compared", compared)
-}
-
-// TestRootHelpNamesEveryExitCode: the top-level help lists run's own
-// codes beside the common ones, so that a caller reading only it can
-// tell busy (75) and unknown (76) from a failure of idemkey (125).
-func TestRootHelpNamesEveryExitCode(t *testing.T) {
-	out, _, code := run(t, "", "--help")
-	if code != 0 {
-		t.Fatalf("--help exited %d", code)
-	}
-	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"0 success", "1 a negative answer", "2 usage or input error", "75 in progress elsewhere", "76 outcome unknown", "125 idemkey failed", "126 cannot execute", "127 not found", "curl's codes"} {
-		if !strings.Contains(flat, want) {
-			t.Errorf("--help does not say %q:\n%s", want, out)
-		}
-	}
 }

@@ -1,28 +1,16 @@
-package cmd
+package cmd_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain lets testscript run the idemkey command in a subprocess of the
-// test binary, with the environment each script sets. Run as the test
-// binary itself (not as that subprocess, which must see the environment
-// its script or test gave it), it first makes the tests hermetic.
-func TestMain(m *testing.M) {
-	if filepath.Base(os.Args[0]) != "idemkey" {
-		cleanup := hermetic()
-		code := testscript.RunMain(m, map[string]func() int{"idemkey": Run})
-		cleanup()
-		os.Exit(code)
-	}
-	testscript.Main(m, map[string]func(){
-		"idemkey": func() { os.Exit(Run()) },
-	})
-}
+// TestMain runs the tests hermetically; called by the name idemkey, the
+// test binary is idemkey (clitest.Main).
+func TestMain(m *testing.M) { clitest.Main(m) }
 
 // TestScript runs the end-to-end tests in testdata/script/*.txtar.
 func TestScript(t *testing.T) {

@@ -52,7 +52,7 @@ func BenchmarkText64MiB(b *testing.B)    { benchText(b, gen.Mixed64MiB(), canon.
 func BenchmarkText64MiBJCS(b *testing.B) { benchText(b, gen.Mixed64MiB(), canon.JCS) }
 func BenchmarkTextToolCall(b *testing.B) { benchText(b, gen.Call400(), canon.JS) }
 
-// The 64 MiB document minified (its line ends deleted: no line structure
+// BenchmarkText64MiBMinified: the 64 MiB document minified (its line ends deleted: no line structure
 // to guess run boundaries from) and as the one member of a root object
 // (canon's object runs), as scripts/bench.sh times them.
 func BenchmarkText64MiBMinified(b *testing.B) {

@@ -1,7 +1,7 @@
 package derive_test
 
-// The key of a big document against its canonical form alone (issue 23:
-// the key should cost about what the canonical form costs, its hash made
+// The key of a big document against its canonical form alone (the
+// key should cost about what the canonical form costs, its hash made
 // beside it): BenchmarkCanon64MiB* write the one pass to io.Discard, as
 // BenchmarkText64MiB* feed it to SHA-256 (through a writer that can
 // rewind, as the hash can, so that the object shape is written in runs

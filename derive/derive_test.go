@@ -324,7 +324,7 @@ func firstDiff(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
-// The sub-documents of a call do not depend on where Args came from: a
+// TestArgsSubNode: the sub-documents of a call do not depend on where Args came from: a
 // node inside a larger document gives the same key as the same value
 // parsed on its own.
 func TestArgsSubNode(t *testing.T) {

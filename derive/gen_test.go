@@ -33,7 +33,7 @@ func newDocGen(seed uint64) *docGen {
 // documents are not a fair comparison.
 const maxDiffDepth = 1000
 
-// Member names that exercise the ordering rules: canonical array indices
+// trickyNames: member names that exercise the ordering rules: canonical array indices
 // (which JavaScript puts first, in numeric order) and the strings that only
 // look like them, BMP private-use and U+FFFF (which sort after astral
 // characters by UTF-16 code units but before them by code point), lone
@@ -64,7 +64,7 @@ var trickyUnitNames = [][]uint16{
 	{0xe000}, {0xffff}, {0xd7ff},
 }
 
-// Number literals at the formatting boundaries of ECMAScript
+// trickyNumbers: number literals at the formatting boundaries of ECMAScript
 // Number::toString and of double parsing.
 var trickyNumbers = []string{
 	"0", "-0", "0.0", "-0.0", "0e0", "0E+0", "-0e-0", "0.000", "1", "-1", "1.0", "1.00000000000000000000001",
@@ -392,7 +392,7 @@ func (g *docGen) number() string {
 	return b.String()
 }
 
-// Fragments a mutation inserts: the invalid JSON of every kind the issue
+// mutationFragments: fragments a mutation inserts: the invalid JSON of every kind the issue
 // lists, and near misses that are valid.
 var mutationFragments = []string{
 	",", ",]", ",}", "]", "}", "[", "{", ":", "\"", "\\", "'", "/", "//c\n", "/*c*/", "#",

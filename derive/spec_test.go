@@ -46,7 +46,7 @@ func TestEnvelopeShapes(t *testing.T) {
 }
 
 // TestAutoReadsCallRecord: --from auto reads a call record as --from call
-// does (issue 19 item 21: it hashed the whole record, without a word), its
+// does (it hashed the whole record, without a word), its
 // task checked against Task; the default --from args warns about it.
 func TestAutoReadsCallRecord(t *testing.T) {
 	rec := []byte(`{"task":"t-1","tool":"charge","args":{"b":1,"a":2}}`)

@@ -252,7 +252,7 @@ func run(opts *Options) error {
 		return err
 	}
 	// Stopped short: the report covers the cases answered, and the error
-	// names the case it stopped at (issue 19 item 29).
+	// names the case it stopped at.
 	r := conform.Evaluate(opts.Scheme, opts.Output, cases[:len(answers)], answers)
 	rep := &conformRun{Report: r, NotRun: len(cases) - len(answers), Skip: opts.Skip, notRunIn: map[string]int{}}
 	for _, c := range cases[len(answers):] {

@@ -15,6 +15,7 @@ import (
 // canonical text, without writing it again, is the key key derives, with
 // and without a secret, on every line of a generated log.
 func TestDriftCanonicalKey(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	if _, err := opsgen.Generate(opsgen.Config{Seed: 5, Calls: 300}, &log); err != nil {
 		t.Fatal(err)

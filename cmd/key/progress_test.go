@@ -10,6 +10,7 @@ import (
 // TestProgressLine draws the batch progress line as it would on a
 // terminal: a bar with the share of the input read, then a clean line.
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	start := time.Now().Add(-2 * time.Second)
 	p := &progress{w: &b, on: true, size: 1000, start: start, last: start}

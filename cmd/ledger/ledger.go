@@ -404,7 +404,7 @@ func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 // (ledger.Effective): a running record whose lease ran out on the store's
 // clock (expired: Get's, or ledger.LeaseExpired for a record from List),
 // or whose holder is gone (holderGone), reads unknown, with how its
-// holder ended in its reason (issue 19 item 26: ls and show said running).
+// holder ended in its reason (not running).
 func effective(s ledger.Store, rec *ledger.Record, expired bool) *ledger.Record {
 	if rec != nil && rec.State == ledger.Unknown && lockHeld(s, rec.Key) {
 		// A run of the key finds it in progress: so does ls.
@@ -916,7 +916,7 @@ func hasOutput(r *ledger.Record) bool { return r.Stdout.Length > 0 || r.Stderr.L
 // resolvedReplayNote is the note a replay of rec prints on standard error
 // (after its "replayed" line, for run), or "": a record settled by ledger
 // resolve that holds no output replays nothing, which a reader of the
-// step's output would take for the step's own silence (issue 19 item 27).
+// step's output would take for the step's own silence.
 // ledger.Resolve's reasons start with "resolved as".
 func resolvedReplayNote(key string, rec *ledger.Record) string {
 	if rec == nil || !strings.HasPrefix(rec.Reason, "resolved as ") || hasOutput(rec) {

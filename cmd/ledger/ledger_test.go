@@ -8,7 +8,7 @@ import (
 )
 
 // TestResolvedReplayNote: a replay of a record settled by ledger resolve
-// that holds no output says so (issue 19 item 27); one with output, or
+// that holds no output says so; one with output, or
 // one a run recorded, does not.
 func TestResolvedReplayNote(t *testing.T) {
 	out := ledger.Output{Data: []byte("x\n"), Length: 2}

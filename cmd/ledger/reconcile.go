@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// reconcileOptions is idemkey ledger reconcile (issue 22): unknown
+// reconcileOptions is idemkey ledger reconcile: unknown
 // outcomes settled in bulk by asking the owner, for an operator.
 type reconcileOptions struct {
 	f      *cli.Factory

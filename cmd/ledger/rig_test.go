@@ -2,32 +2,23 @@ package ledger_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/idemkey/idemkey/cmd"
-	"github.com/idemkey/idemkey/cmd/internal/testrig"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain lets the tests run idemkey: the test binary, called by the
-// name idemkey (testrig's symlink), is idemkey.
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
-}
-
-// rig is a testrig whose SQLite ledger the test opens too.
+// rig is a clitest.Procs whose SQLite ledger the test opens too.
 type rig struct {
-	*testrig.Rig
+	*clitest.Procs
 	store ledger.Store
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{Rig: testrig.New(t)}
+	r := &rig{Procs: clitest.NewProcs(t)}
 	var err error
 	if r.store, err = stores.Open(context.Background(), r.Ledger, stores.Options{}); err != nil {
 		t.Fatal(err)

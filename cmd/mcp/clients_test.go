@@ -20,7 +20,7 @@ import (
 // metaAttempt is the _meta member of a keyed call's attempt.
 const metaAttempt = "com.github.idemkey/attempt"
 
-// A client started from a configuration file sets no task id and puts the
+// TestMCPTaskPerSession: a client started from a configuration file sets no task id and puts the
 // server's command right after idemkey's flags, with flags of its own:
 // each session is a task of its own (a random id, on stderr and in the
 // log), a repeat in the session is answered from the ledger, a new
@@ -79,7 +79,7 @@ func TestMCPTaskPerSession(t *testing.T) {
 	}
 }
 
-// Without --replay-note a replay is the first answer, _meta aside: its
+// TestMCPReplayWithoutNote: without --replay-note a replay is the first answer, _meta aside: its
 // content is the server's, nothing added, and it is at most 91 bytes
 // longer.
 func TestMCPReplayWithoutNote(t *testing.T) {
@@ -96,7 +96,7 @@ func TestMCPReplayWithoutNote(t *testing.T) {
 	}
 }
 
-// A client that sends the same call again while the first is still
+// TestMCPIdenticalCallWaits: a client that sends the same call again while the first is still
 // running (its own retry of a slow call) gets the first one's result: by
 // default idemkey waits for it, and the server runs it once.
 func TestMCPIdenticalCallWaits(t *testing.T) {
@@ -118,7 +118,7 @@ func TestMCPIdenticalCallWaits(t *testing.T) {
 	}
 }
 
-// The README's MCP quick start, as written: its desktop configuration
+// TestMCPQuickStartEditFile: the README's MCP quick start, as written: its desktop configuration
 // (read from the README: no task id, --replay-note, the server's command
 // without --) in a session that calls edit_file twice appends one line and
 // tells the model the second is a replay; its console session, run twice
@@ -240,7 +240,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// Through --url (server-everything over Streamable HTTP, the TypeScript
+// TestMCPProgressBeforeAnswerHTTP: through --url (server-everything over Streamable HTTP, the TypeScript
 // SDK's client on idemkey's stdio) every progress notification a call's
 // stream carries before its answer reaches the client's progress handler,
 // the last one too.
@@ -268,7 +268,7 @@ func TestMCPProgressBeforeAnswerHTTP(t *testing.T) {
 	}
 }
 
-// A server started through a wrapper whose child holds the server's
+// TestMCPStopsServerGroup: a server started through a wrapper whose child holds the server's
 // output after the server exited (sh -c, npx): when the client goes,
 // idemkey closes the server's input, waits, then stops the server's whole
 // process group, and exits; it is not kept alive by the child.

@@ -102,7 +102,7 @@ func (r *mcpRig) sentAgain(t *testing.T, after, key string, n int) {
 	}
 }
 
-// kill -9 of the server mid-call: the proxy records the call unknown and
+// TestMCPServerKilledMidCall: kill -9 of the server mid-call: the proxy records the call unknown and
 // says so to the client; a new proxy and the same call: unknown, or one
 // more attempt with the same key under --recover retry.
 func TestMCPServerKilledMidCall(t *testing.T) {
@@ -116,7 +116,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	r.afterCrash(t, slow, started)
 }
 
-// kill -9 of idemkey itself mid-call: its lock dies with it; a new proxy
+// TestMCPProxyKilledMidCall: kill -9 of idemkey itself mid-call: its lock dies with it; a new proxy
 // finds the attempt unknown.
 func TestMCPProxyKilledMidCall(t *testing.T) {
 	r := newMCPRig(t)
@@ -128,7 +128,7 @@ func TestMCPProxyKilledMidCall(t *testing.T) {
 	r.afterCrash(t, slow, started)
 }
 
-// A call cancelled after it was sent (notifications/cancelled) may have
+// TestMCPCancelledAfterSent: a call cancelled after it was sent (notifications/cancelled) may have
 // taken effect: unknown; the cancellation reaches the server.
 func TestMCPCancelledAfterSent(t *testing.T) {
 	r := newMCPRig(t)

@@ -10,7 +10,7 @@ import (
 
 const metaKey = "com.github.idemkey/idempotency-key"
 
-// A repeated write returns the first result and the server runs it once;
+// TestMCPWriteOnceReadPassed: a repeated write returns the first result and the server runs it once;
 // a read-only tool (readOnlyHint: true) passes every time and is never
 // recorded; a failed result is sent again as the next attempt, with the
 // same key; the key in _meta is idemkey key's for the same call.
@@ -68,7 +68,7 @@ func TestMCPWriteOnceReadPassed(t *testing.T) {
 
 const metaReplayed = "com.github.idemkey/replayed"
 
-// The per-tool config: --omit applies to the key, the fingerprint covers
+// TestMCPKeyOptions: the per-tool config: --omit applies to the key, the fingerprint covers
 // the whole arguments (an omitted field that changed is refused, showing
 // the difference), key-arg sets the key in an argument that the key never
 // covers, and the key format is idemkey key's.
@@ -100,7 +100,7 @@ func TestMCPKeyOptions(t *testing.T) {
 	}
 }
 
-// server-memory writes each entity to its file: a repeated create_entities
+// TestMCPMemoryServer: server-memory writes each entity to its file: a repeated create_entities
 // adds nothing; read_graph (read-only) passes.
 func TestMCPMemoryServer(t *testing.T) {
 	r := newMCPRig(t)
@@ -140,7 +140,7 @@ func TestMCPMemoryServer(t *testing.T) {
 	}
 }
 
-// server-filesystem: a repeated write_file is not written again (the file
+// TestMCPFilesystemServer: server-filesystem: a repeated write_file is not written again (the file
 // keeps a change made after the first), read_text_file passes.
 func TestMCPFilesystemServer(t *testing.T) {
 	r := newMCPRig(t)
@@ -174,7 +174,7 @@ func TestMCPFilesystemServer(t *testing.T) {
 	}
 }
 
-// A client that calls a read-only tool without listing the tools first:
+// TestMCPReadOnlyWithoutListing: a client that calls a read-only tool without listing the tools first:
 // idemkey lists them itself (its own request, never passed to the
 // client), so the call still passes unrecorded.
 func TestMCPReadOnlyWithoutListing(t *testing.T) {

@@ -132,7 +132,7 @@ func goOnce(t *testing.T, r *mcpRig, version string, steps []goStep, stderr stri
 	return c[0]
 }
 
-// Over stdio: the Go SDK client, idemkey (no task id: the session is the
+// TestMCPGoSDKStdio: over stdio: the Go SDK client, idemkey (no task id: the session is the
 // task; the server's command without --), the Go SDK server.
 func TestMCPGoSDKStdio(t *testing.T) {
 	r := newMCPRig(t)
@@ -141,7 +141,7 @@ func TestMCPGoSDKStdio(t *testing.T) {
 	goOnce(t, r, "2026-07-28", steps, stderr)
 }
 
-// Over stateless Streamable HTTP: every POST carries the headers the Go
+// TestMCPGoSDKStatelessHTTP: over stateless Streamable HTTP: every POST carries the headers the Go
 // SDK server requires of a 2026-07-28 request (without them it refuses
 // server/discover, and the client falls back to 2025-11-25), the tool's
 // x-mcp-header argument as Mcp-Param-Region, the key as Idempotency-Key;
@@ -164,7 +164,7 @@ func TestMCPGoSDKStatelessHTTP(t *testing.T) {
 	}
 }
 
-// A client that calls tools without listing them: idemkey lists them
+// TestMCPGoSDKStatelessHTTPUnlisted: a client that calls tools without listing them: idemkey lists them
 // itself (the stateless server takes its tools/list without a revision
 // in _meta), so the read-only tool passes unkeyed.
 func TestMCPGoSDKStatelessHTTPUnlisted(t *testing.T) {
@@ -176,7 +176,7 @@ func TestMCPGoSDKStatelessHTTPUnlisted(t *testing.T) {
 	goOnce(t, r, "2026-07-28", steps, stderr)
 }
 
-// A Go SDK server with sessions refuses 2026-07-28: the client's
+// TestMCPGoSDKStatefulHTTP: a Go SDK server with sessions refuses 2026-07-28: the client's
 // server/discover through idemkey is refused, it falls back to
 // initialize at 2025-11-25, and that revision works as before: a session
 // id, the GET stream (where the list change comes), the key in

@@ -95,7 +95,7 @@ func (s *rawSession) initialize(version string) {
 	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
-// Malformed input from either side: a line of the client's that is not
+// TestMCPMalformedMessages: malformed input from either side: a line of the client's that is not
 // JSON is answered with a parse error (id null) and not sent on; a line of
 // the server's that is not JSON is passed on as it is; a message the
 // server cut off when it died is never passed on in part.
@@ -139,7 +139,7 @@ func TestMCPMalformedMessages(t *testing.T) {
 	}
 }
 
-// JSON-RPC batches: in MCP 2025-03-26 their calls are keyed and made once
+// TestMCPBatches: JSON-RPC batches: in MCP 2025-03-26 their calls are keyed and made once
 // like any other (idemkey's own answers in a batch of their own); in a
 // revision without batches (2025-06-18 removed them) a batch is an Invalid
 // Request, never sent on.
@@ -182,7 +182,7 @@ func TestMCPBatches(t *testing.T) {
 	}
 }
 
-// A client that reconnects (a new idemkey, a new server) and calls again
+// TestMCPReconnectAndTaskMeta: a client that reconnects (a new idemkey, a new server) and calls again
 // gets the first result; the task id from params._meta (--task-meta) keeps
 // two tasks' identical calls apart; a call without it is refused, unsent.
 func TestMCPReconnectAndTaskMeta(t *testing.T) {
@@ -217,7 +217,7 @@ func TestMCPReconnectAndTaskMeta(t *testing.T) {
 	}
 }
 
-// What idemkey does not handle it passes on byte for byte, in order: the
+// TestMCPTransparentBytes: what idemkey does not handle it passes on byte for byte, in order: the
 // same session with the counting server gives the same lines through
 // idemkey as without it (here the tool is passed, --pass notify).
 func TestMCPTransparentBytes(t *testing.T) {

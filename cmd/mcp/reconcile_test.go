@@ -98,7 +98,7 @@ func (r *mcpRig) reconciledOnce(t *testing.T, runs int, slow map[string]any, sta
 	}
 }
 
-// The server killed mid-call; then a reconcile that hangs past
+// TestMCPReconcileUnknown: the server killed mid-call; then a reconcile that hangs past
 // --reconcile-timeout, one that exits 2 (both: still unknown, nothing
 // sent, the reconcile's result in the tool error), and one that exits 0
 // once a later call of the client's has reached the server (the client's
@@ -186,7 +186,7 @@ func TestMCPReconcileUnknown(t *testing.T) {
 	}
 }
 
-// idemkey itself killed mid-call (its record running, its holder dead);
+// TestMCPReconcileNotHappened: idemkey itself killed mid-call (its record running, its holder dead);
 // the tool's reconcile from the config file (tools.slow.reconcile) exits
 // 1: the call is sent again as attempt 2 with the same key.
 func TestMCPReconcileNotHappened(t *testing.T) {
@@ -212,7 +212,7 @@ func TestMCPReconcileNotHappened(t *testing.T) {
 	r.sentAgain(t, "a reconcile that exits 1", key, n)
 }
 
-// idemkey ledger reconcile settles an mcp record: what the command prints
+// TestMCPLedgerReconcile: idemkey ledger reconcile settles an mcp record: what the command prints
 // (a CallToolResult here) is the call's answer from then on.
 func TestMCPLedgerReconcile(t *testing.T) {
 	r := newMCPRig(t)
@@ -240,7 +240,7 @@ func TestMCPLedgerReconcile(t *testing.T) {
 	}
 }
 
-// Two proxies on one PostgreSQL ledger, racing one call whose outcome is
+// TestMCPReconcileTwoProxiesPostgres: two proxies on one PostgreSQL ledger, racing one call whose outcome is
 // unknown from a barrier, each with a reconcile that takes a second: the
 // owner is asked once (the reconcile runs under the key's claim), and
 // both answer its output; the server gets nothing.
@@ -280,7 +280,7 @@ func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
 	}
 }
 
-// A reconcile that exits 3 (the effect happened more than once): the
+// TestMCPReconcileDuplicated: a reconcile that exits 3 (the effect happened more than once): the
 // call is settled as succeeded with a reason that says duplicated, the
 // proxy warns, nothing is sent, and the next identical call is replayed.
 func TestMCPReconcileDuplicated(t *testing.T) {

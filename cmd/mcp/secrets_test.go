@@ -56,7 +56,7 @@ func secretServer(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// The secrets of --url (its password, its query string) are never told
+// TestMCPURLSecrets: the secrets of --url (its password, its query string) are never told
 // to the model, recorded in the ledger's reason, nor printed.
 func TestMCPURLSecrets(t *testing.T) {
 	r := newMCPRig(t)
@@ -85,7 +85,7 @@ func TestMCPURLSecrets(t *testing.T) {
 	}
 }
 
-// The server gets the environment a step of run gets: none of idemkey's
+// TestMCPServerEnv: the server gets the environment a step of run gets: none of idemkey's
 // own settings (IDEMKEY_*: the ledger's URL and password), but those
 // --env names.
 func TestMCPServerEnv(t *testing.T) {
@@ -99,7 +99,7 @@ func TestMCPServerEnv(t *testing.T) {
 	}
 }
 
-// --log is opened as the ledger is: a file others can write, one of
+// TestMCPLogTrusted: --log is opened as the ledger is: a file others can write, one of
 // another user's, or one in a directory others can write is refused
 // (idemkey drift trusts its records), and nothing is written to it.
 func TestMCPLogTrusted(t *testing.T) {

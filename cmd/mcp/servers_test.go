@@ -14,7 +14,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
-// server-everything exercises every protocol feature: its progress
+// TestMCPEverythingServer: server-everything exercises every protocol feature: its progress
 // notifications, its sampling request (a server-to-client request in the
 // middle of a held call), its resources and the client's roots pass
 // through unchanged; the write that sampled is made once (its repeat asks
@@ -82,7 +82,7 @@ func TestMCPEverythingServer(t *testing.T) {
 	}
 }
 
-// --log writes one record per tools/call that idemkey drift reads without
+// TestMCPLogReadByDrift: --log writes one record per tools/call that idemkey drift reads without
 // options: here a write whose trace id the model regenerates on every
 // retry is found drifting, with the --omit that gives it one key.
 func TestMCPLogReadByDrift(t *testing.T) {
@@ -126,7 +126,7 @@ func TestMCPLogReadByDrift(t *testing.T) {
 	}
 }
 
-// Over Streamable HTTP (the counting server on the SDK's transport, its
+// TestMCPStreamableHTTP: over Streamable HTTP (the counting server on the SDK's transport, its
 // answers as event streams or as JSON): a repeated write runs once, the
 // server's notifications pass, the session's key in _meta is idemkey
 // key's; kill -9 of the server mid-call leaves the call unknown.
@@ -168,7 +168,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	})
 }
 
-// A server of MCP 2024-11-05's HTTP+SSE transport (the counting server
+// TestMCPLegacySSE: a server of MCP 2024-11-05's HTTP+SSE transport (the counting server
 // on the SDK's SSEServerTransport: a POST of initialize to its URL gets
 // 405): idemkey falls back to it, its GET stream and endpoint, as the
 // later revisions tell a client to; a repeated write runs once with
@@ -293,7 +293,7 @@ func (r *mcpRig) httpServer(extra ...string) (string, *exec.Cmd) {
 	return "", nil
 }
 
-// Two proxies, each with its own client and server, on one PostgreSQL
+// TestMCPTwoProxiesRacePostgres: two proxies, each with its own client and server, on one PostgreSQL
 // ledger, racing one call from a barrier: one effect; the other waits and
 // answers the first's result.
 func TestMCPTwoProxiesRacePostgres(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// The HTTP server ends its session, as a server that restarted or
+// TestMCPHTTPSessionEnded: the HTTP server ends its session, as a server that restarted or
 // expired it does (the counting server's /control/end-sessions: its
 // streams close, requests with its id get 404). idemkey starts a new
 // session with the client's own initialize and sends what the server

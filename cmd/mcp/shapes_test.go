@@ -135,7 +135,7 @@ func keyOf(res map[string]any) string {
 	return k
 }
 
-// A result with resultType "input_required" (2026-07-28 multi
+// TestMCPInputRequired: a result with resultType "input_required" (2026-07-28 multi
 // round-trip requests) is not the outcome: the call sent again with the
 // input, under a new id, is the same attempt, sent on; its answer is the
 // outcome. A declined input leaves the call failed, asked again next time.
@@ -184,7 +184,7 @@ func TestMCPInputRequired(t *testing.T) {
 	}
 }
 
-// An elicitation the server sends during a write (2025-11-25) that the
+// TestMCPElicitationDeclined: an elicitation the server sends during a write (2025-11-25) that the
 // user declines leaves the call failed: the next identical call asks again.
 func TestMCPElicitationDeclined(t *testing.T) {
 	r := newMCPRig(t)
@@ -235,7 +235,7 @@ func taskID(t *testing.T, res map[string]any) string {
 	return id
 }
 
-// A task handle is not the outcome: a repeat while the task lives gets
+// TestMCPTasks: a task handle is not the outcome: a repeat while the task lives gets
 // the same handle; the task's end, read from the answers that pass (or
 // asked by idemkey when the client does not ask), is: completed →
 // succeeded with its result, failed or cancelled → failed. A replayed
@@ -340,7 +340,7 @@ func TestMCPTasks(t *testing.T) {
 	}
 }
 
-// Every client request's id in flight is tracked: a tools/call reusing
+// TestMCPIDsInFlight: every client request's id in flight is tracked: a tools/call reusing
 // the id of a request in flight is refused, either way round, and ids 0
 // and -0 are one id.
 func TestMCPIDsInFlight(t *testing.T) {
@@ -382,7 +382,7 @@ func TestMCPIDsInFlight(t *testing.T) {
 	}
 }
 
-// A request with a member written twice, and a batch element that is not
+// TestMCPAmbiguousRequests: a request with a member written twice, and a batch element that is not
 // an object, are refused, never sent on.
 func TestMCPAmbiguousRequests(t *testing.T) {
 	r := newMCPRig(t)
@@ -420,7 +420,7 @@ func TestMCPAmbiguousRequests(t *testing.T) {
 	}
 }
 
-// notifications/tools/list_changed: what the old list said no longer
+// TestMCPListChanged: notifications/tools/list_changed: what the old list said no longer
 // holds, so a read-only tool that became a write is keyed.
 func TestMCPListChanged(t *testing.T) {
 	r := newMCPRig(t)
@@ -443,7 +443,7 @@ func TestMCPListChanged(t *testing.T) {
 	}
 }
 
-// A paginated tools/list: a tool on a page the client did not fetch is
+// TestMCPToolsPages: a paginated tools/list: a tool on a page the client did not fetch is
 // looked up before it is judged.
 func TestMCPToolsPages(t *testing.T) {
 	r := newMCPRig(t)
@@ -460,7 +460,7 @@ func TestMCPToolsPages(t *testing.T) {
 	}
 }
 
-// One message is capped (--max-message): a server's longer line drops
+// TestMCPMessageCap: one message is capped (--max-message): a server's longer line drops
 // its output, and the call waiting for it is unknown, recorded so; a
 // client's longer line ends the session.
 func TestMCPMessageCap(t *testing.T) {

@@ -9,8 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd"
-	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // payloadOwner is a server that honours Idempotency-Key: the first body sent
@@ -39,11 +38,8 @@ func payloadOwner(t *testing.T) *httptest.Server {
 	return s
 }
 
-func post(args ...string) (stdout, stderr string, code int) {
-	var out, errb bytes.Buffer
-	ios := &cli.IOStreams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
-	code = cmd.Main(append([]string{"post"}, args...), ios)
-	return out.String(), errb.String(), code
+func runPost(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	return clitest.Run(t, "", append([]string{"post"}, args...)...)
 }
 
 // TestHint422NamesSelection: two payloads that share a key because --omit
@@ -61,20 +57,20 @@ func TestHint422NamesSelection(t *testing.T) {
 	} {
 		task := "t" + strings.Join(c.sel, "")
 		args := append([]string{s.URL, "--task", task, "--tool", "pay"}, c.sel...)
-		if _, errs, code := post(append(args, "-d", `{"amount":5,"to":"acct_1","ts":"2025-03-14T10:00:00Z"}`)...); code != 0 {
+		if _, errs, code := runPost(t, append(args, "-d", `{"amount":5,"to":"acct_1","ts":"2025-03-14T10:00:00Z"}`)...); code != 0 {
 			t.Fatalf("%v: first post: exit %d, %s", c.sel, code, errs)
 		}
-		_, errs, code := post(append(args, "-d", `{"amount":5,"to":"acct_1","ts":"2025-03-14T10:00:09Z"}`)...)
+		_, errs, code := runPost(t, append(args, "-d", `{"amount":5,"to":"acct_1","ts":"2025-03-14T10:00:09Z"}`)...)
 		if code != 22 || !strings.Contains(errs, "HTTP 422: the server has seen key") || !strings.Contains(errs, c.hint) {
 			t.Errorf("%v: second post: exit %d, stderr:\n%s\nwant the hint %q", c.sel, code, errs, c.hint)
 		}
 	}
 	// No selection: the same arguments spelled otherwise and sent as they are.
 	args := []string{s.URL, "--task", "t-whole", "--tool", "pay"}
-	if _, errs, code := post(append(args, "-d", `{"amount":5}`)...); code != 0 {
+	if _, errs, code := runPost(t, append(args, "-d", `{"amount":5}`)...); code != 0 {
 		t.Fatalf("first post: exit %d, %s", code, errs)
 	}
-	_, errs, code := post(append(args, "-d", `{ "amount": 5 }`, "--send-as-is")...)
+	_, errs, code := runPost(t, append(args, "-d", `{ "amount": 5 }`, "--send-as-is")...)
 	if code != 22 || !strings.Contains(errs, "hint: the server compares the request bytes") || strings.Contains(errs, "derived under") {
 		t.Errorf("no selection: exit %d, stderr:\n%s", code, errs)
 	}

@@ -5,20 +5,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/idemkey/idemkey/cmd"
-	"github.com/rogpeppe/go-internal/testscript"
 )
-
-// TestMain lets the tests run idemkey: the test binary, called by the
-// name idemkey (testrig's symlink), is idemkey.
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
-}
 
 // owner is an HTTP owner on loopback that counts the requests it read
 // whole (their effects) and answers each as answer says: "close" closes

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemkey/idemkey/cmd/internal/testrig"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
-func postArgs(o *owner, extra ...string) []string {
+func unknownPostArgs(o *owner, extra ...string) []string {
 	return append([]string{"post", "--task", "t1", "--tool", "charge", o.url(), "-d", `{"amount":100}`}, extra...)
 }
 
@@ -18,9 +18,9 @@ func postArgs(o *owner, extra ...string) []string {
 // and exits 76; --reconcile settles it (exit 3: happened more than
 // once, replayed without sending, with a warning).
 func TestPostEmptyReplyIsUnknown(t *testing.T) {
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	o := newOwner(t, "close")
-	p := r.Run(postArgs(o)...)
+	p := r.Run(unknownPostArgs(o)...)
 	if p.Code != 52 || o.count() != 1 {
 		t.Fatalf("exit %d, %d effects:\n%s", p.Code, o.count(), p.Stderr.String())
 	}
@@ -32,13 +32,13 @@ func TestPostEmptyReplyIsUnknown(t *testing.T) {
 		t.Fatalf("record %v", m)
 	}
 	o.set(`{"id":"ch_1"}`)
-	p = r.Run(postArgs(o, "--recover", "fail")...)
+	p = r.Run(unknownPostArgs(o, "--recover", "fail")...)
 	if p.Code != 76 || o.count() != 1 || !strings.Contains(p.Stderr.String(), "outcome unknown, no request sent: "+key) {
 		t.Fatalf("--recover fail: exit %d, %d effects:\n%s", p.Code, o.count(), p.Stderr.String())
 	}
 	// The owner's reconciler finds two charges (exit 3): settled as
 	// succeeded, not sent again, and said.
-	p = r.Run(postArgs(o, "--recover", "fail", "--reconcile", `echo '{"id":"ch_1"}'; exit 3`)...)
+	p = r.Run(unknownPostArgs(o, "--recover", "fail", "--reconcile", `echo '{"id":"ch_1"}'; exit 3`)...)
 	if p.Code != 0 || o.count() != 1 || p.Stdout.String() != "{\"id\":\"ch_1\"}\n" {
 		t.Fatalf("--reconcile: exit %d, %d effects, stdout %q:\n%s", p.Code, o.count(), p.Stdout.String(), p.Stderr.String())
 	}
@@ -54,11 +54,11 @@ func TestPostEmptyReplyIsUnknown(t *testing.T) {
 // an unknown request again with the same key; a refused connection
 // (nothing sent) is failed, not unknown.
 func TestPostRetryAfterUnknownSendsAgain(t *testing.T) {
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	o := newOwner(t, "close")
-	r.Run(postArgs(o)...)
+	r.Run(unknownPostArgs(o)...)
 	o.set(`{"id":"ch_2"}`)
-	p := r.Run(postArgs(o)...)
+	p := r.Run(unknownPostArgs(o)...)
 	if p.Code != 0 || o.count() != 2 || p.Stdout.String() != `{"id":"ch_2"}` {
 		t.Fatalf("retry: exit %d, %d effects, %q:\n%s", p.Code, o.count(), p.Stdout.String(), p.Stderr.String())
 	}
@@ -82,9 +82,9 @@ func TestPostRetryAfterUnknownSendsAgain(t *testing.T) {
 // holds its request: the next post with --recover fail sends nothing
 // (76) and the owner saw one request.
 func TestPostKilledMidRequestIsUnknown(t *testing.T) {
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	o := newOwner(t, "hold")
-	p := r.Start(postArgs(o)...)
+	p := r.Start(unknownPostArgs(o)...)
 	select {
 	case <-o.got:
 	case <-time.After(60 * time.Second):
@@ -95,7 +95,7 @@ func TestPostKilledMidRequestIsUnknown(t *testing.T) {
 	}
 	p.Wait(t)
 	o.set(`{"id":"ch_3"}`)
-	q := r.Run(postArgs(o, "--recover", "fail")...)
+	q := r.Run(unknownPostArgs(o, "--recover", "fail")...)
 	if q.Code != 76 || o.count() != 1 {
 		t.Fatalf("after kill -9: exit %d, %d effects:\n%s", q.Code, o.count(), q.Stderr.String())
 	}

@@ -14,9 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/idemkey/idemkey/cmd"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The probe --mcp tests run idemkey (this test binary) against real MCP
@@ -24,10 +21,6 @@ import (
 // whose write tools each keep or break one promise about retries, and
 // server-everything over Streamable HTTP. Without node or the npm
 // packages they skip, except under CI=true, where they fail.
-
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
-}
 
 type rig struct {
 	t       *testing.T
@@ -167,7 +160,7 @@ func (rep *report) want(t *testing.T, tool, rule, keyIn, verdict, evidence strin
 	}
 }
 
-// effects counts the effects the server made, by tool.
+// effectsByTool: effects counts the effects the server made, by tool.
 func (r *rig) effectsByTool() map[string]int {
 	r.t.Helper()
 	n := map[string]int{}
@@ -208,7 +201,7 @@ func cat(parts ...[]string) []string {
 
 const chargeArgs = `{"amount":100,"currency":"usd"}`
 
-// Each rule passes on the tool built to keep its promise and fails on the
+// TestProbeMCPRulesByAnswers: each rule passes on the tool built to keep its promise and fails on the
 // one built to break it, judged by the answers' identity (no count).
 func TestProbeMCPRulesByAnswers(t *testing.T) {
 	t.Parallel()
@@ -255,7 +248,7 @@ func TestProbeMCPRulesByAnswers(t *testing.T) {
 	}
 }
 
-// The rules judged by a count: --count-tool with a pointer, and --count.
+// TestProbeMCPRulesByCount: the rules judged by a count: --count-tool with a pointer, and --count.
 func TestProbeMCPRulesByCount(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
@@ -278,7 +271,7 @@ func TestProbeMCPRulesByCount(t *testing.T) {
 	rep.want(t, "count", "no-key", "", "info", "it says readOnlyHint: true; two calls without a key made 0 effects")
 }
 
-// --count COMMAND, a pointer to an array, and a count blind to the tool.
+// TestProbeMCPOtherCounts: --count COMMAND, a pointer to an array, and a count blind to the tool.
 func TestProbeMCPOtherCounts(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
@@ -297,7 +290,7 @@ func TestProbeMCPOtherCounts(t *testing.T) {
 	rep.want(t, "charge_meta", "replay", "meta", "not-tested", "it does not count this tool's effects")
 }
 
-// Over Streamable HTTP: the key in the Idempotency-Key header, a new
+// TestProbeMCPHTTP: over Streamable HTTP: the key in the Idempotency-Key header, a new
 // session for the lost response, and server-everything as a reference.
 func TestProbeMCPHTTP(t *testing.T) {
 	t.Parallel()
@@ -393,7 +386,7 @@ func waitListening(t *testing.T, addr string) {
 	t.Fatalf("nothing listens on %s", addr)
 }
 
-// --reconcile is checked against a key with an effect and a key never
+// TestProbeMCPReconcile: --reconcile is checked against a key with an effect and a key never
 // sent: an honest reconciler passes, one that lies either way or hangs
 // fails.
 func TestProbeMCPReconcile(t *testing.T) {
@@ -420,7 +413,7 @@ func TestProbeMCPReconcile(t *testing.T) {
 	}
 }
 
-// Nothing is called without --yes or with --dry-run: the server makes no
+// TestProbeMCPNoEffectWithoutYes: nothing is called without --yes or with --dry-run: the server makes no
 // effect.
 func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
 	t.Parallel()
@@ -459,7 +452,7 @@ func TestProbeMCPNoEffectWithoutYes(t *testing.T) {
 	}
 }
 
-// Usage errors exit 2 and call nothing.
+// TestProbeMCPUsage: usage errors exit 2 and call nothing.
 func TestProbeMCPUsage(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)

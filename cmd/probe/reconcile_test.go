@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// An HTTP owner on 127.0.0.1 that dedupes by Idempotency-Key and keeps
+// keyedOwner: an HTTP owner on 127.0.0.1 that dedupes by Idempotency-Key and keeps
 // the key of every effect, one a line, in a file a reconciler can read.
 func keyedOwner(t *testing.T, keysFile string) *httptest.Server {
 	var mu sync.Mutex
@@ -50,7 +50,7 @@ func keyedOwner(t *testing.T, keysFile string) *httptest.Server {
 	return srv
 }
 
-// The HTTP probe checks --reconcile after its replay rule, with the body
+// TestProbeHTTPReconcile: the HTTP probe checks --reconcile after its replay rule, with the body
 // on the command's standard input.
 func TestProbeHTTPReconcile(t *testing.T) {
 	t.Parallel()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd/internal/testrig"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 )
 
@@ -13,7 +13,7 @@ import (
 // the hold is lost, the command killed, and -v's last line says the 76 is
 // idemkey's (lease lost, the command killed), not the command's own.
 func TestVerboseLeaseLostSaysWhose(t *testing.T) {
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	p := r.Start("run", "-v", "--lease", "30ms", "--task", "t", "--tool", "lost", "--", "sh", "-c", "echo $$ > step.pid; exec sleep 60")
 	waitFor(t, "the step", func() bool { return alive(r.PidIn("step.pid")) })
 	s, err := stores.Open(context.Background(), r.Ledger, stores.Options{})

@@ -13,8 +13,8 @@ import (
 
 // runReport is what one invocation of run did: -v's last line says it in
 // words (so that a command's own exit 75, 76 or 125 is not read as
-// idemkey's, issue 19.20) and --json writes it as one object for a
-// harness (issue 19.31).
+// idemkey's) and --json writes it as one object for a
+// harness.
 type runReport struct {
 	// Action: ran (the command ran as an attempt), replayed (a recorded
 	// result; reconciled ones too), busy (75), unknown (76), mismatch or

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/idemkey/idemkey/cmd/internal/testrig"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // TestStopSignalStopsTheStepsTree: SIGTERM to idemkey alone, while its
@@ -23,7 +23,7 @@ func TestStopSignalStopsTheStepsTree(t *testing.T) {
 }
 
 func stopSignalStopsTheTree(t *testing.T, sig syscall.Signal) {
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	step := `( sh -c 'echo $$ > bg.pid; while [ ! -e go ]; do sleep 0.02; done; echo EFFECT >> effects' ) & wait`
 	p := r.Start("run", "--task", "t", "--tool", "tree", "--", "sh", "-c", step)
 	waitFor(t, "the background child", func() bool { return alive(r.PidIn("bg.pid")) })
@@ -70,7 +70,7 @@ func TestStepThatShedsItsLockAndEnvironment(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
-	r := testrig.New(t)
+	r := clitest.NewProcs(t)
 	step := []string{"bash", "-c", `exec 100>&-; exec env -i sh -c 'echo $$ >> step.pid; while [ ! -e go ]; do sleep 0.02; done; echo EFFECT >> effects'`}
 	args := append([]string{"run", "--task", "t", "--tool", "shed", "--"}, step...)
 	p := r.Start(args...)

@@ -103,7 +103,7 @@ var (
 
 // A wordSet is a set of words built on first use: building the sets above
 // at package initialisation cost every idemkey process, a `key` call too,
-// 0.1 M instructions (issue 23).
+// 0.1 M instructions.
 type wordSet struct {
 	list string
 	once sync.Once

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Members that OTLP JSON leaves out (or an exporter writes as null) are
+// TestOTLPSpansMissingMembers: members that OTLP JSON leaves out (or an exporter writes as null) are
 // read as empty, never a panic: each document below but "spans null"
 // crashed the walker (a nil pointer in canon.Node).
 func TestOTLPSpansMissingMembers(t *testing.T) {

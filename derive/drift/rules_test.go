@@ -110,9 +110,8 @@ func TestCollapseFarInTheTask(t *testing.T) {
 
 // TestLargeGroups: 1,000,000 calls of one key under as many call ids (one
 // collapse group), and 200,000 attempts of one call with a fresh timestamp
-// each (one drift cluster with as many keys): each call id and key used to
-// be looked up in a list of all the group's (quadratic: minutes); sets make
-// it linear.
+// each (one drift cluster with as many keys): looking each call id and key up in a list of
+// all the group's would be quadratic (minutes); sets make it linear.
 func TestLargeGroups(t *testing.T) {
 	const ids, attempts = 1_000_000, 200_000
 	rep := analyze(t, largeGroups(ids, attempts), Options{})

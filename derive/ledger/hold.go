@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// hold.go is the one claim / wait / renew / complete loop (issue 20): run,
+// hold.go is the one claim / wait / renew / complete loop: run,
 // post --ledger and mcp hold a key through it, so that what one of them
 // does with a busy key, a lease or a failed completion, all of them do.
 // It adds no rule of its own: the decisions are Claim's; this is the
 // sequence around them (a kernel lock where the store has one, the wait
 // for a busy key, the renewal, the completion and what follows a failed
-// one, and the reconcile of an unknown outcome, issue 22).
+// one, and the reconcile of an unknown outcome).
 
 // KeyLocker is a store whose liveness is a kernel lock per key (SQLite on
 // one machine). TryLock takes the key's lock without waiting and returns
@@ -661,8 +661,8 @@ func (h *Holding) settle(ctx context.Context, unknown *Record, r Reconciliation,
 	return c.Record, nil
 }
 
-// Settle is the record an unknown one becomes by a reconcile's answer
-// (issue 22): Happened, succeeded with the answer's output (exit 0);
+// Settle is the record an unknown one becomes by a reconcile's answer:
+// Happened, succeeded with the answer's output (exit 0);
 // NotHappened, failed (its exit code, or 1); Undecided, unknown as it was.
 // The reason says it was reconciled, what the owner said, and how the
 // attempt had ended.

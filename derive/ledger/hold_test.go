@@ -146,7 +146,7 @@ func TestHoldRunCompleteReplay(t *testing.T) {
 	})
 }
 
-// A busy key is Busy at once without Wait; with Wait, the waiter acts on
+// TestHoldWaitsForBusy: a busy key is Busy at once without Wait; with Wait, the waiter acts on
 // the holder's outcome as soon as it is recorded.
 func TestHoldWaitsForBusy(t *testing.T) {
 	eachStore(t, func(t *testing.T, hs holdStore) {
@@ -174,7 +174,7 @@ func TestHoldWaitsForBusy(t *testing.T) {
 	})
 }
 
-// The lease is renewed while the step runs: a hold longer than several
+// TestHoldRenewsLease: the lease is renewed while the step runs: a hold longer than several
 // leases keeps the key from others.
 func TestHoldRenewsLease(t *testing.T) {
 	eachStore(t, func(t *testing.T, hs holdStore) {
@@ -197,7 +197,7 @@ func TestHoldRenewsLease(t *testing.T) {
 	})
 }
 
-// A hold whose record goes away is lost, and says so; its completion
+// TestHoldLostWhenRecordRemoved: a hold whose record goes away is lost, and says so; its completion
 // does not write a record again.
 func TestHoldLostWhenRecordRemoved(t *testing.T) {
 	eachStore(t, func(t *testing.T, hs holdStore) {
@@ -333,7 +333,7 @@ func TestHoldReconcile(t *testing.T) {
 	})
 }
 
-// A reconcile runs under the key's claim: while it runs, another caller
+// TestHoldReconcileHoldsKey: a reconcile runs under the key's claim: while it runs, another caller
 // finds the key busy (it neither reconciles nor runs), however long the
 // reconcile takes compared with the lease.
 func TestHoldReconcileHoldsKey(t *testing.T) {

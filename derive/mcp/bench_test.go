@@ -16,7 +16,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
-// The speed targets of issue 21, over stdio (kernel pipes) against a
+// The speed targets, over stdio (kernel pipes) against a
 // trivial server: a passed-through message adds at most 0.1 ms at the
 // median, a replayed write answers in at most 0.5 ms, and memory stays
 // flat over 100,000 calls. Run them with

@@ -196,7 +196,7 @@ func errorText(m map[string]any) string {
 	return s
 }
 
-// A redirect to another origin is never followed: the -H headers, the
+// TestHTTPRedirects: a redirect to another origin is never followed: the -H headers, the
 // session and the keyed write stay with the server the user named, and
 // the call is answered as not sent. One to the same origin is followed
 // (at most three in a row), and the keyed tools/call carries its key in an
@@ -256,7 +256,7 @@ func TestHTTPRedirects(t *testing.T) {
 	}
 }
 
-// A server that answers a session it no longer knows with 400 (as the
+// TestHTTPSessionExpired400: a server that answers a session it no longer knows with 400 (as the
 // TypeScript SDK's example servers do) gets a new session, started with
 // the client's initialize, and the message again: the call is answered by
 // the server, not with an error.
@@ -298,7 +298,7 @@ func TestHTTPSessionExpired400(t *testing.T) {
 	}
 }
 
-// A server's GET stream that ends at once without an event, with retry:
+// TestHTTPRetryFloorAndBackoff: a server's GET stream that ends at once without an event, with retry:
 // 0, is not asked again at once: a second at least, then longer each time.
 func TestHTTPRetryFloorAndBackoff(t *testing.T) {
 	srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
@@ -321,7 +321,7 @@ func TestHTTPRetryFloorAndBackoff(t *testing.T) {
 	}
 }
 
-// The GET stream opens as soon as the initialize answer is read: the
+// TestHTTPStreamOpensAfterInitialize: the GET stream opens as soon as the initialize answer is read: the
 // server's notification reaches a client that sent initialize and
 // initialized back to back and nothing after.
 func TestHTTPStreamOpensAfterInitialize(t *testing.T) {
@@ -355,7 +355,7 @@ func TestHTTPStreamOpensAfterInitialize(t *testing.T) {
 	}
 }
 
-// A server that closes a call's event stream and expects the client to
+// TestHTTPPollingResume: a server that closes a call's event stream and expects the client to
 // poll (MCP 2025-11-25: GET with Last-Event-ID, after retry:) gets
 // resumed every time, each after its retry: (at least a second), until
 // the answer comes: the call's outcome is its answer, not unknown.
@@ -395,7 +395,7 @@ func TestHTTPPollingResume(t *testing.T) {
 	}
 }
 
-// A 2026-07-28 request (its revision in _meta, no initialize, no
+// TestHTTPStatelessCancel: a 2026-07-28 request (its revision in _meta, no initialize, no
 // session): the client's notifications/cancelled of it closes its POST's
 // stream, which is the cancellation in that revision, and is not POSTed;
 // the call is recorded unknown (the server may have acted on it), and the
@@ -444,7 +444,7 @@ func TestHTTPStatelessCancel(t *testing.T) {
 	}
 }
 
-// The header values of the spec's Value Encoding table, and the argument
+// TestHeaderValues: the header values of the spec's Value Encoding table, and the argument
 // types a header takes.
 func TestHeaderValues(t *testing.T) {
 	for in, want := range map[string]string{
@@ -467,7 +467,7 @@ func TestHeaderValues(t *testing.T) {
 	}
 }
 
-// A keyed call whose connection (a reused one) breaks after the request
+// TestHTTPBrokenConnectionNotResent: a keyed call whose connection (a reused one) breaks after the request
 // was written is sent once: net/http would send a request with an
 // Idempotency-Key header again by itself; the call is unknown.
 func TestHTTPBrokenConnectionNotResent(t *testing.T) {

@@ -60,7 +60,7 @@ func FuzzValidJSON(f *testing.F) {
 	})
 }
 
-// A hostile depth costs memory linear in the input, never the stack.
+// TestValidJSONDeep: a hostile depth costs memory linear in the input, never the stack.
 func TestValidJSONDeep(t *testing.T) {
 	n := 1 << 20
 	b := []byte(strings.Repeat(`{"a":[`, n) + "1" + strings.Repeat(`]}`, n))
@@ -134,7 +134,7 @@ func TestSetMembers(t *testing.T) {
 	}
 }
 
-// The key and the attempt go into params._meta, replacing any the client
+// TestRewriteCall: the key and the attempt go into params._meta, replacing any the client
 // wrote there (it cannot choose them), keeping the rest as written.
 func TestRewriteCall(t *testing.T) {
 	m := readMessage([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pay","arguments":{"n":1,"k":"model"},"_meta":{"progressToken":"p","com.github.idemkey/idempotency-key":"forged"}}}`))
@@ -190,7 +190,7 @@ func replayResultFor(result string) string {
 	return string(replayResult(&ledger.Record{Key: "K", Attempt: 3, Stdout: ledger.Output{Data: []byte(result)}}))
 }
 
-// What a reconcile printed (not a result) is replayed as the answer's text.
+// TestReplayText: what a reconcile printed (not a result) is replayed as the answer's text.
 func TestReplayText(t *testing.T) {
 	var res toolResultJSON
 	if err := json.Unmarshal([]byte(replayResultFor("charge ch_1 exists\n")), &res); err != nil {
@@ -206,7 +206,7 @@ type toolResultJSON struct {
 	Meta    map[string]any          `json:"_meta"`
 }
 
-// A reconcile's output is the call's result when it is a CallToolResult,
+// TestReconciledOutput: a reconcile's output is the call's result when it is a CallToolResult,
 // else the text of one; an empty or unkept output stays as it is.
 func TestReconciledOutput(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -228,7 +228,7 @@ func TestReconciledOutput(t *testing.T) {
 	}
 }
 
-// An object whose member names are repeated and escaped is read and
+// TestRepeatedNamesLinear: an object whose member names are repeated and escaped is read and
 // edited in time linear in its size: each name is decoded once, and the
 // last of each name is found in one pass.
 func TestRepeatedNamesLinear(t *testing.T) {

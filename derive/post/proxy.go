@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// proxyFor returns the proxy curl would use for target, from the
+// ProxyFor returns the proxy curl would use for target, from the
 // environment, or nil:
 //
 //   - http:// URLs use http_proxy, in lower case only: an upper-case

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// replayHeader returns the header that says the response is a replay of
+// ReplayHeader returns the header that says the response is a replay of
 // the one saved for this key (Idempotent-Replayed: true, and the variants
 // servers use), or "".
 func ReplayHeader(h http.Header) string {
@@ -24,7 +24,7 @@ func ReplayHeader(h http.Header) string {
 	return ""
 }
 
-// secretHeader reports whether a header's value is a credential, shown as
+// SecretHeader reports whether a header's value is a credential, shown as
 // "[redacted]" in -v and --dry-run output and not sent to another host
 // when -L follows a redirect there.
 func SecretHeader(name string) bool {
@@ -48,7 +48,7 @@ var authSchemes = map[string]bool{
 	"aws4-hmac-sha256": true, "scram-sha-1": true, "scram-sha-256": true, "gnap": true, "apikey": true,
 }
 
-// redact returns a header value fit to print: credentials are replaced,
+// Redact returns a header value fit to print: credentials are replaced,
 // a known authorization scheme ("Basic", "Bearer") is kept.
 func Redact(name, value string) string {
 	if !SecretHeader(name) {
@@ -63,7 +63,7 @@ func Redact(name, value string) string {
 	return "[redacted]"
 }
 
-// redactURL hides the password of a URL that may not parse.
+// RedactURL hides the password of a URL that may not parse.
 func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()

@@ -8,7 +8,7 @@ import (
 	"github.com/idemkey/idemkey/derive/mcp"
 )
 
-// The probe sends its key where idemkey mcp sends it.
+// TestMetaKeyIsMCPs: the probe sends its key where idemkey mcp sends it.
 func TestMetaKeyIsMCPs(t *testing.T) {
 	if MetaKey != mcp.MetaKey {
 		t.Errorf("probe.MetaKey %q, idemkey mcp sends %q", MetaKey, mcp.MetaKey)

@@ -113,7 +113,7 @@ func jsonID(r *response) (string, bool) {
 	return string(raw), true
 }
 
-// String describes the identity for the evidence: `id "ch_1"`, `id 7`,
+// describeIdentity describes the identity for the evidence: `id "ch_1"`, `id 7`,
 // `Location "/charges/7"`, or the body's size.
 func (r *response) describeIdentity() string {
 	id := r.identity()

@@ -174,7 +174,7 @@ func StopSignals(c chan os.Signal) {
 }
 
 // WarnOutputsDropped says that an outcome was recorded without its
-// outputs' bytes (the store refused it for its size, issue 19.12).
+// outputs' bytes (the store refused it for its size).
 func WarnOutputsDropped(w io.Writer, key string, c ledger.CompleteResult) {
 	if c.Err == nil && c.OutputsDropped {
 		fmt.Fprintf(w, "idemkey: warning: the outcome of attempt %d of %s was recorded without its output (the ledger refused it for its size: %v); a replay returns no output, only its length and sha256\n",
@@ -255,7 +255,7 @@ func Answered(err error) bool {
 // (the caller sets its own), and without idemkey's own settings, IDEMKEY_*
 // (a ledger URL's password, an HMAC secret, a policy meant for idemkey),
 // which a command could echo into its output and so into the record;
-// those named in pass (--env NAME) are kept (issue 19.19).
+// those named in pass (--env NAME) are kept.
 func StepEnv(env, pass []string) []string {
 	out := WithoutEnv(env, "IDEMPOTENCY_KEY", "IDEMPOTENCY_ATTEMPT")
 	kept := out[:0]

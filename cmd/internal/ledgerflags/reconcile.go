@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// reconcile.go runs a reconcile command (issue 22): a shell command line
+// reconcile.go runs a reconcile command: a shell command line
 // that asks the owner of a step's effect whether an attempt whose outcome
 // is unknown made it. The decision on its answer is the ledger's
 // (ledger.Reconciler); this is the process.

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// On Linux, conform reaches every process an implementation starts, also
+// reaperArg: on Linux, conform reaches every process an implementation starts, also
 // one that leaves its process group (setsid, a daemon): the implementation
 // runs under a reaper, idemkey itself run again as
 //

@@ -18,7 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// On Linux, a step's command (run's, a reconcile command) runs under a
+// stepHolderArg is the argument that makes idemkey a step's holder. On
+// Linux, a step's command (run's, a reconcile command) runs under a
 // holder: idemkey itself run again as
 //
 //	idemkey __idemkey-step-holder LOCKFD,REPORTFD,CONTROLFD REAP PATH ARGV0 ARG...

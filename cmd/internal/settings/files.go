@@ -347,7 +347,7 @@ func tableMap(v *fileValue) map[string]*fileValue {
 	return m
 }
 
-// TOML: the decoder keeps a value's type (a string is a string only when
+// parseTOMLConfig: TOML: the decoder keeps a value's type (a string is a string only when
 // quoted), so the decoded values are as typed as YAML's nodes.
 func parseTOMLConfig(data []byte) (map[string]*fileValue, error) {
 	var m map[string]any
@@ -418,7 +418,7 @@ func tomlWritten(data []byte, values map[string]*fileValue) {
 	}
 }
 
-// JSON: numbers are kept as written (json.Number).
+// parseJSONConfig: JSON: numbers are kept as written (json.Number).
 func parseJSONConfig(data []byte) (map[string]*fileValue, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()

@@ -15,7 +15,7 @@ func EnvName(flag string) string {
 	return "IDEMKEY_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
-// The annotation that marks a flag as taken from the command line only.
+// cliOnlyAnnotation: the annotation that marks a flag as taken from the command line only.
 const cliOnlyAnnotation = "idemkey-command-line-only"
 
 // CommandLineOnly marks flags that are read from the command line only,

@@ -244,7 +244,7 @@ func (g *gen) place(i int) int {
 	return -1
 }
 
-// A stamp is a value written when its line is rendered: the time of the
+// stampKind: a stamp is a value written when its line is rendered: the time of the
 // attempt.
 type stampKind int
 

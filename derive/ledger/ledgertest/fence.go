@@ -9,7 +9,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
-// The scenarios of issue 19: fencing by claim token, attempt numbers that
+// The scenarios: fencing by claim token, attempt numbers that
 // never go back, what a lost lease says, Release, the holder check, long
 // task ids, leases in List, and outcomes too large for the store.
 

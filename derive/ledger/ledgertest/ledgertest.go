@@ -205,7 +205,7 @@ func (e *env) waitExpired(key string) {
 	}
 }
 
-// claimLease is the lease for a claim that will be declared dead.
+// deadLease is the lease for a claim that will be declared dead.
 func (e *env) deadLease() time.Duration {
 	if e.caps.Leases {
 		return e.caps.ShortLease

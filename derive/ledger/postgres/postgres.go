@@ -842,7 +842,7 @@ func (s *Store) get(ctx context.Context, conn *pgx.Conn, key string) (*ledger.Re
 	return rec, expired, err
 }
 
-// How a data-changing statement is wrapped.
+// effect: how a data-changing statement is wrapped.
 type effect int
 
 const (

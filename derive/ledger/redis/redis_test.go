@@ -78,7 +78,7 @@ func TestPrimitives(t *testing.T) {
 	})
 }
 
-// TestScriptsLoadedOnce: the scripts run by EVALSHA; after SCRIPT FLUSH
+// TestScriptsReloaded: the scripts run by EVALSHA; after SCRIPT FLUSH
 // (a restarted server) they are sent again with EVAL and work.
 func TestScriptsReloaded(t *testing.T) {
 	r := testserver.NewRedis(t)

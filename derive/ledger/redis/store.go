@@ -26,7 +26,7 @@ import (
 // the task it was given). KEYS are a key's record, lease, mark and
 // taken-over record (Store.keys).
 
-// write sets the record's hash (at attempt att), lease and high-water
+// writeLua: write sets the record's hash (at attempt att), lease and high-water
 // mark from ARGV[o+1…]: state, attempt, rec, request, stdout, stderr,
 // meta, lease ms, ttl ms, task, tool, holder, reason, token, the mark's
 // keep ms. With a ttl, only a succeeded or failed record expires: a

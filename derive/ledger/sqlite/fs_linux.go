@@ -7,10 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// File systems on which SQLite's locking (and flock) cannot be trusted:
+// remoteFS: file systems on which SQLite's locking (and flock) cannot be trusted:
 // network and FUSE file systems, by their statfs magic numbers. An array,
 // not a map: it is static data, where a map would be built by every
-// idemkey process's initialisation, a `key` call's too (issue 23).
+// idemkey process's initialisation, a `key` call's too.
 var remoteFS = [...]struct {
 	magic int64
 	name  string

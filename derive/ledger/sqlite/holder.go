@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// A holder is recorded in a running record (Record.Holder) as
+// holderID: a holder is recorded in a running record (Record.Holder) as
 //
 //	HOST pid PID pgid PGID start TICKS boot BOOT-ID
 //

@@ -45,7 +45,7 @@ func readStat(pid int) (procStat, error) {
 // readProc reads a small file of /proc (4 KiB at most) with plain system
 // calls. os.ReadFile would register it with the runtime's network poller,
 // whose set-up (epoll_create1, eventfd2, epoll_ctl) a replay, which opens
-// no other file through package os, would pay for nothing (issue 23).
+// no other file through package os, would pay for nothing.
 func readProc(path string) ([]byte, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {

@@ -35,7 +35,7 @@ func running(key string) *ledger.Record {
 	return &ledger.Record{Key: key, Task: "t", Tool: "x", Kind: "run", Fingerprint: "f", State: ledger.Running, Attempt: 1, StartedAt: time.Now()}
 }
 
-// A write waits for the writer lock, and goes ahead as soon as it is let
+// TestWritersQueue: a write waits for the writer lock, and goes ahead as soon as it is let
 // go.
 func TestWritersQueue(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{})
@@ -65,7 +65,7 @@ func TestWritersQueue(t *testing.T) {
 	}
 }
 
-// A writer lock held longer than the busy timeout (by a stopped process,
+// TestWriterQueueTimesOut: a writer lock held longer than the busy timeout (by a stopped process,
 // say) does not stop the ledger: the write goes on to SQLite's own lock,
 // and the abandoned wait lets the lock go once it gets it.
 func TestWriterQueueTimesOut(t *testing.T) {
@@ -100,7 +100,7 @@ func TestWriterQueueTimesOut(t *testing.T) {
 	}
 }
 
-// A writer lock held by a stopped process outside any transaction (before
+// TestWriterQueueStoppedHolder: a writer lock held by a stopped process outside any transaction (before
 // BEGIN, after COMMIT) costs a write queuePatience, not the busy timeout:
 // with the default 10 s, every write of every other process waited 10 s
 // (an idemkey run step, two writes: 20 s) for as long as the holder stayed
@@ -152,7 +152,7 @@ func TestWriterQueueStoppedHolder(t *testing.T) {
 	}
 }
 
-// The completion commits with synchronous=NORMAL, and the connection is
+// TestCompleteLazyThenFull: the completion commits with synchronous=NORMAL, and the connection is
 // back at FULL for every write after it (a claim must be durable).
 func TestCompleteLazyThenFull(t *testing.T) {
 	ctx := context.Background()

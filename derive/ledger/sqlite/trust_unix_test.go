@@ -17,7 +17,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
 )
 
-// The helper process of the trust tests, run as another user:
+// TestTrustHelperProcess: the helper process of the trust tests, run as another user:
 // IDEMKEY_TRUST_HELPER=plant:PATH plants a ledger at PATH with a
 // succeeded record of key k (made where others can write: directory 0777,
 // files 0666, as the review's attacker did); open:PATH opens a ledger and

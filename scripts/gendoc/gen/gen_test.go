@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Every generator must give valid JSON, the same bytes for the same seed,
+// TestDeterministicValidJSON: every generator must give valid JSON, the same bytes for the same seed,
 // and other bytes for another seed: the benchmarks and scripts/bench.sh
 // compare figures across runs on the strength of that.
 func TestDeterministicValidJSON(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDeterministicValidJSON(t *testing.T) {
 	}
 }
 
-// The documents must be valid under RFC 8785 too, so that the jcs
+// TestNoDuplicateNames: the documents must be valid under RFC 8785 too, so that the jcs
 // benchmarks run on the same input: no object repeats a member name.
 func TestNoDuplicateNames(t *testing.T) {
 	for _, doc := range []string{`{"a":1,"a":2}`, `[{"x":{"b":[1,{"c":0}],"b":0}}]`} {
@@ -93,7 +93,7 @@ func duplicateName(doc []byte) (string, bool) {
 	}
 }
 
-// Calls gives one {"task","tool","args"} record per line, each a valid
+// TestCalls: Calls gives one {"task","tool","args"} record per line, each a valid
 // JSON object with those three members.
 func TestCalls(t *testing.T) {
 	data := Calls(500, 1)

@@ -1,0 +1,87 @@
+package clitest
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
+	"github.com/jackc/pgx/v5"
+)
+
+// Store is one shared store under test.
+type Store struct {
+	Name string
+	URL  string
+	// stop crashes the server (SIGKILL) for good.
+	Stop func()
+	// empty removes every record (TRUNCATE, FLUSHDB).
+	Empty func(t *testing.T)
+	// restart crashes the server (SIGKILL) and starts it again after
+	// down.
+	Restart func(t *testing.T, down time.Duration)
+}
+
+// PGStore is a PostgreSQL cluster of the test's own, with a fresh
+// database.
+func PGStore(t *testing.T) *Store {
+	c := testserver.NewPostgres(t)
+	url := c.CreateDB(t)
+	return &Store{
+		Name: "postgres", URL: url,
+		Empty: func(t *testing.T) {
+			ctx := context.Background()
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			if _, err := conn.Exec(ctx, "TRUNCATE idemkey_ledger"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Stop: func() { c.Stop(syscall.SIGKILL) },
+		Restart: func(t *testing.T, down time.Duration) {
+			c.Stop(syscall.SIGKILL)
+			time.Sleep(down)
+			c.Start(t)
+		},
+	}
+}
+
+// RedisStore is a redis-server of the test's own, started with extra.
+func RedisStore(t *testing.T, extra ...string) *Store {
+	// Persistence as the README asks of a ledger: every write fsynced to
+	// the append-only file before it is acknowledged.
+	r := testserver.NewRedis(t, append([]string{"--appendonly", "yes", "--appendfsync", "always"}, extra...)...)
+	return &Store{
+		Name: "redis", URL: r.URL(),
+		Empty: func(t *testing.T) {
+			opt, _ := goredis.ParseURL(r.URL())
+			c := goredis.NewClient(opt)
+			defer c.Close()
+			if err := c.FlushDB(context.Background()).Err(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Stop: func() { r.Stop(syscall.SIGKILL) },
+		Restart: func(t *testing.T, down time.Duration) {
+			r.Stop(syscall.SIGKILL)
+			time.Sleep(down)
+			r.Start(t)
+		},
+	}
+}
+
+// EachStore runs f on PostgreSQL and on Redis (not under -short: each
+// store is a server of its own, started per test).
+func EachStore(t *testing.T, f func(t *testing.T, s *Store)) {
+	if testing.Short() {
+		t.Skip("-short: the shared stores (a PostgreSQL cluster and a redis-server per test) run in the full suite")
+	}
+	t.Run("postgres", func(t *testing.T) { f(t, PGStore(t)) })
+	t.Run("redis", func(t *testing.T) { f(t, RedisStore(t)) })
+}

@@ -1,0 +1,14 @@
+package run_test
+
+import (
+	"testing"
+
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
+)
+
+// TestSuiteIgnoresCallersSettings: the rig's tests, which start idemkey
+// with the process's environment, pass with a caller's hostile settings
+// exported (clitest.CheckHermetic).
+func TestSuiteIgnoresCallersSettings(t *testing.T) {
+	clitest.CheckHermetic(t, "^TestRun(TwiceReplaysByteForByte|OtherCommandLineRefused|DistinctKeysConcurrently|RaceOneKey)$")
+}

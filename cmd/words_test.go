@@ -1,0 +1,121 @@
+package cmd_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// history matches a comment that cites an issue or an item of one, or
+// narrates what the code was before, instead of saying what it does.
+var history = regexp.MustCompile(`(?i)\b(issue|item)s?\s+#?\d+|\bused to\b`)
+
+// TestCommentsSayWhatIs checks every Go file of the module (testdata's
+// modules aside): each doc comment names the declaration under it (a
+// comment above the wrong declaration, or naming an identifier renamed
+// since, fails), and no comment cites an issue number or narrates
+// history.
+func TestCommentsSayWhatIs(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				if m := history.FindString(c.Text); m != "" {
+					t.Errorf("%s: a comment cites %q: say what the code does and why", fset.Position(c.Pos()), m)
+				}
+			}
+		}
+		for _, d := range f.Decls {
+			for _, n := range documented(d) {
+				if !namesWord(n.doc.Text(), n.name) {
+					t.Errorf("%s: the doc comment above %s does not name it", fset.Position(n.doc.Pos()), n.name)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// docName is a declared name and the doc comment above it.
+type docName struct {
+	name string
+	doc  *ast.CommentGroup
+}
+
+// documented lists the names of d that have a doc comment of their own:
+// a function or method (init aside), or a type, var or const declared
+// alone (the comments in a group speak of the group).
+func documented(d ast.Decl) []docName {
+	var out []docName
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Doc != nil && d.Name.Name != "init" {
+			out = append(out, docName{d.Name.Name, d.Doc})
+		}
+	case *ast.GenDecl:
+		if d.Lparen.IsValid() {
+			break // a group's comments speak of the group
+		}
+		for _, s := range d.Specs {
+			doc := d.Doc
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Doc != nil {
+					doc = s.Doc
+				}
+				if doc != nil {
+					out = append(out, docName{s.Name.Name, doc})
+				}
+			case *ast.ValueSpec:
+				if s.Doc != nil {
+					doc = s.Doc
+				}
+				if doc != nil && len(s.Names) == 1 && s.Names[0].Name != "_" {
+					out = append(out, docName{s.Names[0].Name, doc})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// namesWord reports whether text holds name as a word of its own.
+func namesWord(text, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !isIdent(text[j-1])) && (end == len(text) || !isIdent(text[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
