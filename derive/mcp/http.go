@@ -372,9 +372,17 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 	case resp.StatusCode >= 200 && resp.StatusCode < 300 && ct == "text/event-stream":
 		h.readStream(resp.Body, ids, req.Header.Get("Mcp-Session-Id"), !stateless)
 	case ct == "application/json":
-		// A JSON answer, or a JSON-RPC error with a 4xx or 5xx status.
-		body, err := io.ReadAll(resp.Body)
-		want := h.deliver(body, ids)
+		// A JSON answer, or a JSON-RPC error with a 4xx or 5xx status,
+		// read up to the cap on one message.
+		max := h.maxMessage()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+		if err == nil && int64(len(body)) > max {
+			body, err = nil, &TooLongError{Max: max}
+		}
+		want := ids
+		if err == nil {
+			want = h.deliver(body, ids)
+		}
 		why := fmt.Sprintf("the server's answer (HTTP %d) did not answer it", resp.StatusCode)
 		if err != nil {
 			why = "the server's answer broke off: " + err.Error()
@@ -393,6 +401,14 @@ func (h *HTTP) post(req *http.Request, msg []byte, ids [][]byte, retried, initia
 		// A 4xx: the server did not act on it; a 5xx: it may have.
 		h.unanswered(ids, resp.StatusCode >= 500, why)
 	}
+}
+
+// maxMessage is the cap on one message of the server's (Sink.MaxMessage).
+func (h *HTTP) maxMessage() int64 {
+	if h.sink == nil {
+		return DefaultMaxMessage
+	}
+	return h.sink.MaxMessage()
 }
 
 // deliver hands one message of the server's to the Sink and returns the
@@ -448,9 +464,12 @@ func (h *HTTP) readStream(body io.Reader, ids [][]byte, sid string, resumable bo
 	}
 	onID := func(id string) { events++; lastID = id }
 	onRetry := func(d time.Duration) { retry = d }
-	err := readEvents(body, onData, onID, onRetry)
+	err := readEvents(body, h.maxMessage(), onData, onID, onRetry)
 	why := ""
-	for empty, n := 0, 0; resumable && len(want) > 0 && lastID != "" && h.ctx.Err() == nil; n++ {
+	var tooLong *TooLongError
+	// A stream dropped for a message past the cap is not resumed: it
+	// would send the same message again.
+	for empty, n := 0, 0; resumable && len(want) > 0 && lastID != "" && h.ctx.Err() == nil && !errors.As(err, &tooLong); n++ {
 		if empty >= maxEmptyResumes {
 			why = fmt.Sprintf("; resumed %d times in a row without an event", empty)
 			break
@@ -480,7 +499,7 @@ func (h *HTTP) readStream(body io.Reader, ids [][]byte, sid string, resumable bo
 			break
 		}
 		events = 0
-		err = readEvents(resp.Body, onData, onID, onRetry)
+		err = readEvents(resp.Body, h.maxMessage(), onData, onID, onRetry)
 		resp.Body.Close()
 		if events == 0 {
 			empty++
@@ -551,7 +570,7 @@ func (h *HTTP) listen(gen int) {
 		}
 		failures = 0
 		got := false
-		_ = readNamedEvents(resp.Body, func(event string, data []byte) {
+		_ = readNamedEvents(resp.Body, h.maxMessage(), func(event string, data []byte) {
 			got = true
 			if (event == "" || event == "message") && !blank(data) {
 				h.sink.Message(oneLine(data), false)
@@ -616,15 +635,20 @@ func (h *HTTP) Close() error {
 // readEvents reads server-sent events (WHATWG HTML, "Server-sent
 // events": fields "data", "id", "retry"; comments; an event ends at a
 // blank line) and hands each event's data to each. An event the stream
-// ends in the middle of is dropped, never passed on in part.
-func readEvents(r io.Reader, each func([]byte), onID func(string), onRetry func(time.Duration)) error {
-	return readNamedEvents(r, func(_ string, data []byte) { each(data) }, onID, onRetry)
+// ends in the middle of is dropped, never passed on in part. An event (or
+// a line) longer than max bytes (0: DefaultMaxMessage) ends the reading
+// with a *TooLongError: memory stays bounded whatever the stream sends.
+func readEvents(r io.Reader, max int64, each func([]byte), onID func(string), onRetry func(time.Duration)) error {
+	return readNamedEvents(r, max, func(_ string, data []byte) { each(data) }, onID, onRetry)
 }
 
 // readNamedEvents is readEvents with each event's type (its "event"
 // field; "" for the default, message).
-func readNamedEvents(r io.Reader, each func(event string, data []byte), onID func(string), onRetry func(time.Duration)) error {
-	lr := newLineReader(r)
+func readNamedEvents(r io.Reader, max int64, each func(event string, data []byte), onID func(string), onRetry func(time.Duration)) error {
+	if max <= 0 {
+		max = DefaultMaxMessage
+	}
+	lr := newLineReaderMax(r, max)
 	var data []byte
 	has := false
 	event := ""
@@ -655,6 +679,9 @@ func readNamedEvents(r io.Reader, each func(event string, data []byte), onID fun
 		case "event":
 			event = string(value)
 		case "data":
+			if int64(len(data))+int64(len(value))+1 > max {
+				return &TooLongError{Max: max}
+			}
 			if has {
 				data = append(data, '\n')
 			}

@@ -105,7 +105,11 @@ func initResult(w http.ResponseWriter, msg map[string]any, session string) {
 
 // httpClientSession is the client's side of a Proxy over the HTTP
 // upstream of url, on a SQLite ledger, with task "t".
-func httpClientSession(t *testing.T, url string) *session {
+func httpClientSession(t *testing.T, url string) *session { return httpClientSessionMax(t, url, 0) }
+
+// httpClientSessionMax is httpClientSession with max as the cap on one
+// message (Options.MaxMessage; 0: the default).
+func httpClientSessionMax(t *testing.T, url string, max int64) *session {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +119,7 @@ func httpClientSession(t *testing.T, url string) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := New(Options{Task: "t", Store: st, Locker: sqliteLocks{st}, Lease: 30 * time.Second, Holder: "test",
+	p := New(Options{Task: "t", Store: st, Locker: sqliteLocks{st}, Lease: 30 * time.Second, Holder: "test", MaxMessage: max,
 		Derive: func(task, tool string, msg []byte) (Derived, error) {
 			args := objectMember(objectMember(msg, "params"), "arguments")
 			return Derived{Key: fingerprint(append([]byte(task+"\x00"+tool+"\x00"), args...)), Request: args}, nil
@@ -494,5 +498,62 @@ func TestHTTPBrokenConnectionNotResent(t *testing.T) {
 	calls := srv.requests(func(r seenRequest) bool { return rpcMethod(r) == "tools/call" })
 	if len(calls) != 1 || calls[0].header.Get("Idempotency-Key") == "" {
 		t.Fatalf("the call was POSTed %d times: %+v", len(calls), calls)
+	}
+}
+
+// TestHTTPMessageCap: a server's answer past the cap on one message, as a
+// JSON body or as one server-sent event that never ends, is not read
+// whole: the stream is dropped and the call is answered as unknown (the
+// server may have acted on it), while the server is still writing.
+func TestHTTPMessageCap(t *testing.T) {
+	const max = 64 << 10
+	for _, shape := range []string{"json", "event"} {
+		t.Run(shape, func(t *testing.T) {
+			stopped := make(chan struct{})
+			srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
+				switch {
+				case r.Method == http.MethodGet:
+					w.WriteHeader(http.StatusMethodNotAllowed)
+				case msg["method"] == "initialize":
+					initResult(w, msg, "s1")
+				case msg["method"] == "tools/call":
+					// Endless: it writes until idemkey drops the connection.
+					if shape == "json" {
+						w.Header().Set("Content-Type", "application/json")
+						io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`)
+					} else {
+						w.Header().Set("Content-Type", "text/event-stream")
+						io.WriteString(w, "id: e1\n")
+					}
+					line := strings.Repeat("x", 4096)
+					if shape == "event" {
+						line = "data: " + line + "\n"
+					}
+					for r.Context().Err() == nil {
+						if _, err := io.WriteString(w, line); err != nil {
+							break
+						}
+					}
+					close(stopped)
+				default:
+					w.WriteHeader(http.StatusAccepted)
+				}
+			})
+			c := httpClientSessionMax(t, srv.srv.URL, max)
+			c.send(t, initLine)
+			c.recv(t)
+			c.send(t, callLine(1, "w", "1"))
+			m := c.recv(t)
+			text, isErr := resultText(t, m)
+			meta, _ := m["result"].(map[string]any)["_meta"].(map[string]any)
+			if !isErr || meta[MetaOutcome] != "unknown" || !strings.Contains(text, "cap of 65536 bytes") {
+				t.Fatalf("a call whose answer is past the cap: %v", m)
+			}
+			select {
+			case <-stopped:
+			case <-time.After(time.Minute):
+				t.Fatal("the server is still writing: the connection was not dropped")
+			}
+		})
 	}
 }

@@ -154,7 +154,7 @@ func TestReadEvents(t *testing.T) {
 	var got []string
 	var ids []string
 	var retry time.Duration
-	err := readEvents(strings.NewReader(in), func(d []byte) { got = append(got, string(d)) }, func(id string) { ids = append(ids, id) }, func(d time.Duration) { retry = d })
+	err := readEvents(strings.NewReader(in), 0, func(d []byte) { got = append(got, string(d)) }, func(id string) { ids = append(ids, id) }, func(d time.Duration) { retry = d })
 	if err == nil {
 		t.Fatal("a stream cut in an event ended without an error")
 	}

@@ -134,7 +134,7 @@ func (h *HTTP) initialize(ctx context.Context, msg, id []byte) (string, []byte, 
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "text/event-stream" {
-		err = readEvents(resp.Body, each, nil, nil)
+		err = readEvents(resp.Body, h.maxMessage(), each, nil, nil)
 	} else {
 		var body []byte
 		body, err = io.ReadAll(io.LimitReader(resp.Body, maxInitAnswer))
@@ -286,7 +286,7 @@ func sameOrigin(base, endpoint string) (string, error) {
 func (l *legacySSE) read(endpoint chan<- string) {
 	h := l.h
 	first := true
-	err := readNamedEvents(l.body, func(event string, data []byte) {
+	err := readNamedEvents(l.body, h.maxMessage(), func(event string, data []byte) {
 		if first {
 			first = false
 			endpoint <- map[bool]string{true: string(data)}[event == "endpoint"]
