@@ -87,6 +87,7 @@ func Hermetic() (cleanup func()) {
 			os.Unsetenv(name)
 		}
 	}
+	keepGoDirs()
 	dir, err := os.MkdirTemp("", "idemkey-hermetic-")
 	if err != nil {
 		panic(err)
@@ -99,4 +100,36 @@ func Hermetic() (cleanup func()) {
 		os.Setenv(name, p)
 	}
 	return func() { os.RemoveAll(dir) }
+}
+
+// keepGoDirs pins the go command's directories (its build and module
+// caches, GOPATH, its env file) to the caller's before Hermetic moves
+// HOME and the XDG directories: the tests that build Go programs then
+// use the warm caches instead of filling a cold one in the temporary
+// directory with every run (tens of megabytes, and read-only module files
+// that a removal cannot delete), and never download a module.
+func keepGoDirs() {
+	setDefault := func(name string, value func() (string, error)) {
+		if os.Getenv(name) != "" {
+			return
+		}
+		if v, err := value(); err == nil && v != "" {
+			os.Setenv(name, v)
+		}
+	}
+	setDefault("GOCACHE", func() (string, error) {
+		d, err := os.UserCacheDir()
+		return filepath.Join(d, "go-build"), err
+	})
+	setDefault("GOPATH", func() (string, error) {
+		d, err := os.UserHomeDir()
+		return filepath.Join(d, "go"), err
+	})
+	setDefault("GOMODCACHE", func() (string, error) {
+		return filepath.Join(filepath.SplitList(os.Getenv("GOPATH"))[0], "pkg", "mod"), nil
+	})
+	setDefault("GOENV", func() (string, error) {
+		d, err := os.UserConfigDir()
+		return filepath.Join(d, "go", "env"), err
+	})
 }
