@@ -20,10 +20,9 @@ import (
 // hermetic (see Hermetic), puts idemkey on PATH and runs them.
 func Main(m *testing.M, hooks ...func()) {
 	if filepath.Base(os.Args[0]) != "idemkey" {
-		cleanup := Hermetic()
-		code := testscript.RunMain(stopsShared{m}, map[string]func() int{"idemkey": cmd.Run})
-		cleanup()
-		os.Exit(code)
+		// testscript.Main exits when the tests are done: the hermetic
+		// directories are removed by the tests' run itself (stopsShared).
+		testscript.Main(stopsShared{m, Hermetic()}, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
 	}
 	testscript.Main(m, map[string]func(){
 		"idemkey": func() {
@@ -37,11 +36,18 @@ func Main(m *testing.M, hooks ...func()) {
 }
 
 // stopsShared runs the tests, then stops the servers testserver shares
-// between them (testserver.Main).
-type stopsShared struct{ m *testing.M }
+// between them (testserver.Main) and removes the hermetic directories.
+type stopsShared struct {
+	m       *testing.M
+	cleanup func()
+}
 
-// Run runs the tests through testserver.Main.
-func (s stopsShared) Run() int { return testserver.Main(s.m) }
+// Run runs the tests through testserver.Main, then cleans up.
+func (s stopsShared) Run() int {
+	code := testserver.Main(s.m)
+	s.cleanup()
+	return code
+}
 
 // installHooks sets the test-only hooks of the ledger and the reconcile
 // from environment variables that only the test binary honours.
