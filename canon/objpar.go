@@ -141,13 +141,13 @@ func objectShape(src []byte) (root, last, idx, name, p, e int) {
 	return root, last, idx, name, p, e
 }
 
-// InRuns reports whether WriteCanonical, given a Rewinder, writes src on
+// inRuns reports whether WriteCanonical, given a Rewinder, writes src on
 // every core in runs of about a megabyte, holding little more than a few
 // runs in memory: src is large and its root is an array, or an object
 // whose bulk is one array (see writeObjectRuns). Otherwise it writes src in
 // one pass on one core, which holds the canonical text of the root's
 // largest child about twice.
-func InRuns(src []byte) bool {
+func inRuns(src []byte) bool {
 	if !useParallel(src) {
 		return false
 	}
@@ -156,6 +156,34 @@ func InRuns(src []byte) bool {
 	}
 	root, _, _, _, _, _ := objectShape(src)
 	return root >= 0
+}
+
+// OnePassSuits reports whether WriteCanonical is the way to canonicalize
+// src when only its canonical text is wanted: src is under ParallelMin, or
+// its root is an array, or an object whose bulk is one array (both written
+// in runs on every core). For another large object the one pass holds the
+// canonical text of the root's largest child about twice, and Parse with
+// its serializer needs less memory.
+func OnePassSuits(src []byte) bool {
+	if len(src) < ParallelMin {
+		return true
+	}
+	if i := skipWS(src, 0); i < len(src) && src[i] == '[' {
+		return true
+	}
+	return inRuns(src)
+}
+
+// OnePassMayFit is OnePassSuits decided before a file is read, from its
+// size and its first bytes: a large document may suit the one pass only
+// when its root is an array or an object (which of those objects are
+// written in runs OnePassSuits tells once it is read).
+func OnePassMayFit(size int64, head []byte) bool {
+	if size < ParallelMin {
+		return true
+	}
+	i := skipWS(head, 0)
+	return i < len(head) && (head[i] == '[' || head[i] == '{')
 }
 
 // placeholder marks, in its v0, the member whose value is the large array.
@@ -303,7 +331,8 @@ func valueStartBack(src []byte, k, lo int) int {
 	return st + 1
 }
 
-// Outline returns, for a document InRuns accepts whose root is an object,
+// Outline returns, for a large document whose root is an object whose
+// bulk is one array (the object WriteCanonical writes in runs),
 // a copy of src with the large array replaced by [], and that array's
 // member name (decoded): a small text to parse for a look at the root's
 // other members. ok is false for any other document. Like the scans it

@@ -484,6 +484,27 @@ func anyElement(n canon.Node, name string, is func(canon.Node) bool) bool {
 	return false
 }
 
+// ShapeLook returns the text of data (a call's arguments, read whole by
+// the one pass) to look at for a shape warning: nil unless its root is an
+// object; for a large object whose bulk is one array (canon.Outline), the
+// outline with that array emptied, which Shape reads as it reads the
+// whole, unless the array holds the calls, blocks or items it looks into.
+func ShapeLook(data []byte) []byte {
+	i := 0
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	if i == len(data) || data[i] != '{' {
+		return nil
+	}
+	if len(data) >= canon.ParallelMin {
+		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" && name != "output" {
+			return outline
+		}
+	}
+	return data
+}
+
 // MayHaveShape is a quick test, before parsing, that input may have a
 // shape Shape knows: every one has one of these member names or values,
 // or all of a call record's names (unless written with escapes, which a

@@ -83,23 +83,6 @@ line may hold up to 64 MiB, an input up to 2 GiB.`,
 	return cmd
 }
 
-// envelopeLook returns the text to look at, for the envelope warning, of
-// input that the one pass keyed: nil unless its root is an object; for a
-// large object (whose bulk is one array, see canon.InRuns), its outline
-// with that array emptied, which envelopeShape reads as it reads the
-// whole unless the array holds the calls or blocks it looks into.
-func envelopeLook(data []byte) []byte {
-	if input.FirstByte(data) != '{' {
-		return nil
-	}
-	if len(data) >= canon.ParallelMin {
-		if outline, name, ok := canon.Outline(data); ok && name != "tool_calls" && name != "content" && name != "output" {
-			return outline
-		}
-	}
-	return data
-}
-
 func run(opts *Options) error {
 	out := opts.f.IO.Out
 	var data []byte
@@ -152,12 +135,10 @@ func (opts *Options) onePassKey(spec *derive.Spec) (key, data []byte, name strin
 		}
 	}
 	err = input.GuardFaults(name, func() error {
-		if len(data) >= canon.ParallelMin && !input.RootIsArray(data) && !canon.InRuns(data) {
-			// A large object that the one pass would write on one core,
-			// holding the canonical text of the root's largest child
-			// about twice: the indexed path needs less memory (see
-			// onePassFits). An object whose bulk is one array is written
-			// in runs on every core, as an array is.
+		if !canon.OnePassSuits(data) {
+			// A large object the one pass would write on one core,
+			// holding the canonical text of its largest child about
+			// twice: the indexed path needs less memory.
 			keep()
 			return nil
 		}
@@ -168,7 +149,7 @@ func (opts *Options) onePassKey(spec *derive.Spec) (key, data []byte, name strin
 			return nil
 		}
 		key = opts.Key.Format.Append(nil, k)
-		if look := envelopeLook(data); !spec.FromSet && look != nil && derive.MayHaveShape(look) {
+		if look := derive.ShapeLook(data); !spec.FromSet && look != nil && derive.MayHaveShape(look) {
 			shape, shapeWhat = spec.ShapeOf(look) // shaped like an envelope?
 		}
 		return nil

@@ -212,18 +212,12 @@ func ReadMapped(f *cli.Factory, name string) (data []byte, display string, relea
 	return data, display, nil, err
 }
 
-// onePassFits says whether the one pass may suit a file of size bytes: it
-// holds the canonical text of the root's largest child about twice, which
-// for a large file is reasonable only when the root is an array (of
-// records, typically), or an object whose bulk is one array (which
-// runKey checks with canon.InRuns, once the file is mapped).
+// onePassFits says whether the one pass may suit a file of size bytes
+// (canon.OnePassMayFit, from its first bytes).
 func onePassFits(f *os.File, size int64) bool {
-	if size < canon.ParallelMin {
-		return true
-	}
 	var head [4096]byte
 	n, _ := f.ReadAt(head[:], 0)
-	return RootIsArray(head[:n]) || FirstByte(head[:n]) == '{'
+	return canon.OnePassMayFit(size, head[:n])
 }
 
 // RootIsArray reports whether a JSON text starts with '[' after white
