@@ -200,7 +200,7 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
 	_ = fl.MarkHidden("mcp")
-	fl.StringArray("env", nil, "pass idemkey's variable NAME (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
+	fl.StringArray("env", nil, "pass idemkey's variable `NAME` (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
 	settings.CommandLineOnly(fl, "header", "url", "once", "pass", "env")
 	return cmd
 }
