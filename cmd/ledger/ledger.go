@@ -72,7 +72,7 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 	pf := cmd.PersistentFlags()
 	ledgerflags.AddFlag(pf)
 	pf.Bool("json", false, "print JSON")
-	pf.String("retain", "7d", "the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)")
+	ledgerflags.AddHoldFlags(pf, ledgerflags.Retain.Help("the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)"))
 	show, resolve, forget := newShowCmd(opts), newResolveCmd(opts), newForgetCmd(opts)
 	for _, c := range []*cobra.Command{show, resolve, forget} {
 		c.SetFlagErrorFunc(keyFlagError)
@@ -102,9 +102,11 @@ func (opts *Options) prepare(cmd *cobra.Command, args ...string) error {
 		return err
 	}
 	opts.JSON = f.Config.GetBool("json")
-	if opts.Retain, err = cli.ParseDays(f.Config.GetString("retain")); err != nil {
-		return f.Config.Unparsable("retain", err)
+	hold, err := ledgerflags.HoldSettings(f.Config, ledgerflags.Retain)
+	if err != nil {
+		return err
 	}
+	opts.Retain = hold.Retain
 	warnCommandLineOnly(f, cmd)
 	return nil
 }

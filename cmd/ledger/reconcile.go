@@ -63,7 +63,7 @@ a ledger that cannot be used.`,
 	ledgerflags.AddReconcileFlags(fl, "each step")
 	fl.Bool("all", false, "every record whose outcome is unknown (and every running one whose holder is dead)")
 	fl.Bool("dry-run", false, "ask the owner and show what each record would become; write nothing")
-	fl.String("lease", "30s", "lease of the reconciling claim on shared stores (renewed every third of it)")
+	ledgerflags.AddHoldFlags(fl, ledgerflags.Lease.Help("lease of the reconciling claim on shared stores (renewed every third of it)"))
 	settings.CommandLineOnly(fl, "all", "dry-run")
 	cmd.SetFlagErrorFunc(keyFlagError)
 	return cmd
@@ -91,11 +91,11 @@ func (opts *reconcileOptions) setup(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	opts.JSON = v.GetBool("json")
-	if opts.Lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
-		return v.Unparsable("lease", err)
-	} else if opts.Lease < 3*time.Millisecond {
-		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
+	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Lease)
+	if err != nil {
+		return err
 	}
+	opts.Lease = hold.Lease
 	if v.GetString("reconcile") == "" && !hasToolReconcile(v) {
 		return &cli.UsageError{Err: errors.New("reconcile needs --reconcile COMMAND (or tools.NAME.reconcile in the config file)"),
 			HintText: "COMMAND asks the owner: exit 0 the effect happened, 1 it did not, anything else: it cannot tell"}

@@ -190,12 +190,11 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
 	ledgerflags.AddReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
-	fl.String("wait", "60s", "wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)")
+	ledgerflags.AddHoldFlags(fl, ledgerflags.Wait.Default("60s").Help("wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)"))
 	fl.Bool("replay-note", false, "end a replayed result with a text item telling the model it is a replay (per tool: tools.NAME.replay-note)")
 	fl.String("max-message", "256MiB", "the cap on one message from either side: past it, that stream is dropped and its calls are unknown")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
-	fl.String("lease", "30s", "lease of a call in flight on shared stores (renewed every third)")
-	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
+	ledgerflags.AddHoldFlags(fl, ledgerflags.Lease.Help("lease of a call in flight on shared stores (renewed every third)"), ledgerflags.Retain)
 	// Per tool only (tools: {NAME: {mcp: once|pass}}): a flag so that the
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
@@ -374,19 +373,11 @@ func (opts *Options) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error
 // --retain (which may be in days), and the output settings.
 func (opts *Options) setupDurations() error {
 	v := opts.f.Config
-	for _, d := range []struct {
-		name  string
-		to    *time.Duration
-		parse func(string) (time.Duration, error)
-	}{{"wait", &opts.Wait, ledgerflags.DurationSetting}, {"lease", &opts.Lease, ledgerflags.DurationSetting}, {"retain", &opts.Retain, cli.ParseDays}} {
-		var err error
-		if *d.to, err = d.parse(v.GetString(d.name)); err != nil {
-			return v.Unparsable(d.name, err)
-		}
+	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	if err != nil {
+		return err
 	}
-	if opts.Lease < 3*time.Millisecond {
-		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
-	}
+	opts.Wait, opts.Lease, opts.Retain = hold.Wait, hold.Lease, hold.Retain
 	opts.Log = v.GetString("log")
 	opts.ReplayNote = v.GetBool("replay-note")
 	opts.PassEnv = v.GetStringSlice("env")
@@ -396,7 +387,6 @@ func (opts *Options) setupDurations() error {
 				HintText: "--env IDEMKEY_LEDGER passes idemkey's own value on; to give the server another value, start it as: env NAME=VALUE COMMAND"}
 		}
 	}
-	var err error
 	if opts.MaxMessage, err = cli.ParseSize(v.GetString("max-message")); err != nil || opts.MaxMessage <= 0 {
 		return v.OutOfRange("max-message", "a size in bytes above 0, such as 256MiB")
 	}

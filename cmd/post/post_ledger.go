@@ -48,9 +48,10 @@ type postLedger struct {
 func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in this ledger (a SQLite file PATH, or a postgres:// or redis:// URL; IDEMKEY_LEDGER) and replay it later without the network")
 	fl.Bool("no-ledger", false, "no ledger, even with IDEMKEY_LEDGER or a ledger in the config file")
-	fl.String("wait", "0", "with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)")
-	fl.String("lease", "30s", "with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it")
-	fl.String("retain", "7d", "with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)")
+	ledgerflags.AddHoldFlags(fl,
+		ledgerflags.Wait.Default("0").Help("with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)"),
+		ledgerflags.Lease.Help("with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it"),
+		ledgerflags.Retain.Help("with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)"))
 	fl.String("recover", "retry", "with a ledger, a request whose outcome is unknown (it may have reached the server): retry (send it again with the same key, for the server to dedupe) or fail (exit 76 and say how to settle it); per tool: tools.NAME.recover")
 	ledgerflags.AddReconcileFlags(fl, "a request")
 	return &postLedger{}
@@ -80,20 +81,9 @@ func (l *postLedger) load(v *settings.Settings, fl *pflag.FlagSet) error {
 	if isRequestURL(l.spec) {
 		return requestURLAsLedger(v.Source("ledger"), l.spec)
 	}
-	var err error
-	if l.lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
-		return v.Unparsable("lease", err)
-	}
-	if l.wait, err = ledgerflags.DurationSetting(v.GetString("wait")); err != nil {
-		return v.Unparsable("wait", err)
-	}
-	if l.retain, err = cli.ParseDays(v.GetString("retain")); err != nil {
-		return v.Unparsable("retain", err)
-	}
-	if l.lease < 3*time.Millisecond {
-		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
-	}
-	return nil
+	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	l.wait, l.lease, l.retain = hold.Wait, hold.Lease, hold.Retain
+	return err
 }
 
 // ledgerFlagValue refuses a --ledger value that was meant as something

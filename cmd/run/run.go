@@ -143,11 +143,10 @@ and 'idemkey ledger show KEY' say which it was.`,
 	fl.String("args", "", "the call's arguments (FILE, or - for standard input); default: the command line as a JSON array")
 	fl.String("recover", "fail", "an unknown outcome: fail (exit 76) or retry (run again with the same key); per tool: tools.NAME.recover in the config")
 	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
-	fl.String("wait", "0s", "wait up to this long for a running attempt elsewhere to end, then act on its outcome")
-	fl.String("lease", "30s", "lease of a running attempt on shared stores (renewed every third)")
+	ledgerflags.AddHoldFlags(fl, ledgerflags.Wait, ledgerflags.Lease)
 	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command and its descendants, exit 76) or continue")
 	fl.String("max-output", "1MiB", "record at most this much of each of stdout and stderr (the full length and sha256 always)")
-	fl.String("retain", "7d", "ignore finished records older than this (0: keep them)")
+	ledgerflags.AddHoldFlags(fl, ledgerflags.Retain)
 	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
 	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
 	ledgerflags.AddReconcileFlags(fl, "a step")
@@ -185,14 +184,11 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	opts.ReplayFailed = v.GetBool("replay-failed")
-	if opts.Wait, err = ledgerflags.DurationSetting(v.GetString("wait")); err != nil {
-		return v.Unparsable("wait", err)
+	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	if err != nil {
+		return err
 	}
-	if opts.Lease, err = ledgerflags.DurationSetting(v.GetString("lease")); err != nil {
-		return v.Unparsable("lease", err)
-	} else if opts.Lease < 3*time.Millisecond {
-		return v.OutOfRange("lease", "a lease is at least 3ms (renewed every third of it)")
-	}
+	opts.Wait, opts.Lease, opts.Retain = hold.Wait, hold.Lease, hold.Retain
 	opts.OnLeaseLost = v.GetString("on-lease-lost")
 	if opts.OnLeaseLost != "kill" && opts.OnLeaseLost != "continue" {
 		return v.Invalid("on-lease-lost", "want kill or continue")
@@ -204,9 +200,6 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 		e := v.OutOfRange("max-output", "at most 128MiB a stream")
 		e.HintText = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
 		return e
-	}
-	if opts.Retain, err = cli.ParseDays(v.GetString("retain")); err != nil {
-		return v.Unparsable("retain", err)
 	}
 	opts.Quiet = v.GetBool("quiet")
 	opts.Verbose = v.GetBool("verbose")
