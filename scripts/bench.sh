@@ -12,7 +12,7 @@
 # times:
 #   - idemkey key --task T --tool X big.json  (and min.json, obj.json)
 #   - idemkey canon big.json > /dev/null      (the canonical form alone;
-#     issue 23 asks key within 1.15x of it. canon builds the member index,
+#     the target is key within 1.15x of it. canon builds the member index,
 #     key does not, so key is the quicker; the like-for-like comparison,
 #     the one pass with and without SHA-256 in one process, is
 #     go test -bench '(Text|Canon)64MiB' ./derive)
@@ -335,8 +335,7 @@ busy
 document() { # document CASE FILE BYTES: idemkey, its canonical form alone, the ceiling, node and jq on one document
 	measure "$1" "idemkey key" "$RUNS" 1 "$3" 1 \
 		"$(q "$IK") key --task T --tool X $(q "$2")"
-	# The canonical form alone, to /dev/null (issue 23: key within 1.15x
-	# of it; see the header for what canon does that key does not).
+	# The canonical form alone, to /dev/null.
 	measure "$1" "idemkey canon > /dev/null" "$RUNS" 1 "$3" 1 \
 		"$(q "$IK") canon $(q "$2") > /dev/null"
 	# The ceiling: read the file and hash it, nothing else. OpenSSL uses the
@@ -365,7 +364,7 @@ measure "400-byte call" "idemkey key (default go build: dynamically linked)" "$S
 measure "400-byte call" "idemkey key" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$IK") key --task T --tool X $(q "$call")"
 # The floor: a static Go program that reads the file and prints its
-# SHA-256, built as idemkey is; issue 23's target is idemkey within 2.0x.
+# SHA-256, built as idemkey is; the target is idemkey within 1.5x.
 measure "400-byte call" "minsha: read + SHA-256, minimal static Go (floor)" "$SMALL_RUNS" 5 "$call_bytes" 0 \
 	"$(q "$tmp/minsha") $(q "$call")"
 # The same three in turns, round by round (SMALL_RUNS rounds), with a build
@@ -412,7 +411,7 @@ fi
 # ---- drift ----
 # bench_drift: idemkey drift on a generated log of DRIFT_CALLS calls (default
 # 1,000,000) of about 400 bytes (scripts/driftgen -client, seed 1), against
-# the targets of issue 12: at most 10 s and 1 GB. NO_DRIFT=1 skips it;
+# the targets: at most 10 s and 1 GB. NO_DRIFT=1 skips it;
 # DRIFT_RUNS (default 3) sets the runs.
 bench_drift() {
 	local n=${DRIFT_CALLS:-1000000} runs=${DRIFT_RUNS:-3} log=$tmp/drift.jsonl bytes wall rss

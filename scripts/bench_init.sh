@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_init.sh: what each library idemkey links costs a process's start-up
-# (issue 23: the small call, one `idemkey key` process per tool call).
+# (the small call: one `idemkey key` process per tool call).
 #
 # scripts/minsha (read a file, SHA-256, print) is built as idemkey is, once
 # alone and once for each row below with blank imports of a group of
