@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,10 +23,11 @@ import (
 // schemaVersion is the layout's number, kept in PREFIX index.
 const schemaVersion = 2
 
-// schemaValue is PREFIX index's value: a string, where the earlier layout
-// kept a sorted set that its every write added to. An older idemkey's
-// write then fails (WRONGTYPE) before it can hold a key.
-var schemaValue = fmt.Sprintf("idemkey ledger schema %d", schemaVersion)
+// schemaValue is PREFIX index's value, the layout's number in words: a
+// string, where the earlier layout kept a sorted set that its every write
+// added to. An older idemkey's write then fails (WRONGTYPE) before it can
+// hold a key. A constant: nothing is built at every process's start-up.
+const schemaValue = "idemkey ledger schema 2"
 
 // markKeep is how long a key's high-water mark outlives its record. The
 // claim token fences a paused holder on its own; the mark keeps attempt
@@ -80,7 +82,10 @@ func globEscape(s string) string {
 // SCAN pattern of the earlier marks ("" on a cluster, where the earlier
 // layout never worked). Running and unknown records lose any expiry (an
 // earlier ttl= gave them one). Returns the schema value found or written.
-var upgradeLua = redis.NewScript(`
+// It is made on first use, as the store's scripts are (each hashes its
+// source).
+var upgradeLua = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local idx = KEYS[1]
 local ty = redis.call('TYPE', idx)['ok']
 if ty == 'string' then return redis.call('GET', idx) end
@@ -122,6 +127,7 @@ end
 redis.call('SET', idx, ARGV[2])
 return ARGV[2]
 `)
+})
 
 // upgrade checks the ledger's schema, and moves a ledger of the earlier
 // layout (or none) to this one.
@@ -136,7 +142,7 @@ func (s *Store) upgrade(ctx context.Context, srv *server) error {
 	var got string
 	_, err := s.do(ctx, func() error {
 		var err error
-		got, err = upgradeLua.Run(ctx, s.c, []string{s.schemaKey()}, s.prefix, schemaValue, markKeep.Milliseconds(), marks).Text()
+		got, err = upgradeLua().Run(ctx, s.c, []string{s.schemaKey()}, s.prefix, schemaValue, markKeep.Milliseconds(), marks).Text()
 		return err
 	})
 	if err != nil {

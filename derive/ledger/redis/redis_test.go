@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -678,4 +679,11 @@ func TestClusterResharding(t *testing.T) {
 		t.Fatal("no step was claimed while the slots moved")
 	}
 	t.Logf("%d steps claimed and completed, %d of them while the slots moved", claimed, during)
+}
+
+// TestSchemaValue: the schema value names the layout's number.
+func TestSchemaValue(t *testing.T) {
+	if want := "idemkey ledger schema " + strconv.Itoa(schemaVersion); schemaValue != want {
+		t.Fatalf("schemaValue %q, want %q", schemaValue, want)
+	}
 }
