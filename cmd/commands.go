@@ -24,7 +24,7 @@ var commands = []struct {
 	name  string
 	build func(*cli.Factory) *cobra.Command
 }{
-	{"key", key.NewCmd},
+	{"key", func(f *cli.Factory) *cobra.Command { return key.NewCmd(f, nil) }},
 	{"canon", canoncmd.NewCmd},
 	{"check", check.NewCmd},
 	{"version", version.NewCmd},
@@ -33,7 +33,7 @@ var commands = []struct {
 	{"post", post.NewCmd},
 	{"vectors", vectors.NewCmd},
 	{"conform", conform.NewCmd},
-	{"run", runcmd.NewCmd},
+	{"run", func(f *cli.Factory) *cobra.Command { return runcmd.NewCmd(f, nil) }},
 	{"ledger", ledger.NewCmd},
 	{"probe", probe.NewCmd},
 	{"mcp", mcp.NewCmd},

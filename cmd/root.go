@@ -24,7 +24,13 @@ func Run() int { return Main(os.Args[1:], cli.System()) }
 // the single place where errors become exit codes and diagnostics, and
 // where a failed write on standard output is noticed, whichever command
 // wrote.
-func Main(args []string, ios *cli.IOStreams) int {
+func Main(args []string, ios *cli.IOStreams) int { return MainWith(args, ios, "", nil) }
+
+// MainWith is Main with the command called name built by build instead of
+// its own NewCmd: a face's test builds it with its runF seam, to see the
+// options its flags, variables and config file give, under the root that
+// loads them, without running it.
+func MainWith(args []string, ios *cli.IOStreams, name string, build func(*cli.Factory) *cobra.Command) int {
 	if ios.Getenv == nil {
 		ios.Getenv = os.Getenv
 	}
@@ -35,7 +41,7 @@ func Main(args []string, ios *cli.IOStreams) int {
 	if len(args) > 0 && !wholeTree {
 		only = args[0] // a command's name, if it is one (see newTree)
 	}
-	root := newTree(f, only)
+	root := newTree(f, only, name, build)
 	root.SetArgs(cli.HoistCommand(root, args))
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -77,7 +83,7 @@ func init() {
 var wholeTree = false
 
 // NewRootCmd builds the command tree.
-func NewRootCmd(f *cli.Factory) *cobra.Command { return newTree(f, "") }
+func NewRootCmd(f *cli.Factory) *cobra.Command { return newTree(f, "", "", nil) }
 
 // newTree builds the root and, when only names one of idemkey's commands,
 // that command alone, and otherwise all of them. A run that starts with
@@ -85,8 +91,9 @@ func NewRootCmd(f *cli.Factory) *cobra.Command { return newTree(f, "") }
 // took about a tenth of a millisecond of every small call. Help,
 // completion, suggestions for a mistyped command and flags before the
 // command get the whole tree; so does the vetting of a config file, which
-// knows every command's settings (see settingNames).
-func newTree(f *cli.Factory, only string) *cobra.Command {
+// knows every command's settings (see settingNames). The command called
+// name, if any, is build's (MainWith).
+func newTree(f *cli.Factory, only, name string, build func(*cli.Factory) *cobra.Command) *cobra.Command {
 	known := false
 	for _, c := range commands {
 		known = known || c.name == only
@@ -136,7 +143,11 @@ execute, 127 not found (as timeout and env do).`,
 	root.Flags().Bool("version", false, "print idemkey's version")
 
 	for _, c := range commands {
-		if only == "" || c.name == only {
+		switch {
+		case only != "" && c.name != only:
+		case build != nil && c.name == name:
+			root.AddCommand(build(f))
+		default:
 			root.AddCommand(c.build(f))
 		}
 	}

@@ -25,8 +25,10 @@ type Options struct {
 	FailFast bool
 }
 
-// NewCmd builds 'idemkey key': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey key': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "key [FILE|-]",
@@ -68,6 +70,9 @@ line may hold up to 64 MiB, an input up to 2 GiB.`,
 			opts.JSON = f.Config.GetBool("json")
 			opts.Batch = f.Config.GetBool("batch")
 			opts.FailFast = f.Config.GetBool("fail-fast")
+			if runF != nil {
+				return runF(opts)
+			}
 			if opts.Batch {
 				return runBatch(opts)
 			}

@@ -62,6 +62,8 @@ type Options struct {
 	report *runReport
 	// Reconcile asks the owner about an unknown outcome (--reconcile).
 	Reconcile *ledgerflags.Reconcile
+	// runF runs instead of run once the options are read (NewCmd's seam).
+	runF func(*Options) error
 }
 
 // runFailed makes err exit 125 unless it already carries one of run's
@@ -78,9 +80,11 @@ func runFailed(err error) error {
 	return &cli.CodeError{Code: cli.ExitRunFailed, Err: err}
 }
 
-// NewCmd builds 'idemkey run': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
-	opts := &Options{f: f}
+// NewCmd builds 'idemkey run': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{f: f, runF: runF}
 	cmd := &cobra.Command{
 		Use:   "run --task T --tool NAME [--args FILE|-] [flags] -- COMMAND [ARG...]",
 		Short: "Run a shell step at most once per idempotency key",
@@ -211,6 +215,9 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	}
 	if opts.JSON, err = openReport(f, v.GetString("json")); err != nil {
 		return err
+	}
+	if opts.runF != nil {
+		return opts.runF(opts)
 	}
 	return run(opts)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idemkey/idemkey/cmd"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/spf13/cobra"
 )
 
 // Streams are what an in-process run of idemkey reads and sees: standard
@@ -39,6 +40,19 @@ type Output struct {
 // wrote.
 func (s Streams) Run(t testing.TB, args ...string) Output {
 	t.Helper()
+	return s.main(func(ios *cli.IOStreams) int { return cmd.Main(args, ios) })
+}
+
+// RunFace is Run with the command called name built by build (a face's
+// NewCmd with its runF seam): the root loads the settings as for a user,
+// and the face's runF sees the options they give.
+func (s Streams) RunFace(t testing.TB, name string, build func(*cli.Factory) *cobra.Command, args ...string) Output {
+	t.Helper()
+	return s.main(func(ios *cli.IOStreams) int { return cmd.MainWith(args, ios, name, build) })
+}
+
+// main runs main with the streams and returns what it wrote.
+func (s Streams) main(main func(*cli.IOStreams) int) Output {
 	var out, errb bytes.Buffer
 	ios := &cli.IOStreams{In: s.In, Out: s.Out, Err: &errb, Getenv: s.Getenv}
 	if ios.In == nil {
@@ -51,7 +65,7 @@ func (s Streams) Run(t testing.TB, args ...string) Output {
 		env := s.Env
 		ios.Getenv = func(k string) string { return env[k] }
 	}
-	code := cmd.Main(args, ios)
+	code := main(ios)
 	return Output{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
 
