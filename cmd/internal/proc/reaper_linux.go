@@ -19,8 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reaperArg: on Linux, conform reaches every process an implementation starts, also
-// one that leaves its process group (setsid, a daemon): the implementation
+// reaperArg is the argument that makes idemkey conform's reaper. On Linux,
+// conform reaches every process an implementation starts, also one that
+// leaves its process group (setsid, a daemon): the implementation
 // runs under a reaper, idemkey itself run again as
 //
 //	idemkey __idemkey-conform-reaper PATH ARG...

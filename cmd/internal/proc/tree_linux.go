@@ -4,41 +4,16 @@
 package proc
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
 // ProcessTree returns pid and its descendants, as /proc shows them now.
 func ProcessTree(pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return []int{pid}
-	}
 	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if pp, err := strconv.Atoi(string(f[1])); err == nil {
-			children[pp] = append(children[pp], p)
-		}
+	for _, p := range listProcesses() {
+		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
 	tree := []int{pid}
 	for i := 0; i < len(tree); i++ {
