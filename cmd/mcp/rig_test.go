@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -60,24 +61,7 @@ type mcpRig struct {
 
 func newMCPRig(t *testing.T) *mcpRig {
 	t.Helper()
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !fileExists(filepath.Join(repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/sdk/package.json")):
-		missing = "the MCP npm packages are not installed (bash scripts/services.sh)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s: the MCP tests need them under CI", missing)
-		}
-		t.Skip(missing)
-	}
+	node, repo := clitest.NodeMCP(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "idemkey") // the test binary runs as idemkey by that name
 	exe, err := os.Executable()

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // The probe --mcp tests run idemkey (this test binary) against real MCP
@@ -34,24 +36,7 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !exists(filepath.Join(repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/sdk/package.json")):
-		missing = "the MCP npm packages are not installed (bash scripts/services.sh)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s: the probe --mcp tests need them under CI", missing)
-		}
-		t.Skip(missing)
-	}
+	node, repo := clitest.NodeMCP(t)
 	r := newBinRig(t)
 	r.node, r.repo = node, repo
 	return r

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -28,4 +29,21 @@ func LookPath(t testing.TB, prog string) string {
 		Unavailable(t, "%s not found (%v)", prog, err)
 	}
 	return p
+}
+
+// NodeMCP is the node command and the repository's root, for a test that
+// drives the MCP npm packages (testdata/npm/mcp); without either the test
+// ends as Unavailable. A test in cmd/X calls it from its package's
+// directory.
+func NodeMCP(t testing.TB) (node, repo string) {
+	t.Helper()
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node = LookPath(t, "node")
+	if _, err := os.Stat(filepath.Join(repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
+		Unavailable(t, "the MCP npm packages are not installed (bash scripts/services.sh)")
+	}
+	return node, repo
 }
