@@ -79,11 +79,6 @@ func newMCPRig(t *testing.T) *mcpRig {
 	return r
 }
 
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 func (r *mcpRig) path(name string) string { return filepath.Join(r.dir, name) }
 
 // script is the path of a script under testdata/mcp.

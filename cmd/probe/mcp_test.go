@@ -66,11 +66,6 @@ func newBinRig(t *testing.T) *rig {
 	return r
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // server is probe-server.mjs's command line over stdio.
 func (r *rig) server() []string {
 	return []string{r.node, filepath.Join(r.repo, "testdata/mcp/probe-server.mjs")}
