@@ -20,8 +20,7 @@
 // notification and a progress notification before it answers).
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { randomUUID } from "node:crypto";
-import { load } from "./sdk.mjs";
+import { load, serveStreamableHTTP } from "./sdk.mjs";
 
 const { McpServer } = await load("@modelcontextprotocol/sdk/server/mcp.js");
 const { StdioServerTransport } = await load("@modelcontextprotocol/sdk/server/stdio.js");
@@ -131,49 +130,19 @@ if (process.argv.includes("--sse")) {
 } else if (!process.argv.includes("--http")) {
   await newServer().connect(new StdioServerTransport());
 } else {
-  const { StreamableHTTPServerTransport } = await load("@modelcontextprotocol/sdk/server/streamableHttp.js");
-  const json = process.argv.includes("--json");
-  const sessions = new Map();
   const open = new Set(); // the answers being written
-  const http = createServer(async (req, res) => {
-    if (req.url === "/control/end-sessions") {
+  await serveStreamableHTTP(newServer, "counting-server", {
+    json: process.argv.includes("--json"),
+    before: async (req, res, sessions) => {
+      if (req.url !== "/control/end-sessions") return false;
       const ended = [...sessions.values()];
       sessions.clear();
       for (const t of ended) await t.close();
       for (const r of open) if (!r.writableEnded) r.destroy();
       res.writeHead(200, { "content-type": "text/plain" });
       res.end(`ended ${ended.length}\n`);
-      return;
-    }
-    let body;
-    if (req.method === "POST") {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8")); } catch { body = undefined; }
-    }
-    open.add(res);
-    res.on("close", () => open.delete(res));
-    const sid = req.headers["mcp-session-id"];
-    let transport = sid ? sessions.get(sid) : undefined;
-    if (!transport) {
-      if (sid || req.method !== "POST" || body?.method !== "initialize") {
-        res.writeHead(sid ? 404 : 400, { "content-type": "application/json" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no such session" } }));
-        return;
-      }
-      transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: json,
-        onsessioninitialized: (id) => sessions.set(id, transport),
-      });
-      transport.onclose = () => { if (transport.sessionId) sessions.delete(transport.sessionId); };
-      await newServer().connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
-  });
-  http.listen(0, "127.0.0.1", () => {
-    const url = `http://127.0.0.1:${http.address().port}/mcp`;
-    if (process.env.URL_FILE) writeFileSync(process.env.URL_FILE, url);
-    console.error(`counting-server: ${url}`);
+      return true;
+    },
+    onAnswer: (res) => { open.add(res); res.on("close", () => open.delete(res)); },
   });
 }

@@ -25,10 +25,9 @@
 //   peek           says readOnlyHint: true, yet makes an effect
 //   count          readOnlyHint: true: {"count": N, "effects": [...]} of
 //                  the tool in its "tool" argument (every tool without)
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { load } from "./sdk.mjs";
+import { load, serveStreamableHTTP } from "./sdk.mjs";
 
 const { McpServer } = await load("@modelcontextprotocol/sdk/server/mcp.js");
 const { StdioServerTransport } = await load("@modelcontextprotocol/sdk/server/stdio.js");
@@ -142,37 +141,5 @@ function newServer() {
 if (!process.argv.includes("--http")) {
   await newServer().connect(new StdioServerTransport());
 } else {
-  const { StreamableHTTPServerTransport } = await load("@modelcontextprotocol/sdk/server/streamableHttp.js");
-  const json = process.argv.includes("--json");
-  const sessions = new Map();
-  const http = createServer(async (req, res) => {
-    let body;
-    if (req.method === "POST") {
-      const chunks = [];
-      for await (const c of req) chunks.push(c);
-      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8")); } catch { body = undefined; }
-    }
-    const sid = req.headers["mcp-session-id"];
-    let transport = sid ? sessions.get(sid) : undefined;
-    if (!transport) {
-      if (sid || req.method !== "POST" || body?.method !== "initialize") {
-        res.writeHead(sid ? 404 : 400, { "content-type": "application/json" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no such session" } }));
-        return;
-      }
-      transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: json,
-        onsessioninitialized: (id) => sessions.set(id, transport),
-      });
-      transport.onclose = () => { if (transport.sessionId) sessions.delete(transport.sessionId); };
-      await newServer().connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
-  });
-  http.listen(0, "127.0.0.1", () => {
-    const url = `http://127.0.0.1:${http.address().port}/mcp`;
-    if (process.env.URL_FILE) writeFileSync(process.env.URL_FILE, url);
-    console.error(`probe-server: ${url}`);
-  });
+  await serveStreamableHTTP(newServer, "probe-server", { json: process.argv.includes("--json") });
 }
