@@ -119,3 +119,104 @@ func namesWord(text, name string) bool {
 func isIdent(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
+
+// outsideNames are camel-case words the comments use for things outside
+// this module: MCP and JSON-RPC members and types, the reference harness's
+// and ECMAScript's names, other products' settings and formats, the names
+// inside the npm owner libraries the probe tests run, a published
+// vector's name, and units.
+var outsideNames = strings.Fields(`
+	CallToolResult CreateTaskResult ElicitResult InitializeRequest ToolAnnotations
+	SSEServerTransport inputResponses inputSchema nextCursor protocolVersion
+	readOnlyHint requestState resultType structuredContent
+	JavaScript TypeScript toString localeCompare createHmac OrdinaryOwnPropertyKeys
+	QuoteJSONString taskId toolName idempotencyKey
+	PostgreSQL PgBouncer DateStyle IntervalStyle TimeZone OpenAI GenAI OpenSSH
+	StrictModes OpenTelemetry AnyValue ExportTraceServiceRequest lowerCamelCase
+	MurmurHash3 MinHash ClientHello HttpStatus sentAtMs macOS MaxInt pRes
+	stringArray stringSlice dddE cS dupN
+	buildIdempotencyResponse cacheTTLMS defaultIntentValidator enforceIdempotency
+	extractIdempotencyKeyFromReq findByIdempotencyKey idempotencyService
+	inMemoryDataAdapter inProgressStrategy isEnabled keyMaxLength onRequest
+	provideMiddlewareFunction setIfNotExists
+	simpleString
+	KiB MiB GiB NaN`)
+
+// commentWord is a word of a comment that may name an identifier.
+var commentWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// escapeWord is a byte or code unit written as an escape (xD800, uXXXX).
+var escapeWord = regexp.MustCompile(`^[xu][0-9A-FXa-f]+$`)
+
+// TestCommentsNameWhatExists checks that every camel-case word of a
+// comment (a lower-case letter followed by an upper-case one: keyOf,
+// ReadMapped, EscapeControls) is an identifier of the module, the
+// name of one of its tests or benchmarks, or one of outsideNames: a
+// comment that names a function renamed or gone fails.
+func TestCommentsNameWhatExists(t *testing.T) {
+	fset := token.NewFileSet()
+	idents := map[string]bool{}
+	for _, w := range outsideNames {
+		idents[w] = true
+	}
+	type use struct {
+		pos  token.Pos
+		word string
+	}
+	var uses []use
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				idents[id.Name] = true
+			}
+			return true
+		})
+		if strings.Contains(filepath.ToSlash(path), "/testdata/") {
+			return nil // testdata's modules lend their names, not their comments
+		}
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				for _, m := range commentWord.FindAllStringIndex(c.Text, -1) {
+					w := c.Text[m[0]:m[1]]
+					if m[0] > 0 && c.Text[m[0]-1] == '\\' || escapeWord.MatchString(w) || !camel(w) {
+						continue
+					}
+					uses = append(uses, use{c.Pos(), w})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range uses {
+		if !idents[u.word] && !idents["Test"+u.word] && !idents["Benchmark"+u.word] && !idents["Fuzz"+u.word] {
+			t.Errorf("%s: a comment names %s, which is no identifier of the module: name what exists", fset.Position(u.pos), u.word)
+		}
+	}
+}
+
+// camel reports whether w has a lower-case letter followed by an
+// upper-case one.
+func camel(w string) bool {
+	for i := 1; i < len(w); i++ {
+		if 'a' <= w[i-1] && w[i-1] <= 'z' && 'A' <= w[i] && w[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}

@@ -12,7 +12,7 @@ import (
 )
 
 // runBatch derives one key per line of JSON Lines input. Output line N
-// belongs to input line N: a blank input line (see blankLine) gives an
+// belongs to input line N: a blank input line (see input.BlankLine) gives an
 // empty output line, with --json too, and is no error; a bad input line
 // gives an empty output line (with --json, an object with "error") and is
 // reported on standard error with its line number. Chunks of lines are

@@ -132,7 +132,7 @@ func (opts *Options) onePassKey(spec *derive.Spec) (key, data []byte, name strin
 	}
 	shape, shapeWhat := derive.FromArgs, ""
 	// keep copies mapped data that load will read: release unmaps it. It
-	// runs inside guardFaults, as every read of the mapping does.
+	// runs inside GuardFaults, as every read of the mapping does.
 	keep := func() {
 		if release != nil {
 			data = bytes.Clone(data)

@@ -23,7 +23,7 @@ import (
 )
 
 // TestTruncatedMappedFile maps a file, truncates it, and checks that
-// reading past its new end inside guardFaults is an input error, not a
+// reading past its new end inside GuardFaults is an input error, not a
 // crash.
 func TestTruncatedMappedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "args.json")

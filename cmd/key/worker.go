@@ -22,7 +22,7 @@ type batchWorker struct {
 func (opts *Options) newBatchWorker() *batchWorker {
 	w := &batchWorker{spec: opts.Spec.Copy(), keyer: derive.NewKeyer(opts.Key.Secret)}
 	s := w.spec
-	s.Warn = nil // summed up by runKeyBatch
+	s.Warn = nil // summed up in batchWarnings by writeBatch
 	w.quick = !opts.JSON && len(s.Only) == 0 && len(s.Omit) == 0
 	switch s.From {
 	case derive.FromCall:

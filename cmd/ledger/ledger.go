@@ -112,7 +112,7 @@ func (opts *Options) prepare(cmd *cobra.Command, args ...string) error {
 }
 
 // warnCommandLineOnly warns about an IDEMKEY_* variable set for one of
-// cmd's flags that it takes from the command line only (commandLineOnly)
+// cmd's flags that it takes from the command line only (settings.CommandLineOnly)
 // and that no command reads from the environment: it is not read, and
 // must not seem to be. (A config file's value for such a flag is warned
 // about when the file is read.) IDEMKEY_TASK and IDEMKEY_TOOL, which
@@ -356,7 +356,7 @@ func (opts *Options) open(ctx context.Context) (ledger.Store, error) {
 }
 
 // localLedgerPath returns the SQLite file a ledger spec names, as
-// openLedger reads it; false for a URL or a connection string.
+// Options.open reads it; false for a URL or a connection string.
 func localLedgerPath(spec string) (string, bool) { return stores.LocalPath(spec) }
 
 // noLedger is a ledger that does not exist: it holds no records, and is

@@ -444,7 +444,7 @@ func (o *Options) exchange(client *http.Client, req *http.Request, body []byte) 
 }
 
 // exchangeEvents are the exchange's messages. A server's reason phrase
-// in a retry's why is not trusted: diagLine makes it one printable line.
+// in a retry's why is not trusted: cli.DiagLine makes it one printable line.
 func (o *Options) exchangeEvents(req *http.Request, body []byte) post.Events {
 	w := o.f.IO.Err
 	say := func(format string, args ...any) {

@@ -321,8 +321,8 @@ func skipValue(text []byte, i int) (int, bool) {
 	return j, j > i
 }
 
-// childPtrRaw is childPtr of a member name given as it is written inside
-// the quotes of the canonical form.
+// childPtrRaw is the pointer hash of parent's member whose name is raw,
+// as it is written inside the quotes of the canonical form.
 func childPtrRaw(parent uint64, raw []byte) uint64 {
 	return mix(parent*0x100000001b3 ^ hashBytes(raw))
 }

@@ -101,7 +101,7 @@ func (p *Proxy) mayReconcile(c *call) bool {
 // reconciler is the call's tool's reconcile (nil for none),
 // told the call's whole canonical arguments when the record did not keep
 // them (Record.Request), stopped when the session ends; the output of a
-// Happened answer becomes the tool's result (ReconciledResult).
+// Happened answer becomes the tool's result (reconciledResult).
 func (p *Proxy) reconciler(c *call) ledger.Reconciler {
 	if p.o.Reconcile == nil {
 		return nil

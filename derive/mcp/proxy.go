@@ -109,7 +109,7 @@ type Options struct {
 	// owner about an unknown outcome of the tool's call before the
 	// recovery policy applies (ledger.HoldRequest.Reconcile),
 	// under the key's claim. A Happened answer's Output is the call's
-	// result (ReconciledResult), replayed; NotHappened sends the call as
+	// result (reconciledResult), replayed; NotHappened sends the call as
 	// the next attempt; Undecided leaves it to Recover.
 	Reconcile func(tool string) ledger.Reconciler
 	// Log, if set, gets one JSON Lines record per tools/call (see

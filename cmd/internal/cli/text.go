@@ -90,7 +90,7 @@ func OneLine(s string) string {
 
 // DiagLine is a diagnostic as it goes to standard error: on one line,
 // with whatever could move the cursor, recolour or retitle a terminal, or
-// forge a line in a log escaped (see escapeControls). Member names in
+// forge a line in a log escaped (see EscapeControls). Member names in
 // pointers, server reason phrases and file contents reach diagnostics,
 // and none of them is trusted.
 func DiagLine(s string) string { return EscapeControls(OneLine(s)) }

@@ -176,11 +176,11 @@ func (s *sniffer) notJSON(head []byte, eof bool) bool {
 	return true
 }
 
-// MapMin is the size from which readMapped maps a file rather than reading
+// MapMin is the size from which ReadMapped maps a file rather than reading
 // it: below it, copying the file costs less than mapping and unmapping it.
 const MapMin = 1 << 20
 
-// ReadMapped is readInput for a caller that reads the input only inside
+// ReadMapped is Read for a caller that reads the input only inside
 // GuardFaults and only through canon.WriteCanonical, which tolerates input
 // that changes under it: a large regular file (standard input included)
 // is mapped into memory instead of copied, which saves copying it and

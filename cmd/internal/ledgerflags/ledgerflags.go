@@ -18,12 +18,12 @@ import (
 // TestHooks are set only by the test binary (hooks_test.go), from
 // environment variables that an installed idemkey ignores.
 var TestHooks struct {
-	// fsType replaces the statfs type of the ledger's directory.
+	// FSType replaces the statfs type of the ledger's directory.
 	FSType func(real int64) int64
-	// crashAfterExit kills idemkey between the command's exit and the
+	// CrashAfterExit kills idemkey between the command's exit and the
 	// record of its outcome.
 	CrashAfterExit func() bool
-	// crashAfterComplete, if set, kills idemkey right after the outcome's
+	// CrashAfterComplete, if set, kills idemkey right after the outcome's
 	// lazy commit (no close of the store, no checkpoint).
 	CrashAfterComplete bool
 }

@@ -3,7 +3,7 @@
 // translates a primitive wrongly fails here, not in production.
 //
 //	func TestScenarios(t *testing.T) {
-//		ledgertest.Run(t, func(t *testing.T) ledger.Store { return openMyStore(t) }, ledgertest.Caps{Leases: true})
+//		ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true})
 //	}
 package ledgertest
 
