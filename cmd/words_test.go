@@ -22,20 +22,7 @@ var history = regexp.MustCompile(`(?i)\b(issue|item)s?\s+#?\d+|\bused to\b`)
 // history.
 func TestCommentsSayWhatIs(t *testing.T) {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, false, func(path string, f *ast.File) {
 		for _, g := range f.Comments {
 			for _, c := range g.List {
 				if m := history.FindString(c.Text); m != "" {
@@ -50,6 +37,29 @@ func TestCommentsSayWhatIs(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// eachGoFile parses every Go file of the module (node_modules and hidden
+// directories aside; testdata's modules only when withTestdata) and hands
+// it to fn.
+func eachGoFile(t *testing.T, fset *token.FileSet, withTestdata bool, fn func(path string, f *ast.File)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" && !withTestdata) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		fn(path, f)
 		return nil
 	})
 	if err != nil {
@@ -164,20 +174,7 @@ func TestCommentsNameWhatExists(t *testing.T) {
 		word string
 	}
 	var uses []use
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
-		if err != nil {
-			return err
-		}
+	eachGoFile(t, fset, true, func(path string, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				idents[id.Name] = true
@@ -185,7 +182,7 @@ func TestCommentsNameWhatExists(t *testing.T) {
 			return true
 		})
 		if strings.Contains(filepath.ToSlash(path), "/testdata/") {
-			return nil // testdata's modules lend their names, not their comments
+			return // testdata's modules lend their names, not their comments
 		}
 		for _, g := range f.Comments {
 			for _, c := range g.List {
@@ -198,11 +195,7 @@ func TestCommentsNameWhatExists(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, u := range uses {
 		if !idents[u.word] && !idents["Test"+u.word] && !idents["Benchmark"+u.word] && !idents["Fuzz"+u.word] {
 			t.Errorf("%s: a comment names %s, which is no identifier of the module: name what exists", fset.Position(u.pos), u.word)
