@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,41 +43,25 @@ type Options struct {
 	TaskMeta string
 	// SessionTask: no task id was given, Task is this session's own.
 	SessionTask bool
-	// ReplayNote: a replayed result ends with a text item saying so (per
-	// tool: tools.NAME.replay-note).
-	ReplayNote bool
-	Spec       *derive.Spec
-	Key        keyflags.Key // the key's format and secret
-	Ledger     string
-	Recover    ledger.Policy
-	// Reconcile is the --reconcile command (nil: none); a tool's own is
-	// in tools.
-	Reconcile *ledgerflags.Reconcile
-	KeyArg    string
-	Once      map[string]bool
-	Pass      map[string]bool
-	tools     map[string]mcpTool // the config file's tools sections
-	Wait      time.Duration
-	Lease     time.Duration
-	Retain    time.Duration
-	Log       string
+	// Default is the policy of a tool without settings of its own
+	// (--key-arg, --only, --omit, --recover, --reconcile,
+	// --replay-note); Tools are those of the tools with some (--once,
+	// --pass, the config file's tools sections), each whole.
+	Default mcp.ToolPolicy
+	Tools   map[string]mcp.ToolPolicy
+	// Keying is how a write call's key is derived (--scheme,
+	// --allow-missing, --format, --prefix, --max-len, --secret-env).
+	Keying mcp.Keying
+	Ledger string
+	Wait   time.Duration
+	Lease  time.Duration
+	Retain time.Duration
+	Log    string
 	// MaxMessage caps one message from either side (--max-message).
 	MaxMessage int64
 	// PassEnv are the IDEMKEY_* variables passed on to the server (--env).
 	PassEnv []string
 	Verbose bool
-}
-
-// mcpTool is a tool's own settings from the config file's tools section.
-type mcpTool struct {
-	mode   mcp.Mode
-	keyArg string
-	// replayNote is tools.NAME.replay-note (nil: --replay-note's).
-	replayNote *bool
-	recover    ledger.Policy
-	// reconcile is its reconcile command (tools.NAME.reconcile, or
-	// --reconcile's with its reconcile-timeout); nil: none.
-	reconcile *ledgerflags.Reconcile
 }
 
 // exitMCPFailed: idemkey mcp could not start or serve (the ledger, the
@@ -226,30 +211,35 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 		return &cli.UsageError{Err: fmt.Errorf("%s: mcp is a per-tool setting", v.Source("mcp")),
 			HintText: "set it in the config file's tools section, tools: {NAME: {mcp: once}}, or give --once NAME / --pass NAME"}
 	}
-	var err error
-	if opts.Spec, err = opts.spec(); err != nil {
+	sels, err := opts.setupKeying()
+	if err != nil {
 		return err
 	}
-	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
+	key, err := keyflags.KeyFrom(f)
+	if err != nil {
 		return err
 	}
+	opts.Keying.Format, opts.Keying.Secret = *key.Format, key.Secret
 	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
 		return err
 	}
-	if opts.Recover, err = ledgerflags.RecoverPolicy(f, cmd, ""); err != nil {
+	def := &opts.Default
+	def.Select = derive.Selection{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit")}
+	if def.Recover, err = ledgerflags.RecoverPolicy(f, cmd, ""); err != nil {
 		return err
 	}
-	if opts.Reconcile, err = opts.reconcileSettings(cmd, ""); err != nil {
+	if def.Reconcile, err = opts.reconciler(cmd, ""); err != nil {
 		return err
 	}
-	opts.KeyArg = v.GetString("key-arg")
-	opts.Once, opts.Pass = nameSet(v.GetStringSlice("once")), nameSet(v.GetStringSlice("pass"))
-	for n := range opts.Once {
-		if opts.Pass[n] {
+	def.KeyArg = v.GetString("key-arg")
+	def.ReplayNote = v.GetBool("replay-note")
+	once, pass := v.GetStringSlice("once"), v.GetStringSlice("pass")
+	for _, n := range once {
+		if slices.Contains(pass, n) {
 			return cli.Usagef("--once %s and --pass %s contradict each other", n, n)
 		}
 	}
-	if opts.tools, err = opts.toolSettings(cmd); err != nil {
+	if opts.Tools, err = opts.toolPolicies(cmd, sels, once, pass); err != nil {
 		return err
 	}
 	return opts.setupDurations()
@@ -290,29 +280,29 @@ func validateTask(task string) error {
 	return nil
 }
 
-// spec is the spec every call's key is derived with, as idemkey key
-// --from mcp builds it.
-func (opts *Options) spec() (*derive.Spec, error) {
+// setupKeying reads how every call's key is derived, as idemkey key
+// --from mcp reads it (--scheme, --only, --omit, --allow-missing), and
+// returns the selections of the tools whose config file sections set
+// only or omit.
+func (opts *Options) setupKeying() (map[string]derive.Selection, error) {
 	f := opts.f
 	v := f.Config
-	s := &derive.Spec{
-		From: derive.FromMCP, FromSet: true, Task: opts.Task,
-		Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit"), AllowMissing: v.GetBool("allow-missing"),
-		TaskName: v.Source("task"),
-	}
+	k := &opts.Keying
+	k.AllowMissing = v.GetBool("allow-missing")
 	var err error
-	if s.Scheme, err = keyflags.Scheme(f); err != nil {
+	if k.Scheme, err = keyflags.Scheme(f); err != nil {
 		return nil, err
 	}
-	if err := keyflags.CheckPointers(v.Source("only"), v.Source("omit"), s.Only, s.Omit); err != nil {
+	if err := keyflags.CheckPointers(v.Source("only"), v.Source("omit"), v.GetStringSlice("only"), v.GetStringSlice("omit")); err != nil {
 		return nil, err
 	}
-	if s.Tools, err = keyflags.ToolSelections(f); err != nil {
+	sels, err := keyflags.ToolSelections(f)
+	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var mu sync.Mutex
-	s.Warn = func(dw derive.Warning) {
+	k.Warn = func(dw derive.Warning) {
 		// A proxy sees the same call shape again and again: each warning
 		// once.
 		mu.Lock()
@@ -322,49 +312,73 @@ func (opts *Options) spec() (*derive.Spec, error) {
 			f.PrintWarning(dw)
 		}
 	}
-	return s, nil
+	return sels, nil
 }
 
-// toolSettings reads the tools sections that set mcp, key-arg, recover,
-// reconcile or reconcile-timeout.
-func (opts *Options) toolSettings(cmd *cobra.Command) (map[string]mcpTool, error) {
+// toolPolicies is the policy table: each tool with settings of its own
+// (its only and omit, sels; a tools section that sets mcp, key-arg,
+// recover, reconcile, reconcile-timeout or replay-note; --once, --pass,
+// which decide over its mcp) gets the default policy with those over it.
+// A tool's recover and replay-note give way to the flags given on the
+// command line.
+func (opts *Options) toolPolicies(cmd *cobra.Command, sels map[string]derive.Selection, once, pass []string) (map[string]mcp.ToolPolicy, error) {
 	v := opts.f.Config
-	if v.ToolNames() == nil {
-		return nil, nil
+	m := map[string]mcp.ToolPolicy{}
+	at := func(tool string) mcp.ToolPolicy {
+		if t, ok := m[tool]; ok {
+			return t
+		}
+		return opts.Default
 	}
-	m := map[string]mcpTool{}
+	for tool, sel := range sels {
+		t := at(tool)
+		t.Select = sel
+		m[tool] = t
+	}
 	for _, tool := range v.ToolNames() {
 		if !v.ToolSets(tool, "mcp") && !v.ToolSets(tool, "key-arg") && !v.ToolSets(tool, "recover") &&
 			!v.ToolSets(tool, "reconcile") && !v.ToolSets(tool, "reconcile-timeout") && !v.ToolSets(tool, "replay-note") {
 			continue
 		}
-		t, err := v.ForTool(tool)
+		ts, err := v.ForTool(tool)
 		if err != nil {
 			return nil, err
 		}
-		var mt mcpTool
-		switch t.GetString("mcp") {
+		t := at(tool)
+		switch ts.GetString("mcp") {
 		case "":
 		case "once":
-			mt.mode = mcp.ModeOnce
+			t.Mode = mcp.ModeOnce
 		case "pass":
-			mt.mode = mcp.ModePass
+			t.Mode = mcp.ModePass
 		default:
-			return nil, t.Invalid("mcp", "want once or pass")
+			return nil, ts.Invalid("mcp", "want once or pass")
 		}
-		mt.keyArg = t.GetString("key-arg")
-		if v.ToolSets(tool, "replay-note") {
-			on := t.GetBool("replay-note")
-			mt.replayNote = &on
+		t.KeyArg = ts.GetString("key-arg")
+		if v.ToolSets(tool, "replay-note") && !changedFlag(opts.f, "replay-note") {
+			t.ReplayNote = ts.GetBool("replay-note")
 		}
-		mt.recover = ledger.Policy(t.GetString("recover"))
-		if !mt.recover.Valid() {
-			return nil, t.Invalid("recover", "want fail or retry")
+		rec := ledger.Policy(ts.GetString("recover"))
+		if !rec.Valid() {
+			return nil, ts.Invalid("recover", "want fail or retry")
 		}
-		if mt.reconcile, err = opts.reconcileSettings(cmd, tool); err != nil {
+		if !changedFlag(opts.f, "recover") {
+			t.Recover = rec
+		}
+		if t.Reconcile, err = opts.reconciler(cmd, tool); err != nil {
 			return nil, err
 		}
-		m[tool] = mt
+		m[tool] = t
+	}
+	for _, tool := range once {
+		t := at(tool)
+		t.Mode = mcp.ModeOnce
+		m[tool] = t
+	}
+	for _, tool := range pass {
+		t := at(tool)
+		t.Mode = mcp.ModePass
+		m[tool] = t
 	}
 	return m, nil
 }
@@ -379,7 +393,6 @@ func (opts *Options) setupDurations() error {
 	}
 	opts.Wait, opts.Lease, opts.Retain = hold.Wait, hold.Lease, hold.Retain
 	opts.Log = v.GetString("log")
-	opts.ReplayNote = v.GetBool("replay-note")
 	opts.PassEnv = v.GetStringSlice("env")
 	for _, n := range opts.PassEnv {
 		if n == "" || strings.ContainsAny(n, "=\x00") {
@@ -394,71 +407,18 @@ func (opts *Options) setupDurations() error {
 	return nil
 }
 
-func nameSet(names []string) map[string]bool {
-	m := map[string]bool{}
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-// mode is how a tool's calls are handled: --once and --pass, then the
-// tool's mcp setting, then its annotations (ModeAuto).
-func (opts *Options) mode(tool string) mcp.Mode {
-	switch {
-	case opts.Once[tool]:
-		return mcp.ModeOnce
-	case opts.Pass[tool]:
-		return mcp.ModePass
-	}
-	return opts.tools[tool].mode
-}
-
-func (opts *Options) keyArg(tool string) string {
-	if t, ok := opts.tools[tool]; ok {
-		return t.keyArg
-	}
-	return opts.KeyArg
-}
-
-// replayNote says whether the tool's replayed results carry the note:
-// its tools.NAME.replay-note, else --replay-note.
-func (opts *Options) replayNote(tool string) bool {
-	if t, ok := opts.tools[tool]; ok && t.replayNote != nil && !changedFlag(opts.f, "replay-note") {
-		return *t.replayNote
-	}
-	return opts.ReplayNote
-}
-
-func (opts *Options) recoverFor(tool string) ledger.Policy {
-	if t, ok := opts.tools[tool]; ok && !changedFlag(opts.f, "recover") {
-		return t.recover
-	}
-	return opts.Recover
-}
-
-// reconcileSettings is a tool's reconcile command ("": --reconcile's),
-// told the canonical arguments the record keeps ({"args":…}, as run's;
-// derive/mcp fills in those of a call too large to keep).
-func (opts *Options) reconcileSettings(cmd *cobra.Command, tool string) (*ledgerflags.Reconcile, error) {
+// reconciler is a tool's reconcile (tools.NAME.reconcile, or
+// --reconcile's with its reconcile-timeout; tool "": --reconcile's), nil
+// for none: the command is told the canonical arguments the record keeps
+// ({"args":…}, as run's; derive/mcp fills in those of a call too large
+// to keep).
+func (opts *Options) reconciler(cmd *cobra.Command, tool string) (ledger.Reconciler, error) {
 	rc, err := ledgerflags.ReconcileSettings(opts.f, cmd.Flags(), tool)
-	if rc != nil {
-		rc.Args = ledgerflags.RequestArgs
+	if rc == nil || err != nil {
+		return nil, err
 	}
-	return rc, err
-}
-
-// reconciler is a tool's reconcile (nil for none): the command gets the
-// canonical arguments the record keeps ({"args":…}, as run's).
-func (opts *Options) reconciler(tool string) ledger.Reconciler {
-	rc := opts.Reconcile
-	if t, ok := opts.tools[tool]; ok {
-		rc = t.reconcile
-	}
-	if rc == nil {
-		return nil
-	}
-	return rc.Reconciler()
+	rc.Args = ledgerflags.RequestArgs
+	return rc.Reconciler(), nil
 }
 
 // changedFlag reports whether the running command's flag was given on the
@@ -466,20 +426,6 @@ func (opts *Options) reconciler(tool string) ledger.Reconciler {
 func changedFlag(f *cli.Factory, name string) bool {
 	fl := f.Config.Lookup(name)
 	return fl != nil && fl.Changed
-}
-
-// derive is the key of one tools/call request, as idemkey key --from mcp
-// --task TASK derives it from the same bytes, and the canonical whole
-// arguments its fingerprint covers. It runs on one goroutine (the
-// client's reader), so the spec's parsers are reused.
-func (opts *Options) derive(task, _ string, msg []byte) (mcp.Derived, error) {
-	opts.Spec.Task = task
-	lc, err := keyflags.Load(opts.Spec, msg)
-	if err != nil {
-		return mcp.Derived{}, err
-	}
-	req := append([]byte(`{"args":`), lc.Args.Append(nil)...)
-	return mcp.Derived{Key: string(opts.Key.Append(nil, lc.Call)), Request: append(req, '}')}, nil
 }
 
 func runMCP(opts *Options) error {
@@ -502,11 +448,9 @@ func runMCP(opts *Options) error {
 	defer store.Close()
 	po := mcp.Options{
 		Task: opts.Task, TaskMeta: opts.TaskMeta,
-		Mode: opts.mode, KeyArg: opts.keyArg, Recover: opts.recoverFor, Reconcile: opts.reconciler, Derive: opts.derive,
-		ReplayNote: opts.replayNote,
-		Difference: ledgerflags.DescribeDifference,
-		Store:      store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(), MaxMessage: opts.MaxMessage,
-		HolderAlive: stores.HolderCheck(store), Redact: mcp.Redactor(opts.URL),
+		Default: opts.Default, Tools: opts.Tools, Key: opts.Keying,
+		Store: store, Lease: opts.Lease, Wait: opts.Wait, Retain: opts.Retain, Holder: stores.Holder(), MaxMessage: opts.MaxMessage,
+		HolderAlive: stores.HolderCheck(store), ServerURL: opts.URL,
 		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}
 	if l, ok := store.(stores.KeyLocker); ok {

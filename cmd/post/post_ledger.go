@@ -305,7 +305,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 		Claim: ledger.ClaimRequest{
 			Record: ledger.Record{
 				Key: key, Task: pl.task, Tool: pl.tool, Kind: "post",
-				Fingerprint: hex.EncodeToString(sum[:]), Request: ledgerflags.KeptRequest(request), Holder: stores.Holder(),
+				Fingerprint: hex.EncodeToString(sum[:]), Request: ledger.KeptRequest(request), Holder: stores.Holder(),
 			},
 			Lease: pl.lease,
 			// An unknown outcome (the request may have reached the
@@ -455,7 +455,7 @@ func postDifference(rec *ledger.Record, now []byte) string {
 			return strings.Join(diffs, "; ")
 		}
 	}
-	return ledgerflags.DescribeDifference(rec.Request, now)
+	return ledger.DescribeDifference(rec.Request, now)
 }
 
 // ledgerBusy says that the request is in flight elsewhere: exit 75.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/derive/ledger"
 )
 
 // bigArgs writes arguments whose request (canonical arguments plus the
@@ -15,7 +15,7 @@ import (
 func bigArgs(t *testing.T, dir string) string {
 	t.Helper()
 	p := filepath.Join(dir, "big.json")
-	if err := os.WriteFile(p, []byte(`{"blob":"`+strings.Repeat("z", ledgerflags.MaxKeptRequest)+`"}`), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(`{"blob":"`+strings.Repeat("z", ledger.MaxKeptRequest)+`"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

@@ -383,7 +383,7 @@ func (st *runStep) claimRequest() ledger.ClaimRequest {
 	return ledger.ClaimRequest{
 		Record: ledger.Record{
 			Key: st.key, Task: st.task, Tool: st.tool, Kind: "run",
-			Fingerprint: st.fingerprint, Request: ledgerflags.KeptRequest(st.request), Holder: stores.Holder(),
+			Fingerprint: st.fingerprint, Request: ledger.KeptRequest(st.request), Holder: stores.Holder(),
 		},
 		Lease:        st.opts.Lease,
 		Recover:      st.opts.Recover,
@@ -587,7 +587,7 @@ func (st *runStep) unknown(held *ledger.Held) error {
 
 // mismatch refuses a key recorded for another step.
 func (st *runStep) mismatch(rec *ledger.Record) error {
-	what := ledgerflags.DescribeDifference(rec.Request, st.request)
+	what := ledger.DescribeDifference(rec.Request, st.request)
 	return &cli.CodeError{Code: cli.ExitRunFailed, Err: &cli.UsageError{
 		Err:      fmt.Errorf("key %s was recorded for another step (attempt %d, %s): %s", st.key, rec.Attempt, rec.State, what),
 		HintText: fmt.Sprintf("the same key must mean the same step; give this one its own --task or --tool, or drop the record with 'idemkey ledger forget %s'", st.key),

@@ -102,12 +102,6 @@ func proxyOf(tb testing.TB, o Options) (*session, *Proxy) {
 	tb.Cleanup(func() { st.Close() })
 	o.Store, o.Locker = st, sqliteLocks{st}
 	o.Lease, o.Holder = 30*time.Second, "bench"
-	if o.Derive == nil {
-		o.Derive = func(task, tool string, msg []byte) (Derived, error) {
-			args := objectMember(objectMember(msg, "params"), "arguments")
-			return Derived{Key: fingerprint(append([]byte(task+"\x00"+tool+"\x00"), args...)), Request: args}, nil
-		}
-	}
 	toR, toW := pipe(tb) // the server's input
 	fromR, fromW := pipe(tb)
 	go trivialServer(toR, fromW)
@@ -224,12 +218,7 @@ func BenchmarkLedgerWrites(b *testing.B) {
 // proxy keeps nothing per call.
 func BenchmarkMemory100k(b *testing.B) {
 	for n := 0; n < b.N; n++ {
-		s := proxySession(b, Options{Task: "t", Mode: func(tool string) Mode {
-			if tool == "read" {
-				return ModePass
-			}
-			return ModeAuto
-		}})
+		s := proxySession(b, Options{Task: "t", Tools: map[string]ToolPolicy{"read": {Mode: ModePass}}})
 		var at10k uint64
 		for i := 0; i < 100000; i++ {
 			var msg []byte

@@ -15,10 +15,6 @@ import (
 // and its replay says that the result was not kept.
 const maxResult = 64 << 20
 
-// maxKeptRequest bounds the request a record keeps to show a mismatch;
-// the fingerprint is always of the whole request (as run's).
-const maxKeptRequest = 1 << 20
-
 // completeTimeout bounds the write of an outcome.
 const completeTimeout = 30 * time.Second
 
@@ -36,7 +32,7 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 		answer(errorResponse(id, codeInvalidParams, "Invalid params: tools/call takes the tool's name in params.name"))
 		return nil
 	}
-	c := &call{id: clone(id), idKey: m.idKey(), tool: tool, args: clone(objectMember(params, "arguments")), task: p.o.Task}
+	c := &call{id: clone(id), idKey: m.idKey(), tool: tool, args: clone(objectMember(params, "arguments")), task: p.o.Task, pol: p.policy(tool)}
 	if p.o.TaskMeta != "" {
 		c.task, _ = stringValue(objectMember(objectMember(params, "_meta"), p.o.TaskMeta))
 	}
@@ -51,9 +47,7 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 		answer(errorResponse(id, codeInvalidParams, fmt.Sprintf("Invalid params: idemkey needs this call's task id in params._meta[%q], set by the harness; the call was not sent", p.o.TaskMeta)))
 		return nil
 	}
-	if p.o.KeyArg != nil {
-		c.keyArg = p.o.KeyArg(tool)
-	}
+	c.keyArg = c.pol.KeyArg
 	keyMsg := m.raw
 	if c.keyArg != "" && objectMember(c.args, c.keyArg) != nil {
 		// The argument idemkey sets is not the model's to choose, and the
@@ -61,7 +55,7 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 		keyMsg = setMembers(m.raw, kv{"params", setMembers(params, kv{"arguments", setMembers(c.args, kv{c.keyArg, nil})})})
 		p.o.Diag(fmt.Sprintf("tools/call %s (id %s): the client's argument %q is replaced by the key, and is not part of it", tool, id, c.keyArg))
 	}
-	d, err := p.o.Derive(c.task, tool, keyMsg)
+	d, err := p.derive(c, keyMsg)
 	if err != nil {
 		p.logCall(c, "refused")
 		answer(response(id, toolError("idemkey: this call was not sent: its idempotency key could not be derived: "+err.Error(), kv{MetaOutcome, quoted("unkeyed")})))
@@ -91,6 +85,30 @@ func (p *Proxy) toolsCall(m *message, answer func([]byte), inBatch bool) []byte 
 	return p.decided(c, m, held, answer)
 }
 
+// derive is the key of the tools/call request msg (the whole message as
+// the client sent it, without a KeyArg argument) for the call's task and
+// its tool's selection, as idemkey key --from mcp --task TASK derives it
+// from the same bytes, and the canonical whole arguments its fingerprint
+// covers. It runs on the client's reader alone: p.spec's parsers are
+// reused.
+func (p *Proxy) derive(c *call, msg []byte) (derived, error) {
+	s := &p.spec
+	s.Task = c.task
+	s.Only, s.Omit, s.OnlyName, s.OmitName = c.pol.Select.Only, c.pol.Select.Omit, c.pol.Select.OnlyName, c.pol.Select.OmitName
+	lc, err := s.Load(msg)
+	if err != nil {
+		return derived{}, err
+	}
+	var sum [32]byte
+	if k := p.o.Key; k.Secret != nil {
+		sum = lc.Call.HMAC(k.Secret)
+	} else {
+		sum = lc.Call.Key()
+	}
+	req := append([]byte(`{"args":`), lc.Args.Append(nil)...)
+	return derived{Key: string(p.o.Key.Format.Append(nil, sum)), Request: append(req, '}')}, nil
+}
+
 // mayReconcile reports whether the call's key is recorded unknown, or
 // running (its holder may be dead: the claim reads that as unknown).
 func (p *Proxy) mayReconcile(c *call) bool {
@@ -103,10 +121,7 @@ func (p *Proxy) mayReconcile(c *call) bool {
 // them (Record.Request), stopped when the session ends; the output of a
 // Happened answer becomes the tool's result (reconciledResult).
 func (p *Proxy) reconciler(c *call) ledger.Reconciler {
-	if p.o.Reconcile == nil {
-		return nil
-	}
-	rc := p.o.Reconcile(c.tool)
+	rc := c.pol.Reconcile
 	if rc == nil {
 		return nil
 	}
@@ -177,14 +192,11 @@ func (p *Proxy) sayReconciled(c *call, held *ledger.Held) {
 
 // hold claims the call's key through the ledger's one loop.
 func (p *Proxy) hold(ctx context.Context, c *call, wait time.Duration) (*ledger.Held, error) {
-	policy := ledger.RecoverFail
-	if p.o.Recover != nil {
-		policy = p.o.Recover(c.tool)
+	policy := c.pol.Recover
+	if policy == "" {
+		policy = ledger.RecoverFail
 	}
-	req := c.d.Request
-	if len(req) > maxKeptRequest {
-		req = []byte{} // not NULL: PostgreSQL's column is NOT NULL
-	}
+	req := ledger.KeptRequest(c.d.Request)
 	return ledger.Hold(ctx, p.o.Store, ledger.HoldRequest{
 		Claim: ledger.ClaimRequest{
 			Record: ledger.Record{
@@ -257,10 +269,7 @@ func (p *Proxy) decided(c *call, m *message, held *ledger.Held, answer func([]by
 		answer(response(c.id, toolError(text, outcomeMeta(c.key, rec, "unknown")...)))
 	case ledger.ActMismatch:
 		p.logCall(c, "refused")
-		what := "the arguments differ"
-		if p.o.Difference != nil {
-			what = p.o.Difference(rec.Request, c.d.Request)
-		}
+		what := ledger.DescribeDifference(rec.Request, c.d.Request)
 		answer(response(c.id, toolError(mismatchText(c.key, rec, what), outcomeMeta(c.key, rec, "mismatch")...)))
 	}
 	return nil

@@ -119,11 +119,7 @@ func httpClientSessionMax(t *testing.T, url string, max int64) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := New(Options{Task: "t", Store: st, Locker: sqliteLocks{st}, Lease: 30 * time.Second, Holder: "test", MaxMessage: max,
-		Derive: func(task, tool string, msg []byte) (Derived, error) {
-			args := objectMember(objectMember(msg, "params"), "arguments")
-			return Derived{Key: fingerprint(append([]byte(task+"\x00"+tool+"\x00"), args...)), Request: args}, nil
-		}})
+	p := New(Options{Task: "t", Store: st, Locker: sqliteLocks{st}, Lease: 30 * time.Second, Holder: "test", MaxMessage: max})
 	cinR, cinW := pipe(t)
 	coutR, coutW := pipe(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -33,7 +33,7 @@ func replayNoteText(rec *ledger.Record) string {
 // on, one text item after the server's own content.
 func (p *Proxy) replayed(c *call, rec *ledger.Record) []byte {
 	r := replayResult(rec)
-	if p.o.ReplayNote == nil || !p.o.ReplayNote(c.tool) {
+	if !c.pol.ReplayNote {
 		return r
 	}
 	content := objectMember(r, "content")

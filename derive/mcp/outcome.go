@@ -95,7 +95,7 @@ func (p *Proxy) final(c *call, o ledger.Outcome) ledger.Outcome {
 		o.State, o.ExitCode = ledger.Failed, 1
 		o.Reason = "declined by the user: the client answered the server's request for confirmation (elicitation) with decline or cancel"
 	}
-	if c.handle != nil && len(c.handle) <= maxKeptRequest {
+	if c.handle != nil && len(c.handle) <= ledger.MaxKeptRequest {
 		o.Meta = append(append([]byte(`{"task":`), c.handle...), '}')
 	}
 	return o

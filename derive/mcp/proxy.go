@@ -23,8 +23,8 @@
 //     tool error result (isError: true) the model can read, never sent.
 //
 // Which tools are writes: all, except those whose tools/list annotations
-// say readOnlyHint: true (tracked as tools/list results pass), unless
-// Options.Mode says otherwise. The package imports no os and no CLI
+// say readOnlyHint: true (tracked as tools/list results pass), unless the
+// tool's ToolPolicy.Mode says otherwise. The package imports no os and no CLI
 // package: the caller starts the server and opens the ledger.
 package mcp
 
@@ -40,6 +40,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idemkey/idemkey/canon"
+	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
@@ -66,12 +68,59 @@ const (
 	ModePass
 )
 
-// Derived is a call's key and the text its fingerprint is computed from.
-type Derived struct {
+// derived is a call's key and the text its fingerprint is computed from.
+type derived struct {
 	Key string
 	// Request is the canonical form of what must match for a replay
-	// (the whole arguments), kept in the record to show a mismatch.
+	// ({"args":…}, the whole arguments), kept in the record to show a
+	// mismatch.
 	Request []byte
+}
+
+// ToolPolicy is how one tool's calls are handled: plain values the face
+// resolves once (from its flags, environment and config file) and the
+// proxy reads for every call of the tool.
+type ToolPolicy struct {
+	// Mode says how the tool's calls are handled (ModeAuto: by its
+	// tools/list annotations).
+	Mode Mode
+	// KeyArg names the argument that also carries the key ("" for none);
+	// the key never covers it.
+	KeyArg string
+	// Select is the part of the arguments the key covers (--only, then
+	// --omit; none: the whole arguments), and how its lists are named in
+	// messages ("": --only, --omit).
+	Select derive.Selection
+	// Recover is the policy for an unknown outcome ("": fail).
+	Recover ledger.Policy
+	// Reconcile, if set, asks the owner about an unknown outcome of the
+	// tool's call before the recovery policy applies
+	// (ledger.HoldRequest.Reconcile), under the key's claim. A Happened
+	// answer's Output is the call's result (ReconciledOutput), replayed;
+	// NotHappened sends the call as the next attempt; Undecided leaves
+	// it to Recover. It is told the call's whole canonical arguments
+	// when the record did not keep them.
+	Reconcile ledger.Reconciler
+	// ReplayNote: the tool's replayed results end with a text item
+	// saying they are replays.
+	ReplayNote bool
+}
+
+// Keying is how a write call's key is derived, exactly as `idemkey key
+// --from mcp --task TASK` derives it from the same bytes with the tool's
+// ToolPolicy.Select.
+type Keying struct {
+	Scheme canon.Scheme
+	// AllowMissing lets --only pointers that match nothing be ignored.
+	AllowMissing bool
+	// Format lays out the key (the zero Format: hex, no prefix).
+	Format derive.Format
+	// Secret, if set, makes the key an HMAC-SHA-256 under it.
+	Secret []byte
+	// Warn, if set, gets the warnings about a call's key (an --omit
+	// pointer that matched nothing). A function, as Diag is: how a
+	// warning is shown (its hint, how often) is the face's.
+	Warn func(derive.Warning)
 }
 
 // Options configure a Proxy.
@@ -79,20 +128,12 @@ type Options struct {
 	// Task is the task id of every call; TaskMeta, if set instead, names
 	// the params._meta member that carries each call's task id.
 	Task, TaskMeta string
-	// Mode says how a tool's calls are handled (nil: ModeAuto).
-	Mode func(tool string) Mode
-	// KeyArg names the argument that also carries the key for a tool
-	// ("" for none); the key never covers it.
-	KeyArg func(tool string) string
-	// Recover is a tool's policy for an unknown outcome (nil: fail).
-	Recover func(tool string) ledger.Policy
-	// Derive derives the key of the tools/call request msg (the whole
-	// message as the client sent it, without a KeyArg argument) for
-	// task, exactly as `idemkey key --from mcp` does.
-	Derive func(task, tool string, msg []byte) (Derived, error)
-	// Difference says in words where a recorded request and a new one
-	// differ (nil: "the arguments differ").
-	Difference func(recorded, now []byte) string
+	// Default is the policy of a tool Tools does not name; a tool Tools
+	// names has its own, whole (no field of it falls back to Default).
+	Default ToolPolicy
+	Tools   map[string]ToolPolicy
+	// Key is how a write call's key is derived.
+	Key Keying
 	// The ledger: its store, its kernel lock per key (nil on a lease
 	// store), the lease of a call in flight, how long a call in flight
 	// elsewhere is waited for, how long a finished record counts, and
@@ -103,31 +144,26 @@ type Options struct {
 	Holder              string
 	// HolderAlive, if set, is asked whether the recorded holder of a
 	// running record whose kernel lock is free still lives (see
-	// ledger.ClaimRequest.HolderAlive).
+	// ledger.ClaimRequest.HolderAlive). A function: it asks the
+	// operating system, which this package does not touch.
 	HolderAlive ledger.HolderCheck
-	// Reconcile, if set, is a tool's reconcile (nil for none): it asks the
-	// owner about an unknown outcome of the tool's call before the
-	// recovery policy applies (ledger.HoldRequest.Reconcile),
-	// under the key's claim. A Happened answer's Output is the call's
-	// result (reconciledResult), replayed; NotHappened sends the call as
-	// the next attempt; Undecided leaves it to Recover.
-	Reconcile func(tool string) ledger.Reconciler
+	// ServerURL is the Streamable HTTP server's URL ("" for a stdio
+	// server): its secrets (see Redactor) are taken out of every reason
+	// recorded, error told to the client and diagnostic about the server.
+	ServerURL string
 	// Log, if set, gets one JSON Lines record per tools/call (see
-	// logCall), in the shape `idemkey drift` reads.
+	// logCall), in the shape `idemkey drift` reads: a writer, the face's
+	// file.
 	Log io.Writer
-	// Diag gets idemkey's diagnostics, one line each (for stderr).
+	// Diag gets idemkey's diagnostics, one line each (for stderr); a
+	// function, since where and how they are shown is the face's.
 	Diag func(msg string)
-	// Trace, if set, gets a line for each tools/call idemkey handles.
+	// Trace, if set, gets a line for each tools/call idemkey handles; a
+	// function, as Diag is.
 	Trace func(msg string)
-	// Now is the clock of the log's times (nil: time.Now).
+	// Now is the clock of the log's times (nil: time.Now); a function,
+	// so that a test can set the times.
 	Now func() time.Time
-	// ReplayNote says whether a tool's replayed results end with a text
-	// item saying they are replays (nil: never).
-	ReplayNote func(tool string) bool
-	// Redact, if set, takes the secrets out of a text (see Redactor):
-	// every reason recorded, error told to the client and diagnostic
-	// about the server passes through it.
-	Redact func(string) string
 	// MaxMessage caps one message from either side, in bytes (0:
 	// DefaultMaxMessage): past it, the stream it came on is dropped, and
 	// the calls waiting for an answer on it are unknown.
@@ -136,10 +172,17 @@ type Options struct {
 
 // Proxy is one client's session through idemkey. Use it once.
 type Proxy struct {
-	o   Options
-	up  Upstream
-	out io.Writer
-	ctx context.Context
+	o Options
+	// pols are Options.Tools, each policy once; redact takes the server
+	// URL's secrets out of a text (Redactor).
+	pols   map[string]*ToolPolicy
+	redact func(string) string
+	// spec derives the keys; it runs on the client's reader alone, so
+	// its parsers are reused.
+	spec derive.Spec
+	up   Upstream
+	out  io.Writer
+	ctx  context.Context
 
 	outMu  sync.Mutex
 	outBuf []byte
@@ -180,7 +223,8 @@ type call struct {
 	task      string
 	tool, key string
 	keyArg    string
-	d         Derived
+	pol       *ToolPolicy
+	d         derived
 	hold      *ledger.Holding // once claimed
 	attempt   int64
 	sent      bool
@@ -209,20 +253,34 @@ func New(o Options) *Proxy {
 	if o.Diag == nil {
 		o.Diag = func(string) {}
 	}
-	if o.Redact != nil {
-		diag, redact := o.Diag, o.Redact
-		o.Diag = func(msg string) { diag(redact(msg)) }
-		if o.Trace != nil {
-			trace := o.Trace
-			o.Trace = func(msg string) { trace(redact(msg)) }
-		}
+	redact := Redactor(o.ServerURL)
+	diag := o.Diag
+	o.Diag = func(msg string) { diag(redact(msg)) }
+	if o.Trace != nil {
+		trace := o.Trace
+		o.Trace = func(msg string) { trace(redact(msg)) }
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Proxy{o: o, calls: map[string]*call{}, lists: map[string]bool{}, tools: map[string]bool{}, own: map[string]chan ownAnswer{},
+	pols := make(map[string]*ToolPolicy, len(o.Tools))
+	for name, t := range o.Tools {
+		pols[name] = &t
+	}
+	return &Proxy{o: o, pols: pols, redact: redact,
+		spec:  derive.Spec{From: derive.FromMCP, FromSet: true, Scheme: o.Key.Scheme, AllowMissing: o.Key.AllowMissing, Warn: o.Key.Warn},
+		calls: map[string]*call{}, lists: map[string]bool{}, tools: map[string]bool{}, own: map[string]chan ownAnswer{},
 		inflight: map[string]int{}, open: map[string]*call{}, tasks: map[string]*call{}, taskReqs: map[string]taskReq{},
 		elicits: map[string]*call{}, replayedTasks: map[string]*ledger.Record{}}
+}
+
+// policy is the tool's policy: its own in Options.Tools, or the
+// default.
+func (p *Proxy) policy(tool string) *ToolPolicy {
+	if t, ok := p.pols[tool]; ok {
+		return t
+	}
+	return &p.o.Default
 }
 
 // MaxMessage is the cap on one message from either side (Options.
@@ -619,10 +677,8 @@ func (p *Proxy) trackTools(result []byte) {
 
 // mode is how the tool's calls are handled.
 func (p *Proxy) mode(tool string) Mode {
-	if p.o.Mode != nil {
-		if m := p.o.Mode(tool); m != ModeAuto {
-			return m
-		}
+	if m := p.policy(tool).Mode; m != ModeAuto {
+		return m
 	}
 	p.mu.Lock()
 	ro, known := p.tools[tool]
@@ -767,14 +823,6 @@ func (p *Proxy) serverGone(why string) {
 		p.lose(c, why)
 	}
 	p.endOpen(why)
-}
-
-// redact takes the secrets out of a text about the server.
-func (p *Proxy) redact(s string) string {
-	if p.o.Redact == nil {
-		return s
-	}
-	return p.o.Redact(s)
 }
 
 // stopWaits ends the waits for holders elsewhere (the client has gone).

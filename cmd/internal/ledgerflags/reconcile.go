@@ -286,7 +286,7 @@ func AddReconcileFlags(fl *pflag.FlagSet, what string) {
 // ({"args":…} for run, {"body":…} for post), byte for byte.
 func RequestArgs(rec *ledger.Record) ([]byte, error) {
 	if len(rec.Request) == 0 {
-		return nil, fmt.Errorf("the record does not keep the step's arguments (a request past %d bytes is not kept): settle it with 'idemkey ledger resolve'", MaxKeptRequest)
+		return nil, fmt.Errorf("the record does not keep the step's arguments (a request past %d bytes is not kept): settle it with 'idemkey ledger resolve'", ledger.MaxKeptRequest)
 	}
 	var req struct {
 		Args json.RawMessage `json:"args"`
