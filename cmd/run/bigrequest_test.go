@@ -21,7 +21,7 @@ func bigArgs(t *testing.T, dir string) string {
 	return p
 }
 
-// TestRunBigRequestNotKept: a request past maxKeptRequest is not kept in the record, but its
+// TestRunBigRequestNotKept: a request past ledger.MaxKeptRequest is not kept in the record, but its
 // fingerprint still decides: the same step replays, another command line
 // is refused (125, not run), and the message says why it cannot show what
 // differs. On PostgreSQL the empty request also fits its NOT NULL column.
