@@ -24,18 +24,23 @@ var commands = []struct {
 	name  string
 	build func(*cli.Factory) *cobra.Command
 }{
-	{"key", func(f *cli.Factory) *cobra.Command { return key.NewCmd(f, nil) }},
-	{"canon", canoncmd.NewCmd},
-	{"check", check.NewCmd},
-	{"version", version.NewCmd},
-	{"diff", diff.NewCmd},
-	{"drift", drift.NewCmd},
-	{"post", post.NewCmd},
-	{"vectors", vectors.NewCmd},
-	{"conform", conform.NewCmd},
-	{"run", func(f *cli.Factory) *cobra.Command { return runcmd.NewCmd(f, nil) }},
-	{"ledger", ledger.NewCmd},
-	{"probe", probe.NewCmd},
-	{"mcp", mcp.NewCmd},
-	{"man", man.NewCmd},
+	{"key", built(key.NewCmd)},
+	{"canon", built(canoncmd.NewCmd)},
+	{"check", built(check.NewCmd)},
+	{"version", built(version.NewCmd)},
+	{"diff", built(diff.NewCmd)},
+	{"drift", built(drift.NewCmd)},
+	{"post", built(post.NewCmd)},
+	{"vectors", built(vectors.NewCmd)},
+	{"conform", built(conform.NewCmd)},
+	{"run", built(runcmd.NewCmd)},
+	{"ledger", built(ledger.NewCmd)},
+	{"probe", built(probe.NewCmd)},
+	{"mcp", built(mcp.NewCmd)},
+	{"man", built(man.NewCmd)},
+}
+
+// built is a face's command as idemkey runs it: NewCmd without a runF.
+func built[O any](newCmd func(*cli.Factory, func(O) error) *cobra.Command) func(*cli.Factory) *cobra.Command {
+	return func(f *cli.Factory) *cobra.Command { return newCmd(f, nil) }
 }

@@ -31,8 +31,10 @@ type Options struct {
 	Write  bool // --write: rewrite the files that are not canonical in place
 }
 
-// NewCmd builds 'idemkey canon': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey canon': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "canon [FILE|-]\n  idemkey canon --from FORMAT [--tool NAME] [FILE|-]\n  idemkey canon --call --task ID --tool NAME [FILE|-]\n  idemkey canon --check FILE...\n  idemkey canon --write FILE...",
@@ -80,8 +82,8 @@ JSON is left as it is and reported.`,
 			if err := opts.load(cmd); err != nil {
 				return err
 			}
-			if opts.Check || opts.Write {
-				return runCheck(opts)
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},
@@ -144,7 +146,12 @@ func (opts *Options) load(cmd *cobra.Command) error {
 	return nil
 }
 
+// run prints the canonical form of one input, or checks or rewrites
+// files (--check, --write: runCheck).
 func run(opts *Options) error {
+	if opts.Check || opts.Write {
+		return runCheck(opts)
+	}
 	file := ""
 	if len(opts.Files) > 0 {
 		file = opts.Files[0]

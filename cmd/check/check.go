@@ -27,8 +27,10 @@ type Options struct {
 	JSON   bool         // each mismatch as a JSON object on its own line
 }
 
-// NewCmd builds 'idemkey check': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey check': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "check [VECTORS.jsonl|-]...",
@@ -75,6 +77,12 @@ across upgrades this way.`,
 			if opts.Sel.Tools, err = keyflags.ToolSelections(f); err != nil {
 				return err
 			}
+			if err := stdinOnce(opts.Files); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
 			return run(opts)
 		},
 	}
@@ -94,6 +102,21 @@ across upgrades this way.`,
 // so not call.
 var checkFroms = []string{derive.FromArgs, derive.FromMCP, derive.FromOpenAI, derive.FromAnthropic, derive.FromAuto}
 
+// stdinOnce refuses standard input (-) named twice, before anything is
+// read or reported: a usage error is the only line then.
+func stdinOnce(files []string) error {
+	seen := false
+	for _, file := range files {
+		if file == "-" || file == "" {
+			if seen {
+				return cli.Usagef("standard input (-) given more than once")
+			}
+			seen = true
+		}
+	}
+	return nil
+}
+
 // vector is one line of a vectors file.
 type vector struct {
 	call derive.Call
@@ -104,17 +127,6 @@ type vector struct {
 func run(opts *Options) error {
 	ios := opts.f.IO
 	total, mismatches, invalid := 0, 0, 0
-	stdinSeen := false
-	for _, file := range opts.Files {
-		// Before anything is read or reported: a usage error is the only
-		// line then.
-		if file == "-" || file == "" {
-			if stdinSeen {
-				return cli.Usagef("standard input (-) given more than once")
-			}
-			stdinSeen = true
-		}
-	}
 	for _, file := range opts.Files {
 		found, bad, mismatched, err := opts.checkFile(file)
 		invalid += bad

@@ -43,8 +43,10 @@ type Options struct {
 	Command []string
 }
 
-// NewCmd builds 'idemkey conform': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey conform': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "conform [flags] -- COMMAND [ARG...]",
@@ -102,6 +104,9 @@ leaves processes running).`,
 			opts.Command = args
 			if err := opts.load(); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},

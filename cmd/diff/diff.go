@@ -37,8 +37,10 @@ type Options struct {
 	Lines        [2]int // with --line: the line of each side's JSON Lines log (1-based), or 0
 }
 
-// NewCmd builds 'idemkey diff': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey diff': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "diff A B",
@@ -54,6 +56,9 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 			opts.FileA, opts.FileB = args[0], args[1]
 			if err := opts.load(cmd); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},

@@ -40,8 +40,10 @@ type Options struct {
 	Analysis    drift.Options
 }
 
-// NewCmd builds 'idemkey drift': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey drift': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	d := drift.Defaults
 	cmd := &cobra.Command{
@@ -58,6 +60,9 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 			}
 			if err := opts.load(cmd); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},

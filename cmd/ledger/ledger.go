@@ -1,6 +1,14 @@
 // Package ledger is the face of 'idemkey ledger': list, show, resolve,
 // forget, collect, initialise and reconcile the records of a ledger (the
 // library: derive/ledger; the stores: derive/ledger/stores).
+//
+// Each subcommand reads its flags and arguments into options of its own
+// (LsOptions, ShowOptions, ResolveOptions, ForgetOptions, GCOptions,
+// InitOptions, ReconcileOptions), a Sub whose run does the work. NewCmd
+// takes one runF seam for the whole tree, given that Sub instead of
+// running it: the subcommands share their parent's options and flags, so
+// a test builds the tree once and tells them apart by the Sub's type,
+// rather than every subcommand's constructor taking a seam of its own.
 package ledger
 
 import (
@@ -41,11 +49,74 @@ type Options struct {
 	// Retain is the retention run uses (its --retain setting): finished
 	// records older than this are expired, and gc removes them.
 	Retain time.Duration
+	// runF runs a subcommand's options instead of their run (NewCmd's
+	// seam).
+	runF func(Sub) error
 }
 
-// NewCmd builds 'idemkey ledger': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
-	opts := &Options{f: f}
+// Sub is one subcommand's options, read from its flags and arguments:
+// run does its work.
+type Sub interface{ run() error }
+
+// LsOptions are ledger ls's options: the shared ones and the filter
+// (--task, --tool, --state).
+type LsOptions struct {
+	*Options
+	Filter ledger.Filter
+}
+
+// ShowOptions are ledger show's options: the key, and which recorded
+// stream to print (--stdout, --stderr), if one.
+type ShowOptions struct {
+	*Options
+	Key            string
+	Stdout, Stderr bool
+}
+
+// ResolveOptions are ledger resolve's options: the settlement asked for.
+type ResolveOptions struct {
+	*Options
+	Request ledger.ResolveRequest
+}
+
+// ForgetOptions are ledger forget's options: the key, --dry-run and --yes.
+type ForgetOptions struct {
+	*Options
+	Key         string
+	DryRun, Yes bool
+}
+
+// GCOptions are ledger gc's options: the age past which records go;
+// ByRetention: it is the retention (no --older-than), and 0 keeps them.
+type GCOptions struct {
+	*Options
+	OlderThan   time.Duration
+	ByRetention bool
+}
+
+// InitOptions are ledger init's options: the shared ones.
+type InitOptions struct{ *Options }
+
+func (o *LsOptions) run() error      { return o.ls(o.Filter) }
+func (o *ShowOptions) run() error    { return o.show(o.Key, o.Stdout, o.Stderr) }
+func (o *ResolveOptions) run() error { return o.resolve(o.Request) }
+func (o *ForgetOptions) run() error  { return o.forget(o.Key, o.DryRun, o.Yes) }
+func (o *GCOptions) run() error      { return o.gc(o.OlderThan, o.ByRetention) }
+func (o *InitOptions) run() error    { return o.init() }
+
+// start runs a subcommand's options, or gives them to NewCmd's runF.
+func (opts *Options) start(sub Sub) error {
+	if opts.runF != nil {
+		return opts.runF(sub)
+	}
+	return sub.run()
+}
+
+// NewCmd builds 'idemkey ledger': its options, its flags, and its
+// subcommands; with runF, runF instead of a subcommand's run, once its
+// options are read (a test's seam for the flags and settings).
+func NewCmd(f *cli.Factory, runF func(Sub) error) *cobra.Command {
+	opts := &Options{f: f, runF: runF}
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Inspect and settle the records of run and post --ledger",
@@ -79,7 +150,7 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 		c.ValidArgsFunction = completeKeys(opts) // complete.go
 	}
 	cmd.AddCommand(newLsCmd(opts), show, resolve, forget, newGCCmd(opts), newInitCmd(opts))
-	cmd.AddCommand(newReconcileCmd(f)) // reconcile.go
+	cmd.AddCommand(newReconcileCmd(opts)) // reconcile.go
 	return cmd
 }
 
@@ -155,7 +226,7 @@ func newLsCmd(opts *Options) *cobra.Command {
 			if flt.State != "" && !flt.State.Valid() {
 				return cli.Usagef("invalid --state %q (want running, succeeded, failed or unknown)", flt.State)
 			}
-			return opts.ls(flt)
+			return opts.start(&LsOptions{Options: opts, Filter: flt})
 		},
 	}
 	ls.Flags().String("task", "", "only this task's records")
@@ -187,7 +258,7 @@ func newShowCmd(opts *Options) *cobra.Command {
 				return &cli.UsageError{Err: errors.New("--json cannot be used with --stdout or --stderr"),
 					HintText: "--json shows the record (with its outputs' lengths and sha256); --stdout and --stderr print a stream's bytes as recorded"}
 			}
-			return opts.show(args[0], out, errs)
+			return opts.start(&ShowOptions{Options: opts, Key: args[0], Stdout: out, Stderr: errs})
 		},
 	}
 	show.Flags().Bool("stdout", false, "print the recorded standard output's bytes")
@@ -223,7 +294,7 @@ holds no output says so on standard error.`,
 			if err != nil {
 				return err
 			}
-			return opts.resolve(req)
+			return opts.start(&ResolveOptions{Options: opts, Request: req})
 		},
 	}
 	fl := resolve.Flags()
@@ -254,7 +325,7 @@ unknown attempt made it (settle it with 'idemkey ledger resolve' instead).
 			}
 			dry, _ := cmd.Flags().GetBool("dry-run")
 			yes, _ := cmd.Flags().GetBool("yes")
-			return opts.forget(args[0], dry, yes)
+			return opts.start(&ForgetOptions{Options: opts, Key: args[0], DryRun: dry, Yes: yes})
 		},
 	}
 	c.Flags().Bool("dry-run", false, "say what would be forgotten; remove nothing")
@@ -280,13 +351,13 @@ forget.`,
 			}
 			f := opts.f
 			if !f.Config.IsSet("older-than") {
-				return opts.gc(opts.Retain, true)
+				return opts.start(&GCOptions{Options: opts, OlderThan: opts.Retain, ByRetention: true})
 			}
 			d, err := cli.ParseDays(f.Config.GetString("older-than"))
 			if err != nil {
 				return cli.Usagef("invalid --older-than: %v", err)
 			}
-			return opts.gc(d, false)
+			return opts.start(&GCOptions{Options: opts, OlderThan: d})
 		},
 	}
 	gc.Flags().String("older-than", "", "remove records whose last change is older than this (default: the retention)")
@@ -302,7 +373,7 @@ func newInitCmd(opts *Options) *cobra.Command {
 			if err := opts.prepare(cmd); err != nil {
 				return err
 			}
-			return opts.init()
+			return opts.start(&InitOptions{opts})
 		},
 	}
 }

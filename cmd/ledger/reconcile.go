@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// reconcileOptions is idemkey ledger reconcile: unknown
+// ReconcileOptions are idemkey ledger reconcile's options: unknown
 // outcomes settled in bulk by asking the owner, for an operator.
-type reconcileOptions struct {
+type ReconcileOptions struct {
 	f      *cli.Factory
 	fl     *pflag.FlagSet
 	Ledger string
@@ -30,8 +30,8 @@ type reconcileOptions struct {
 	Lease  time.Duration
 }
 
-func newReconcileCmd(f *cli.Factory) *cobra.Command {
-	opts := &reconcileOptions{f: f}
+func newReconcileCmd(shared *Options) *cobra.Command {
+	opts := &ReconcileOptions{f: shared.f}
 	cmd := &cobra.Command{
 		Use:   "reconcile [KEY...|--all] --reconcile COMMAND [--dry-run]",
 		Short: "Settle unknown outcomes by asking the owner of each effect",
@@ -57,7 +57,12 @@ needed it); 1 one is still unknown, running, or has no record; 2 usage, or
 a ledger that cannot be used.`,
 		Example: `  idemkey ledger reconcile --all --reconcile 'gh pr list --head "idemkey-$IDEMPOTENCY_KEY" --json url -q ".[0].url" | grep .'
   idemkey ledger reconcile 3f1c… --reconcile ./charge-exists.sh --dry-run`,
-		RunE: func(cmd *cobra.Command, args []string) error { return opts.setup(cmd, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.setup(cmd, args); err != nil {
+				return err
+			}
+			return shared.start(opts)
+		},
 	}
 	fl := cmd.Flags()
 	ledgerflags.AddReconcileFlags(fl, "each step")
@@ -69,7 +74,7 @@ a ledger that cannot be used.`,
 	return cmd
 }
 
-func (opts *reconcileOptions) setup(cmd *cobra.Command, args []string) error {
+func (opts *ReconcileOptions) setup(cmd *cobra.Command, args []string) error {
 	f, v := opts.f, opts.f.Config
 	opts.fl = cmd.Flags()
 	opts.All, opts.DryRun = v.GetBool("all"), v.GetBool("dry-run")
@@ -100,7 +105,7 @@ func (opts *reconcileOptions) setup(cmd *cobra.Command, args []string) error {
 		return &cli.UsageError{Err: errors.New("reconcile needs --reconcile COMMAND (or tools.NAME.reconcile in the config file)"),
 			HintText: "COMMAND asks the owner: exit 0 the effect happened, 1 it did not, anything else: it cannot tell"}
 	}
-	return opts.run()
+	return nil
 }
 
 // hasToolReconcile reports whether the config file names a reconcile
@@ -114,7 +119,7 @@ func hasToolReconcile(v *settings.Settings) bool {
 	return false
 }
 
-func (opts *reconcileOptions) run() error {
+func (opts *ReconcileOptions) run() error {
 	ctx := context.Background()
 	lo := &Options{f: opts.f, Ledger: opts.Ledger}
 	s, err := lo.open(ctx)
@@ -151,7 +156,7 @@ func (opts *reconcileOptions) run() error {
 // records reads the keys' records; with --all, lists the keys first:
 // the unknown records, and the running ones whose lease ran out (on one
 // machine, every running one: its lock says whether its holder lives).
-func (opts *reconcileOptions) records(ctx context.Context, s ledger.Store) ([]*ledger.Record, error) {
+func (opts *ReconcileOptions) records(ctx context.Context, s ledger.Store) ([]*ledger.Record, error) {
 	if !opts.All {
 		recs := make([]*ledger.Record, len(opts.Keys))
 		for i, k := range opts.Keys {
@@ -184,7 +189,7 @@ func (opts *reconcileOptions) records(ctx context.Context, s ledger.Store) ([]*l
 // reconcileOne asks about one key and says what became of it; settled
 // reports whether its record is succeeded or failed now (or would be).
 // With --all, a running step whose holder is alive has no line.
-func (opts *reconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, key string, rec *ledger.Record) ([]byte, bool, error) {
+func (opts *ReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, key string, rec *ledger.Record) ([]byte, bool, error) {
 	if rec == nil {
 		return opts.line(key, "", "", "no record", nil), false, nil
 	}
@@ -225,7 +230,7 @@ func mcpReconciler(rc *ledgerflags.Reconcile) ledger.Reconciler {
 }
 
 // describe is a key's line: what it was, what it became, and why.
-func (opts *reconcileOptions) describe(key string, res *ledger.Settled) []byte {
+func (opts *ReconcileOptions) describe(key string, res *ledger.Settled) []byte {
 	before := ledger.State("")
 	if res.Found != nil {
 		before = res.Found.State
@@ -247,7 +252,7 @@ func (opts *reconcileOptions) describe(key string, res *ledger.Settled) []byte {
 }
 
 // line is one key's result: text, or a JSON object with --json.
-func (opts *reconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
+func (opts *ReconcileOptions) line(key string, before, after ledger.State, what string, answer *ledger.Reconciliation) []byte {
 	if opts.JSON {
 		o := &cli.JSONObject{}
 		o.Str("key", key).Str("before", string(before)).Str("after", string(after))

@@ -21,8 +21,10 @@ type Options struct {
 	Dir string
 }
 
-// NewCmd builds 'idemkey man': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey man': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the arguments).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	return &cobra.Command{
 		Use:   "man DIR",
@@ -39,16 +41,19 @@ on MANPATH, such as /usr/local/share/man/man1.`,
   sudo idemkey man /usr/local/share/man/man1`,
 		Args: cli.RangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Dir = args[0]
+			if opts.Dir = args[0]; opts.Dir == "" {
+				return cli.Usagef("DIR is empty")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
 			return run(opts)
 		},
 	}
 }
 
+// run writes the pages of the whole command tree into the directory.
 func run(opts *Options) error {
-	if opts.Dir == "" {
-		return cli.Usagef("DIR is empty")
-	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return &cli.InputError{Name: opts.Dir, Err: err}
 	}

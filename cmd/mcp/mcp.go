@@ -138,8 +138,10 @@ Exit codes: 0 the client closed its input; the server's own exit code (or
 125 idemkey failed (the ledger, the log file); 126 cannot execute the
 server; 127 not found.`
 
-// NewCmd builds 'idemkey mcp': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey mcp': its options, its flags, and run; with
+// runF, runF instead of runMCP, once the options are read (a test's seam
+// for the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "mcp [flags] (SERVER_COMMAND [ARG...] | --url URL)",
@@ -153,6 +155,9 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := opts.setup(cmd, args); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runMCP(opts)
 		},

@@ -124,8 +124,10 @@ Exit codes (curl's):
       (nothing is sent; --wait DURATION waits for it to end instead)
   77  --cacert unreadable or without certificates`
 
-// NewCmd is 'idemkey post': the options struct, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd is 'idemkey post': the options struct, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f, Request: curlflags.Request{F: f}}
 	var data []curlflags.DataArg
 	cmd := &cobra.Command{
@@ -146,7 +148,10 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			err := opts.load(cmd.Flags(), args[0], data)
-			if err == nil {
+			switch {
+			case err == nil && runF != nil:
+				return runF(opts)
+			case err == nil:
 				err = run(opts)
 			}
 			var ce *post.Error

@@ -92,7 +92,7 @@ func (o *Options) loadMCP(fl *pflag.FlagSet, args []string) error {
 			return cli.Usagef("--%s is for a --url server", n)
 		}
 	}
-	t := &o.req.Transport
+	t := &o.Request.Transport
 	t.Insecure, t.CACert = cfg.GetBool("insecure"), cfg.GetString("cacert")
 	t.Cert, t.Key = cfg.GetString("cert"), cfg.GetString("key")
 	if m.URL != "" {
@@ -243,10 +243,10 @@ func (o *Options) mcpConfig() (probe.MCPConfig, error) {
 			name, value, _ := strings.Cut(line, ":")
 			cfg.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 		}
-		if o.req.Transport.Insecure {
+		if o.Request.Transport.Insecure {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
 		}
-		client, err := post.NewClient(o.req.Transport)
+		client, err := post.NewClient(o.Request.Transport)
 		if err != nil {
 			return cfg, probeCode(err)
 		}

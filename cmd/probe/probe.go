@@ -31,8 +31,8 @@ import (
 // and turned into a request by post's own code (curlflags.Request), and
 // the probe's.
 type Options struct {
-	f   *cli.Factory
-	req *curlflags.Request // URL, method, headers, -u, -A, the body flag, TLS
+	f       *cli.Factory
+	Request *curlflags.Request // URL, method, headers, -u, -A, the body flag, TLS
 
 	data        []curlflags.DataArg
 	Concurrency int
@@ -76,9 +76,11 @@ func (j probeJSON) Replace([]string) error { return errors.New("not supported") 
 func (j probeJSON) GetSlice() []string     { return []string{j.String()} }
 func (j probeJSON) IsBoolFlag() bool       { return true }
 
-// NewCmd builds 'idemkey probe': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
-	opts := &Options{f: f, req: &curlflags.Request{F: f}}
+// NewCmd builds 'idemkey probe': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{f: f, Request: &curlflags.Request{F: f}}
 	cmd := &cobra.Command{
 		Use:   "probe URL --yes [-X METHOD] [-H 'Name: value'] [-d BODY] [flags]\n  idemkey probe --mcp --yes --tool NAME --args JSON|@FILE [flags] (-- SERVER [ARG...] | --url URL)",
 		Short: "Test whether an HTTP endpoint or an MCP server's write tools really dedupe by key (makes real writes)",
@@ -101,22 +103,11 @@ func NewCmd(f *cli.Factory) *cobra.Command {
 			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if isMCP, _ := cmd.Flags().GetBool("mcp"); isMCP {
-				if err := opts.loadCommon(cmd.Flags()); err != nil {
-					return err
-				}
-				if err := opts.loadMCP(cmd.Flags(), args); err != nil {
-					return err
-				}
-				return run(opts)
-			}
-			for _, n := range mcpOnly {
-				if cli.Changed(cmd.Flags(), n) {
-					return &cli.UsageError{Err: fmt.Errorf("--%s is for --mcp", n), HintText: "idemkey probe --mcp --yes --tool NAME --args JSON -- SERVER [ARG...]"}
-				}
-			}
-			if err := opts.load(cmd.Flags(), args[0]); err != nil {
+			if err := opts.parse(cmd.Flags(), args); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},
@@ -239,9 +230,27 @@ func addProbeFlags(fl *pflag.FlagSet, o *Options) {
 // a few retries racing, not a load test.
 const probeMaxConcurrency = 100
 
-// load resolves the options; nothing is sent.
+// parse resolves the options of an MCP probe (--mcp: args are the
+// server's command) or of an HTTP one (args[0] is the URL); nothing is
+// started or sent.
+func (o *Options) parse(fl *pflag.FlagSet, args []string) error {
+	if isMCP, _ := fl.GetBool("mcp"); isMCP {
+		if err := o.loadCommon(fl); err != nil {
+			return err
+		}
+		return o.loadMCP(fl, args)
+	}
+	for _, n := range mcpOnly {
+		if cli.Changed(fl, n) {
+			return &cli.UsageError{Err: fmt.Errorf("--%s is for --mcp", n), HintText: "idemkey probe --mcp --yes --tool NAME --args JSON -- SERVER [ARG...]"}
+		}
+	}
+	return o.load(fl, args[0])
+}
+
+// load resolves the options of an HTTP probe; nothing is sent.
 func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
-	r, cfg := o.req, o.f.Config
+	r, cfg := o.Request, o.f.Config
 	var err error
 	if r.URL, err = post.ParseURL(rawURL); err != nil {
 		return probeCode(err)
@@ -285,7 +294,7 @@ func (o *Options) load(fl *pflag.FlagSet, rawURL string) error {
 
 // loadCommon resolves the settings both probes have.
 func (o *Options) loadCommon(fl *pflag.FlagSet) error {
-	cfg, r := o.f.Config, o.req
+	cfg, r := o.f.Config, o.Request
 	var err error
 	if r.Transport.ConnectTimeout, err = cfg.Seconds("connect-timeout", false); err != nil {
 		return err
@@ -324,7 +333,7 @@ func probeCode(err error) error {
 // config builds the probe's configuration: the request as post builds
 // it, the body read, the client.
 func (o *Options) config() (probe.Config, error) {
-	r := o.req
+	r := o.Request
 	cfg := probe.Config{KeyHeader: r.KeyHeader, Concurrency: o.Concurrency, After: o.After,
 		RequireKey: o.RequireKey, MaxTime: o.MaxTime}
 	if r.Data.Flag != "" {
@@ -383,16 +392,16 @@ func run(o *Options) error {
 	}
 	if !o.Yes {
 		return &cli.UsageError{Err: fmt.Errorf("a probe makes real writes: up to %d requests to %s, each of which may have an effect; nothing was sent",
-			probe.MaxRequests(cfg), o.req.URL.Redacted()),
+			probe.MaxRequests(cfg), o.Request.URL.Redacted()),
 			HintText: "point it at a test deployment and give --yes to send them, or --dry-run to see them first"}
 	}
 	if ios.OutClosed() {
 		return &cli.CodeError{Code: cli.ExitUsage, Err: errors.New("standard output is closed, so the report would be lost; nothing was sent")}
 	}
-	if o.req.Transport.Insecure {
+	if o.Request.Transport.Insecure {
 		fmt.Fprintf(ios.Err, "idemkey: warning: -k: the server's TLS certificate is not verified\n")
 	}
-	if cfg.Client, err = post.NewClient(o.req.Transport); err != nil {
+	if cfg.Client, err = post.NewClient(o.Request.Transport); err != nil {
 		return probeCode(err)
 	}
 	rep, err := probe.Run(context.Background(), cfg)
@@ -511,7 +520,7 @@ func (o *Options) dryRun(cfg probe.Config) error {
 			note += ": no " + cfg.KeyHeader + " header"
 		}
 		fmt.Fprintf(&b, "\n# %s: %s\n", p.Rule, note)
-		o.req.WriteHeadLines(&b, "", post.RequestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
+		o.Request.WriteHeadLines(&b, "", post.RequestHead(req, p.Body), req.Method+" "+req.URL.Redacted())
 		b.WriteString("\n")
 		b.Write(p.Body)
 		if len(p.Body) > 0 && p.Body[len(p.Body)-1] != '\n' {

@@ -18,8 +18,10 @@ type Options struct {
 	Scheme canon.Scheme
 }
 
-// NewCmd builds 'idemkey vectors': its options, its flags, and run.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// NewCmd builds 'idemkey vectors': its options, its flags, and run; with
+// runF, runF instead of run, once the options are read (a test's seam for
+// the flags and settings).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{f: f}
 	cmd := &cobra.Command{
 		Use:   "vectors",
@@ -49,6 +51,9 @@ never reused and new cases are appended, so the suite can be pinned.`,
 			var err error
 			if opts.Scheme, err = keyflags.Scheme(f); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return run(opts)
 		},

@@ -102,7 +102,7 @@ func TestVectorsHelpJqExample(t *testing.T) {
 		t.Skipf("jq not found: %v", err)
 	}
 	example := ""
-	for _, l := range strings.Split(vectors.NewCmd(&cli.Factory{}).Example, "\n") {
+	for _, l := range strings.Split(vectors.NewCmd(&cli.Factory{}, nil).Example, "\n") {
 		if strings.Contains(l, "| jq") {
 			example = strings.TrimSpace(l)
 		}

@@ -65,8 +65,20 @@ func Print(w io.Writer) error {
 	return err
 }
 
-// NewCmd builds the version command.
-func NewCmd(f *cli.Factory) *cobra.Command {
+// Options are version's settings: the build it describes.
+type Options struct {
+	f *cli.Factory
+	// Build is the running binary's build information (debug.ReadBuildInfo);
+	// HasBuild is false when it has none.
+	Build    *debug.BuildInfo
+	HasBuild bool
+}
+
+// NewCmd builds 'idemkey version': its options and run; with runF, runF
+// instead of run, once the options are read (a test's seam for the
+// arguments).
+func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{f: f}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print idemkey's version, its VCS revision and the Go version",
@@ -75,7 +87,17 @@ else the VCS revision it was built from and "(modified)" when the tree had
 uncommitted changes, then the Go version and platform.`,
 		Args: cli.RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return Print(f.IO.Out)
+			opts.Build, opts.HasBuild = debug.ReadBuildInfo()
+			if runF != nil {
+				return runF(opts)
+			}
+			return run(opts)
 		},
 	}
+}
+
+// run writes the version line of the options' build.
+func run(opts *Options) error {
+	_, err := fmt.Fprintln(opts.f.IO.Out, Line(opts.Build, opts.HasBuild))
+	return err
 }

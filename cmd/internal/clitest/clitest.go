@@ -1,5 +1,6 @@
 // Package clitest is what the faces' tests share: the one in-process
-// runner of idemkey (Run, Streams.Run), the test binary's TestMain that
+// runner of idemkey (Run, Streams.Run), a face's options read through its
+// runF seam (Streams.RunFace, CheckOptions), the test binary's TestMain that
 // makes the tests hermetic and runs idemkey when the binary is called by
 // that name (Main), the rule for a missing server or program (Unavailable:
 // fail under CI=true, skip elsewhere), the shared stores (EachStore) and
