@@ -102,7 +102,7 @@ func newTree(f *cli.Factory, only, name string, build func(*cli.Factory) *cobra.
 		only = ""
 	}
 	f.Partial = only != ""
-	f.SettingNames = func(root *cobra.Command) map[string]bool { return settingNames(f, root) }
+	f.SettingNames = func(root *cobra.Command) map[string]settings.Scope { return settingNames(f, root) }
 	root := &cobra.Command{
 		Use:   "idemkey",
 		Short: "Derive idempotency keys for AI-agent tool calls",
@@ -163,7 +163,7 @@ execute, 127 not found (as timeout and env do).`,
 
 // settingNames are the settings of the whole tree (settings.Names), also
 // when the running one holds only the command that runs.
-func settingNames(f *cli.Factory, root *cobra.Command) map[string]bool {
+func settingNames(f *cli.Factory, root *cobra.Command) map[string]settings.Scope {
 	if f.Partial {
 		root = NewRootCmd(&cli.Factory{IO: f.IO, Config: f.Config})
 	}
@@ -174,7 +174,7 @@ func settingNames(f *cli.Factory, root *cobra.Command) map[string]bool {
 func loadConfig(f *cli.Factory, cmd *cobra.Command) error {
 	warn := func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: warning: %s\n", cli.DiagLine(msg)) }
 	var err error
-	names := func() map[string]bool { return f.SettingNames(cmd.Root()) }
+	names := func() map[string]settings.Scope { return f.SettingNames(cmd.Root()) }
 	f.Config, err = settings.Load(cmd, f.IO.Getenv, names, warn)
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/cobra"
 )
@@ -93,6 +94,7 @@ across upgrades this way.`,
 	keyflags.AddFormatFlags(fl)
 	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "drop this part of the args before deriving, as key does (an RFC 6901 `POINTER`; repeatable)")
+	settings.ReadPerTool(fl, "only", "omit")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	fl.Bool("json", false, "print each mismatch as a JSON object on its own line: file, line, the call, want and got")
 	return cmd

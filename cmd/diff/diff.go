@@ -71,6 +71,7 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	fl.String("from", derive.FromArgs, "input format of both sides: "+strings.Join(derive.FromNames, ", ")+` (args also detects call records)`)
 	fl.StringArray("only", nil, "compare just this part of the args (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "leave this part of the args out (an RFC 6901 `POINTER`; repeatable)")
+	settings.ReadPerTool(fl, "only", "omit")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	fl.Bool("json", false, "print one JSON object for machines")
 	fl.Bool("explain", false, "also list what canonicalization absorbed")

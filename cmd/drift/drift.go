@@ -76,6 +76,7 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.StringArray("only", nil, "derive keys from just this part of the args (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "leave this part of the args out of the keys (an RFC 6901 `POINTER`; repeatable)")
+	settings.ReadPerTool(fl, "only", "omit")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing in a line be ignored (else the line is bad)")
 	keyflags.AddFormatFlags(fl)
 	fl.Bool("json", false, "print one JSON object for machines")

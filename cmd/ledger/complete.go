@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/spf13/cobra"
@@ -34,13 +34,13 @@ func completeKeys(opts *Options) func(*cobra.Command, []string, string) ([]strin
 		f := opts.f
 		ios := *f.IO
 		ios.Err = io.Discard
-		names := func() map[string]bool { return f.SettingNames(cmd.Root()) }
+		names := func() map[string]settings.Scope { return f.SettingNames(cmd.Root()) }
 		cfg, err := settings.Load(cmd, ios.Getenv, names, func(string) {})
 		if err != nil {
 			return nil, none
 		}
 		o := &Options{f: &cli.Factory{IO: &ios, Config: cfg, Partial: f.Partial, SettingNames: f.SettingNames}}
-		if o.Ledger, err = ledgerflags.Spec(o.f); err != nil {
+		if o.Ledger, err = ledgeropts.Spec(o.f); err != nil {
 			return nil, none
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), completionWait)

@@ -31,7 +31,7 @@ import (
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
@@ -141,9 +141,9 @@ recorded); 2 usage, or a ledger that cannot be used.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
-	ledgerflags.AddFlag(pf)
+	ledgeropts.AddFlag(pf)
 	pf.Bool("json", false, "print JSON")
-	ledgerflags.AddHoldFlags(pf, ledgerflags.Retain.Help("the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)"))
+	ledgeropts.AddHoldFlags(pf, ledgeropts.Retain.Help("the retention run uses (IDEMKEY_RETAIN): older finished records are expired, and gc removes them (0: kept for ever)"))
 	show, resolve, forget := newShowCmd(opts), newResolveCmd(opts), newForgetCmd(opts)
 	for _, c := range []*cobra.Command{show, resolve, forget} {
 		c.SetFlagErrorFunc(keyFlagError)
@@ -169,11 +169,11 @@ func (opts *Options) prepare(cmd *cobra.Command, args ...string) error {
 	}
 	f := opts.f
 	var err error
-	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
+	if opts.Ledger, err = ledgeropts.Spec(f); err != nil {
 		return err
 	}
 	opts.JSON = f.Config.GetBool("json")
-	hold, err := ledgerflags.HoldSettings(f.Config, ledgerflags.Retain)
+	hold, err := ledgeropts.HoldSettings(f.Config, ledgeropts.Retain)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (opts *Options) prepare(cmd *cobra.Command, args ...string) error {
 func warnCommandLineOnly(f *cli.Factory, cmd *cobra.Command) {
 	known := f.SettingNames(cmd.Root())
 	cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
-		if !settings.IsCommandLineOnly(fl) || fl.Changed || known[fl.Name] {
+		if !settings.IsCommandLineOnly(fl) || fl.Changed || known[fl.Name] != settings.CommandLine {
 			return
 		}
 		if env := settings.EnvName(fl.Name); f.IO.Getenv(env) != "" {
@@ -406,22 +406,22 @@ func (opts *Options) open(ctx context.Context) (ledger.Store, error) {
 	var err error
 	if path, ok := localLedgerPath(spec); ok {
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-			return nil, &ledgerflags.Unavailable{Spec: path, Err: &cli.UsageError{Err: errors.New("is a directory, not a ledger file"),
+			return nil, &ledgeropts.Unavailable{Spec: path, Err: &cli.UsageError{Err: errors.New("is a directory, not a ledger file"),
 				HintText: "give the ledger's file, e.g. --ledger " + shownText(filepath.Join(path, "ledger.db"))}}
 		}
 		spec = path
-		s, err = ledgerflags.OpenSQLiteExisting(ctx, path)
+		s, err = ledgeropts.OpenSQLiteExisting(ctx, path)
 	} else if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
-		s, err = ledgerflags.OpenPostgresExisting(ctx, spec)
+		s, err = ledgeropts.OpenPostgresExisting(ctx, spec)
 	} else {
-		return ledgerflags.Open(ctx, opts.f, spec)
+		return ledgeropts.Open(ctx, opts.f, spec)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(opts.f.IO.Err, "idemkey: no ledger at %s yet (run, post --ledger or ledger init creates it)\n", shownText(stores.Redact(spec)))
 		return noLedger{}, nil
 	}
 	if err != nil {
-		return nil, &ledgerflags.Unavailable{Spec: spec, Err: err}
+		return nil, &ledgeropts.Unavailable{Spec: spec, Err: err}
 	}
 	return s, nil
 }
@@ -1129,7 +1129,7 @@ func (opts *Options) gc(olderThan time.Duration, byRetention bool) error {
 
 func (opts *Options) init() error {
 	ctx := context.Background()
-	s, err := ledgerflags.Open(ctx, opts.f, opts.Ledger)
+	s, err := ledgeropts.Open(ctx, opts.f, opts.Ledger)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/mcp"
@@ -65,10 +66,10 @@ a ledger that cannot be used.`,
 		},
 	}
 	fl := cmd.Flags()
-	ledgerflags.AddReconcileFlags(fl, "each step")
+	step.AddReconcileFlags(fl, "each step")
 	fl.Bool("all", false, "every record whose outcome is unknown (and every running one whose holder is dead)")
 	fl.Bool("dry-run", false, "ask the owner and show what each record would become; write nothing")
-	ledgerflags.AddHoldFlags(fl, ledgerflags.Lease.Help("lease of the reconciling claim on shared stores (renewed every third of it)"))
+	ledgeropts.AddHoldFlags(fl, ledgeropts.Lease.Help("lease of the reconciling claim on shared stores (renewed every third of it)"))
 	settings.CommandLineOnly(fl, "all", "dry-run")
 	cmd.SetFlagErrorFunc(keyFlagError)
 	return cmd
@@ -92,11 +93,11 @@ func (opts *ReconcileOptions) setup(cmd *cobra.Command, args []string) error {
 	}
 	opts.Keys = args
 	var err error
-	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
+	if opts.Ledger, err = ledgeropts.Spec(f); err != nil {
 		return err
 	}
 	opts.JSON = v.GetBool("json")
-	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Lease)
+	hold, err := ledgeropts.HoldSettings(v, ledgeropts.Lease)
 	if err != nil {
 		return err
 	}
@@ -129,13 +130,13 @@ func (opts *ReconcileOptions) run() error {
 	defer s.Close()
 	recs, err := opts.records(ctx, s)
 	if err != nil {
-		return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: err}
+		return &ledgeropts.Unavailable{Spec: opts.Ledger, Err: err}
 	}
 	left := 0
 	for i, key := range opts.Keys {
 		line, settled, err := opts.reconcileOne(ctx, s, key, recs[i])
 		if err != nil {
-			return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: err}
+			return &ledgeropts.Unavailable{Spec: opts.Ledger, Err: err}
 		}
 		if line == nil {
 			continue // --all: a step whose holder is alive is not stuck
@@ -193,14 +194,14 @@ func (opts *ReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, 
 	if rec == nil {
 		return opts.line(key, "", "", "no record", nil), false, nil
 	}
-	rc, err := ledgerflags.ReconcileSettings(opts.f, opts.fl, rec.Tool)
+	rc, err := step.ReconcileSettings(opts.f, opts.fl, rec.Tool)
 	if err != nil {
 		return nil, false, err
 	}
 	if rc == nil {
 		return opts.line(key, rec.State, rec.State, fmt.Sprintf("no reconcile command for tool %q (--reconcile, or tools.NAME.reconcile in the config file)", rec.Tool), nil), false, nil
 	}
-	rc.Args = ledgerflags.RequestArgs
+	rc.Args = step.RequestArgs
 	req := ledger.ReconcileRequest{
 		Key: key, Holder: stores.Holder(), Lease: opts.Lease, Reconcile: rc.Reconciler(), DryRun: opts.DryRun,
 	}
@@ -208,7 +209,7 @@ func (opts *ReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, 
 		req.Reconcile = mcpReconciler(rc)
 	}
 	if kl, ok := s.(stores.KeyLocker); ok {
-		req.Locker = ledgerflags.FileLocker{KL: kl}
+		req.Locker = stores.FileLocker{KL: kl}
 	}
 	res, err := ledger.ReconcileKey(ctx, s, req)
 	if err != nil || res.Busy && opts.All {
@@ -219,7 +220,7 @@ func (opts *ReconcileOptions) reconcileOne(ctx context.Context, s ledger.Store, 
 
 // mcpReconciler is rc for an mcp record: what it prints is the tool's
 // result, as idemkey mcp --reconcile records it.
-func mcpReconciler(rc *ledgerflags.Reconcile) ledger.Reconciler {
+func mcpReconciler(rc *step.Reconcile) ledger.Reconciler {
 	return func(ctx context.Context, rec *ledger.Record) ledger.Reconciliation {
 		r := rc.Run(ctx, rec)
 		if r.Verdict == ledger.Happened {

@@ -16,7 +16,7 @@ import (
 // leaked matches what a user must never read in help: a Go identifier
 // qualified by its package (cli.Changed, derive.Spec), and pflag's type
 // names shown for a flag without a placeholder (stringArray, stringSlice).
-var leaked = regexp.MustCompile(`\b(cli|derive|canon|ledger|settings|keyflags|ledgerflags|input|opts|post|probe|run|drift|diff|conform|mcp|proc|stores|cobra|pflag)\.[A-Z][A-Za-z]*\b|\b(stringArray|stringSlice|intSlice|stringToString|durationSlice)\b`)
+var leaked = regexp.MustCompile(`\b(cli|derive|canon|ledger|settings|keyflags|ledgeropts|step|input|opts|post|probe|run|drift|diff|conform|mcp|proc|stores|cobra|pflag)\.[A-Z][A-Za-z]*\b|\b(stringArray|stringSlice|intSlice|stringToString|durationSlice)\b`)
 
 // TestHelpTextsHoldNoIdentifiers reads the help of every command (short
 // and long texts, examples, flag lines; the manual pages are made of the

@@ -22,9 +22,10 @@ import (
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
@@ -171,26 +172,27 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	fl.StringArray("omit", nil, "drop this part of the arguments before deriving (an RFC 6901 `POINTER`; repeatable; per tool in the config)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 	keyflags.AddFormatFlags(fl)
-	ledgerflags.AddFlag(fl)
+	ledgeropts.AddFlag(fl)
 	fl.String("url", "", "a Streamable HTTP server's URL (or a 2024-11-05 HTTP+SSE server's), instead of a command")
 	fl.StringArrayP("header", "H", nil, "a `HEADER` for the HTTP server, \"Name: value\" (repeatable)")
 	fl.StringArray("once", nil, "make the calls of `TOOL` once, whatever its annotations say (repeatable)")
 	fl.StringArray("pass", nil, "pass the calls of `TOOL` through untouched, never recorded (repeatable)")
 	fl.String("key-arg", "", "also set the key in this argument of each write call (per tool: tools.NAME.key-arg)")
 	fl.String("log", "", "append one JSON Lines record per tools/call to this file (read by idemkey drift)")
-	ledgerflags.AddReconcileFlags(fl, "a write call")
+	step.AddReconcileFlags(fl, "a write call")
 	fl.String("recover", "fail", "an unknown outcome: fail (a tool error saying how to settle it) or retry (send again, same key); per tool: tools.NAME.recover")
-	ledgerflags.AddHoldFlags(fl, ledgerflags.Wait.Default("60s").Help("wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)"))
+	ledgeropts.AddHoldFlags(fl, ledgeropts.Wait.Default("60s").Help("wait up to this long for the outcome of an identical call in flight (a client's retry of a slow call gets its result)"))
 	fl.Bool("replay-note", false, "end a replayed result with a text item telling the model it is a replay (per tool: tools.NAME.replay-note)")
 	fl.String("max-message", "256MiB", "the cap on one message from either side: past it, that stream is dropped and its calls are unknown")
 	fl.BoolP("verbose", "v", false, "a line on stderr for each tools/call idemkey handles")
-	ledgerflags.AddHoldFlags(fl, ledgerflags.Lease.Help("lease of a call in flight on shared stores (renewed every third)"), ledgerflags.Retain)
+	ledgeropts.AddHoldFlags(fl, ledgeropts.Lease.Help("lease of a call in flight on shared stores (renewed every third)"), ledgeropts.Retain)
 	// Per tool only (tools: {NAME: {mcp: once|pass}}): a flag so that the
 	// config file's vetting knows the name; not for the command line.
 	fl.String("mcp", "", "per tool in the config file: once or pass")
 	_ = fl.MarkHidden("mcp")
 	fl.StringArray("env", nil, "pass idemkey's variable `NAME` (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
 	settings.CommandLineOnly(fl, "header", "url", "once", "pass", "env")
+	settings.ReadPerTool(fl, "only", "omit", "recover", "key-arg", "mcp")
 	return cmd
 }
 
@@ -225,12 +227,12 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	opts.Keying.Format, opts.Keying.Secret = *key.Format, key.Secret
-	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
+	if opts.Ledger, err = ledgeropts.Spec(f); err != nil {
 		return err
 	}
 	def := &opts.Default
 	def.Select = derive.Selection{Only: v.GetStringSlice("only"), Omit: v.GetStringSlice("omit")}
-	if def.Recover, err = ledgerflags.RecoverPolicy(f, cmd, ""); err != nil {
+	if def.Recover, err = ledgeropts.RecoverPolicy(f, cmd, ""); err != nil {
 		return err
 	}
 	if def.Reconcile, err = opts.reconciler(cmd, ""); err != nil {
@@ -392,7 +394,7 @@ func (opts *Options) toolPolicies(cmd *cobra.Command, sels map[string]derive.Sel
 // --retain (which may be in days), and the output settings.
 func (opts *Options) setupDurations() error {
 	v := opts.f.Config
-	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	hold, err := ledgeropts.HoldSettings(v, ledgeropts.Wait, ledgeropts.Lease, ledgeropts.Retain)
 	if err != nil {
 		return err
 	}
@@ -418,11 +420,11 @@ func (opts *Options) setupDurations() error {
 // ({"args":…}, as run's; derive/mcp fills in those of a call too large
 // to keep).
 func (opts *Options) reconciler(cmd *cobra.Command, tool string) (ledger.Reconciler, error) {
-	rc, err := ledgerflags.ReconcileSettings(opts.f, cmd.Flags(), tool)
+	rc, err := step.ReconcileSettings(opts.f, cmd.Flags(), tool)
 	if rc == nil || err != nil {
 		return nil, err
 	}
-	rc.Args = ledgerflags.RequestArgs
+	rc.Args = step.RequestArgs
 	return rc.Reconciler(), nil
 }
 
@@ -442,11 +444,11 @@ func runMCP(opts *Options) error {
 	// ignored: the server gets the default disposition.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	if len(opts.Command) > 0 {
-		if err := ledgerflags.LookCommand(opts.Command[0]); err != nil {
+		if err := step.LookCommand(opts.Command[0]); err != nil {
 			return err
 		}
 	}
-	store, err := ledgerflags.Open(ctx, f, opts.Ledger)
+	store, err := ledgeropts.Open(ctx, f, opts.Ledger)
 	if err != nil {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}
 	}
@@ -459,7 +461,7 @@ func runMCP(opts *Options) error {
 		Diag: func(msg string) { fmt.Fprintf(f.IO.Err, "idemkey: %s\n", cli.DiagLine(msg)) },
 	}
 	if l, ok := store.(stores.KeyLocker); ok {
-		po.Locker = ledgerflags.FileLocker{KL: l}
+		po.Locker = stores.FileLocker{KL: l}
 	}
 	if opts.Log != "" {
 		// Opened as the ledger is: a log another user could write or
@@ -496,7 +498,7 @@ func (opts *Options) serveStdio(ctx context.Context, p *mcp.Proxy) error {
 	c.Stderr = f.IO.Err
 	// The environment a step of run gets: no IDEMKEY_* (a ledger URL's
 	// password, a key secret), but those --env names.
-	c.Env = ledgerflags.StepEnv(os.Environ(), opts.PassEnv)
+	c.Env = step.Env(os.Environ(), opts.PassEnv)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return &cli.CodeError{Code: exitMCPFailed, Err: err}

@@ -18,8 +18,9 @@ import (
 
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/post"
@@ -48,12 +49,13 @@ type postLedger struct {
 func addPostLedgerFlag(fl *pflag.FlagSet) *postLedger {
 	fl.String("ledger", "", "keep the final response in this ledger (a SQLite file PATH, or a postgres:// or redis:// URL; IDEMKEY_LEDGER) and replay it later without the network")
 	fl.Bool("no-ledger", false, "no ledger, even with IDEMKEY_LEDGER or a ledger in the config file")
-	ledgerflags.AddHoldFlags(fl,
-		ledgerflags.Wait.Default("0").Help("with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)"),
-		ledgerflags.Lease.Help("with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it"),
-		ledgerflags.Retain.Help("with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)"))
+	ledgeropts.AddHoldFlags(fl,
+		ledgeropts.Wait.Default("0").Help("with a ledger, when the request with this key is in flight elsewhere: wait up to DURATION for it to end, then replay or send (default: exit 75 at once)"),
+		ledgeropts.Lease.Help("with a ledger on a shared store (postgres://, redis://): lease of the request in flight, renewed every third of it"),
+		ledgeropts.Retain.Help("with a ledger: a saved response older than this is not replayed, as run's records (0: kept for ever)"))
 	fl.String("recover", "retry", "with a ledger, a request whose outcome is unknown (it may have reached the server): retry (send it again with the same key, for the server to dedupe) or fail (exit 76 and say how to settle it); per tool: tools.NAME.recover")
-	ledgerflags.AddReconcileFlags(fl, "a request")
+	settings.ReadPerTool(fl, "recover")
+	step.AddReconcileFlags(fl, "a request")
 	return &postLedger{}
 }
 
@@ -81,7 +83,7 @@ func (l *postLedger) load(v *settings.Settings, fl *pflag.FlagSet) error {
 	if isRequestURL(l.spec) {
 		return requestURLAsLedger(v.Source("ledger"), l.spec)
 	}
-	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	hold, err := ledgeropts.HoldSettings(v, ledgeropts.Wait, ledgeropts.Lease, ledgeropts.Retain)
 	l.wait, l.lease, l.retain = hold.Wait, hold.Lease, hold.Retain
 	return err
 }
@@ -249,7 +251,7 @@ func (o *Options) ledgerInterrupted(key string, sig os.Signal) {
 	cancel()
 	if !errors.Is(c.Err, ledger.ErrCompleted) && (!o.Silent || o.ShowError) {
 		if c.Err != nil {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: interrupted; attempt %d of %s was not recorded: %s\n", c.Attempt, key, step.NotRecordedWhy(c))
 		} else {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: interrupted: attempt %d of %s recorded as unknown; the next post with this key %s\n", c.Attempt, key, o.nextAfterUnknown())
 		}
@@ -282,7 +284,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 	pl := o.ledger
 	ctx := context.Background()
 	spec := pl.spec
-	store, err := ledgerflags.Open(ctx, o.f, spec)
+	store, err := ledgeropts.Open(ctx, o.f, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +298,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 	request = canon.AppendQuoted(request, req.URL.Redacted())
 	request = append(request, '}')
 	sum := sha256.Sum256(request)
-	policy, err := ledgerflags.RecoverPolicyOf(o.f, pl.fl, pl.tool)
+	policy, err := ledgeropts.RecoverPolicyOf(o.f, pl.fl, pl.tool)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -319,7 +321,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 		Events: o.holdEvents(key),
 	}
 	if kl, ok := store.(stores.KeyLocker); ok {
-		hr.Locker = ledgerflags.FileLocker{KL: kl}
+		hr.Locker = stores.FileLocker{KL: kl}
 	}
 	if err := o.reconcileHook(&hr); err != nil {
 		store.Close()
@@ -334,7 +336,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 		if errors.As(err, &se) {
 			err = se.Err
 		}
-		return nil, &ledgerflags.Unavailable{Spec: spec, Err: err}
+		return nil, &ledgeropts.Unavailable{Spec: spec, Err: err}
 	}
 	o.sayReconciled(key, held)
 	switch held.Action {
@@ -362,7 +364,7 @@ func (o *Options) ledgerClaim(key string, req *http.Request) (*post.Result, erro
 // input, as run's gets them.
 func (o *Options) reconcileHook(hr *ledger.HoldRequest) error {
 	pl := o.ledger
-	rc, err := ledgerflags.ReconcileSettings(o.f, pl.fl, pl.tool)
+	rc, err := step.ReconcileSettings(o.f, pl.fl, pl.tool)
 	if err != nil || rc == nil {
 		return err
 	}
@@ -382,7 +384,7 @@ func (o *Options) sayReconciled(key string, held *ledger.Held) {
 	if r == nil || o.Silent && !o.ShowError {
 		return
 	}
-	fmt.Fprint(o.f.IO.Err, ledgerflags.DuplicatedWarning(key, r))
+	fmt.Fprint(o.f.IO.Err, step.DuplicatedWarning(key, r))
 	note := ""
 	if r.Note != "" {
 		note = ": " + cli.DiagLine(r.Note)
@@ -420,7 +422,7 @@ func (o *Options) holdEvents(key string) ledger.HoldEvents {
 			if say {
 				pl := o.ledger
 				fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; no retry will be sent\n",
-					ledgerflags.LossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
+					step.LossLine(context.Background(), pl.store, pl.hold, key, pl.lease))
 			}
 		},
 	}
@@ -428,7 +430,7 @@ func (o *Options) holdEvents(key string) ledger.HoldEvents {
 
 // nextAfterUnknown says what the next post of an unknown request does.
 func (o *Options) nextAfterUnknown() string {
-	if p, err := ledgerflags.RecoverPolicyOf(o.f, o.ledger.fl, o.ledger.tool); err == nil && p == ledger.RecoverFail {
+	if p, err := ledgeropts.RecoverPolicyOf(o.f, o.ledger.fl, o.ledger.tool); err == nil && p == ledger.RecoverFail {
 		return "sends nothing and exits 76 (--recover fail) until it is settled"
 	}
 	return "sends it again, with the same key (--recover retry)"
@@ -551,14 +553,14 @@ func (o *Options) ledgerRecord(ex *post.Result, key string) {
 	out := o.ledgerOutcome(ex)
 	c := pl.hold.Complete(context.Background(), out)
 	if !o.Silent || o.ShowError {
-		ledgerflags.WarnOutputsDropped(o.f.IO.Err, key, c)
+		step.WarnOutputsDropped(o.f.IO.Err, key, c)
 	}
 	switch {
 	case errors.Is(c.Err, ledger.ErrCompleted):
 		// Recorded by the interruption's handler.
 	case c.Err != nil:
 		if !o.Silent || o.ShowError {
-			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, ledgerflags.NotRecordedWhy(c))
+			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: the response was not recorded in the ledger: attempt %d of %s: %s\n", c.Attempt, key, step.NotRecordedWhy(c))
 		}
 	case out.State == ledger.Unknown && (!o.Silent || o.ShowError):
 		fmt.Fprintf(o.f.IO.Err, "idemkey: warning: attempt %d of %s recorded as unknown: %s\n", c.Attempt, key, cli.DiagLine(out.Reason))
@@ -574,7 +576,7 @@ func (o *Options) ledgerOutcome(ex *post.Result) ledger.Outcome {
 	res := ex.Final
 	var data []byte
 	var readErr error
-	tooLarge := res.Err == nil && savedStatus(res.Resp.StatusCode) && res.Body.Size() > ledgerflags.MaxRecordedOutput
+	tooLarge := res.Err == nil && savedStatus(res.Resp.StatusCode) && res.Body.Size() > step.MaxRecordedOutput
 	if res.Err == nil && savedStatus(res.Resp.StatusCode) && !tooLarge {
 		data, readErr = io.ReadAll(res.Body.Reader())
 	}
@@ -599,7 +601,7 @@ func (o *Options) ledgerOutcome(ex *post.Result) ledger.Outcome {
 		// A replay must give the whole body, and a record is one row
 		// held in memory: a response past the cap is not saved, and the
 		// next invocation sends the request again, with the same key.
-		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.Body.Size(), ledgerflags.MaxRecordedOutput))
+		out := failed(1, fmt.Sprintf("the response body (%d bytes) is larger than the ledger keeps (%d)", res.Body.Size(), step.MaxRecordedOutput))
 		if !o.Silent || o.ShowError {
 			fmt.Fprintf(o.f.IO.Err, "idemkey: warning: %s; the next invocation sends the request again, with the same key\n", out.Reason)
 		}
@@ -611,7 +613,7 @@ func (o *Options) ledgerOutcome(ex *post.Result) ledger.Outcome {
 	if err != nil {
 		return failed(1, err.Error())
 	}
-	rec := ledgerflags.NewRecorder(int64(len(data)))
+	rec := step.NewRecorder(int64(len(data)))
 	rec.Write(data)
 	return ledger.Outcome{State: ledger.Succeeded, ExitCode: 0, Meta: meta, Stdout: rec.Output(), Reason: "saved: HTTP " + res.Resp.Status}
 }

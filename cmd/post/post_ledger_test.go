@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 )
 
 func TestPostLedgerReplaysWithoutNetwork(t *testing.T) {
@@ -174,7 +174,7 @@ func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
 		keys[r.Header.Get("Idempotency-Key")]++
 		mu.Unlock()
 		w.WriteHeader(http.StatusCreated)
-		for range ledgerflags.MaxRecordedOutput >> 20 {
+		for range step.MaxRecordedOutput >> 20 {
 			w.Write(chunk)
 		}
 		w.Write([]byte("!")) // one byte past the cap
@@ -188,7 +188,7 @@ func TestPostLedgerLargeResponseNotSaved(t *testing.T) {
 		if code != 0 || out != "" {
 			t.Fatalf("invocation %d: exit %d, stdout %q", i, code, out)
 		}
-		want := fmt.Sprintf("idemkey: warning: not saved: the response body (%d bytes) is larger than the ledger keeps (%d); the next invocation sends the request again, with the same key\n", ledgerflags.MaxRecordedOutput+1, ledgerflags.MaxRecordedOutput)
+		want := fmt.Sprintf("idemkey: warning: not saved: the response body (%d bytes) is larger than the ledger keeps (%d); the next invocation sends the request again, with the same key\n", step.MaxRecordedOutput+1, step.MaxRecordedOutput)
 		if errs != want {
 			t.Fatalf("invocation %d: stderr %q, want %q", i, errs, want)
 		}

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/post"
 	"github.com/idemkey/idemkey/derive/probe"
@@ -366,7 +366,7 @@ func (o *Options) loadReconcile() error {
 	if err != nil || timeout <= 0 {
 		return cli.Usagef("invalid --reconcile-timeout %q (want a duration such as 500ms, 30s or 2m)", cfg.GetString("reconcile-timeout"))
 	}
-	o.Reconcile = &ledgerflags.Reconcile{Command: command, Timeout: timeout, MaxOutput: maxReconcileOutput}
+	o.Reconcile = &step.Reconcile{Command: command, Timeout: timeout, MaxOutput: maxReconcileOutput}
 	return nil
 }
 

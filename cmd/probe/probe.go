@@ -18,9 +18,9 @@ import (
 	"github.com/fatih/color"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/curlflags"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/post"
 	"github.com/idemkey/idemkey/derive/probe"
 	"github.com/spf13/cobra"
@@ -44,7 +44,7 @@ type Options struct {
 	DryRun      bool
 	MaxTime     time.Duration
 	// Reconcile is a reconcile command to check (--reconcile).
-	Reconcile *ledgerflags.Reconcile
+	Reconcile *step.Reconcile
 	// MCP is probe --mcp's server and tools (nil: an HTTP endpoint).
 	MCP *MCPOptions
 }

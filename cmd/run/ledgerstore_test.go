@@ -12,7 +12,7 @@ import (
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite/usertest"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
@@ -120,7 +120,7 @@ func TestLedgerOfAnotherUserRefused(t *testing.T) {
 	as := func(u *usertest.User, args ...string) clitest.Result {
 		c := exec.Command(bin, args...)
 		c.Dir = shared
-		c.Env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
+		c.Env = append(step.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"),
 			"HOME="+shared, "XDG_CONFIG_HOME="+filepath.Join(shared, "none"), "NO_COLOR=1")
 		if u != nil {
 			u.As(c)

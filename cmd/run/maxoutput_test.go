@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 )
 
 // TestRunMaxOutputAtTheCap: a step whose two streams both fill the largest
@@ -23,7 +23,7 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 2 x 128MiB through each store")
 	}
-	n := ledgerflags.MaxRecordedOutput
+	n := step.MaxRecordedOutput
 	check := func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		for i := range 2 {

@@ -1,7 +1,7 @@
 // Package run is the face of 'idemkey run': a command run once per key,
 // its outcome recorded in the ledger and replayed after (the hold's loop:
-// derive/ledger/hold.go; what post and mcp share of it:
-// cmd/internal/ledgerflags; the process: cmd/internal/proc).
+// derive/ledger/hold.go; what post and mcp share of a step:
+// cmd/internal/step; the process: cmd/internal/proc).
 package run
 
 import (
@@ -28,9 +28,10 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/input"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/stores"
@@ -61,7 +62,7 @@ type Options struct {
 	// report is filled in as run goes (see runReport).
 	report *runReport
 	// Reconcile asks the owner about an unknown outcome (--reconcile).
-	Reconcile *ledgerflags.Reconcile
+	Reconcile *step.Reconcile
 	// runF runs instead of run once the options are read (NewCmd's seam).
 	runF func(*Options) error
 }
@@ -143,17 +144,18 @@ and 'idemkey ledger show KEY' say which it was.`,
 	fl.SetInterspersed(false)
 	keyflags.AddCallFlags(fl)
 	keyflags.AddFormatFlags(fl)
-	ledgerflags.AddFlag(fl)
+	ledgeropts.AddFlag(fl)
 	fl.String("args", "", "the call's arguments (FILE, or - for standard input); default: the command line as a JSON array")
 	fl.String("recover", "fail", "an unknown outcome: fail (exit 76) or retry (run again with the same key); per tool: tools.NAME.recover in the config")
+	settings.ReadPerTool(fl, "recover")
 	fl.Bool("replay-failed", false, "replay a failed attempt instead of running the next one")
-	ledgerflags.AddHoldFlags(fl, ledgerflags.Wait, ledgerflags.Lease)
+	ledgeropts.AddHoldFlags(fl, ledgeropts.Wait, ledgeropts.Lease)
 	fl.String("on-lease-lost", "kill", "when a newer attempt took the key over: kill (the command and its descendants, exit 76) or continue")
 	fl.String("max-output", "1MiB", "record at most this much of each of stdout and stderr (the full length and sha256 always)")
-	ledgerflags.AddHoldFlags(fl, ledgerflags.Retain)
+	ledgeropts.AddHoldFlags(fl, ledgeropts.Retain)
 	fl.BoolP("quiet", "q", false, "no line on stderr when a result is replayed")
 	fl.BoolP("verbose", "v", false, "diagnostics on stderr: key, attempt, ledger, outcome")
-	ledgerflags.AddReconcileFlags(fl, "a step")
+	step.AddReconcileFlags(fl, "a step")
 	fl.String("json", "", "write a report of what run did as one JSON object to FILE (- for standard error; standard output is the command's)")
 	fl.StringArray("env", nil, "pass idemkey's variable `NAME` (an IDEMKEY_* setting, dropped by default) on to the command (repeatable)")
 	settings.CommandLineOnly(fl, "env", "json")
@@ -178,17 +180,17 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	if opts.Key, err = keyflags.KeyFrom(f); err != nil {
 		return err
 	}
-	if opts.Ledger, err = ledgerflags.Spec(f); err != nil {
+	if opts.Ledger, err = ledgeropts.Spec(f); err != nil {
 		return err
 	}
-	if opts.Recover, err = ledgerflags.RecoverPolicy(f, cmd, opts.Spec.Tool); err != nil {
+	if opts.Recover, err = ledgeropts.RecoverPolicy(f, cmd, opts.Spec.Tool); err != nil {
 		return err
 	}
-	if opts.Reconcile, err = ledgerflags.ReconcileSettings(f, cmd.Flags(), opts.Spec.Tool); err != nil {
+	if opts.Reconcile, err = step.ReconcileSettings(f, cmd.Flags(), opts.Spec.Tool); err != nil {
 		return err
 	}
 	opts.ReplayFailed = v.GetBool("replay-failed")
-	hold, err := ledgerflags.HoldSettings(v, ledgerflags.Wait, ledgerflags.Lease, ledgerflags.Retain)
+	hold, err := ledgeropts.HoldSettings(v, ledgeropts.Wait, ledgeropts.Lease, ledgeropts.Retain)
 	if err != nil {
 		return err
 	}
@@ -200,7 +202,7 @@ func (opts *Options) setup(cmd *cobra.Command, args []string) error {
 	if opts.MaxOutput, err = cli.ParseSize(v.GetString("max-output")); err != nil {
 		return v.Unparsable("max-output", err)
 	}
-	if opts.MaxOutput > ledgerflags.MaxRecordedOutput {
+	if opts.MaxOutput > step.MaxRecordedOutput {
 		e := v.OutOfRange("max-output", "at most 128MiB a stream")
 		e.HintText = "a record is one row and is held in memory while the step runs; a larger output keeps its length and sha256"
 		return e
@@ -365,7 +367,7 @@ func run(opts *Options) error {
 	sum := sha256.Sum256(st.request)
 	st.fingerprint = hex.EncodeToString(sum[:])
 
-	store, err := ledgerflags.Open(ctx, f, opts.Ledger)
+	store, err := ledgeropts.Open(ctx, f, opts.Ledger)
 	if err != nil {
 		return err
 	}
@@ -402,7 +404,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 		Wait:  opts.Wait,
 		// Whether the command can run at all, before any claim (a record
 		// that can be replayed still is).
-		Prepare: func() error { return ledgerflags.LookCommand(opts.Command[0]) },
+		Prepare: func() error { return step.LookCommand(opts.Command[0]) },
 		// A signal from the claim on is taken in, not left to kill
 		// idemkey with the attempt claimed and its command not started
 		// (unknown, for a person to settle).
@@ -412,7 +414,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 			st.sigs = sigs
 			return func(held bool) {
 				if !held {
-					ledgerflags.StopSignals(sigs)
+					step.StopSignals(sigs)
 				}
 			}
 		},
@@ -422,7 +424,7 @@ func (st *runStep) holdRequest() ledger.HoldRequest {
 		},
 	}
 	if st.locker != nil {
-		req.Locker = ledgerflags.FileLocker{KL: st.locker}
+		req.Locker = stores.FileLocker{KL: st.locker}
 	}
 	if rc := opts.Reconcile; rc != nil {
 		rc.Args = func(*ledger.Record) ([]byte, error) { return st.args, nil }
@@ -445,10 +447,10 @@ func (st *runStep) run(ctx context.Context) error {
 		if errors.As(err, &se) && errors.Is(err, ledger.ErrNotDurable) {
 			// Withdrawn, not started: a later try may find the replicas.
 			opts.report.record("busy", nil)
-			return &cli.CodeError{Code: cli.ExitBusy, Err: &ledgerflags.Unavailable{Spec: opts.Ledger, Err: se.Err}}
+			return &cli.CodeError{Code: cli.ExitBusy, Err: &ledgeropts.Unavailable{Spec: opts.Ledger, Err: se.Err}}
 		}
 		if errors.As(err, &se) {
-			return &ledgerflags.Unavailable{Spec: opts.Ledger, Err: se.Err}
+			return &ledgeropts.Unavailable{Spec: opts.Ledger, Err: se.Err}
 		}
 		return err
 	}
@@ -490,7 +492,7 @@ func closeFile(f *os.File) {
 func (st *runStep) sayReconciled(held *ledger.Held) {
 	r := held.Reconciled
 	w := st.opts.f.IO.Err
-	fmt.Fprint(w, ledgerflags.DuplicatedWarning(st.key, r))
+	fmt.Fprint(w, step.DuplicatedWarning(st.key, r))
 	if r == nil || st.opts.Quiet && r.Verdict == ledger.Happened {
 		return
 	}
@@ -552,7 +554,7 @@ func (st *runStep) busy(rec *ledger.Record) error {
 	}
 	if rec != nil && rec.State == ledger.Running {
 		by := ledger.HolderName(rec.Holder)
-		if ledgerflags.HolderGone(rec.Holder) {
+		if stores.HolderGone(rec.Holder) {
 			// The lock is held by what the holder left: its step.
 			by += ", which has died; its step still runs (it holds the key's lock)"
 		}
@@ -600,7 +602,7 @@ func (st *runStep) mismatch(rec *ledger.Record) error {
 // the command wrote before, which the pipe still holds, is its output and
 // is recorded. A read deadline (stopReading) ends it, once what the pipe
 // holds has been passed on.
-func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *ledgerflags.Recorder) {
+func tee(wg *sync.WaitGroup, r *os.File, w io.Writer, rec *step.Recorder) {
 	defer wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
@@ -637,7 +639,7 @@ func stopReading(r *os.File) {
 
 // drainPending passes on to w and records the bytes the pipe r holds now,
 // and no more (processes the command left behind may write for ever).
-func drainPending(r *os.File, buf []byte, w io.Writer, rec *ledgerflags.Recorder) {
+func drainPending(r *os.File, buf []byte, w io.Writer, rec *step.Recorder) {
 	left := proc.PipeBuffered(r)
 	if left <= 0 || r.SetReadDeadline(time.Time{}) != nil {
 		return
@@ -676,18 +678,18 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		opts.logf("attempt %d of %s", attempt, st.key)
 	}
 	lock, _ := h.Lock().(*os.File)
-	step, started, err := st.command(attempt, lock)
+	child, started, err := st.command(attempt, lock)
 	if err != nil {
 		return st.notStarted(ctx, h, err)
 	}
 	defer started()
-	c := step.Cmd
+	c := child.Cmd
 	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
 		return st.notStarted(ctx, h, err)
 	}
 	c.Stdout, c.Stderr = outW, errW
-	outRec, errRec := ledgerflags.NewRecorder(opts.MaxOutput), ledgerflags.NewRecorder(opts.MaxOutput)
+	outRec, errRec := step.NewRecorder(opts.MaxOutput), step.NewRecorder(opts.MaxOutput)
 
 	// A write to a closed standard output returns an error (tee passes the
 	// broken pipe on to the command) instead of killing idemkey before it
@@ -700,7 +702,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 		closeFiles(outR, outW, errR, errW)
 		return st.stoppedBeforeStart(ctx, h, sig)
 	}
-	if err = step.Start(); err != nil {
+	if err = child.Start(); err != nil {
 		closeFiles(outR, outW, errR, errW)
 		return st.notStarted(ctx, h, err)
 	}
@@ -716,13 +718,13 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	go tee(&copies, errR, cli.Underlying(opts.f.IO.Err), errRec)
 
 	exited := make(chan struct{})
-	lost := st.watch(ctx, h, step, sigs, exited)
-	ws, ps, said, _ := step.Wait()
+	lost := st.watch(ctx, h, child, sigs, exited)
+	ws, ps, said, _ := child.Wait()
 	close(exited)
 	drainOutput(&copies, outR, errR)
 
 	code, state, reason := exitOutcome(ws, ps, said)
-	if ledgerflags.TestHooks.CrashAfterExit != nil && ledgerflags.TestHooks.CrashAfterExit() {
+	if step.TestHooks.CrashAfterExit != nil && step.TestHooks.CrashAfterExit() {
 		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
@@ -773,7 +775,7 @@ func drainOutput(copies *sync.WaitGroup, outR, errR *os.File) {
 // key in its environment, its standard input, and the key's lock kept by
 // the holder (nil on a lease store). started is to be called once the
 // command has started (or failed to).
-func (st *runStep) command(attempt int64, lock *os.File) (step *proc.Step, started func(), err error) {
+func (st *runStep) command(attempt int64, lock *os.File) (child *proc.Step, started func(), err error) {
 	opts := st.opts
 	c := exec.Command(opts.Command[0], opts.Command[1:]...)
 	if filepath.Base(opts.Command[0]) == opts.Command[0] {
@@ -782,7 +784,7 @@ func (st *runStep) command(attempt int64, lock *os.File) (step *proc.Step, start
 		}
 	}
 	if errors.Is(c.Err, exec.ErrDot) {
-		c.Err = nil // see ledgerflags.LookCommand
+		c.Err = nil // see step.LookCommand
 	}
 	if c.Err != nil {
 		return nil, nil, c.Err
@@ -791,17 +793,17 @@ func (st *runStep) command(attempt int64, lock *os.File) (step *proc.Step, start
 	// plain command would be: whatever kills idemkey's group (a CI runner
 	// cancelling the job, a shell's job control) reaches the command too,
 	// while a signal to idemkey alone is passed on.
-	if step, err = proc.NewStep(c.Path, c.Args, lock, stores.ChildFiles, false); err != nil {
+	if child, err = proc.NewStep(c.Path, c.Args, lock, stores.ChildFiles, false); err != nil {
 		return nil, nil, err
 	}
-	step.Cmd.Env = append(ledgerflags.StepEnv(os.Environ(), opts.PassEnv),
+	child.Cmd.Env = append(step.Env(os.Environ(), opts.PassEnv),
 		"IDEMPOTENCY_KEY="+st.key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(attempt, 10))
-	step.Cmd.Stdin = opts.f.IO.In
+	child.Cmd.Stdin = opts.f.IO.In
 	started = func() {}
 	if st.stdin != nil {
-		step.Cmd.Stdin, started = st.stdin()
+		child.Cmd.Stdin, started = st.stdin()
 	}
-	return step, started, nil
+	return child, started, nil
 }
 
 func closeFiles(fs ...*os.File) {
@@ -852,19 +854,19 @@ func (st *runStep) stoppedBeforeStart(ctx context.Context, h *ledger.Holding, si
 // the step's whole tree: its processes are sent it, and what is left once
 // the command exited is killed, before the outcome is recorded. The
 // returned function says the loss, once.
-func (st *runStep) watch(ctx context.Context, h *ledger.Holding, step *proc.Step, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
+func (st *runStep) watch(ctx context.Context, h *ledger.Holding, child *proc.Step, sigs chan os.Signal, exited chan struct{}) (sayLost func()) {
 	opts := st.opts
 	forward := func(sig syscall.Signal) {
 		if slices.Contains(proc.UserSignals, os.Signal(sig)) {
-			step.Signal(sig)
+			child.Signal(sig)
 			return
 		}
 		st.stopped.Store(int32(sig))
 		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT || sig == syscall.SIGHUP) && proc.InTerminalForeground() {
-			step.Stop(0) // the terminal sent it to the whole group: the command has it
+			child.Stop(0) // the terminal sent it to the whole group: the command has it
 			return
 		}
-		step.Stop(sig)
+		child.Stop(sig)
 	}
 	go func() {
 		for {
@@ -879,7 +881,7 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, step *proc.Step
 	var once sync.Once
 	sayLost = func() {
 		once.Do(func() {
-			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", ledgerflags.LossLine(ctx, st.store, h, st.key, opts.Lease))
+			fmt.Fprintf(opts.f.IO.Err, "idemkey: %s\n", step.LossLine(ctx, st.store, h, st.key, opts.Lease))
 		})
 	}
 	go func() {
@@ -890,7 +892,7 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, step *proc.Step
 		}
 		sayLost()
 		if opts.OnLeaseLost == "kill" {
-			step.Kill() // the command and everything it started
+			child.Kill() // the command and everything it started
 		}
 	}()
 	return sayLost
@@ -898,12 +900,12 @@ func (st *runStep) watch(ctx context.Context, h *ledger.Holding, step *proc.Step
 
 // finish records the attempt's outcome and returns the command's exit
 // code (125 when idemkey lost the command's output on the way).
-func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outcome, outRec, errRec *ledgerflags.Recorder) error {
+func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outcome, outRec, errRec *step.Recorder) error {
 	opts := st.opts
 	attempt := h.Attempt()
 	c := h.Complete(ctx, o)
 	opts.report.ran(o.ExitCode, o.State, o.Reason, c.Err == nil)
-	ledgerflags.WarnOutputsDropped(opts.f.IO.Err, st.key, c)
+	step.WarnOutputsDropped(opts.f.IO.Err, st.key, c)
 	if c.Err != nil {
 		st.warnNotRecorded(attempt, c)
 	} else {
@@ -911,14 +913,14 @@ func (st *runStep) finish(ctx context.Context, h *ledger.Holding, o ledger.Outco
 		if o.State == ledger.Unknown {
 			st.sayRecordedUnknown(attempt, o)
 		}
-		if ledgerflags.TestHooks.CrashAfterComplete {
+		if step.TestHooks.CrashAfterComplete {
 			_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 	}
 	for _, s := range []struct {
 		name string
-		rec  *ledgerflags.Recorder
+		rec  *step.Recorder
 	}{{"standard output", outRec}, {"standard error", errRec}} {
 		if s.rec.Lost == nil {
 			continue
@@ -985,7 +987,7 @@ func pendingStop(c chan os.Signal) syscall.Signal {
 // and what the key's record is now.
 func (st *runStep) warnNotRecorded(attempt int64, c ledger.CompleteResult) {
 	fmt.Fprintf(st.opts.f.IO.Err, "idemkey: warning: the outcome of attempt %d of %s was not recorded: %s\n",
-		attempt, st.key, ledgerflags.NotRecordedWhy(c))
+		attempt, st.key, step.NotRecordedWhy(c))
 }
 
 // notifyUnignored relays to c those of sigs that are not ignored.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -71,7 +71,7 @@ func TestRunLeaseLostLedgerSilent(t *testing.T) {
 func TestRunFailedCompletionReleases(t *testing.T) {
 	s := clitest.PGStore(t)
 	r := clitest.NewRig(t)
-	r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
+	r.Env = append(step.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
 	if res := r.Idemkey("ledger", "init"); res.Code != 0 {
 		t.Fatalf("ledger init: %d %s", res.Code, res.Stderr)
 	}
@@ -107,7 +107,7 @@ func TestRunOutputsDroppedWarns(t *testing.T) {
 	t.Parallel()
 	s := clitest.RedisStore(t, "--maxmemory", "4mb", "--maxmemory-policy", "noeviction")
 	r := clitest.NewRig(t)
-	r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
+	r.Env = append(step.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
 	args := []string{"run", "--task", "t1", "--tool", "big", "--max-output", "8MiB", "--", "sh", "-c", "head -c 6000000 /dev/zero | tr '\\0' a"}
 	first := r.Idemkey(args...)
 	if first.Code != 0 || len(first.Stdout) != 6000000 ||

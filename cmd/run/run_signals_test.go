@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 )
 
 // TestRunSlowReaderGetsAllOutput: a reader that pauses after the command
@@ -94,7 +94,7 @@ func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
 	}
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		r := clitest.NewRig(t)
-		r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
+		r.Env = append(step.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)
 		signalBeforeStart(t, r, syscall.SIGTERM)
 	})
 	// A user signal stops nothing (idemkey forwards it to a running
@@ -251,7 +251,7 @@ func stalledRedisRig(t *testing.T) (*clitest.Rig, *stallProxy) {
 	px := newStallProxy(t, u.Host)
 	u.Host = px.addr
 	r := clitest.NewRig(t)
-	r.Env = append(ledgerflags.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
+	r.Env = append(step.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+u.String())
 	return r, px
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
@@ -392,7 +392,7 @@ func TestRunLedgerModes(t *testing.T) {
 	}
 	// The default place: $XDG_STATE_HOME/idemkey/ledger.db.
 	c := r.Cmd("run", "--task", "t1", "--tool", "m", "--", "true")
-	c.Env = append(ledgerflags.WithoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.Path("xdg"))
+	c.Env = append(step.WithoutEnv(c.Env, "IDEMKEY_LEDGER"), "XDG_STATE_HOME="+r.Path("xdg"))
 	if res := r.Run(c); res.Code != 0 {
 		t.Fatal(string(res.Stderr))
 	}
@@ -450,7 +450,7 @@ func TestRunLedgerSchemaVersions(t *testing.T) {
 }
 
 func sha256hex(b []byte) string {
-	h := ledgerflags.NewRecorder(0)
+	h := step.NewRecorder(0)
 	h.Write(b)
 	return h.Output().SHA256
 }

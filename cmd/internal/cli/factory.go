@@ -56,7 +56,7 @@ type Factory struct {
 	// SettingNames are the settings of every command of the tree root is
 	// part of (settings.Names), built whole if it holds only the command
 	// that runs.
-	SettingNames func(root *cobra.Command) map[string]bool
+	SettingNames func(root *cobra.Command) map[string]settings.Scope
 	// WholeTree returns the root of the whole command tree, built anew if
 	// the running one holds only the command that runs (man needs every
 	// command).

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -54,17 +55,17 @@ func (s stopsShared) Run() int {
 func installHooks() {
 	if s := os.Getenv("IDEMKEY_TEST_FSTYPE"); s != "" {
 		if t, err := strconv.ParseInt(s, 0, 64); err == nil {
-			ledgerflags.TestHooks.FSType = func(int64) int64 { return t }
+			ledgeropts.TestHooks.FSType = func(int64) int64 { return t }
 		}
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_EXIT") != "" {
-		ledgerflags.TestHooks.CrashAfterExit = func() bool { return true }
+		step.TestHooks.CrashAfterExit = func() bool { return true }
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_COMPLETE") != "" {
-		ledgerflags.TestHooks.CrashAfterComplete = true
+		step.TestHooks.CrashAfterComplete = true
 	}
 	if os.Getenv("IDEMKEY_TEST_CRASH_AFTER_RECONCILE") != "" {
-		ledgerflags.ReconcileTestHooks.CrashAfterAnswer = true
+		step.TestHooks.CrashAfterAnswer = true
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
-	"github.com/idemkey/idemkey/cmd/internal/ledgerflags"
+	"github.com/idemkey/idemkey/cmd/internal/step"
 )
 
 // StartStepHolder starts idemkey run with script as its command and
@@ -114,7 +114,7 @@ func NewRig(t *testing.T) *Rig {
 	}
 	dir, bin := binDir(t)
 	r := &Rig{T: t, Dir: dir, Bin: bin, Ledger: filepath.Join(dir, "state", "ledger.db")}
-	r.Env = append(ledgerflags.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
+	r.Env = append(step.WithoutEnv(os.Environ(), "IDEMKEY_LEDGER", "XDG_CONFIG_HOME", "IDEMKEY_TEST_CRASH_AFTER_EXIT", "IDEMKEY_TEST_FSTYPE"),
 		"IDEMKEY_LEDGER="+r.Ledger, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "HOME="+dir, "NO_COLOR=1")
 	return r
 }

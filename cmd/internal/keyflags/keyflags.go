@@ -123,6 +123,7 @@ func AddCallFlags(fl *pflag.FlagSet) {
 	fl.String("from", derive.FromArgs, "input format: "+strings.Join(derive.FromNames, ", "))
 	fl.StringArray("only", nil, "derive the key from just this part of the args (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "drop this part of the args before deriving (an RFC 6901 `POINTER`; repeatable)")
+	settings.ReadPerTool(fl, "only", "omit")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")
 }
 

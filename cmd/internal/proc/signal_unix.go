@@ -13,10 +13,3 @@ func SignalPid(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig
 // UserSignals are forwarded to the command too: Go would take them in and
 // do nothing (a supervisor's "reopen your logs", dd's progress report).
 var UserSignals = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2}
-
-// Alive reports whether the process pid exists (a zombie counts, until
-// it is reaped); a process of another user counts too.
-func Alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
-}

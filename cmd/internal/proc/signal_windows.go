@@ -17,13 +17,3 @@ func SignalPid(pid int, _ syscall.Signal) error {
 
 // UserSignals: Windows has none.
 var UserSignals []os.Signal
-
-// Alive reports whether the process pid exists.
-func Alive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	p.Release()
-	return true
-}

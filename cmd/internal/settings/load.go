@@ -21,7 +21,7 @@ func New(fs *pflag.FlagSet, getenv func(string) string) *Settings {
 // the error is painted as --color asks. A command that reads no setting
 // from a file (help, version, completion: readsNoFile) ignores a broken
 // file unless --config names it.
-func Load(cmd *cobra.Command, getenv func(string) string, names func() map[string]bool, warn func(string)) (*Settings, error) {
+func Load(cmd *cobra.Command, getenv func(string) string, names func() map[string]Scope, warn func(string)) (*Settings, error) {
 	s := New(cmd.Flags(), getenv)
 	// --color first, so that the errors below are painted as asked.
 	if err := s.resolve(); err != nil {

@@ -44,32 +44,70 @@ func (s *Settings) ForTool(tool string) (*Settings, error) {
 	return t, nil
 }
 
-// Names returns every flag name of every command in the tree: the
-// settings a config file may hold (true), or the names it may not because
-// they are taken from the command line only (false).
-func Names(root *cobra.Command) map[string]bool {
-	names := map[string]bool{}
+// Scope is where a setting may be given beyond the command line (Names).
+type Scope uint8
+
+const (
+	// CommandLine: from the command line only (CommandLineOnly).
+	CommandLine Scope = iota
+	// TopLevel: also IDEMKEY_* and the config file's top level.
+	TopLevel
+	// PerTool: also a config file's tools section (ReadPerTool).
+	PerTool
+)
+
+// Names returns every flag name of every command in the tree, with where
+// a command of the tree reads it (the widest scope of any): from the
+// command line only, also from IDEMKEY_* and the config file, or also per
+// tool from a tools section.
+func Names(root *cobra.Command) map[string]Scope {
+	names := map[string]Scope{}
+	widen := func(name string, s Scope) { names[name] = max(names[name], s) }
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
-			names[fl.Name] = names[fl.Name] || !IsCommandLineOnly(fl)
-		})
-		c.PersistentFlags().VisitAll(func(fl *pflag.Flag) { names[fl.Name] = true })
+		c.LocalFlags().VisitAll(func(fl *pflag.Flag) { widen(fl.Name, scopeOf(fl)) })
+		c.PersistentFlags().VisitAll(func(fl *pflag.Flag) { widen(fl.Name, max(TopLevel, scopeOf(fl))) })
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
 	}
 	walk(root)
 	delete(names, "help")
-	names["version"] = false
-	names["config"] = false
+	names["version"] = CommandLine
+	names["config"] = CommandLine
 	return names
+}
+
+// scopeOf is where one command reads the setting of its flag fl.
+func scopeOf(fl *pflag.Flag) Scope {
+	switch {
+	case IsCommandLineOnly(fl):
+		return CommandLine
+	case len(fl.Annotations[perToolAnnotation]) > 0:
+		return PerTool
+	}
+	return TopLevel
+}
+
+// perToolAnnotation marks a flag whose setting the command reads per tool.
+const perToolAnnotation = "idemkey-per-tool"
+
+// ReadPerTool marks the flags names of fl as settings the command reads
+// for the tool of each call: a config file's tools section may hold them
+// (tools.NAME.SETTING, see ForTool); any other setting there is warned
+// about when the file is vetted.
+func ReadPerTool(fl *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if fl.Lookup(n) != nil {
+			_ = fl.SetAnnotation(n, perToolAnnotation, []string{"true"})
+		}
+	}
 }
 
 // vet checks the file's settings against the names the commands know: a
 // task id is an error, an unknown name a warning with the nearest known
 // one.
-func (c *configFile) vet(known map[string]bool, warn func(string)) error {
+func (c *configFile) vet(known map[string]Scope, warn func(string)) error {
 	check := func(m map[string]*fileValue, tool bool) error {
 		names := make([]string, 0, len(m))
 		for n := range m {
@@ -82,9 +120,9 @@ func (c *configFile) vet(known map[string]bool, warn func(string)) error {
 				return &UsageError{Err: fmt.Errorf("%s: the task id cannot come from a config file", c.where(v)),
 					HintText: "one task id for every run gives every task one key scope, so one task's write is swallowed as another's duplicate; give --task or IDEMKEY_TASK"}
 			}
-			if ok, found := known[n]; ok {
-				if tool && !PerTool[n] {
-					warn(fmt.Sprintf("%s: not read per tool, ignored (a tools section holds %s)", c.where(v), perToolList()))
+			if scope, found := known[n]; scope != CommandLine {
+				if tool && scope != PerTool {
+					warn(fmt.Sprintf("%s: not read per tool, ignored (a tools section holds %s)", c.where(v), perToolList(known)))
 				}
 				continue
 			} else if found {
@@ -111,21 +149,29 @@ func (c *configFile) vet(known map[string]bool, warn func(string)) error {
 }
 
 // perToolList names the settings a tools section holds, for messages.
-func perToolList() string {
-	names := make([]string, 0, len(PerTool))
-	for n := range PerTool {
-		names = append(names, n)
+func perToolList(known map[string]Scope) string {
+	var names []string
+	for n, scope := range known {
+		if scope == PerTool {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
+	switch len(names) {
+	case 0:
+		return "none of these commands' settings"
+	case 1:
+		return names[0]
+	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // nearest returns the known name closest to n, if it is close enough to
 // be a misspelling.
-func nearest(n string, known map[string]bool) string {
+func nearest(n string, known map[string]Scope) string {
 	best, bestD := "", 1<<30
-	for k, ok := range known {
-		if !ok {
+	for k, scope := range known {
+		if scope == CommandLine {
 			continue
 		}
 		d := editDistance(n, k)
@@ -166,11 +212,6 @@ func editDistance(a, b string) int {
 	return d[len(ra)][len(rb)]
 }
 
-// PerTool are the settings a config file's tools section may hold: the
-// ones a command reads for the tool of each call (anything else there is
-// warned about when the file is vetted).
-var PerTool = map[string]bool{"recover": true, "only": true, "omit": true, "mcp": true, "key-arg": true}
-
 // ToolNames are the tools the config file has a section for, sorted (none
 // without a file).
 func (s *Settings) ToolNames() []string {
@@ -192,9 +233,9 @@ func (s *Settings) ToolSets(tool, name string) bool {
 // Nearest returns the name of names closest to n, if it is close enough to
 // be a misspelling of it, or "".
 func Nearest(n string, names []string) string {
-	known := make(map[string]bool, len(names))
+	known := make(map[string]Scope, len(names))
 	for _, k := range names {
-		known[k] = true
+		known[k] = TopLevel
 	}
 	return nearest(n, known)
 }

@@ -40,7 +40,8 @@ func IsListType(t string) bool {
 	return strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array")
 }
 
-// resolve fills s.vals for every flag of s.fs and applies settingRules.
+// resolve fills s.vals for every flag of s.fs and applies settingRule's
+// checks, in the order of the settings' names.
 func (s *Settings) resolve() error {
 	s.vals = map[string]resolved{}
 	var err error
@@ -55,45 +56,50 @@ func (s *Settings) resolve() error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(settingRules))
-	for n := range settingRules {
-		names = append(names, n)
+	names := make([]string, 0, len(s.vals))
+	for n, v := range s.vals {
+		if v.set && settingRule(n) != nil {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if fl := s.Lookup(n); fl != nil && s.vals[n].set {
-			if err := settingRules[n](s, n); err != nil {
-				return err
-			}
+		if err := settingRule(n)(s, n); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// settingRules are the checks beyond the type that hold for a setting of
-// that name in every command that has it, run as the value is resolved so
-// that the error names its source (a value from the command line is
-// checked the same way). A command adds its own checks after these.
-var settingRules map[string]func(s *Settings, name string) error
-
-// (Set in init: the rules read settings, which may resolve a tool's
-// section, which applies the rules.)
-func init() { settingRules = initialRules() }
-
-func initialRules() map[string]func(s *Settings, name string) error {
-	return map[string]func(s *Settings, name string) error{
-		"retry":           func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-		"max-len":         func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-		"max":             func(s *Settings, n string) error { _, err := s.Int(n, 0); return err },
-		"connect-timeout": func(s *Settings, n string) error { _, err := s.Seconds(n, true); return err },
-		"max-time":        func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-		"retry-delay":     func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-		"retry-max-time":  func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err },
-		"format":          choiceRule(derive.FormatNames...),
-		"from":            choiceRule(derive.FromNames...),
-		"scheme":          choiceRule("js", "jcs"),
-		"key-header":      tokenRule,
+// settingRule is the check beyond the type that holds for a setting of
+// that name in every command that has it, or nil: run as the value is
+// resolved so that the error names its source (a value from the command
+// line is checked the same way). A command adds its own checks after
+// these.
+func settingRule(name string) func(s *Settings, name string) error {
+	switch name {
+	case "retry", "max-len", "max":
+		return intRule
+	case "connect-timeout":
+		return func(s *Settings, n string) error { _, err := s.Seconds(n, true); return err }
+	case "max-time", "retry-delay", "retry-max-time":
+		return func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err }
+	case "format":
+		return choiceRule(derive.FormatNames...)
+	case "from":
+		return choiceRule(derive.FromNames...)
+	case "scheme":
+		return choiceRule("js", "jcs")
+	case "key-header":
+		return tokenRule
 	}
+	return nil
+}
+
+// intRule checks a whole number setting.
+func intRule(s *Settings, name string) error {
+	_, err := s.Int(name, 0)
+	return err
 }
 
 // tokenRule checks a header name from IDEMKEY_* or the config file: an
@@ -213,5 +219,5 @@ func checkText(typ, text string) string {
 }
 
 // HasRule reports whether a setting of that name is checked beyond its
-// type in every command that has it (see settingRules).
-func HasRule(name string) bool { return settingRules[name] != nil }
+// type in every command that has it (see settingRule).
+func HasRule(name string) bool { return settingRule(name) != nil }

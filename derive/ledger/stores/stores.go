@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,4 +212,21 @@ func DefaultPath(getenv func(string) string) (string, error) {
 type KeyLocker interface {
 	LockKey(key string) (*os.File, error)
 	RemoveLock(key string) error
+}
+
+// FileLocker is a store's kernel lock per key (KL) as the hold loop takes
+// it (ledger.KeyLocker): nil and no error when another process holds it.
+type FileLocker struct{ KL KeyLocker }
+
+// TryLock takes key's lock without waiting: the locked file, or nil and
+// no error when another process holds it.
+func (l FileLocker) TryLock(key string) (io.Closer, error) {
+	f, err := l.KL.LockKey(key)
+	if IsLocked(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }

@@ -1,8 +1,9 @@
-// Package ledgerflags is the ledger options the commands that keep a
-// ledger share (run, post --ledger, mcp, ledger): where the ledger is
-// (--ledger, IDEMKEY_LEDGER, the default path), opening it, and its
-// errors as the command line reports them.
-package ledgerflags
+// Package ledgeropts is the ledger's options that the commands keeping
+// a ledger share (run, post --ledger, mcp, ledger): where the ledger is
+// (--ledger, IDEMKEY_LEDGER, the default path), the settings of a hold of
+// a key (--wait, --lease, --retain, --recover), opening the ledger, and
+// its errors as the command line reports them.
+package ledgeropts
 
 import (
 	"context"
@@ -15,17 +16,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestHooks are set only by the test binary (hooks_test.go), from
+// TestHooks are set only by the test binary (clitest.Main), from
 // environment variables that an installed idemkey ignores.
 var TestHooks struct {
 	// FSType replaces the statfs type of the ledger's directory.
 	FSType func(real int64) int64
-	// CrashAfterExit kills idemkey between the command's exit and the
-	// record of its outcome.
-	CrashAfterExit func() bool
-	// CrashAfterComplete, if set, kills idemkey right after the outcome's
-	// lazy commit (no close of the store, no checkpoint).
-	CrashAfterComplete bool
 }
 
 // Unavailable: the ledger cannot be opened or used (exit 125 in run).

@@ -1,10 +1,12 @@
-package ledgerflags
+package ledgeropts
 
 import (
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/settings"
+	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -65,9 +67,9 @@ func HoldSettings(v *settings.Settings, which ...HoldFlag) (HoldDurations, error
 		var err error
 		switch f.name {
 		case Wait.name:
-			h.Wait, err = DurationSetting(v.GetString(f.name))
+			h.Wait, err = durationSetting(v.GetString(f.name))
 		case Lease.name:
-			h.Lease, err = DurationSetting(v.GetString(f.name))
+			h.Lease, err = durationSetting(v.GetString(f.name))
 		case Retain.name:
 			h.Retain, err = cli.ParseDays(v.GetString(f.name))
 		}
@@ -81,4 +83,37 @@ func HoldSettings(v *settings.Settings, which ...HoldFlag) (HoldDurations, error
 		}
 	}
 	return h, nil
+}
+
+// durationSetting parses a duration setting: a Go duration, or seconds.
+func durationSetting(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return cli.ParseDays(s)
+}
+
+// RecoverPolicy is --recover if given, else the tool's
+// tools.NAME.recover in the config file, else recover from the
+// environment (IDEMKEY_RECOVER) or the config, else fail.
+func RecoverPolicy(f *cli.Factory, cmd *cobra.Command, tool string) (ledger.Policy, error) {
+	return RecoverPolicyOf(f, cmd.Flags(), tool)
+}
+
+// RecoverPolicyOf is RecoverPolicy for the flags fl (post reads it once
+// the call's tool is known).
+func RecoverPolicyOf(f *cli.Factory, fl *pflag.FlagSet, tool string) (ledger.Policy, error) {
+	v := f.Config
+	if !cli.Changed(fl, "recover") && tool != "" && v.GetString("tools."+tool+".recover") != "" {
+		t, err := v.ForTool(tool)
+		if err != nil {
+			return "", err
+		}
+		v = t
+	}
+	p := ledger.Policy(v.GetString("recover"))
+	if !p.Valid() {
+		return "", v.Invalid("recover", "want fail or retry")
+	}
+	return p, nil
 }

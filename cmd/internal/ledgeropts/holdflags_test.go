@@ -1,4 +1,4 @@
-package ledgerflags
+package ledgeropts
 
 import (
 	"os"
@@ -33,7 +33,9 @@ func holdSettings(t *testing.T, args []string, env map[string]string, file strin
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	names := func() map[string]bool { return map[string]bool{"wait": true, "lease": true, "retain": true} }
+	names := func() map[string]settings.Scope {
+		return map[string]settings.Scope{"wait": settings.TopLevel, "lease": settings.TopLevel, "retain": settings.TopLevel}
+	}
 	v, err := settings.Load(cmd, func(k string) string { return env[k] }, names, func(string) {})
 	if err != nil {
 		t.Fatalf("loading %q: %v", args, err)

@@ -1,4 +1,4 @@
-package ledgerflags
+package step
 
 import (
 	"bytes"
@@ -26,20 +26,6 @@ import (
 // that asks the owner of a step's effect whether an attempt whose outcome
 // is unknown made it. The decision on its answer is the ledger's
 // (ledger.Reconciler); this is the process.
-
-// A tools section of the config file may name a tool's reconcile command
-// and its timeout (tools.NAME.reconcile), as it names its recovery policy.
-func init() {
-	settings.PerTool["reconcile"] = true
-	settings.PerTool["reconcile-timeout"] = true
-}
-
-// ReconcileTestHooks are set only by the test binary.
-var ReconcileTestHooks struct {
-	// CrashAfterAnswer kills idemkey once the reconcile command answered,
-	// before its answer is recorded.
-	CrashAfterAnswer bool
-}
 
 // ExitDuplicated is a reconcile command's answer that the effect happened
 // more than once.
@@ -109,7 +95,7 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 	}
 	c := step.Cmd
 	c.WaitDelay = 2 * time.Second
-	c.Env = append(StepEnv(os.Environ(), rc.PassEnv),
+	c.Env = append(Env(os.Environ(), rc.PassEnv),
 		"IDEMPOTENCY_KEY="+rec.Key, "IDEMPOTENCY_ATTEMPT="+strconv.FormatInt(rec.Attempt, 10),
 		"IDEMKEY_TASK="+rec.Task, "IDEMKEY_TOOL="+rec.Tool)
 	c.Stdin = bytes.NewReader(args)
@@ -126,7 +112,7 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 		waited <- e
 	}()
 	interrupted, end := rc.wait(ctx, step, waited)
-	if ReconcileTestHooks.CrashAfterAnswer {
+	if TestHooks.CrashAfterAnswer {
 		_ = proc.SignalPid(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
@@ -276,10 +262,14 @@ func toolValue(fl *pflag.FlagSet, v *settings.Settings, name, tool string) (*set
 	return v, v.GetString(name), nil
 }
 
-// AddReconcileFlags adds --reconcile and --reconcile-timeout.
+// AddReconcileFlags adds --reconcile and --reconcile-timeout, both read
+// per tool too: a tools section of the config file may name a tool's
+// reconcile command and its timeout (tools.NAME.reconcile), as it names
+// its recovery policy.
 func AddReconcileFlags(fl *pflag.FlagSet, what string) {
 	fl.String("reconcile", "", "ask the owner first about "+what+" whose outcome is unknown: a shell command line, exit 0 it happened, 1 it did not, 3 it happened more than once, other: unknown (per tool: tools.NAME.reconcile)")
 	fl.String("reconcile-timeout", "30s", "stop a --reconcile command after this long (the outcome stays unknown)")
+	settings.ReadPerTool(fl, "reconcile", "reconcile-timeout")
 }
 
 // RequestArgs returns the canonical arguments kept in a record's request

@@ -1,4 +1,4 @@
-package ledgerflags
+package step
 
 import (
 	"context"
