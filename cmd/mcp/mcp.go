@@ -192,7 +192,7 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	_ = fl.MarkHidden("mcp")
 	fl.StringArray("env", nil, "pass idemkey's variable `NAME` (an IDEMKEY_* setting, dropped by default) on to the server (repeatable)")
 	settings.CommandLineOnly(fl, "header", "url", "once", "pass", "env")
-	settings.ReadPerTool(fl, "only", "omit", "recover", "key-arg", "mcp")
+	settings.ReadPerTool(fl, "only", "omit", "recover", "key-arg", "mcp", "replay-note")
 	return cmd
 }
 
