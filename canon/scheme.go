@@ -24,6 +24,9 @@ func (s Scheme) String() string {
 	return fmt.Sprintf("Scheme(%d)", uint8(s))
 }
 
+// SchemeNames are the schemes' names, as ParseScheme reads them.
+var SchemeNames = []string{"js", "jcs"}
+
 // ParseScheme returns the scheme named name ("js" or "jcs").
 func ParseScheme(name string) (Scheme, error) {
 	switch name {

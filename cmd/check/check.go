@@ -89,7 +89,9 @@ across upgrades this way.`,
 	}
 	fl := cmd.Flags()
 	fl.String("scheme", "js", "scheme for vectors that name none: js or jcs")
+	settings.OneOf(fl, "scheme", canon.SchemeNames...)
 	fl.String("from", derive.FromArgs, "format of each vector's \"args\": "+strings.Join(checkFroms, ", ")+` (the tool then comes from the envelope)`)
+	settings.OneOf(fl, "from", checkFroms...)
 	cli.CompleteValues(cmd, "from", checkFroms...)
 	keyflags.AddFormatFlags(fl)
 	fl.StringArray("only", nil, "derive each key from just this part of the args, as key does (an RFC 6901 `POINTER`; repeatable)")

@@ -46,6 +46,7 @@ func TestCheckOptions(t *testing.T) {
 			Want: checkView{Files: []string{"v.jsonl"}, Scheme: "js", From: "args", Format: "base64url",
 				ToolOmit: map[string][]string{"pay": {"/nonce"}}}},
 		{Name: "standard input twice", Args: []string{"check", "-", "a.jsonl", "-"}, Code: 2, Stderr: "standard input (-) given more than once"},
+		{Name: "from call in IDEMKEY_FROM", Env: map[string]string{"IDEMKEY_FROM": "call"}, Args: []string{"check"}, Code: 2, Stderr: `invalid IDEMKEY_FROM "call" (want args, mcp, openai, anthropic or auto)`},
 		{Name: "from call", Args: []string{"check", "--from", "call"}, Code: 2, Stderr: "want args, mcp, openai, anthropic or auto"},
 	})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/proc"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/conform"
 	"github.com/spf13/cobra"
 )
@@ -113,6 +114,7 @@ leaves processes running).`,
 	}
 	cmd.Flags().SetInterspersed(false) // everything from COMMAND on is COMMAND's
 	cmd.Flags().String("scheme", "js", "scheme: js (the reference harness) or jcs (RFC 8785)")
+	settings.OneOf(cmd.Flags(), "scheme", canon.SchemeNames...)
 	cmd.Flags().String("output", "key", "what COMMAND answers: key or canonical (the text of [task, tool, args])")
 	cmd.Flags().Bool("per-case", false, "run COMMAND once per case, with {task}, {tool} and {file} in its arguments")
 	cmd.Flags().Bool("json", false, "print the report as one JSON object")

@@ -69,11 +69,13 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.String("from", derive.FromCall, "shape of each line: "+strings.Join(derive.FromNames, ", ")+", or otel (OTLP JSON)")
+	settings.OneOf(fl, "from", append(slices.Clip(derive.FromNames), "otel")...)
 	fl.String("task", "", "task id of calls whose shape carries none (IDEMKEY_TASK)")
 	fl.String("task-pointer", "", "read each line's task id from this member (RFC 6901 pointer into the line)")
 	fl.String("task-attr", "", "with --from otel: the attribute that holds the task id (default: the trace id)")
 	fl.String("tool", "", "tool name of calls whose shape carries none (IDEMKEY_TOOL)")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	settings.OneOf(fl, "scheme", canon.SchemeNames...)
 	fl.StringArray("only", nil, "derive keys from just this part of the args (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "leave this part of the args out of the keys (an RFC 6901 `POINTER`; repeatable)")
 	settings.ReadPerTool(fl, "only", "omit")

@@ -48,6 +48,9 @@ func TestDriftOptions(t *testing.T) {
 			Config: "scheme: jcs\nformat: uuid\nwindow: 20\n", Args: []string{"drift", "--from", "otel", "--task", "t-1", "traces.json"},
 			Want: driftView{Files: []string{"traces.json"}, From: "otel", Task: "t-1", Scheme: "jcs", TaskAttr: "gen_ai.conversation.id",
 				Format: "uuid", Window: 20, MaxBetween: d.MaxBetween, WindowTime: time.Hour, Share: d.Share}},
+		{Name: "otel from IDEMKEY_FROM", Env: map[string]string{"IDEMKEY_FROM": "otel"}, Args: []string{"drift", "traces.json"},
+			Want: driftView{Files: []string{"traces.json"}, From: "otel", Scheme: "js", Format: "hex", Window: d.Window, MaxBetween: d.MaxBetween, WindowTime: d.WindowTime, Share: d.Share}},
+		{Name: "a from drift does not read", Config: "from: otlp\n", Args: []string{"drift"}, Code: 2, Stderr: `want args, call, mcp, openai, anthropic, auto or otel`},
 		{Name: "share past 1", Args: []string{"drift", "--share", "1.5"}, Code: 2, Stderr: "invalid --share 1.5"},
 	})
 }

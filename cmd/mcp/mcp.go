@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
 	"github.com/idemkey/idemkey/cmd/internal/ledgeropts"
@@ -168,6 +169,7 @@ func NewCmd(f *cli.Factory, runF func(*Options) error) *cobra.Command {
 	fl.String("task", "", "the task id of every call (IDEMKEY_TASK; default: a new one per session)")
 	fl.String("task-meta", "", "read each call's task id from this params._meta member (set by the harness)")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
+	settings.OneOf(fl, "scheme", canon.SchemeNames...)
 	fl.StringArray("only", nil, "derive keys from just this part of the arguments (an RFC 6901 `POINTER`; repeatable; per tool in the config)")
 	fl.StringArray("omit", nil, "drop this part of the arguments before deriving (an RFC 6901 `POINTER`; repeatable; per tool in the config)")
 	fl.Bool("allow-missing", false, "let --only pointers that match nothing be ignored")

@@ -8,6 +8,7 @@ import (
 	"github.com/idemkey/idemkey/canon"
 	"github.com/idemkey/idemkey/cmd/internal/cli"
 	"github.com/idemkey/idemkey/cmd/internal/keyflags"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive/conform"
 	"github.com/spf13/cobra"
 )
@@ -59,6 +60,7 @@ never reused and new cases are appended, so the suite can be pinned.`,
 		},
 	}
 	cmd.Flags().String("scheme", "js", "scheme: js (the reference harness) or jcs (RFC 8785)")
+	settings.OneOf(cmd.Flags(), "scheme", canon.SchemeNames...)
 	return cmd
 }
 

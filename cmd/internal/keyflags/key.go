@@ -7,7 +7,9 @@ import (
 	"hash"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
+	"github.com/idemkey/idemkey/cmd/internal/settings"
 	"github.com/idemkey/idemkey/derive"
+	"github.com/spf13/pflag"
 )
 
 // Key is how a command makes the key of a call: its format and, with
@@ -71,11 +73,9 @@ func (k Key) Hash() string {
 
 // AddFormatFlags registers --format, --prefix, --max-len and
 // --secret-env.
-func AddFormatFlags(fl interface {
-	String(name, value, usage string) *string
-	Int(name string, value int, usage string) *int
-}) {
+func AddFormatFlags(fl *pflag.FlagSet) {
 	fl.String("format", "hex", "key format: hex (64 chars), base64url (43) or uuid (36, RFC 9562 version 8)")
+	settings.OneOf(fl, "format", derive.FormatNames...)
 	fl.String("prefix", "", "string to put in front of the key")
 	fl.Int("max-len", 0, "fail if prefix and key are longer than this many bytes (0: no limit)")
 	fl.String("secret-env", "", "derive an HMAC-SHA-256 key with the secret in this environment variable")

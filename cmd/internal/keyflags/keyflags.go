@@ -121,6 +121,8 @@ func AddCallFlags(fl *pflag.FlagSet) {
 	fl.String("tool", "", "tool name (IDEMKEY_TOOL); must match the envelope's name if it has one")
 	fl.String("scheme", "js", "canonical form: js (the reference harness) or jcs (RFC 8785)")
 	fl.String("from", derive.FromArgs, "input format: "+strings.Join(derive.FromNames, ", "))
+	settings.OneOf(fl, "scheme", canon.SchemeNames...)
+	settings.OneOf(fl, "from", derive.FromNames...)
 	fl.StringArray("only", nil, "derive the key from just this part of the args (an RFC 6901 `POINTER`; repeatable)")
 	fl.StringArray("omit", nil, "drop this part of the args before deriving (an RFC 6901 `POINTER`; repeatable)")
 	settings.ReadPerTool(fl, "only", "omit")

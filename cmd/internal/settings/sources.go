@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemkey/idemkey/derive"
 	"github.com/spf13/pflag"
 )
 
@@ -35,6 +34,18 @@ func IsCommandLineOnly(fl *pflag.Flag) bool {
 	return len(fl.Annotations[cliOnlyAnnotation]) > 0
 }
 
+// choicesAnnotation: the annotation that holds the values a flag takes.
+const choicesAnnotation = "idemkey-choices"
+
+// OneOf declares the values a flag of the command takes: a value from
+// IDEMKEY_* or the config file that is none of them is refused, naming
+// its source (the command checks a value from the command line in its
+// own words). The flag's command declares them, as two commands may give
+// one name different values (drift's --from reads otel, key's does not).
+func OneOf(fl *pflag.FlagSet, name string, choices ...string) {
+	_ = fl.SetAnnotation(name, choicesAnnotation, choices)
+}
+
 // IsListType reports whether a flag type holds a list (--only, -H).
 func IsListType(t string) bool {
 	return strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array")
@@ -58,17 +69,26 @@ func (s *Settings) resolve() error {
 	}
 	names := make([]string, 0, len(s.vals))
 	for n, v := range s.vals {
-		if v.set && settingRule(n) != nil {
+		if v.set && s.rule(n) != nil {
 			names = append(names, n)
 		}
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := settingRule(n)(s, n); err != nil {
+		if err := s.rule(n)(s, n); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rule is the check beyond the type for the setting called name: the
+// choices its flag declares (OneOf), or settingRule's.
+func (s *Settings) rule(name string) func(s *Settings, name string) error {
+	if fl := s.Lookup(name); fl != nil && len(fl.Annotations[choicesAnnotation]) > 0 {
+		return choiceRule(fl.Annotations[choicesAnnotation])
+	}
+	return settingRule(name)
 }
 
 // settingRule is the check beyond the type that holds for a setting of
@@ -84,12 +104,6 @@ func settingRule(name string) func(s *Settings, name string) error {
 		return func(s *Settings, n string) error { _, err := s.Seconds(n, true); return err }
 	case "max-time", "retry-delay", "retry-max-time":
 		return func(s *Settings, n string) error { _, err := s.Seconds(n, false); return err }
-	case "format":
-		return choiceRule(derive.FormatNames...)
-	case "from":
-		return choiceRule(derive.FromNames...)
-	case "scheme":
-		return choiceRule("js", "jcs")
 	case "key-header":
 		return tokenRule
 	}
@@ -121,18 +135,10 @@ func tokenRule(s *Settings, name string) error {
 	return nil
 }
 
-// choiceRule checks a setting that must be one of choices, in the
-// commands whose flag of that name lists them all in its help (another
-// command may give the name another meaning).
-func choiceRule(choices ...string) func(s *Settings, name string) error {
+// choiceRule checks a setting that must be one of choices (see OneOf).
+func choiceRule(choices []string) func(s *Settings, name string) error {
 	return func(s *Settings, name string) error {
-		fl := s.Lookup(name)
-		for _, c := range choices {
-			if !strings.Contains(fl.Usage, c) {
-				return nil
-			}
-		}
-		if fl.Changed {
+		if s.Lookup(name).Changed {
 			return nil // the command says it in its own words
 		}
 		_, err := s.Choice(name, choices...)
