@@ -1,6 +1,8 @@
 package run_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -204,6 +206,8 @@ func TestReconcileKilledMidway(t *testing.T) {
 	rf.answer("wait")
 	w := rf.Start("a", rf.withReconcile()...)
 	clitest.WaitFor(t, 20*time.Second, func() bool { _, err := os.Stat(filepath.Join(rf.Dir, "asking")); return err == nil })
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(rf.Dir, "rc.pid"))))))
+	holder := stepHolderOf(t, pid)
 	syscall.Kill(w.Cmd.Process.Pid, syscall.SIGKILL) // idemkey alone
 	w.Wait(t, 20*time.Second)
 	if rec := rf.Show(key); rec["state"] != "running" || !strings.HasPrefix(rec["reason"].(string), "reconciling: asking the owner") {
@@ -214,8 +218,8 @@ func TestReconcileKilledMidway(t *testing.T) {
 	}
 	rf.touch("release")
 	rf.answer("0")
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(rf.Dir, "rc.pid"))))))
-	clitest.WaitFor(t, 20*time.Second, func() bool { return syscall.Kill(pid, 0) != nil })
+	// The orphan's holder keeps the key's lock until its tree is gone.
+	clitest.WaitFor(t, 20*time.Second, func() bool { return !clitest.Alive(pid) && !clitest.Alive(holder) })
 	c := rf.Run("c", rf.withReconcile()...)
 	if c.Code != 0 || c.Stdout.String() != "pr #7\n" || len(rf.Lines("asked")) != 2 || len(rf.Lines("ran")) != 1 {
 		t.Fatalf("after: exit %d, %q, asked %v, ran %v:\n%s", c.Code, c.Stdout.String(), rf.Lines("asked"), rf.Lines("ran"), c.Stderr.String())
@@ -369,4 +373,29 @@ func TestPostReconcile(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(rf.Dir, "stdin-seen")); string(got) != `{"amount":5}` {
 		t.Fatalf("the reconcile's standard input: %q", got)
 	}
+}
+
+// stepHolderOf returns the step holder above the process pid: the
+// process whose exit releases the key's lock once pid's tree is gone.
+func stepHolderOf(t *testing.T, pid int) int {
+	t.Helper()
+	for p := pid; p > 1; {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 1 && strings.HasPrefix(args[1], "__idemkey-step-holder") {
+			return p
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if p, err = strconv.Atoi(f[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("no step holder above pid %d", pid)
+	return 0
 }
