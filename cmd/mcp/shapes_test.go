@@ -140,6 +140,7 @@ func keyOf(res map[string]any) string {
 // input, under a new id, is the same attempt, sent on; its answer is the
 // outcome. A declined input leaves the call failed, asked again next time.
 func TestMCPInputRequired(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -187,6 +188,7 @@ func TestMCPInputRequired(t *testing.T) {
 // TestMCPElicitationDeclined: an elicitation the server sends during a write (2025-11-25) that the
 // user declines leaves the call failed: the next identical call asks again.
 func TestMCPElicitationDeclined(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -241,6 +243,7 @@ func taskID(t *testing.T, res map[string]any) string {
 // succeeded with its result, failed or cancelled → failed. A replayed
 // handle the server no longer knows is answered from the record.
 func TestMCPTasks(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -344,6 +347,7 @@ func TestMCPTasks(t *testing.T) {
 // the id of a request in flight is refused, either way round, and ids 0
 // and -0 are one id.
 func TestMCPIDsInFlight(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -385,6 +389,7 @@ func TestMCPIDsInFlight(t *testing.T) {
 // TestMCPAmbiguousRequests: a request with a member written twice, and a batch element that is not
 // an object, are refused, never sent on.
 func TestMCPAmbiguousRequests(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -423,6 +428,7 @@ func TestMCPAmbiguousRequests(t *testing.T) {
 // TestMCPListChanged: notifications/tools/list_changed: what the old list said no longer
 // holds, so a read-only tool that became a write is keyed.
 func TestMCPListChanged(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapesListed()
 	s.send(toolCall("2", "peek", `{}`))
@@ -446,6 +452,7 @@ func TestMCPListChanged(t *testing.T) {
 // TestMCPToolsPages: a paginated tools/list: a tool on a page the client did not fetch is
 // looked up before it is judged.
 func TestMCPToolsPages(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapesListed()
 	for _, id := range []string{"2", "3"} {
@@ -464,6 +471,7 @@ func TestMCPToolsPages(t *testing.T) {
 // its output, and the call waiting for it is unknown, recorded so; a
 // client's longer line ends the session.
 func TestMCPMessageCap(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	r.env = append(r.env, "HUGE=3145728")
 	s := r.shapes("--max-message", "1MiB")
