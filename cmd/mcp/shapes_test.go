@@ -249,19 +249,21 @@ func TestMCPTasks(t *testing.T) {
 	s.initialize("2025-11-25")
 	taskParam := `"task":{"ttl":60000}`
 
-	// 2025-11-25, the client polls.
-	key := r.shapesKey("job", `{"n":1}`)
-	s.send(toolCall("1", "job", `{"n":1}`, taskParam))
+	// 2025-11-25, the client polls. The server suggests polling every
+	// 30 s: idemkey's own polling (after an interval without the
+	// client's) cannot end the task before the record is read.
+	one := `{"n":1,"poll":30000}`
+	key := r.shapesKey("job", one)
+	s.send(toolCall("1", "job", one, taskParam))
 	tid := taskID(t, s.answer("1"))
 	if rec := r.recordOf(key); rec == nil || rec["state"] != "running" {
 		t.Fatalf("after the task handle, the record is %v, want running", rec)
 	}
-	s.send(toolCall("2", "job", `{"n":1}`, taskParam))
+	s.send(toolCall("2", "job", one, taskParam))
 	if res := s.answer("2"); taskID(t, res) != tid {
 		t.Fatalf("a repeat while the task lives: %v, want task %s", res, tid)
 	}
-	// The client polls until the task ends (idemkey's own polling may
-	// ask too, when the client is slow).
+	// The client polls until the task ends.
 	for i := 0; ; i++ {
 		id := fmt.Sprintf(`"get-%d"`, i)
 		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tasks/get","params":{"taskId":"` + tid + `"}}`)
@@ -329,7 +331,7 @@ func TestMCPTasks(t *testing.T) {
 	// tasks/result and tasks/get are answered from the record.
 	s2 := r.shapes()
 	s2.initialize("2025-11-25")
-	s2.send(toolCall("1", "job", `{"n":1}`, taskParam))
+	s2.send(toolCall("1", "job", one, taskParam))
 	if res := s2.answer("1"); taskID(t, res) != tid {
 		t.Fatalf("the replayed handle: %v, want task %s", res, tid)
 	}
