@@ -210,10 +210,32 @@ type clientHost struct {
 	err     error // why the host ended
 }
 
-// hostRun is what the host has written of a running plan.
+// hostRun is what the host (or a client of its own) has written of a
+// running plan.
 type hostRun struct {
-	end  hostEnd
-	done chan hostEnd
+	mu    sync.Mutex
+	end   hostEnd
+	ended bool
+	done  chan hostEnd
+}
+
+// line adds a step line.
+func (run *hostRun) line(b []byte) {
+	run.mu.Lock()
+	run.end.lines = append(run.end.lines, b)
+	run.mu.Unlock()
+}
+
+// finish ends the plan: its stderr, and err when it could not run.
+func (run *hostRun) finish(stderr *string, err string) {
+	run.mu.Lock()
+	if stderr != nil {
+		run.end.stderr = *stderr
+	}
+	run.end.err, run.ended = err, true
+	end := run.end
+	run.mu.Unlock()
+	run.done <- end
 }
 
 var (
@@ -270,20 +292,23 @@ func (h *clientHost) read(out io.Reader, c *exec.Cmd) {
 		}
 		h.mu.Lock()
 		run := h.running[m.ID]
+		if m.Exit != nil {
+			delete(h.running, m.ID)
+		}
+		h.mu.Unlock()
 		switch {
 		case run == nil:
 		case m.Line != nil:
-			run.end.lines = append(run.end.lines, m.Line)
+			run.line(m.Line)
 		case m.Stderr != nil:
+			run.mu.Lock()
 			run.end.stderr = *m.Stderr
+			run.mu.Unlock()
+		case m.Exit != nil && *m.Exit != 0:
+			run.finish(nil, fmt.Sprintf("exit %d: %s", *m.Exit, m.Error))
 		case m.Exit != nil:
-			if *m.Exit != 0 {
-				run.end.err = fmt.Sprintf("exit %d: %s", *m.Exit, m.Error)
-			}
-			delete(h.running, m.ID)
-			run.done <- run.end
+			run.finish(nil, "")
 		}
-		h.mu.Unlock()
 	}
 	err := c.Wait()
 	h.fail(fmt.Errorf("client.mjs --serve ended (%v)", err))
@@ -306,12 +331,12 @@ func stopHost() {
 // fail ends every running plan, and those started later, with err.
 func (h *clientHost) fail(err error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.err = err
-	for id, run := range h.running {
-		run.end.err = err.Error()
-		run.done <- run.end
-		delete(h.running, id)
+	runs := h.running
+	h.running = map[int64]*hostRun{}
+	h.mu.Unlock()
+	for _, run := range runs {
+		run.finish(nil, err.Error())
 	}
 }
 
@@ -345,6 +370,9 @@ func envMap(env []string) map[string]string {
 // environment.
 func (r *mcpRig) startClient(plan mcpPlan) *runningClient {
 	r.t.Helper()
+	if progress(plan) {
+		return r.ownClient(plan)
+	}
 	h := r.clients()
 	run := &hostRun{done: make(chan hostEnd, 1)}
 	h.mu.Lock()
@@ -359,13 +387,65 @@ func (r *mcpRig) startClient(plan mcpPlan) *runningClient {
 	return &runningClient{r: r, id: id, run: run, done: run.done}
 }
 
+// progress reports whether a step of plan asks for a call's progress
+// notifications. The SDK's client runs a progress handler a moment after
+// it reads the notification, and drops it when the call's answer was in
+// the same read: such a plan gets a client process of its own, whose
+// reads no other plan delays.
+func progress(plan mcpPlan) bool {
+	for _, s := range plan.Steps {
+		if s["progress"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// ownClient runs plan in a client.mjs process of its own (node client.mjs
+// PLAN.json), in the rig's directory and environment.
+func (r *mcpRig) ownClient(plan mcpPlan) *runningClient {
+	r.t.Helper()
+	b, err := json.Marshal(plan)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	f := r.write(fmt.Sprintf("plan-%d.json", time.Now().UnixNano()), string(b))
+	c := exec.Command(r.node, r.script("client.mjs"), f)
+	c.Dir, c.Env = r.dir, r.env
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	out, err := c.StdoutPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	run := &hostRun{done: make(chan hostEnd, 1)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			run.line(bytes.Clone(sc.Bytes()))
+		}
+		werr := ""
+		if err := c.Wait(); err != nil {
+			werr = err.Error()
+		}
+		stderr := errOut.String()
+		run.finish(&stderr, werr)
+	}()
+	r.t.Cleanup(func() { c.Process.Kill() })
+	return &runningClient{r: r, run: run, done: run.done}
+}
+
 // waitSteps waits (bounded) until the plan has done its first n steps.
 func (c *runningClient) waitSteps(n int) {
 	c.r.t.Helper()
 	clitest.WaitFor(c.r.t, time.Minute, func() bool {
-		host.mu.Lock()
-		defer host.mu.Unlock()
-		return len(c.run.end.lines) >= n || host.running[c.id] == nil
+		c.run.mu.Lock()
+		defer c.run.mu.Unlock()
+		return len(c.run.end.lines) >= n || c.run.ended
 	})
 }
 
@@ -376,7 +456,9 @@ func (c *runningClient) wait() ([]mcpStep, string) {
 	select {
 	case end = <-c.done:
 	case <-time.After(3 * time.Minute):
-		host.send(map[string]any{"id": c.id, "abort": true})
+		if c.id != 0 {
+			host.send(map[string]any{"id": c.id, "abort": true})
+		}
 		t.Fatalf("client.mjs did not end plan %d", c.id)
 	}
 	var steps []mcpStep
