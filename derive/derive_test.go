@@ -99,6 +99,7 @@ func TestAppendText(t *testing.T) {
 // TestKeyIsHashOfText checks Key == sha256(AppendText) and WriteText ==
 // AppendText on generated documents, under both schemes.
 func TestKeyIsHashOfText(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, c := range diffCorpus(42, 2000) {
 		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
@@ -247,6 +248,7 @@ func largeDoc(size int) []byte {
 // TestStreamingLargeDoc checks that streaming a large call into the hash
 // and to a writer gives the in-memory text, without ever holding it whole.
 func TestStreamingLargeDoc(t *testing.T) {
+	t.Parallel()
 	src := largeDoc(8 << 20)
 	c := Call{Task: "task-big", Tool: "bulk_import", Args: mustParse(t, string(src), canon.JS)}
 	text := c.AppendText(nil)
@@ -349,7 +351,8 @@ func TestArgsSubNode(t *testing.T) {
 // corpus, under both schemes, and the same error where Call's path fails;
 // and the same for large documents, which take the parallel runs.
 func TestTextMatchesCall(t *testing.T) {
-	cases := diffCorpus(defaultDiffSeed, defaultDiffN)
+	t.Parallel()
+	cases := defaultCorpus()
 	big := []diffCase{
 		{Task: "t", Tool: "bulk", Text: string(largeDoc(canon.ParallelMin + 1000))},
 		{Task: "t", Tool: "bulk", Text: string(largeDoc(3*pipelineMin + 7))},
@@ -404,11 +407,12 @@ func TestTextMatchesCall(t *testing.T) {
 // JSON text, Key from their canonical text, and both fail where Parse
 // does.
 func TestKeyerMatchesCall(t *testing.T) {
+	t.Parallel()
 	secret := []byte("k")
 	keyer, macer := NewKeyer(nil), NewKeyer(secret)
 	var pass canon.Pass
 	compared := 0
-	for i, c := range diffCorpus(defaultDiffSeed, defaultDiffN) {
+	for i, c := range defaultCorpus() {
 		for _, s := range []canon.Scheme{canon.JS, canon.JCS} {
 			task, tool := canon.AppendQuoted(nil, c.Task), canon.AppendQuoted(nil, c.Tool)
 			doc, err := canon.Parse([]byte(c.Text), s)

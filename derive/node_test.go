@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -194,6 +195,19 @@ func envOr[T any](flagVal T, zero T, env string, def T, parse func(string) (T, e
 	return def, nil
 }
 
+var (
+	corpusOnce sync.Once
+	corpus     []diffCase
+)
+
+// defaultCorpus is diffCorpus(defaultDiffSeed, defaultDiffN), generated
+// once for the tests that share it; its capacity is its length, so that a
+// test's append copies it.
+func defaultCorpus() []diffCase {
+	corpusOnce.Do(func() { corpus = slices.Clip(diffCorpus(defaultDiffSeed, defaultDiffN)) })
+	return corpus
+}
+
 // diffCorpus returns the fixed documents (every boundary number, every
 // tricky name, each pair of tricky names in both orders) followed by n
 // random documents from seed, a fifth of them mutated.
@@ -279,6 +293,7 @@ func diffCorpus(seed uint64, n int) []diffCase {
 // TestDifferentialNode compares idemkey with the reference harness on
 // thousands of generated documents.
 func TestDifferentialNode(t *testing.T) {
+	t.Parallel()
 	node := needNode(t)
 	seed, err := envOr(*diffSeed, 0, "IDEMKEY_DIFFSEED", defaultDiffSeed, func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
 	if err != nil {
@@ -288,7 +303,10 @@ func TestDifferentialNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := diffCorpus(seed, n)
+	cases := defaultCorpus()
+	if seed != defaultDiffSeed || n != defaultDiffN {
+		cases = diffCorpus(seed, n)
+	}
 	for i, c := range cases {
 		if !utf8.ValidString(c.Text) {
 			t.Fatalf("generator bug: document %d is not valid UTF-8: %q", i, c.Text)
@@ -330,8 +348,9 @@ func TestDifferentialNode(t *testing.T) {
 // JSON.parse hides duplicate names from that serializer, so a document
 // idemkey rejects for a duplicate is only checked to really have one.
 func TestDifferentialJCSNode(t *testing.T) {
+	t.Parallel()
 	node := needNode(t)
-	cases := diffCorpus(defaultDiffSeed, defaultDiffN)
+	cases := defaultCorpus()
 	theirs := runNode(t, node, "jcs", cases)
 	accepted, rejected, dups, bad := 0, 0, 0, 0
 	for i, c := range cases {

@@ -168,9 +168,12 @@ func TestBatchLineLimit(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestEndlessInputsProcess runs idemkey on /dev/zero and on an endless
-// pipe and measures the process's peak memory (its maximum resident set)
-// above that of a run on a small input.
+// TestEndlessInputsProcess runs idemkey on /dev/zero, on a sparse file one
+// byte past the real input limit and, with IDEMKEY_TEST_ENDLESS=1, on an
+// endless pipe up to that limit (2 GiB through a pipe: seconds of CPU and
+// 2 GiB of memory; TestInputLimitStopsReading checks the same stop with
+// the limit lowered), and measures the process's peak memory (its maximum
+// resident set) above that of a run on a small input.
 func TestEndlessInputsProcess(t *testing.T) {
 	type tc struct {
 		name  string
@@ -187,7 +190,18 @@ func TestEndlessInputsProcess(t *testing.T) {
 		{"key --batch < /dev/zero", []string{"key", "--batch", "--task", "t", "--tool", "x"}, "/dev/zero", "<stdin>:1: line larger than 67108864 bytes (64 MiB)", 3 * 64},
 		{"key --batch /dev/zero", []string{"key", "--batch", "--task", "t", "--tool", "x", "/dev/zero"}, "", "/dev/zero:1: line larger than 67108864 bytes (64 MiB)", 3 * 64},
 	}
-	if !testing.Short() {
+	// The real limit, by a file's size: refused before it is read.
+	sparse := filepath.Join(t.TempDir(), "sparse.json")
+	if f, err := os.Create(sparse); err != nil {
+		t.Fatal(err)
+	} else if err := f.Truncate(input.Limit + 1); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	cases = append(cases, tc{"key 2 GiB + 1 file", []string{"key", "--task", "t", "--tool", "x", sparse}, "",
+		sparse + ": input larger than 2147483647 bytes (2 GiB), the limit", 8})
+	if os.Getenv("IDEMKEY_TEST_ENDLESS") == "1" && !testing.Short() {
 		// The real limit: 2 GiB of an endless pipe is read, and no more.
 		cases = append(cases,
 			tc{"key < pipe", []string{"key", "--task", "t", "--tool", "x"}, "pipe", "<stdin>: input larger than 2147483647 bytes (2 GiB), the limit", 2048 + 64})

@@ -28,6 +28,7 @@ const metaAttempt = "com.github.idemkey/attempt"
 // and the attempt as the replay does; --replay-note ends the replay with
 // one text item after the server's own content.
 func TestMCPTaskPerSession(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	log := r.path("calls.log")
 	// No --: "--task x" after the server's command is the server's, not
@@ -83,6 +84,7 @@ func TestMCPTaskPerSession(t *testing.T) {
 // content is the server's, nothing added, and it is at most 91 bytes
 // longer.
 func TestMCPReplayWithoutNote(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	charge := map[string]any{"amount": 1}
 	steps, _ := r.client(append([]string{"mcp"}, r.counting()...), call("charge", charge), call("charge", charge))
@@ -100,6 +102,7 @@ func TestMCPReplayWithoutNote(t *testing.T) {
 // running (its own retry of a slow call) gets the first one's result: by
 // default idemkey waits for it, and the server runs it once.
 func TestMCPIdenticalCallWaits(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	slow := map[string]any{"ms": 1500}
 	steps, stderr := r.client(append([]string{"mcp", "--task", "t-wait"}, r.counting()...),
@@ -125,6 +128,7 @@ func TestMCPIdenticalCallWaits(t *testing.T) {
 // through idemkey with --task, appends one line, and straight to the
 // server two.
 func TestMCPQuickStartEditFile(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	readme, err := os.ReadFile(filepath.Join(r.repo, "README.md"))
 	if err != nil {
@@ -245,6 +249,7 @@ func (s *syncBuffer) String() string {
 // stream carries before its answer reaches the client's progress handler,
 // the last one too.
 func TestMCPProgressBeforeAnswerHTTP(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	url := r.everythingHTTP()
 	op := map[string]any{"duration": 0.3, "steps": 3}
@@ -273,6 +278,7 @@ func TestMCPProgressBeforeAnswerHTTP(t *testing.T) {
 // idemkey closes the server's input, waits, then stops the server's whole
 // process group, and exits; it is not kept alive by the child.
 func TestMCPStopsServerGroup(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	pidFile := r.path("child.pid")
 	script := fmt.Sprintf("sleep 600 & echo $! > %s; exec %s %s", pidFile, r.node, r.script("counting-server.mjs"))

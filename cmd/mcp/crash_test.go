@@ -106,6 +106,7 @@ func (r *mcpRig) sentAgain(t *testing.T, after, key string, n int) {
 // says so to the client; a new proxy and the same call: unknown, or one
 // more attempt with the same key under --recover retry.
 func TestMCPServerKilledMidCall(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	slow := map[string]any{"until": r.path("release")}
 	steps, started := r.killMidCall([]string{"--task", "t-crash"}, slow, func(c countLine) []int { return []int{c.Pid} })
@@ -119,6 +120,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 // TestMCPProxyKilledMidCall: kill -9 of idemkey itself mid-call: its lock dies with it; a new proxy
 // finds the attempt unknown.
 func TestMCPProxyKilledMidCall(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	slow := map[string]any{"until": r.path("release")}
 	steps, started := r.killMidCall([]string{"--task", "t-crash"}, slow, func(c countLine) []int { return []int{c.Ppid, c.Pid} })
@@ -131,6 +133,7 @@ func TestMCPProxyKilledMidCall(t *testing.T) {
 // TestMCPCancelledAfterSent: a call cancelled after it was sent (notifications/cancelled) may have
 // taken effect: unknown; the cancellation reaches the server.
 func TestMCPCancelledAfterSent(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	slow := map[string]any{"until": r.path("release"), "note": "cancel me"}
 	steps, stderr := r.client(proxy([]string{"--task", "t-cancel"}, r.counting()),

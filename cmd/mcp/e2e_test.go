@@ -15,6 +15,7 @@ const metaKey = "com.github.idemkey/idempotency-key"
 // recorded; a failed result is sent again as the next attempt, with the
 // same key; the key in _meta is idemkey key's for the same call.
 func TestMCPWriteOnceReadPassed(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	charge := map[string]any{"amount": 1999, "currency": "eur"}
 	steps, stderr := r.client(proxy([]string{"--task", "t-42"}, r.counting()),
@@ -73,6 +74,7 @@ const metaReplayed = "com.github.idemkey/replayed"
 // the difference), key-arg sets the key in an argument that the key never
 // covers, and the key format is idemkey key's.
 func TestMCPKeyOptions(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	cfg := r.write("config.yaml", "tools:\n  charge:\n    omit: [\"/trace_id\"]\n    key-arg: idempotency_key\n")
 	a := map[string]any{"amount": 5, "currency": "eur", "trace_id": "a1"}
@@ -103,6 +105,7 @@ func TestMCPKeyOptions(t *testing.T) {
 // TestMCPMemoryServer: server-memory writes each entity to its file: a repeated create_entities
 // adds nothing; read_graph (read-only) passes.
 func TestMCPMemoryServer(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	mem := r.path("memory.jsonl")
 	r.env = append(r.env, "MEMORY_FILE_PATH="+mem)
@@ -143,6 +146,7 @@ func TestMCPMemoryServer(t *testing.T) {
 // TestMCPFilesystemServer: server-filesystem: a repeated write_file is not written again (the file
 // keeps a change made after the first), read_text_file passes.
 func TestMCPFilesystemServer(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	root := r.path("files")
 	if err := os.Mkdir(root, 0o755); err != nil {
@@ -178,6 +182,7 @@ func TestMCPFilesystemServer(t *testing.T) {
 // idemkey lists them itself (its own request, never passed to the
 // client), so the call still passes unrecorded.
 func TestMCPReadOnlyWithoutListing(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	steps, stderr := r.client(proxy([]string{"--task", "t-nolist"}, r.counting()),
 		call("lookup", map[string]any{"q": "ada"}),

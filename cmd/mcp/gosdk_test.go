@@ -3,10 +3,16 @@ package mcp_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,33 +23,84 @@ import (
 // each request's _meta, and over HTTP the headers that mirror each
 // request.
 
-// goSDK builds testdata/gosdk's server and client into the rig; without
-// the go command, or the module's download, the test skips (fails under
-// CI=true).
+// goSDK is testdata/gosdk's server and client, built once for the package
+// (goSDKBuild); without the go command, or the module's download, the test
+// skips (fails under CI=true).
 func (r *mcpRig) goSDK() (server, client string) {
 	r.t.Helper()
+	gosdkOnce.Do(func() { gosdkDir, gosdkErr = goSDKBuild(filepath.Join(r.repo, "testdata/gosdk")) })
+	if gosdkErr != nil {
+		if os.Getenv("CI") == "true" {
+			r.t.Fatalf("the Go SDK test module: %v", gosdkErr)
+		}
+		r.t.Skipf("the Go SDK test module: %v", gosdkErr)
+	}
+	return filepath.Join(gosdkDir, "server"), filepath.Join(gosdkDir, "client")
+}
+
+var (
+	gosdkOnce sync.Once
+	gosdkDir  string
+	gosdkErr  error
+)
+
+// goSDKBuild builds the module in src (its ./server and ./client) into a
+// directory beside the go command's build cache named by a hash of the
+// module's files and the go command's version, and returns it: a later
+// run (or test binary) with the same sources finds the programs there,
+// and a change to any file of the module builds them anew.
+func goSDKBuild(src string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			r.t.Fatal("the Go SDK tests need the go command under CI")
-		}
-		r.t.Skip("no go command")
+		return "", fmt.Errorf("no go command: %v", err)
 	}
-	server, client = filepath.Join(r.dir, "gosdk-server"), filepath.Join(r.dir, "gosdk-client")
-	for out, pkg := range map[string]string{server: "./server", client: "./client"} {
-		c := exec.Command(goCmd, "build", "-o", out, pkg)
-		// The caller's environment: its module cache and proxy, not the
-		// rig's HOME.
-		c.Dir = filepath.Join(r.repo, "testdata/gosdk")
-		c.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := c.CombinedOutput(); err != nil {
-			if os.Getenv("CI") == "true" {
-				r.t.Fatalf("building the Go SDK test module: %v\n%s", err, b)
-			}
-			r.t.Skipf("building the Go SDK test module: %v\n%s", err, b)
+	// The caller's environment: its module cache and proxy, not a rig's HOME.
+	env := append(os.Environ(), "CGO_ENABLED=0")
+	envOut, err := exec.Command(goCmd, "env", "GOVERSION", "GOCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env: %v", err)
+	}
+	goVersion, goCache, _ := strings.Cut(strings.TrimSpace(string(envOut)), "\n")
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\nCGO_ENABLED=0\n", goVersion)
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s %d\n%s", p[len(src):], len(b), b)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(goCache) {
+		goCache = os.TempDir()
+	}
+	dir := filepath.Join(filepath.Dir(goCache), "idemkey-gosdk", hex.EncodeToString(h.Sum(nil))[:24])
+	if _, err := os.Stat(filepath.Join(dir, "client")); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	c := exec.Command(goCmd, "build", "-o", tmp+"/", "./server", "./client")
+	c.Dir, c.Env = src, env
+	if b, err := c.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	// Whole or not at all: another test binary may build the same at once.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, "client")); serr != nil {
+			return "", err
 		}
 	}
-	return server, client
+	return dir, nil
 }
 
 // goStep is one line of the Go SDK client's.
@@ -135,6 +192,7 @@ func goOnce(t *testing.T, r *mcpRig, version string, steps []goStep, stderr stri
 // TestMCPGoSDKStdio: over stdio: the Go SDK client, idemkey (no task id: the session is the
 // task; the server's command without --), the Go SDK server.
 func TestMCPGoSDKStdio(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	server, client := r.goSDK()
 	steps, stderr := r.goClient(client, r.bin, "mcp", server)
@@ -147,6 +205,7 @@ func TestMCPGoSDKStdio(t *testing.T) {
 // x-mcp-header argument as Mcp-Param-Region, the key as Idempotency-Key;
 // no session.
 func TestMCPGoSDKStatelessHTTP(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	server, client := r.goSDK()
 	url := r.goHTTPServer(server, "-http")
@@ -168,6 +227,7 @@ func TestMCPGoSDKStatelessHTTP(t *testing.T) {
 // itself (the stateless server takes its tools/list without a revision
 // in _meta), so the read-only tool passes unkeyed.
 func TestMCPGoSDKStatelessHTTPUnlisted(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	server, client := r.goSDK()
 	url := r.goHTTPServer(server, "-http")
@@ -182,6 +242,7 @@ func TestMCPGoSDKStatelessHTTPUnlisted(t *testing.T) {
 // id, the GET stream (where the list change comes), the key in
 // Idempotency-Key, and none of the 2026-07-28 headers on the call.
 func TestMCPGoSDKStatefulHTTP(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	server, client := r.goSDK()
 	url := r.goHTTPServer(server, "-http", "-stateful")

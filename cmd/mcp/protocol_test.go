@@ -100,6 +100,7 @@ func (s *rawSession) initialize(version string) {
 // the server's that is not JSON is passed on as it is; a message the
 // server cut off when it died is never passed on in part.
 func TestMCPMalformedMessages(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.raw(proxy([]string{"--task", "t-raw"}, []string{r.node, r.script("raw-server.mjs")})...)
 	s.initialize("2025-11-25")
@@ -144,6 +145,7 @@ func TestMCPMalformedMessages(t *testing.T) {
 // revision without batches (2025-06-18 removed them) a batch is an Invalid
 // Request, never sent on.
 func TestMCPBatches(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.raw(proxy([]string{"--task", "t-batch"}, []string{r.node, r.script("raw-server.mjs")})...)
 	s.initialize("2025-03-26")
@@ -186,6 +188,7 @@ func TestMCPBatches(t *testing.T) {
 // gets the first result; the task id from params._meta (--task-meta) keeps
 // two tasks' identical calls apart; a call without it is refused, unsent.
 func TestMCPReconnectAndTaskMeta(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	charge := map[string]any{"amount": 3, "currency": "usd"}
 	meta := func(task string) map[string]any { return map[string]any{"com.example/task": task} }
@@ -221,6 +224,7 @@ func TestMCPReconnectAndTaskMeta(t *testing.T) {
 // same session with the counting server gives the same lines through
 // idemkey as without it (here the tool is passed, --pass notify).
 func TestMCPTransparentBytes(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	session := func(argv ...string) []string {
 		s := r.rawCommand(argv...)

@@ -106,6 +106,7 @@ func (r *mcpRig) reconciledOnce(t *testing.T, runs int, slow map[string]any, sta
 // call's answer, nothing sent, and later calls replayed without asking
 // again.
 func TestMCPReconcileUnknown(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	rc := r.reconcileScript()
 	slow := map[string]any{"until": r.path("release")}
@@ -190,6 +191,7 @@ func TestMCPReconcileUnknown(t *testing.T) {
 // the tool's reconcile from the config file (tools.slow.reconcile) exits
 // 1: the call is sent again as attempt 2 with the same key.
 func TestMCPReconcileNotHappened(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	rc := r.reconcileScript()
 	slow := map[string]any{"until": r.path("release")}
@@ -215,6 +217,7 @@ func TestMCPReconcileNotHappened(t *testing.T) {
 // TestMCPLedgerReconcile: idemkey ledger reconcile settles an mcp record: what the command prints
 // (a CallToolResult here) is the call's answer from then on.
 func TestMCPLedgerReconcile(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	slow := map[string]any{"until": r.path("release")}
 	_, started := r.killMidCall([]string{"--task", "t-crash"}, slow, func(c countLine) []int { return []int{c.Pid} })
@@ -245,6 +248,7 @@ func TestMCPLedgerReconcile(t *testing.T) {
 // owner is asked once (the reconcile runs under the key's claim), and
 // both answer its output; the server gets nothing.
 func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	url := testserver.Postgres(t)
 	rc := r.reconcileScript()
@@ -262,7 +266,9 @@ func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
 				call("slow", slow),
 			}}))
 	}
-	time.Sleep(2 * time.Second) // both connected, waiting at the barrier
+	for _, c := range clients { // both connected, waiting at the barrier
+		c.waitSteps(1)
+	}
 	r.write("go", "go\n")
 	for _, c := range clients {
 		steps, stderr := c.wait()
@@ -284,6 +290,7 @@ func TestMCPReconcileTwoProxiesPostgres(t *testing.T) {
 // call is settled as succeeded with a reason that says duplicated, the
 // proxy warns, nothing is sent, and the next identical call is replayed.
 func TestMCPReconcileDuplicated(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	rc := r.reconcileScript()
 	slow := map[string]any{"until": r.path("release")}

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +22,17 @@ import (
 // TestMain lets the tests run idemkey: the test binary, called by the
 // name idemkey (a symlink in each rig), is idemkey.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
+	testscript.Main(stopsHost{m}, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
+}
+
+// stopsHost runs the tests, then ends the client host (stopHost).
+type stopsHost struct{ m *testing.M }
+
+// Run runs the tests, then stops the client host.
+func (s stopsHost) Run() int {
+	code := s.m.Run()
+	stopHost()
+	return code
 }
 
 // hermeticEnv is env without the caller's idemkey settings (IDEMKEY_*,
@@ -169,60 +182,297 @@ func (r *mcpRig) client(args []string, steps ...map[string]any) ([]mcpStep, stri
 	return c.wait()
 }
 
+// runningClient is a plan that the package's client host runs.
 type runningClient struct {
-	r      *mcpRig
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	errOut bytes.Buffer
+	r    *mcpRig
+	id   int64
+	run  *hostRun
+	done chan hostEnd
 }
 
+// hostEnd is how a plan ended: its step lines, the standard error of its
+// idemkey (and its server), and the host's error when it could not run.
+type hostEnd struct {
+	lines  [][]byte
+	stderr string
+	err    string
+}
+
+// clientHost is one client.mjs --serve for the package: each plan is a
+// TypeScript SDK client of its own, with its own idemkey process, started
+// without paying the SDK's load once per plan.
+type clientHost struct {
+	mu      sync.Mutex
+	in      io.WriteCloser
+	ended   chan struct{} // closed when the host has exited
+	next    int64
+	running map[int64]*hostRun
+	err     error // why the host ended
+}
+
+// hostRun is what the host (or a client of its own) has written of a
+// running plan.
+type hostRun struct {
+	mu    sync.Mutex
+	end   hostEnd
+	ended bool
+	done  chan hostEnd
+}
+
+// line adds a step line.
+func (run *hostRun) line(b []byte) {
+	run.mu.Lock()
+	run.end.lines = append(run.end.lines, b)
+	run.mu.Unlock()
+}
+
+// finish ends the plan: its stderr, and err when it could not run.
+func (run *hostRun) finish(stderr *string, err string) {
+	run.mu.Lock()
+	if stderr != nil {
+		run.end.stderr = *stderr
+	}
+	run.end.err, run.ended = err, true
+	end := run.end
+	run.mu.Unlock()
+	run.done <- end
+}
+
+var (
+	hostOnce sync.Once
+	host     *clientHost
+	hostErr  error
+)
+
+// clients is the package's client host, started on first use (it ends
+// with the test binary: its standard input closes).
+func (r *mcpRig) clients() *clientHost {
+	r.t.Helper()
+	hostOnce.Do(func() {
+		c := exec.Command(r.node, r.script("client.mjs"), "--serve")
+		c.Stderr = os.Stderr
+		in, err := c.StdinPipe()
+		if err != nil {
+			hostErr = err
+			return
+		}
+		out, err := c.StdoutPipe()
+		if err != nil {
+			hostErr = err
+			return
+		}
+		if hostErr = c.Start(); hostErr != nil {
+			return
+		}
+		host = &clientHost{in: in, running: map[int64]*hostRun{}, ended: make(chan struct{})}
+		go host.read(out, c)
+	})
+	if hostErr != nil {
+		r.t.Fatalf("starting client.mjs --serve: %v", hostErr)
+	}
+	return host
+}
+
+// read passes the host's lines to their plans; when the host ends, every
+// running plan ends with its error.
+func (h *clientHost) read(out io.Reader, c *exec.Cmd) {
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     int64           `json:"id"`
+			Line   json.RawMessage `json:"line"`
+			Stderr *string         `json:"stderr"`
+			Exit   *int            `json:"exit"`
+			Error  string          `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			h.fail(fmt.Errorf("client.mjs --serve wrote %q: %v", sc.Text(), err))
+			return
+		}
+		h.mu.Lock()
+		run := h.running[m.ID]
+		if m.Exit != nil {
+			delete(h.running, m.ID)
+		}
+		h.mu.Unlock()
+		switch {
+		case run == nil:
+		case m.Line != nil:
+			run.line(m.Line)
+		case m.Stderr != nil:
+			run.mu.Lock()
+			run.end.stderr = *m.Stderr
+			run.mu.Unlock()
+		case m.Exit != nil && *m.Exit != 0:
+			run.finish(nil, fmt.Sprintf("exit %d: %s", *m.Exit, m.Error))
+		case m.Exit != nil:
+			run.finish(nil, "")
+		}
+	}
+	err := c.Wait()
+	h.fail(fmt.Errorf("client.mjs --serve ended (%v)", err))
+	close(h.ended)
+}
+
+// stopHost closes the client host's input and waits (bounded) until it
+// has exited: its clients and their processes are gone with the tests.
+func stopHost() {
+	if host == nil {
+		return
+	}
+	host.in.Close()
+	select {
+	case <-host.ended:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// fail ends every running plan, and those started later, with err.
+func (h *clientHost) fail(err error) {
+	h.mu.Lock()
+	h.err = err
+	runs := h.running
+	h.running = map[int64]*hostRun{}
+	h.mu.Unlock()
+	for _, run := range runs {
+		run.finish(nil, err.Error())
+	}
+}
+
+// send writes one request line to the host.
+func (h *clientHost) send(req any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	_, err = h.in.Write(append(b, '\n'))
+	return err
+}
+
+// envMap is env (NAME=value lines) as client.mjs takes it.
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// startClient starts plan on the client host, in the rig's directory and
+// environment.
 func (r *mcpRig) startClient(plan mcpPlan) *runningClient {
+	r.t.Helper()
+	if progress(plan) {
+		return r.ownClient(plan)
+	}
+	h := r.clients()
+	run := &hostRun{done: make(chan hostEnd, 1)}
+	h.mu.Lock()
+	h.next++
+	id := h.next
+	h.running[id] = run
+	h.mu.Unlock()
+	req := map[string]any{"id": id, "plan": plan, "env": envMap(r.env), "cwd": r.dir}
+	if err := h.send(req); err != nil {
+		r.t.Fatal(err)
+	}
+	return &runningClient{r: r, id: id, run: run, done: run.done}
+}
+
+// progress reports whether a step of plan asks for a call's progress
+// notifications. The SDK's client runs a progress handler a moment after
+// it reads the notification, and drops it when the call's answer was in
+// the same read: such a plan gets a client process of its own, whose
+// reads no other plan delays.
+func progress(plan mcpPlan) bool {
+	for _, s := range plan.Steps {
+		if s["progress"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// ownClient runs plan in a client.mjs process of its own (node client.mjs
+// PLAN.json), in the rig's directory and environment.
+func (r *mcpRig) ownClient(plan mcpPlan) *runningClient {
 	r.t.Helper()
 	b, err := json.Marshal(plan)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	f, err := os.CreateTemp(r.dir, "plan-*.json")
+	f := r.write(fmt.Sprintf("plan-%d.json", time.Now().UnixNano()), string(b))
+	c := exec.Command(r.node, r.script("client.mjs"), f)
+	c.Dir, c.Env = r.dir, r.env
+	var errOut bytes.Buffer
+	c.Stderr = &errOut
+	out, err := c.StdoutPipe()
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	f.Write(b)
-	f.Close()
-	c := &runningClient{r: r, cmd: exec.Command(r.node, r.script("client.mjs"), f.Name())}
-	c.cmd.Dir = r.dir
-	c.cmd.Env = r.env
-	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errOut
-	if err := c.cmd.Start(); err != nil {
+	if err := c.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	return c
+	run := &hostRun{done: make(chan hostEnd, 1)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			run.line(bytes.Clone(sc.Bytes()))
+		}
+		werr := ""
+		if err := c.Wait(); err != nil {
+			werr = err.Error()
+		}
+		stderr := errOut.String()
+		run.finish(&stderr, werr)
+	}()
+	r.t.Cleanup(func() { c.Process.Kill() })
+	return &runningClient{r: r, run: run, done: run.done}
+}
+
+// waitSteps waits (bounded) until the plan has done its first n steps.
+func (c *runningClient) waitSteps(n int) {
+	c.r.t.Helper()
+	clitest.WaitFor(c.r.t, time.Minute, func() bool {
+		c.run.mu.Lock()
+		defer c.run.mu.Unlock()
+		return len(c.run.end.lines) >= n || c.run.ended
+	})
 }
 
 func (c *runningClient) wait() ([]mcpStep, string) {
 	t := c.r.t
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
+	var end hostEnd
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("client.mjs: %v\nstdout:\n%s\nstderr:\n%s", err, c.out.String(), c.errOut.String())
-		}
+	case end = <-c.done:
 	case <-time.After(3 * time.Minute):
-		c.cmd.Process.Kill()
-		t.Fatalf("client.mjs did not end\nstdout:\n%s\nstderr:\n%s", c.out.String(), c.errOut.String())
+		if c.id != 0 {
+			host.send(map[string]any{"id": c.id, "abort": true})
+		}
+		t.Fatalf("client.mjs did not end plan %d", c.id)
 	}
 	var steps []mcpStep
-	sc := bufio.NewScanner(&c.out)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
+	for _, line := range end.lines {
 		var s mcpStep
-		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
-			t.Fatalf("client.mjs wrote %q: %v", sc.Text(), err)
+		if err := json.Unmarshal(line, &s); err != nil {
+			t.Fatalf("client.mjs wrote %q: %v", line, err)
 		}
 		steps = append(steps, s)
 	}
-	return steps, c.errOut.String()
+	if end.err != "" {
+		t.Fatalf("client.mjs: %s\nsteps:\n%s\nstderr:\n%s", end.err, bytes.Join(end.lines, []byte("\n")), end.stderr)
+	}
+	return steps, end.stderr
 }
 
 // countLine is one call the counting server (or raw-server.mjs) ran.

@@ -59,6 +59,7 @@ func secretServer(t *testing.T) string {
 // TestMCPURLSecrets: the secrets of --url (its password, its query string) are never told
 // to the model, recorded in the ledger's reason, nor printed.
 func TestMCPURLSecrets(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	addr := secretServer(t)
 	url := "http://user:pw-S3CRET-pass@" + addr + "/mcp?api_key=Q-S3CRET-key&token=T-S3CRET-tok"
@@ -89,6 +90,7 @@ func TestMCPURLSecrets(t *testing.T) {
 // own settings (IDEMKEY_*: the ledger's URL and password), but those
 // --env names.
 func TestMCPServerEnv(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	r.env = append(r.env, "IDEMKEY_PASSED=1", "IDEMKEY_KEY_SECRET=s3cret")
 	s := r.shapes("--env", "IDEMKEY_PASSED")
@@ -103,6 +105,7 @@ func TestMCPServerEnv(t *testing.T) {
 // another user's, or one in a directory others can write is refused
 // (idemkey drift trusts its records), and nothing is written to it.
 func TestMCPLogTrusted(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	server := []string{r.node, r.script("shapes-server.mjs")}
 	open := r.path("open")

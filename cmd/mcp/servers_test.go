@@ -20,6 +20,7 @@ import (
 // through unchanged; the write that sampled is made once (its repeat asks
 // for no second sample).
 func TestMCPEverythingServer(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	plan := mcpPlan{Command: r.bin, Sampling: true, Roots: true,
 		Args: proxy([]string{"--task", "t-every"}, []string{r.node, r.npmBin("server-everything", "dist/index.js"), "stdio"}),
@@ -86,6 +87,7 @@ func TestMCPEverythingServer(t *testing.T) {
 // options: here a write whose trace id the model regenerates on every
 // retry is found drifting, with the --omit that gives it one key.
 func TestMCPLogReadByDrift(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	log := r.path("calls.log")
 	var steps []map[string]any
@@ -131,6 +133,7 @@ func TestMCPLogReadByDrift(t *testing.T) {
 // server's notifications pass, the session's key in _meta is idemkey
 // key's; kill -9 of the server mid-call leaves the call unknown.
 func TestMCPStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	eachHTTPMode(t, func(t *testing.T, r *mcpRig, mode, url string, srv *exec.Cmd) {
 		charge := map[string]any{"amount": 7, "currency": "chf"}
 		steps, stderr := r.client([]string{"mcp", "--task", "t-http", "--url", url, "-H", "X-Test: yes"},
@@ -175,6 +178,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 // idemkey key's key, notifications pass; kill -9 of the server mid-call
 // leaves the call unknown and ends the session.
 func TestMCPLegacySSE(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	url, srv := r.httpServer("--sse")
 	charge := map[string]any{"amount": 5, "currency": "sek"}
@@ -297,6 +301,7 @@ func (r *mcpRig) httpServer(extra ...string) (string, *exec.Cmd) {
 // ledger, racing one call from a barrier: one effect; the other waits and
 // answers the first's result.
 func TestMCPTwoProxiesRacePostgres(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	url := testserver.Postgres(t)
 	barrier := r.path("go")
@@ -310,7 +315,9 @@ func TestMCPTwoProxiesRacePostgres(t *testing.T) {
 				call("slow", map[string]any{"ms": 300, "note": "race"}),
 			}}))
 	}
-	time.Sleep(2 * time.Second) // both connected, waiting at the barrier
+	for _, c := range clients { // both connected, waiting at the barrier
+		c.waitSteps(1)
+	}
 	r.write("go", "go\n")
 	var texts []string
 	replayed := 0

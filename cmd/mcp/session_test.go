@@ -17,6 +17,7 @@ import (
 // running); a write made before is replayed from the ledger; the next
 // write runs once, in the new session.
 func TestMCPHTTPSessionEnded(t *testing.T) {
+	t.Parallel()
 	eachHTTPMode(t, func(t *testing.T, r *mcpRig, _, url string, _ *exec.Cmd) {
 		slow := map[string]any{"until": r.path("release")}
 		one := map[string]any{"amount": 1, "currency": "eur"}

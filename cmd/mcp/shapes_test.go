@@ -140,6 +140,7 @@ func keyOf(res map[string]any) string {
 // input, under a new id, is the same attempt, sent on; its answer is the
 // outcome. A declined input leaves the call failed, asked again next time.
 func TestMCPInputRequired(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -187,6 +188,7 @@ func TestMCPInputRequired(t *testing.T) {
 // TestMCPElicitationDeclined: an elicitation the server sends during a write (2025-11-25) that the
 // user declines leaves the call failed: the next identical call asks again.
 func TestMCPElicitationDeclined(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -241,24 +243,27 @@ func taskID(t *testing.T, res map[string]any) string {
 // succeeded with its result, failed or cancelled → failed. A replayed
 // handle the server no longer knows is answered from the record.
 func TestMCPTasks(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
 	taskParam := `"task":{"ttl":60000}`
 
-	// 2025-11-25, the client polls.
-	key := r.shapesKey("job", `{"n":1}`)
-	s.send(toolCall("1", "job", `{"n":1}`, taskParam))
+	// 2025-11-25, the client polls. The server suggests polling every
+	// 30 s: idemkey's own polling (after an interval without the
+	// client's) cannot end the task before the record is read.
+	one := `{"n":1,"poll":30000}`
+	key := r.shapesKey("job", one)
+	s.send(toolCall("1", "job", one, taskParam))
 	tid := taskID(t, s.answer("1"))
 	if rec := r.recordOf(key); rec == nil || rec["state"] != "running" {
 		t.Fatalf("after the task handle, the record is %v, want running", rec)
 	}
-	s.send(toolCall("2", "job", `{"n":1}`, taskParam))
+	s.send(toolCall("2", "job", one, taskParam))
 	if res := s.answer("2"); taskID(t, res) != tid {
 		t.Fatalf("a repeat while the task lives: %v, want task %s", res, tid)
 	}
-	// The client polls until the task ends (idemkey's own polling may
-	// ask too, when the client is slow).
+	// The client polls until the task ends.
 	for i := 0; ; i++ {
 		id := fmt.Sprintf(`"get-%d"`, i)
 		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tasks/get","params":{"taskId":"` + tid + `"}}`)
@@ -326,7 +331,7 @@ func TestMCPTasks(t *testing.T) {
 	// tasks/result and tasks/get are answered from the record.
 	s2 := r.shapes()
 	s2.initialize("2025-11-25")
-	s2.send(toolCall("1", "job", `{"n":1}`, taskParam))
+	s2.send(toolCall("1", "job", one, taskParam))
 	if res := s2.answer("1"); taskID(t, res) != tid {
 		t.Fatalf("the replayed handle: %v, want task %s", res, tid)
 	}
@@ -344,6 +349,7 @@ func TestMCPTasks(t *testing.T) {
 // the id of a request in flight is refused, either way round, and ids 0
 // and -0 are one id.
 func TestMCPIDsInFlight(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -385,6 +391,7 @@ func TestMCPIDsInFlight(t *testing.T) {
 // TestMCPAmbiguousRequests: a request with a member written twice, and a batch element that is not
 // an object, are refused, never sent on.
 func TestMCPAmbiguousRequests(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapes()
 	s.initialize("2025-11-25")
@@ -423,6 +430,7 @@ func TestMCPAmbiguousRequests(t *testing.T) {
 // TestMCPListChanged: notifications/tools/list_changed: what the old list said no longer
 // holds, so a read-only tool that became a write is keyed.
 func TestMCPListChanged(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapesListed()
 	s.send(toolCall("2", "peek", `{}`))
@@ -446,6 +454,7 @@ func TestMCPListChanged(t *testing.T) {
 // TestMCPToolsPages: a paginated tools/list: a tool on a page the client did not fetch is
 // looked up before it is judged.
 func TestMCPToolsPages(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	s := r.shapesListed()
 	for _, id := range []string{"2", "3"} {
@@ -464,6 +473,7 @@ func TestMCPToolsPages(t *testing.T) {
 // its output, and the call waiting for it is unknown, recorded so; a
 // client's longer line ends the session.
 func TestMCPMessageCap(t *testing.T) {
+	t.Parallel()
 	r := newMCPRig(t)
 	r.env = append(r.env, "HUGE=3145728")
 	s := r.shapes("--max-message", "1MiB")

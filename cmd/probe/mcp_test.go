@@ -387,7 +387,7 @@ func TestProbeMCPReconcile(t *testing.T) {
 			t.Parallel()
 			r := newRig(t)
 			rep := r.probe(c.code, cat(tools("charge_meta"), []string{"--args", chargeArgs, "--concurrency", "2",
-				"--reconcile", c.command, "--reconcile-timeout", "500ms", "--"}, r.server())...)
+				"--reconcile", c.command, "--reconcile-timeout", timeout(c.name == "hangs", "500ms"), "--"}, r.server())...)
 			rep.want(t, "charge_meta", "reconcile", "", c.verdict, c.evidence)
 		})
 	}

@@ -57,6 +57,8 @@ func TestProbeHTTPReconcile(t *testing.T) {
 	r := newBinRig(t)
 	srv := keyedOwner(t, r.effects)
 	honest := `grep -qx "$IDEMPOTENCY_KEY" "$EFFECTS_FILE" && grep -q '"amount":7'`
+	// A command that answers gets 30s (under load a shell may take more
+	// than a moment); the one that hangs is stopped after 300ms.
 	for _, c := range []struct {
 		name, command, verdict, evidence string
 		code                             int
@@ -71,7 +73,7 @@ func TestProbeHTTPReconcile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errs, code := r.run("probe", srv.URL+"/charges", "--yes", "--json", "-d", `{"amount":7}`,
-				"--reconcile", c.command, "--reconcile-timeout", "300ms", "--concurrency", "2")
+				"--reconcile", c.command, "--reconcile-timeout", timeout(c.name == "hangs", "300ms"), "--concurrency", "2")
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errs)
 			}
@@ -100,4 +102,13 @@ func TestProbeHTTPReconcile(t *testing.T) {
 	if strings.Contains(out, `"reconcile"`) {
 		t.Errorf("a reconcile rule without --reconcile: %s", out)
 	}
+}
+
+// timeout is short for the reconcile command that hangs, whose timeout the
+// test is about, and 30s for one that answers.
+func timeout(hangs bool, short string) string {
+	if hangs {
+		return short
+	}
+	return "30s"
 }

@@ -192,6 +192,7 @@ func score(found, planted [][]int) (precision, recall float64, fp, fn []string) 
 // differ in the same fields, and collapsed writes, in logs of several
 // seeds, and measures the findings and suggestions against them.
 func TestPrecisionRecall(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			var log bytes.Buffer

@@ -238,6 +238,7 @@ func otherLog(seed uint64, n int) ([]byte, [][]int, [][]int) {
 // TestPrecisionRecallOtherGenerator measures the findings on logs of the
 // second generator.
 func TestPrecisionRecallOtherGenerator(t *testing.T) {
+	t.Parallel()
 	for _, seed := range []uint64{11, 12} {
 		log, plantedDrift, plantedCollapse := otherLog(seed, 20000)
 		rep := analyze(t, log, Options{})

@@ -301,6 +301,7 @@ func TestHTTPSessionExpired400(t *testing.T) {
 // TestHTTPRetryFloorAndBackoff: a server's GET stream that ends at once without an event, with retry:
 // 0, is not asked again at once: a second at least, then longer each time.
 func TestHTTPRetryFloorAndBackoff(t *testing.T) {
+	t.Parallel()
 	srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
 		switch {
 		case r.Method == http.MethodGet:
@@ -360,6 +361,7 @@ func TestHTTPStreamOpensAfterInitialize(t *testing.T) {
 // resumed every time, each after its retry: (at least a second), until
 // the answer comes: the call's outcome is its answer, not unknown.
 func TestHTTPPollingResume(t *testing.T) {
+	t.Parallel()
 	srv := newScripted(t, func(s *scripted, w http.ResponseWriter, r *http.Request, msg map[string]any) {
 		sse := func(events string) {
 			w.Header().Set("Content-Type", "text/event-stream")

@@ -17,8 +17,9 @@
 //            {"task":{…}}, else (2026-07-28 extension) resultType "task";
 //            the task reaches arguments.end ("completed", "failed") on
 //            the second tasks/get; tasks/cancel cancels it; runs when
-//            completed; tasks/result waits for the end. Tasks live in
-//            memory: a new server process knows none
+//            completed; tasks/result waits for the end; its poll
+//            interval is arguments.poll milliseconds (default 100). Tasks
+//            live in memory: a new server process knows none
 //   huge     answers with a result of $HUGE bytes of text
 //   env      answers with the names of its IDEMKEY_* variables
 //
@@ -56,12 +57,12 @@ function taskView(id) {
   if (t.modern) {
     v.resultType = "task";
     v.ttlMs = 60000;
-    v.pollIntervalMs = 100;
+    v.pollIntervalMs = t.poll;
     if (t.status === "completed") v.result = text(`job ${id} done`);
     if (t.status === "failed") v.error = { code: -32603, message: "the job failed" };
   } else {
     v.ttl = 60000;
-    v.pollInterval = 100;
+    v.pollInterval = t.poll;
   }
   return v;
 }
@@ -111,7 +112,7 @@ function call(m) {
     case "job": {
       const id = `task-${process.pid}-${++nextTask}`;
       const modern = !m.params.task;
-      tasks.set(id, { gets: 0, end: args.end ?? "completed", status: "working", call: m, modern, waiting: [] });
+      tasks.set(id, { gets: 0, end: args.end ?? "completed", poll: args.poll ?? 100, status: "working", call: m, modern, waiting: [] });
       const v = taskView(id);
       return ok(m.id, modern ? v : { task: v });
     }
