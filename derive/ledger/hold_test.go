@@ -73,12 +73,15 @@ func openPostgresHold(t *testing.T) holdStore {
 }
 
 // eachStore runs f on SQLite (a kernel lock per key), Redis and
-// PostgreSQL (leases).
+// PostgreSQL (leases), on the three at once: each store is the test's
+// own, and f mostly waits (on leases, on the hold loop).
 func eachStore(t *testing.T, f func(t *testing.T, hs holdStore)) {
+	var wg sync.WaitGroup
 	for _, open := range []func(*testing.T) holdStore{openSQLiteHold, openRedisHold, openPostgresHold} {
 		hs := open(t)
-		t.Run(hs.name, func(t *testing.T) { f(t, hs) })
+		wg.Go(func() { t.Run(hs.name, func(t *testing.T) { f(t, hs) }) })
 	}
+	wg.Wait()
 }
 
 func newKey() string {

@@ -156,7 +156,7 @@ func memVanish(_ *testing.T, s ledger.Store, key string) {
 
 func TestRulesWithLeases(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) },
-		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Wipe: memWipe, Vanish: memVanish})
+		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Wipe: memWipe, Vanish: memVanish, Isolated: true})
 }
 
 func TestRulesWithoutLeases(t *testing.T) {
@@ -164,7 +164,7 @@ func TestRulesWithoutLeases(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		return &noLease{newMem(true)}
 	},
-		ledgertest.Caps{Wipe: memWipe, Vanish: memVanish})
+		ledgertest.Caps{Wipe: memWipe, Vanish: memVanish, Isolated: true})
 }
 
 type noLease struct{ *memStore }
@@ -196,7 +196,7 @@ func (c *cramped) Swap(ctx context.Context, from ledger.Version, needExpired boo
 }
 
 func TestRulesCramped(t *testing.T) {
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) }, ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond,
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) }, ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Isolated: true,
 		Cramped: func(*testing.T) (ledger.Store, int) { return &cramped{newMem(false), 1000}, 4000 }})
 }
 

@@ -47,11 +47,20 @@ type Caps struct {
 	// free) on which a claim fits but a completion with n bytes of output
 	// is refused for its size (a full disk, maxmemory).
 	Cramped func(t *testing.T) (s ledger.Store, n int)
+	// Isolated: open returns a store of the scenario's own (a new file, a
+	// new memory store), so that even the scenarios that act on the whole
+	// store run beside the others.
+	Isolated bool
 }
 
 // Run runs every scenario as a subtest; open returns a store with no
 // records for the keys a scenario uses (each scenario uses its own keys),
-// and is responsible for closing it (t.Cleanup).
+// and is responsible for closing it (t.Cleanup). The scenarios that act
+// on the whole store (storeWide) run first, one at a time, unless each
+// scenario has a store of its own (Isolated); the others then run at
+// once, each on its own keys: most of their time is spent waiting for
+// leases and ages on the store's clock, and those waits overlap. Called
+// concurrently, t.Run is not bound by -parallel.
 func Run(t *testing.T, open func(t *testing.T) ledger.Store, caps Caps) {
 	if caps.ShortLease <= 0 {
 		caps.ShortLease = 300 * time.Millisecond
@@ -59,15 +68,37 @@ func Run(t *testing.T, open func(t *testing.T) ledger.Store, caps Caps) {
 	if caps.Concurrency <= 0 {
 		caps.Concurrency = 32
 	}
-	for _, sc := range scenarios {
-		if sc.leases && !caps.Leases {
-			continue
-		}
+	run := func(sc scenario) {
 		t.Run(sc.name, func(t *testing.T) {
 			e := &env{t: t, s: open(t), caps: caps, ctx: context.Background(), prefix: uniq()}
 			sc.fn(e)
 		})
 	}
+	var wg sync.WaitGroup
+	for _, wide := range []bool{true, false} {
+		for _, sc := range scenarios {
+			if (sc.leases && !caps.Leases) || storeWide[sc.name] != wide {
+				continue
+			}
+			if wide && !caps.Isolated {
+				run(sc)
+				continue
+			}
+			wg.Go(func() { run(sc) })
+		}
+	}
+	wg.Wait()
+}
+
+// storeWide are the scenarios that act on every record of the store, not
+// only on their own keys: gc (which removes any old finished record) and
+// Wipe. They must not run beside another scenario.
+var storeWide = map[string]bool{
+	"GC":                         true,
+	"GCSparesReclaimed":          true,
+	"StaleHolderFenced":          true,
+	"AttemptsNeverGoBack":        true,
+	"GCSparesReclaimedAfterWipe": true,
 }
 
 type scenario struct {

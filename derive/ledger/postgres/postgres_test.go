@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,24 +81,32 @@ func TestScenariosSimpleProtocol(t *testing.T) {
 // IntervalStyle, in both query modes, and with a DateStyle in the URL:
 // the store's reads parse timestamps whatever the session shows them as.
 func TestScenariosOddSessionDefaults(t *testing.T) {
-	url := testserver.Postgres(t)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
+	// The three runs at once, each on a database of its own: the scenario
+	// table mostly waits, and its gc scenarios act on the whole table.
+	var wg sync.WaitGroup
+	for _, extra := range []string{"", "&default_query_exec_mode=simple_protocol", "&datestyle=German"} {
+		url := oddDB(t)
+		wg.Go(func() {
+			t.Run("url"+extra, func(t *testing.T) {
+				ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url+extra) }, ledgertest.Caps{Leases: true})
+			})
+		})
 	}
-	defer conn.Close(ctx)
+	wg.Wait()
+}
+
+// oddDB is a fresh database whose defaults are a non-ISO DateStyle, an
+// odd TimeZone (+05:45) and IntervalStyle; it returns its URL.
+func oddDB(t *testing.T) string {
+	url := testserver.Postgres(t)
+	conn := connect(t, url)
 	db := conn.Config().Database
 	for _, set := range []string{`DateStyle = 'SQL, DMY'`, `TimeZone = 'Asia/Kathmandu'`, `IntervalStyle = 'sql_standard'`} {
-		if _, err := conn.Exec(ctx, `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` SET `+set); err != nil {
+		if _, err := conn.Exec(context.Background(), `ALTER DATABASE `+pgx.Identifier{db}.Sanitize()+` SET `+set); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, extra := range []string{"", "&default_query_exec_mode=simple_protocol", "&datestyle=German"} {
-		t.Run("url"+extra, func(t *testing.T) {
-			ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url+extra) }, ledgertest.Caps{Leases: true})
-		})
-	}
+	return url
 }
 
 func TestPrimitives(t *testing.T) {

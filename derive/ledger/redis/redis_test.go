@@ -72,10 +72,9 @@ func TestScenarios(t *testing.T) {
 
 func TestPrimitives(t *testing.T) {
 	r := testserver.NewRedis(t)
-	n := 0
+	var n atomic.Int32
 	storetest.Run(t, func(t *testing.T) ledger.Store {
-		n++
-		return open(t, r.URL()+"?prefix=p"+string(rune('a'+n))+":", Options{})
+		return open(t, r.URL()+"?prefix=p"+string(rune('a'+n.Add(1)))+":", Options{})
 	})
 }
 

@@ -55,9 +55,11 @@ var caps = ledgertest.Caps{
 }
 
 func TestScenarios(t *testing.T) {
+	c := caps
+	c.Isolated = true // a file per scenario
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		return open(t, filepath.Join(t.TempDir(), "state", "ledger.db"), Options{})
-	}, caps)
+	}, c)
 }
 
 func TestScenariosSharedFile(t *testing.T) {

@@ -17,14 +17,22 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger"
 )
 
-// Run runs the checks as subtests; open returns an empty store.
+// Run runs the checks as subtests, all at once (each on a store of its
+// own, and most of their time is waiting on leases); open returns an
+// empty store and may be called concurrently.
 func Run(t *testing.T, open func(t *testing.T) ledger.Store) {
-	t.Run("InsertRace64", func(t *testing.T) { insertRace(t, open(t)) })
-	t.Run("InsertOrGetRace64", func(t *testing.T) { insertOrGetRace(t, open(t)) })
-	t.Run("SwapRace64", func(t *testing.T) { swapRace(t, open(t)) })
-	t.Run("StaleVersionFenced", func(t *testing.T) { fenced(t, open(t)) })
-	t.Run("LeaseOnStoreClock", func(t *testing.T) { lease(t, open(t)) })
-	t.Run("DeleteNeedsExpiredLease", func(t *testing.T) { deleteNeedsExpiredLease(t, open(t)) })
+	var wg sync.WaitGroup
+	for name, check := range map[string]func(*testing.T, ledger.Store){
+		"InsertRace64":            insertRace,
+		"InsertOrGetRace64":       insertOrGetRace,
+		"SwapRace64":              swapRace,
+		"StaleVersionFenced":      fenced,
+		"LeaseOnStoreClock":       lease,
+		"DeleteNeedsExpiredLease": deleteNeedsExpiredLease,
+	} {
+		wg.Go(func() { t.Run(name, func(t *testing.T) { check(t, open(t)) }) })
+	}
+	wg.Wait()
 }
 
 func rec(key, holder string, attempt int64, state ledger.State) *ledger.Record {
