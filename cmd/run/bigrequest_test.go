@@ -26,6 +26,7 @@ func bigArgs(t *testing.T, dir string) string {
 // is refused (125, not run), and the message says why it cannot show what
 // differs. On PostgreSQL the empty request also fits its NOT NULL column.
 func TestRunBigRequestNotKept(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, run func(args ...string) (int, string, string), marks func() int, dir string) {
 		args := bigArgs(t, dir)
 		step := []string{"run", "--task", "t1", "--tool", "load", "--args", args, "--", "sh", "-c", "echo a >> " + filepath.Join(dir, "mark")}

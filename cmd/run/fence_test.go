@@ -13,7 +13,7 @@ import (
 )
 
 // TestFleetFencePausedHolder: holder A (`run --lease
-// 1s`) is stopped (SIGSTOP) while its command runs; past its lease,
+// 3s`) is stopped (SIGSTOP) while its command runs; past its lease,
 // `ledger forget KEY` removes its record and B runs the step again. A,
 // continued while B's command runs, must not match B's claim: its renewal
 // is refused, its command is killed and it exits 76 saying a newer
@@ -22,6 +22,7 @@ import (
 // mark, B claimed attempt 1 again, A's renewal matched B's record, A's
 // command ran to its end and A's completion overwrote B's record.
 func TestFleetFencePausedHolder(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		// Each worker's command waits for its own release file.
@@ -30,7 +31,10 @@ echo "start-$w-$IDEMPOTENCY_ATTEMPT" >> ran
 while [ ! -e "release-$w" ]; do sleep 0.05; done
 echo "done-$w" >> ran
 echo "finished by $w"`)
-		args := []string{"run", "-v", "--task", "t-fence", "--tool", "deploy", "--lease", "1s", "--", step}
+		// A 3 s lease: A's renewal after SIGCONT has a third of it to be
+		// refused by a loaded store (a renewal not answered in time, past
+		// a whole lease, is a loss of another kind).
+		args := []string{"run", "-v", "--task", "t-fence", "--tool", "deploy", "--lease", "3s", "--", step}
 		a := fl.Start("a", args...)
 		clitest.WaitFor(t, 20*time.Second, func() bool { return len(fl.Lines("ran")) == 1 })
 		// Only idemkey stops: its command runs on, waiting.
@@ -38,9 +42,15 @@ echo "finished by $w"`)
 			t.Fatal(err)
 		}
 		key := clitest.RunKeyOf(t, a)
-		time.Sleep(2500 * time.Millisecond) // past the 1 s lease, on any clock
-		if w := fl.Run("operator", "ledger", "forget", "--yes", key); w.Code != 0 {
-			t.Fatalf("ledger forget of the paused holder's key: exit %d:\n%s", w.Code, w.Stderr.String())
+		// forget refuses the key ("its holder is alive") until the lease
+		// has run out on the store's clock.
+		var forget *clitest.Worker
+		clitest.WaitFor(t, 30*time.Second, func() bool {
+			forget = fl.Run("operator", "ledger", "forget", "--yes", key)
+			return !strings.Contains(forget.Stderr.String(), "its holder is alive")
+		})
+		if forget.Code != 0 {
+			t.Fatalf("ledger forget of the paused holder's key: exit %d:\n%s", forget.Code, forget.Stderr.String())
 		}
 		b := fl.Start("b", args...)
 		clitest.WaitFor(t, 20*time.Second, func() bool { return len(fl.Lines("ran")) == 2 })

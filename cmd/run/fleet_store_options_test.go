@@ -19,6 +19,7 @@ import (
 // a second machine's run is busy (75), not a second execution; the first
 // completes and is replayed.
 func TestFleetRedisTTLShorterThanStep(t *testing.T) {
+	t.Parallel()
 	s := clitest.RedisStore(t)
 	s.URL += "?ttl=1s"
 	fl := clitest.NewFleet(t, s, nil)
@@ -42,6 +43,7 @@ func TestFleetRedisTTLShorterThanStep(t *testing.T) {
 // (ALTER DATABASE … SET DateStyle = 'SQL, DMY', a site's default): run,
 // replay and ledger ls work.
 func TestFleetPostgresDateStyle(t *testing.T) {
+	t.Parallel()
 	s := clitest.PGStore(t)
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.URL)

@@ -23,6 +23,7 @@ import (
 // kernel lock race one key: one execution; the other waits for it
 // (--wait, on NOTIFY or polling) and replays its output.
 func TestFleetTwoMachinesOneKey(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		step := fl.Script("step.sh", `echo "$IDEMPOTENCY_KEY" >> ran; sleep 1; echo "done by attempt $IDEMPOTENCY_ATTEMPT"`)
@@ -47,6 +48,7 @@ func TestFleetTwoMachinesOneKey(t *testing.T) {
 // TestFleetRace64OneKey: 64 workers on one key: one execution; every
 // other worker exits 75 (busy) or replays the result (0).
 func TestFleetRace64OneKey(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		step := fl.Script("step.sh", `echo "$IDEMPOTENCY_ATTEMPT" >> ran; sleep 2`)
@@ -73,13 +75,15 @@ func TestFleetRace64OneKey(t *testing.T) {
 	})
 }
 
-// TestFleetDistinctKeys: 16 workers on 500 distinct keys: each key's step
-// runs once; a second pass over a sample replays.
+// TestFleetDistinctKeys: 16 workers on 160 distinct keys (10 each, every
+// one a process of its own): each key's step runs once; a second pass
+// over a sample replays.
 func TestFleetDistinctKeys(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		step := fl.Script("step.sh", `echo "$IDEMPOTENCY_KEY" >> ran`)
-		const keys, workers = 500, 16
+		const keys, workers = 160, 16
 		next := make(chan int)
 		go func() {
 			for i := range keys {
@@ -116,7 +120,7 @@ func TestFleetDistinctKeys(t *testing.T) {
 		if len(ran) != keys || len(seen) != keys {
 			t.Fatalf("%d executions of %d distinct keys, want %d of %d", len(ran), len(seen), keys, keys)
 		}
-		for i := 0; i < keys; i += 50 {
+		for i := 0; i < keys; i += 16 {
 			if w := fl.Run("again", "run", "-q", "--task", fmt.Sprint("t-", i), "--tool", "x", "--", step); w.Code != 0 {
 				t.Fatalf("second pass, key %d: exit %d", i, w.Code)
 			}
@@ -133,6 +137,7 @@ func TestFleetDistinctKeys(t *testing.T) {
 // exits 76; attempt 2's record stays; the deduping owner saw two requests
 // with one key and applied one effect.
 func TestFleetLeaseExpiry(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		o := clitest.NewOwner(t, true)
 		fl := clitest.NewFleet(t, s, o)
@@ -183,7 +188,8 @@ echo "attempt $IDEMPOTENCY_ATTEMPT finished"`)
 // step runs: the outcome is recorded, or reported as unknown; never lost
 // (the step would run again) and never succeeded when it failed.
 func TestFleetStoreRestart(t *testing.T) {
-	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+	t.Parallel()
+	clitest.EachOwnStore(t, func(t *testing.T, s *clitest.Store) {
 		for _, tc := range []struct {
 			name, body string
 			code       int
@@ -225,7 +231,8 @@ func TestFleetStoreRestart(t *testing.T) {
 // renewals fail, and when the lease runs out the holder treats it as lost:
 // it kills its command and exits 76 (it never reports success).
 func TestFleetStoreLost(t *testing.T) {
-	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
+	t.Parallel()
+	clitest.EachOwnStore(t, func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		step := fl.Script("step.sh", `echo started >> ran; sleep 20; echo finished >> ran`)
 		w := fl.Start("a", "run", "--task", "t-lost", "--tool", "x", "--lease", "2s", "--", step)
@@ -252,6 +259,7 @@ func TestFleetStoreLost(t *testing.T) {
 // FLUSHDB): the step runs again, and the deduping owner still applies one
 // effect: the ledger is a cache in front of the owner's dedupe.
 func TestFleetLedgerEmptied(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		o := clitest.NewOwner(t, true)
 		fl := clitest.NewFleet(t, s, o)
@@ -277,6 +285,7 @@ func TestFleetLedgerEmptied(t *testing.T) {
 // TestFleetUnreachable: a store that does not answer: the command never
 // runs, one clear error without the password, exit 125.
 func TestFleetUnreachable(t *testing.T) {
+	t.Parallel()
 	port, err := testserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -305,6 +314,7 @@ func TestFleetUnreachable(t *testing.T) {
 // TestFleetRedisEviction: a Redis whose maxmemory-policy may evict keys:
 // run warns on stderr and still runs the step.
 func TestFleetRedisEviction(t *testing.T) {
+	t.Parallel()
 	s := clitest.RedisStore(t, "--maxmemory-policy", "allkeys-lru")
 	fl := clitest.NewFleet(t, s, nil)
 	step := fl.Script("step.sh", `echo x >> ran; echo out`)
@@ -328,6 +338,7 @@ func TestFleetRedisEviction(t *testing.T) {
 // (as behind PgBouncer in transaction mode): run, replay, busy and the
 // ledger commands work, and the table is made by ledger init.
 func TestFleetPostgresSimpleProtocol(t *testing.T) {
+	t.Parallel()
 	s := clitest.PGStore(t)
 	// (trust authentication ignores the password: it is there to be hidden)
 	s.URL += "&default_query_exec_mode=simple_protocol&table=fleet_steps&password=s3cret-pw"
@@ -360,6 +371,7 @@ func TestFleetPostgresSimpleProtocol(t *testing.T) {
 // against another CA fails), and rediss:// speaks TLS, verifying the
 // server against the CAs Go trusts (SSL_CERT_FILE adds one).
 func TestFleetTLS(t *testing.T) {
+	t.Parallel()
 	t.Run("postgres", func(t *testing.T) {
 		c, cert := testserver.NewPostgresTLS(t)
 		url := c.CreateDB(t)
@@ -410,6 +422,7 @@ func otherCA(t *testing.T) string {
 // TestFleetPostLedger: post --ledger=URL on two machines: the second
 // replays the saved response, and the owner sees one request.
 func TestFleetPostLedger(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		o := clitest.NewOwner(t, false)
 		fl := clitest.NewFleet(t, s, o)

@@ -10,5 +10,6 @@ import (
 // with the process's environment, pass with a caller's hostile settings
 // exported (clitest.CheckHermetic).
 func TestSuiteIgnoresCallersSettings(t *testing.T) {
+	t.Parallel()
 	clitest.CheckHermetic(t, "^TestRun(TwiceReplaysByteForByte|OtherCommandLineRefused|DistinctKeysConcurrently|RaceOneKey)$")
 }

@@ -14,6 +14,7 @@ import (
 // right after the completion, the record is succeeded, and the next run
 // replays it without running the command again, on every store.
 func TestRunCrashAfterLazyComplete(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, s *clitest.Store) {
 		fl := clitest.NewFleet(t, s, nil)
 		step := fl.Script("step.sh", "echo ran >> ran; echo out")

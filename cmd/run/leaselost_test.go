@@ -13,6 +13,7 @@ import (
 // the hold is lost, the command killed, and -v's last line says the 76 is
 // idemkey's (lease lost, the command killed), not the command's own.
 func TestVerboseLeaseLostSaysWhose(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewProcs(t)
 	p := r.Start("run", "-v", "--lease", "30ms", "--task", "t", "--tool", "lost", "--", "sh", "-c", "echo $$ > step.pid; exec sleep 60")
 	waitFor(t, "the step", func() bool { return alive(r.PidIn("step.pid")) })

@@ -13,6 +13,7 @@ import (
 // table on first use (a schema that does not exist) is one line that names
 // the ledger once; it said "ledger at URL: ledger at URL: creating table".
 func TestPostgresErrorNamesLedgerOnce(t *testing.T) {
+	t.Parallel()
 	url := testserver.Postgres(t) + "&table=no_such_schema.steps"
 	if !strings.Contains(url, "?") {
 		url = strings.Replace(url, "&table=", "?table=", 1)

@@ -1,6 +1,7 @@
 package run_test
 
 import (
+	"flag"
 	"os"
 	"testing"
 	"time"
@@ -10,8 +11,14 @@ import (
 )
 
 // TestMain runs the tests hermetically; called by the name idemkey, the
-// test binary is idemkey (clitest.Main), with run's test-only hook.
-func TestMain(m *testing.M) { clitest.Main(m, pauseBeforeStart) }
+// test binary is idemkey (clitest.Main), with run's test-only hook. Four
+// parallel tests run at once unless -parallel says otherwise (its
+// default is the number of CPUs): they spend most of their time waiting
+// for processes, leases and servers, not computing.
+func TestMain(m *testing.M) {
+	flag.Set("test.parallel", "4")
+	clitest.Main(m, pauseBeforeStart)
+}
 
 // pauseBeforeStart sets run's hook from IDEMKEY_TEST_PAUSE_BEFORE_START=FILE:
 // between the claim and the command's start, idemkey creates FILE and

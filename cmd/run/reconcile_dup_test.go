@@ -14,6 +14,7 @@ import (
 // names it, and the next run replays without asking or running again.
 // ledger reconcile reads exit 3 the same way.
 func TestReconcileDuplicated(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewProcs(t)
 	step := []string{"run", "--task", "t", "--tool", "pay", "--", "sh", "-c", `echo ran >> ran; kill -9 $$`}
 	if p := r.Run(step...); p.Code != 137 {
@@ -66,6 +67,7 @@ func TestReconcileDuplicated(t *testing.T) {
 // (exit 2): what it left is killed with it, so the key is not kept in
 // progress: the next run finds the outcome unknown (76), not busy (75).
 func TestReconcileLeftoverDoesNotHoldTheKey(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewProcs(t)
 	step := []string{"run", "--task", "t", "--tool", "pay", "--", "sh", "-c", `kill -9 $$`}
 	if p := r.Run(step...); p.Code != 137 {

@@ -101,6 +101,7 @@ func (rf *reconcileFleet) crashStep() string {
 }
 
 func TestReconcileAnswers(t *testing.T) {
+	t.Parallel()
 	// crash leaves attempt 1 unknown and waits until every process of the
 	// killed group is gone (the record reads unknown, not in progress by
 	// a step still holding the key's lock): the next run must find it so.
@@ -201,6 +202,7 @@ func must(b []byte, err error) []byte {
 // finds the key busy instead of asking again at once; once it has gone,
 // the next run asks again and settles.
 func TestReconcileKilledMidway(t *testing.T) {
+	t.Parallel()
 	rf := newReconcileFleet(t, sqliteFleetStore(t), "deploy")
 	key := rf.crashStep()
 	rf.answer("wait")
@@ -229,6 +231,7 @@ func TestReconcileKilledMidway(t *testing.T) {
 // TestReconcileCrashAfterAnswer: idemkey dies after the reconcile answered
 // and before the answer was recorded; the next run asks again.
 func TestReconcileCrashAfterAnswer(t *testing.T) {
+	t.Parallel()
 	eachReconcileStore(t, func(t *testing.T, s *clitest.Store) {
 		rf := newReconcileFleet(t, s, "deploy")
 		key := rf.crashStep()
@@ -264,6 +267,7 @@ func eachReconcileStore(t *testing.T, f func(t *testing.T, s *clitest.Store)) {
 // and replays the answer), however long the reconcile takes past the
 // lease.
 func TestReconcileTwoWorkersOneKey(t *testing.T) {
+	t.Parallel()
 	clitest.EachStore(t, func(t *testing.T, s *clitest.Store) {
 		rf := newReconcileFleet(t, s, "deploy")
 		rf.crashStep()
@@ -289,6 +293,7 @@ echo "pr #9"
 // each tool's owner answers for its own (0, 1, 2), --dry-run writes
 // nothing, and a step whose holder is alive is left alone.
 func TestLedgerReconcileAll(t *testing.T) {
+	t.Parallel()
 	rf := newReconcileFleet(t, sqliteFleetStore(t), "")
 	keys := map[string]string{}
 	for _, tool := range []string{"a", "b", "c"} {
@@ -355,6 +360,7 @@ echo "cannot tell for $IDEMKEY_TOOL" >&2; exit 2
 // in flight) and, when it took effect, replays the reconcile's answer
 // without sending it again.
 func TestPostReconcile(t *testing.T) {
+	t.Parallel()
 	o := clitest.NewPlanOwner(t, 0) // the first request stalls
 	rf := newReconcileFleet(t, sqliteFleetStore(t), "pay")
 	args := []string{"post", o.URL + "/pay", "--task", "t-post", "--tool", "pay", "-d", `{"amount":5}`}

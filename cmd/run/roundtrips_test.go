@@ -118,6 +118,7 @@ func (tc *turnCounter) via(t *testing.T, raw string) string {
 // insert that conflicts, then the read; Redis: one script). PostgreSQL also
 // sends its Terminate message when the store closes.
 func TestFleetRoundTrips(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		store         func(t *testing.T) *clitest.Store

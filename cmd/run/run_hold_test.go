@@ -22,6 +22,7 @@ import (
 // newer attempt holds the key; the command is killed (76) and nothing is
 // written back.
 func TestRunLeaseLostRecordGone(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	c := r.Cmd("run", "--task", "t1", "--tool", "gone", "--lease", "150ms", "--", "sh", "-c",
 		`touch `+r.Path("mark")+`; sleep 30`)
@@ -46,6 +47,7 @@ func TestRunLeaseLostRecordGone(t *testing.T) {
 // TestRunLeaseLostLedgerSilent: a store that stops answering for a whole
 // lease: the loss says so (not "a newer attempt holds the key").
 func TestRunLeaseLostLedgerSilent(t *testing.T) {
+	t.Parallel()
 	r, px := stalledRedisRig(t)
 	c := r.Cmd("run", "--task", "t1", "--tool", "silent", "--lease", "1500ms", "--", "sh", "-c", `touch `+r.Path("mark")+`; sleep 30`)
 	var errb bytes.Buffer
@@ -69,6 +71,7 @@ func TestRunLeaseLostLedgerSilent(t *testing.T) {
 // way out, so the next run finds the key unknown at once (76), not in
 // progress elsewhere (75) for the rest of its 30 s lease.
 func TestRunFailedCompletionReleases(t *testing.T) {
+	t.Parallel()
 	s := clitest.PGStore(t)
 	r := clitest.NewRig(t)
 	r.Env = append(step.WithoutEnv(r.Env, "IDEMKEY_LEDGER"), "IDEMKEY_LEDGER="+s.URL)

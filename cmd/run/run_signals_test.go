@@ -25,6 +25,7 @@ import (
 // command had written that the reader had not taken yet was lost: 98294 of
 // 138894 bytes reached the reader.
 func TestRunSlowReaderGetsAllOutput(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	// 120000 bytes fit in the pipes between the command and the reader,
 	// so the command exits while the reader pauses.
@@ -89,6 +90,7 @@ func TestRunReaderGoneKeepsWhatTheCommandWrote(t *testing.T) {
 // for a person to settle.
 // On SQLite for each signal, and with SIGTERM on PostgreSQL and Redis.
 func TestRunSignalBeforeStartIsNotUnknown(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) { signalBeforeStart(t, clitest.NewRig(t), sig) })
 	}
@@ -262,6 +264,7 @@ func stalledRedisRig(t *testing.T) (*clitest.Rig, *stallProxy) {
 // command was killed (SIGKILL) without ever getting the SIGTERM (its
 // cleanup never ran).
 func TestRunSignalForwardedWhileStoreStalls(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for lease renewals (6 s)")
 	}

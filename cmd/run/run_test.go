@@ -87,6 +87,7 @@ func TestRunOtherCommandLineRefused(t *testing.T) {
 }
 
 func TestRunRaceOneKey(t *testing.T) {
+	t.Parallel()
 	for _, wait := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
 			r := clitest.NewRig(t)
@@ -145,6 +146,7 @@ func TestRunDistinctKeysConcurrently(t *testing.T) {
 }
 
 func TestRunKilledMidStepIsUnknown(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	o := clitest.NewEffectOwner(t, true)
 	holder, args := r.StartHolder(o)
@@ -192,6 +194,7 @@ func TestRunKilledMidStepIsUnknown(t *testing.T) {
 }
 
 func TestRunOrphanKeepsKeyBusy(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	o := clitest.NewEffectOwner(t, true)
 	holder, args := r.StartHolder(o)
@@ -211,6 +214,7 @@ func TestRunOrphanKeepsKeyBusy(t *testing.T) {
 }
 
 func TestRunStoppedHolderNotTakenOver(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	o := clitest.NewEffectOwner(t, false)
 	holder, args := r.StartHolder(o, "--lease", "300ms")
@@ -244,6 +248,7 @@ func TestRunStoppedHolderNotTakenOver(t *testing.T) {
 }
 
 func TestRunCrashBetweenExitAndRecord(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	o := clitest.NewEffectOwner(t, true)
 	script := `curl -sf -H "Idempotency-Key: $IDEMPOTENCY_KEY" ` + o.URL + `/pay; echo "attempt $IDEMPOTENCY_ATTEMPT" >> ` + r.Path("mark")
@@ -358,6 +363,7 @@ func TestRunOutputCapAndTruncatedReplay(t *testing.T) {
 }
 
 func TestRunRetention(t *testing.T) {
+	t.Parallel()
 	r := clitest.NewRig(t)
 	args := []string{"--task", "t1", "--tool", "ret", "--", "sh", "-c", "echo ran >> " + r.Path("mark")}
 	r.Idemkey(append([]string{"run"}, args...)...)
@@ -484,6 +490,7 @@ func TestRunBrokenStdoutReachesTheCommand(t *testing.T) {
 }
 
 func TestRunLeaseLost(t *testing.T) {
+	t.Parallel()
 	for _, policy := range []string{"kill", "continue"} {
 		t.Run(policy, func(t *testing.T) {
 			r := clitest.NewRig(t)

@@ -19,6 +19,7 @@ import (
 // each, five times: 25 s and "context deadline exceeded"), far above what
 // a failure takes here.
 func TestFleetTLSMismatch(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name, url string
 		want      []string

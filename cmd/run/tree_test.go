@@ -17,6 +17,7 @@ import (
 // unknown), the child is gone and never makes its effect, so nothing
 // holds the key and resolve settles it.
 func TestStopSignalStopsTheStepsTree(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) { stopSignalStopsTheTree(t, sig) })
 	}

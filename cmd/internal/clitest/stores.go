@@ -16,39 +16,55 @@ import (
 type Store struct {
 	Name string
 	URL  string
-	// stop crashes the server (SIGKILL) for good.
+	// stop crashes the server (SIGKILL) for good; nil on a server shared
+	// with other tests (PGStore).
 	Stop func()
 	// empty removes every record (TRUNCATE, FLUSHDB).
 	Empty func(t *testing.T)
 	// restart crashes the server (SIGKILL) and starts it again after
-	// down.
+	// down; nil on a server shared with other tests (PGStore).
 	Restart func(t *testing.T, down time.Duration)
 }
 
-// PGStore is a PostgreSQL cluster of the test's own, with a fresh
-// database.
+// PGStore is a fresh database in the PostgreSQL cluster the test binary
+// shares between its tests (testserver.Postgres): a database is made in
+// milliseconds, a cluster started in seconds. The cluster cannot be
+// stopped or restarted by one test (Stop and Restart are nil): a test
+// that does takes OwnPGStore.
 func PGStore(t *testing.T) *Store {
+	url := testserver.Postgres(t)
+	return &Store{Name: "postgres", URL: url, Empty: truncate(url)}
+}
+
+// OwnPGStore is a PostgreSQL cluster of the test's own, with a fresh
+// database, that the test may stop and restart.
+func OwnPGStore(t *testing.T) *Store {
 	c := testserver.NewPostgres(t)
 	url := c.CreateDB(t)
 	return &Store{
 		Name: "postgres", URL: url,
-		Empty: func(t *testing.T) {
-			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
-			if _, err := conn.Exec(ctx, "TRUNCATE idemkey_ledger"); err != nil {
-				t.Fatal(err)
-			}
-		},
-		Stop: func() { c.Stop(syscall.SIGKILL) },
+		Empty: truncate(url),
+		Stop:  func() { c.Stop(syscall.SIGKILL) },
 		Restart: func(t *testing.T, down time.Duration) {
 			c.Stop(syscall.SIGKILL)
 			time.Sleep(down)
 			c.Start(t)
 		},
+	}
+}
+
+// truncate empties the ledger's table of the database at url.
+func truncate(url string) func(t *testing.T) {
+	return func(t *testing.T) {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "TRUNCATE idemkey_ledger"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -76,12 +92,18 @@ func RedisStore(t *testing.T, extra ...string) *Store {
 	}
 }
 
-// EachStore runs f on PostgreSQL and on Redis (not under -short: each
-// store is a server of its own, started per test).
-func EachStore(t *testing.T, f func(t *testing.T, s *Store)) {
+// EachStore runs f on PostgreSQL (a database in the shared cluster) and
+// on Redis (a redis-server of the test's own), not under -short.
+func EachStore(t *testing.T, f func(t *testing.T, s *Store)) { eachStore(t, PGStore, f) }
+
+// EachOwnStore is EachStore on servers of the test's own (a cluster of
+// its own for PostgreSQL), for a test that stops or restarts them.
+func EachOwnStore(t *testing.T, f func(t *testing.T, s *Store)) { eachStore(t, OwnPGStore, f) }
+
+func eachStore(t *testing.T, pg func(*testing.T) *Store, f func(t *testing.T, s *Store)) {
 	if testing.Short() {
-		t.Skip("-short: the shared stores (a PostgreSQL cluster and a redis-server per test) run in the full suite")
+		t.Skip("-short: the shared stores (PostgreSQL and a redis-server per test) run in the full suite")
 	}
-	t.Run("postgres", func(t *testing.T) { f(t, PGStore(t)) })
+	t.Run("postgres", func(t *testing.T) { f(t, pg(t)) })
 	t.Run("redis", func(t *testing.T) { f(t, RedisStore(t)) })
 }
