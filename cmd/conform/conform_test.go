@@ -404,6 +404,7 @@ func implBinary(t *testing.T, name string) string {
 }
 
 func TestConformMoreImplementations(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds and runs a dozen implementations")
 	}
@@ -427,6 +428,7 @@ func TestConformMoreImplementations(t *testing.T) {
 // diagnosed from the key alone; keys in another form and extra lines are
 // misbehaviours (exit 2) whose message says what the answer is.
 func TestConformMoreShapes(t *testing.T) {
+	t.Parallel()
 	need(t, "node")
 	node := "node" // named so in the messages
 	impl := func(name string) string { return filepath.Join(impls, name) }
@@ -471,6 +473,7 @@ func TestConformMoreShapes(t *testing.T) {
 
 // TestConformJq: jq -cS, run once per case through a shell script.
 func TestConformJq(t *testing.T) {
+	t.Parallel()
 	need(t, "jq")
 	if out, err := exec.Command("jq", "--version").Output(); err != nil || strings.TrimSpace(string(out)) != "jq-1.6" {
 		t.Skipf("jq 1.6 wanted (the number format the diagnosis models): %s %v", out, err)
