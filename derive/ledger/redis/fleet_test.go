@@ -148,6 +148,7 @@ func parallel(n, workers int, f func(i int)) {
 // and its replica promoted mid-fleet: every step finished before is
 // replayed, and none runs twice.
 func TestClusterFleet(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a cluster of six servers and a few hundred processes")
 	}
@@ -321,6 +322,7 @@ func summarize[T any](xs []T, code func(T) int) map[int]int {
 // acknowledged); once the replica is back and the primary killed and the
 // replica promoted, the step runs exactly once in total, and replays.
 func TestReplicaFrozen(t *testing.T) {
+	t.Parallel()
 	p := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	r := testserver.NewRedisReplica(t, p, "--appendonly", "yes", "--appendfsync", "always")
 	f := newFleet(t, p.URL()+"?replica_timeout=2s")
@@ -384,6 +386,7 @@ func TestReplicaFrozen(t *testing.T) {
 // once. The server has no persistence: each run warns, once, what a
 // restart loses.
 func TestTTLNeverRerunsUnknown(t *testing.T) {
+	t.Parallel()
 	srv := testserver.NewRedis(t)
 	f := newFleet(t, srv.URL()+"?ttl=1s")
 	c := f.command("run", "--ledger", f.url, "--lease", "1s", "--task", "t", "--tool", "effect", "--", "sh", "-c", "echo $$ > step.pid; echo x >> effects; exec sleep 60")
@@ -439,6 +442,7 @@ const beforeTokens = "989bdc7212480fbe9051d46de65dfa45bd55996a"
 // a newer worker took the key over, cannot renew or complete over that
 // claim. The newer idemkey replays what the older one recorded.
 func TestOlderBinaryLockedOut(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an older idemkey")
 	}

@@ -64,6 +64,7 @@ var caps = ledgertest.Caps{
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	r := testserver.NewRedis(t)
 	c := caps
 	c.Concurrency = 64
@@ -245,6 +246,7 @@ func TestTTLRefused(t *testing.T) {
 // the holder stops renewing, the record turns unknown and never expires:
 // claims keep reading it as unknown, long after lease plus ttl.
 func TestRecordTTLSparesLiveHolder(t *testing.T) {
+	t.Parallel()
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
 	ctx := context.Background()
@@ -299,6 +301,7 @@ func TestRecordTTLSparesLiveHolder(t *testing.T) {
 // and restarted: a record written before is there, and a completion sent
 // while it was down is retried and lands.
 func TestRestartWithAOF(t *testing.T) {
+	t.Parallel()
 	r := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	s := open(t, r.URL(), Options{})
 	ctx := context.Background()
@@ -326,6 +329,7 @@ func TestRestartWithAOF(t *testing.T) {
 // with errTLSMismatch and a hint, in either direction; a matching one
 // opens (the handshake is the store's own dialer's).
 func TestTLSMismatch(t *testing.T) {
+	t.Parallel()
 	plain := testserver.NewRedis(t)
 	tlsr, _ := testserver.NewRedisTLS(t)
 	for _, tc := range []struct {
@@ -356,6 +360,7 @@ func TestTLSMismatch(t *testing.T) {
 // cannot renew or complete over it. The mark expires its keep after the
 // record went.
 func TestRecordTTLFencesPausedHolder(t *testing.T) {
+	t.Parallel()
 	r := testserver.NewRedis(t)
 	s := open(t, r.URL()+"?ttl=200ms", Options{})
 	ctx := context.Background()
@@ -428,6 +433,7 @@ func TestReplyTimeouts(t *testing.T) {
 // TestClusterScenarios: the store scenario table on a Redis Cluster of
 // three primaries, each with a replica (every claim waits for it).
 func TestClusterScenarios(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a cluster of six servers")
 	}
@@ -459,6 +465,7 @@ func TestClusterScenarios(t *testing.T) {
 // connected replica. appendfsync always, and a replica claims wait for,
 // get no warning.
 func TestPersistenceWarning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	warned := func(s string, args ...string) []string {
 		r := testserver.NewRedis(t, args...)
@@ -605,6 +612,7 @@ func TestUpgradeFromSchema1(t *testing.T) {
 // holds too), from before the move starts until after it ends: each lands
 // once, and List finds every record where it is.
 func TestClusterResharding(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a cluster of six servers")
 	}
