@@ -119,6 +119,7 @@ func count(lines []string, s string) int {
 // error, not "version 1"; and through the command line, `run` runs and
 // `ledger init` says ready only with the table there.
 func TestDroppedTableCreatedAgain(t *testing.T) {
+	t.Parallel()
 	url := testserver.Postgres(t)
 	ctx := context.Background()
 	conn := connect(t, url)
@@ -176,6 +177,7 @@ func TestDroppedTableCreatedAgain(t *testing.T) {
 // completes there, every finished step replays, none runs twice, and the
 // ledger commands work on the promoted standby.
 func TestFailoverMultiHost(t *testing.T) {
+	t.Parallel()
 	p := testserver.NewPostgres(t)
 	db := dbName(t, p.CreateDB(t))
 	sb := p.NewStandby(t, "standby1")
@@ -259,6 +261,7 @@ func TestFailoverMultiHost(t *testing.T) {
 // standby's flush even where the database sets synchronous_commit to
 // local; cleared again, the warning is back.
 func TestAsyncStandbyWarning(t *testing.T) {
+	t.Parallel()
 	p := testserver.NewPostgres(t)
 	url := p.CreateDB(t)
 	sb := p.NewStandby(t, "standby1")

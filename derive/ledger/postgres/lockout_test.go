@@ -21,11 +21,12 @@ const beforeTokens = "989bdc7212480fbe9051d46de65dfa45bd55996a"
 // step; its lease runs out and an older `ledger forget` removes its
 // record; a newer worker claims the key again (upgrading the table), at
 // attempt 1 again, and runs. The paused holder is resumed: its renewal
-// and completion fail (the upgraded table has no lease_until), it does
-// not overwrite the newer claim, and the newer worker completes with its
+// fails (the upgraded table has no lease_until) and it gives up its step
+// (exit 76), it does not overwrite the newer claim, and the newer worker completes with its
 // own outcome. An older `run` on a fresh key fails without running its
 // step, and an older `ledger ls` fails too.
 func TestOlderBinaryLockedOut(t *testing.T) {
+	t.Parallel()
 	url := testserver.Postgres(t)
 	old := newCLI(t, idemkey(t, beforeTokens))
 	cur := newCLI(t, idemkey(t, ""))
@@ -78,11 +79,19 @@ echo "$WHO"
 		t.Fatalf("the newer claim: attempt %d, %v (the older forget kept no mark: want 1, the paused holder's number)", attempt, err)
 	}
 
-	// The older holder wakes, renews, and its step ends: its renewal and
-	// completion both fail.
+	// The older holder wakes and renews: its renewal fails, and it gives
+	// up its step. Its step is let go only after that (or after 30 s), so
+	// that a renewal slower than the step's last 50 ms on a loaded machine
+	// does not leave the completion alone to fail (a warning, exit 0).
 	holder.Process.Signal(syscall.SIGCONT)
+	ended := make(chan struct{})
+	go func() { holder.Wait(); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+	}
 	old.touch("go-old")
-	holder.Wait()
+	<-ended
 	if holder.ProcessState.ExitCode() == 0 || !strings.Contains(holderErr.String(), "lease_until") {
 		t.Fatalf("the older holder: exit %d, %q; want its writes refused (no column lease_until)", holder.ProcessState.ExitCode(), holderErr)
 	}

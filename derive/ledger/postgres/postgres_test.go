@@ -63,11 +63,13 @@ func wipe(t *testing.T, s ledger.Store) {
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	url := testserver.Postgres(t)
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64, Wipe: wipe})
 }
 
 func TestScenariosSimpleProtocol(t *testing.T) {
+	t.Parallel()
 	url := testserver.Postgres(t) + "&default_query_exec_mode=simple_protocol"
 	s := open(t, url)
 	if s.cfg.DefaultQueryExecMode != pgx.QueryExecModeSimpleProtocol {
@@ -81,6 +83,7 @@ func TestScenariosSimpleProtocol(t *testing.T) {
 // IntervalStyle, in both query modes, and with a DateStyle in the URL:
 // the store's reads parse timestamps whatever the session shows them as.
 func TestScenariosOddSessionDefaults(t *testing.T) {
+	t.Parallel()
 	// The three runs at once, each on a database of its own: the scenario
 	// table mostly waits, and its gc scenarios act on the whole table.
 	var wg sync.WaitGroup
@@ -289,6 +292,7 @@ func TestWaitNotified(t *testing.T) {
 // TestRestartRetried: a server restarted between calls: the next write
 // retries on a new connection and takes effect once.
 func TestRestartRetried(t *testing.T) {
+	t.Parallel()
 	c := testserver.NewPostgres(t)
 	s := open(t, c.CreateDB(t))
 	ctx := context.Background()
@@ -345,6 +349,7 @@ func walSyncs(t *testing.T, s *Store) int64 {
 // claims cost at least 40 flushes, 40 completions at most 20 (the WAL
 // writer's own, every 200 ms). Without SwapLazy the completions cost 40.
 func TestCompletionLazyClaimDurable(t *testing.T) {
+	t.Parallel()
 	s := open(t, testserver.NewPostgres(t).CreateDB(t))
 	ctx := context.Background()
 	const n = 40
