@@ -178,6 +178,9 @@ func TestDroppedTableCreatedAgain(t *testing.T) {
 // ledger commands work on the promoted standby.
 func TestFailoverMultiHost(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a primary, a standby and a failover")
+	}
 	p := testserver.NewPostgres(t)
 	db := dbName(t, p.CreateDB(t))
 	sb := p.NewStandby(t, "standby1")
@@ -262,6 +265,9 @@ func TestFailoverMultiHost(t *testing.T) {
 // local; cleared again, the warning is back.
 func TestAsyncStandbyWarning(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a primary and an asynchronous standby")
+	}
 	p := testserver.NewPostgres(t)
 	url := p.CreateDB(t)
 	sb := p.NewStandby(t, "standby1")

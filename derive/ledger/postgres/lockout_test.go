@@ -27,6 +27,9 @@ const beforeTokens = "989bdc7212480fbe9051d46de65dfa45bd55996a"
 // step, and an older `ledger ls` fails too.
 func TestOlderBinaryLockedOut(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds an older idemkey")
+	}
 	url := testserver.Postgres(t)
 	old := newCLI(t, idemkey(t, beforeTokens))
 	cur := newCLI(t, idemkey(t, ""))

@@ -323,6 +323,9 @@ func summarize[T any](xs []T, code func(T) int) map[int]int {
 // replica promoted, the step runs exactly once in total, and replays.
 func TestReplicaFrozen(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a primary, a frozen replica and a failover")
+	}
 	p := testserver.NewRedis(t, "--appendonly", "yes", "--appendfsync", "always")
 	r := testserver.NewRedisReplica(t, p, "--appendonly", "yes", "--appendfsync", "always")
 	f := newFleet(t, p.URL()+"?replica_timeout=2s")
