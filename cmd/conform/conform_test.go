@@ -474,6 +474,9 @@ func TestConformMoreShapes(t *testing.T) {
 // TestConformJq: jq -cS, run once per case through a shell script.
 func TestConformJq(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: runs a shell and jq for each of the cases")
+	}
 	need(t, "jq")
 	if out, err := exec.Command("jq", "--version").Output(); err != nil || strings.TrimSpace(string(out)) != "jq-1.6" {
 		t.Skipf("jq 1.6 wanted (the number format the diagnosis models): %s %v", out, err)
