@@ -33,8 +33,10 @@ func sqliteFleetStore(t *testing.T) *clitest.Store {
 func newReconcileFleet(t *testing.T, s *clitest.Store, tool string) *reconcileFleet {
 	fl := clitest.NewFleet(t, s, nil)
 	rf := &reconcileFleet{Fleet: fl}
-	// The step: marks each attempt, then hangs while "hang" exists.
-	rf.step = fl.Script("step.sh", `echo "run-$IDEMPOTENCY_ATTEMPT" >> ran
+	// The step: marks each attempt (its pid first), then hangs while
+	// "hang" exists.
+	rf.step = fl.Script("step.sh", `echo $$ > step.pid
+echo "run-$IDEMPOTENCY_ATTEMPT" >> ran
 while [ -e hang ]; do sleep 0.02; done
 echo "done-$IDEMPOTENCY_ATTEMPT"
 `)
@@ -84,9 +86,11 @@ func (rf *reconcileFleet) withReconcile(extra ...string) []string {
 	return rf.runArgs(append([]string{"--reconcile", rf.rc, "--reconcile-timeout", "3s"}, extra...)...)
 }
 
-// crashStep leaves attempt 1 unknown: idemkey and its command are killed
-// (-9, the whole process group) while the command runs. It returns the
-// key.
+// crashStep leaves attempt 1 unknown: idemkey is killed (-9, its whole
+// process group) while the command runs; the command, in a group of its
+// own, then ends. It returns the key once the command and its step holder
+// are gone (the holder keeps the key's lock until then: a run started
+// before would find the key busy).
 func (rf *reconcileFleet) crashStep() string {
 	rf.T.Helper()
 	rf.touch("hang")
@@ -94,9 +98,12 @@ func (rf *reconcileFleet) crashStep() string {
 	w := rf.Start("crash", rf.runArgs()...)
 	clitest.WaitFor(rf.T, 20*time.Second, func() bool { return len(rf.Lines("ran")) == before+1 })
 	key := clitest.RunKeyOf(rf.T, w)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(filepath.Join(rf.Dir, "step.pid"))))))
+	holder := stepHolderOf(rf.T, pid)
 	syscall.Kill(-w.Cmd.Process.Pid, syscall.SIGKILL)
 	w.Wait(rf.T, 20*time.Second)
 	rf.rm("hang")
+	clitest.WaitFor(rf.T, 20*time.Second, func() bool { return !clitest.Alive(pid) && !clitest.Alive(holder) })
 	return key
 }
 
