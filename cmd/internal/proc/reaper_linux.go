@@ -180,6 +180,9 @@ func waitChild(pid int) unix.WaitStatus {
 // here), again as each one's death reparents its own children, until none
 // is left; and returns how many processes it found alive.
 func killTree(pgid int) int {
+	if unix.Kill(-pgid, 0) == unix.ESRCH && noChildren() {
+		return 0 // nothing of the tree is left (see noChildren)
+	}
 	self := os.Getpid()
 	seen := map[int]bool{}
 	for _, p := range listProcesses() {

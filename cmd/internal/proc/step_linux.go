@@ -273,6 +273,16 @@ func stepHolderMain(fds string, reap bool, path string, argv []string) int {
 	return 0
 }
 
+// noChildren reports whether this process has no child left, running or
+// not yet reaped (it reaps one that has ended). For a subreaper whose
+// command has been reaped, it means the command's whole tree is gone:
+// every living process of it is a child or has a living ancestor that is
+// one. It saves reading /proc after a command that left nothing behind.
+func noChildren() bool {
+	_, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
+	return err == unix.ECHILD
+}
+
 // controlEnded reports whether the control pipe's writer (idemkey) has
 // gone, without reading it.
 func controlEnded(fd int) bool {
@@ -294,6 +304,9 @@ func signalTree(sig syscall.Signal) {
 // tree's orphans are its children) and reaps them, until none is left.
 func killChildren() {
 	for {
+		if noChildren() {
+			return
+		}
 		signalTree(syscall.SIGKILL)
 		if _, err := unix.Wait4(-1, nil, 0, nil); err == unix.ECHILD {
 			return
