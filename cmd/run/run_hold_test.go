@@ -3,7 +3,9 @@ package run_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,5 +123,29 @@ func TestRunOutputsDroppedWarns(t *testing.T) {
 	next := r.Idemkey(args...)
 	if next.Code != 0 || len(next.Stdout) != 0 || !strings.Contains(string(next.Stderr), "the recorded stdout was truncated: replayed 0 of its 6000000 bytes") {
 		t.Fatalf("replay: exit %d, %d bytes: %s", next.Code, len(next.Stdout), next.Stderr)
+	}
+}
+
+// TestRunHolderKilledByItsCommand: a command that kills its holder at
+// once may do so before the holder has said that it started it. Either
+// way the command ran: idemkey ends as its holder did (137), the outcome
+// is unknown, and the next run does not run the command again (76).
+// Twenty keys make the early kill likely at least once.
+func TestRunHolderKilledByItsCommand(t *testing.T) {
+	t.Parallel()
+	r := clitest.NewRig(t)
+	const n = 20
+	for i := range n {
+		task := fmt.Sprint("t-", i)
+		args := []string{"run", "--task", task, "--tool", "deploy", "--", "sh", "-c", `echo ran >> ran; kill -9 $PPID`}
+		if res := r.Idemkey(args...); res.Code != 128+int(syscall.SIGKILL) {
+			t.Fatalf("%s: exit %d, want 137: %s", task, res.Code, res.Stderr)
+		}
+		if res := r.Idemkey(args...); res.Code != cli.ExitUnknown || !bytes.Contains(res.Stderr, []byte("outcome unknown")) {
+			t.Fatalf("%s, run again: exit %d, want 76: %s", task, res.Code, res.Stderr)
+		}
+	}
+	if got := r.Lines("ran"); got != n {
+		t.Fatalf("the commands ran %d times, want %d (once a key)", got, n)
 	}
 }
