@@ -16,12 +16,15 @@ import (
 
 	"github.com/idemkey/idemkey/cmd"
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the tests run idemkey: the test binary, called by the
-// name idemkey (a symlink in each rig), is idemkey.
+// name idemkey (a symlink in each rig), is idemkey; its tests wait on
+// clients and servers more than they compute (testserver.WaitBound).
 func TestMain(m *testing.M) {
+	testserver.WaitBound()
 	testscript.Main(stopsHost{m}, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
 }
 

@@ -1,22 +1,20 @@
 package run_test
 
 import (
-	"flag"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/idemkey/idemkey/cmd/internal/clitest"
 	runcmd "github.com/idemkey/idemkey/cmd/run"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 // TestMain runs the tests hermetically; called by the name idemkey, the
-// test binary is idemkey (clitest.Main), with run's test-only hook. Four
-// parallel tests run at once unless -parallel says otherwise (its
-// default is the number of CPUs): they spend most of their time waiting
-// for processes, leases and servers, not computing.
+// test binary is idemkey (clitest.Main), with run's test-only hook; its
+// tests wait more than they compute (testserver.WaitBound).
 func TestMain(m *testing.M) {
-	flag.Set("test.parallel", "4")
+	testserver.WaitBound()
 	clitest.Main(m, pauseBeforeStart)
 }
 

@@ -22,6 +22,7 @@ package testserver
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -37,9 +38,10 @@ import (
 	"time"
 )
 
-// Main runs the tests and then stops the servers shared between them. Use
-// it from TestMain: os.Exit(testserver.Main(m)).
+// Main runs the tests (WaitBound) and then stops the servers shared
+// between them. Use it from TestMain: os.Exit(testserver.Main(m)).
 func Main(m *testing.M) int {
+	WaitBound()
 	code := m.Run()
 	stopShared()
 	if buildsDir != "" {
@@ -47,6 +49,12 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// WaitBound lets four parallel tests run at once unless -parallel says
+// otherwise (its default is the number of CPUs): for a package whose tests
+// spend most of their time waiting for processes, leases and servers, not
+// computing. Call it from TestMain, before the tests run.
+func WaitBound() { _ = flag.Set("test.parallel", "4") }
 
 // missing skips (or, under CI=true, fails) a test whose server is missing.
 func missing(t testing.TB, what string, err error) {
