@@ -16,6 +16,7 @@ import (
 	"github.com/idemkey/idemkey/derive"
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 // countLine is one effect testdata/mcp/counting-server.mjs saw.
@@ -33,24 +34,16 @@ type countLine struct {
 // scripts/services.sh installs them).
 func countingServer(t *testing.T) (*Stdio, *exec.Cmd, string) {
 	t.Helper()
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: bash scripts/services.sh)")
-		}
-		t.Skip(msg)
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		unavailable("node not found (%v)", err)
+		testserver.Unavailable(t, "node not found (%v)", err)
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(repo, "testdata/npm/mcp/node_modules/@modelcontextprotocol/sdk/package.json")); err != nil {
-		unavailable("the MCP npm packages are not installed")
+		testserver.Unavailable(t, "the MCP npm packages are not installed")
 	}
 	count := filepath.Join(t.TempDir(), "calls.jsonl")
 	c := exec.Command(node, filepath.Join(repo, "testdata/mcp/counting-server.mjs"))

@@ -1,11 +1,12 @@
 package clitest
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
 // Unavailable ends a test that cannot run here because what it needs (a
@@ -14,11 +15,7 @@ import (
 // skipped.
 func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: what a test needs must be installed; bash scripts/services.sh)")
-	}
-	t.Skip(msg)
+	testserver.Unavailable(t, format, args...)
 }
 
 // LookPath is the path of prog, or the test ends as Unavailable.

@@ -59,9 +59,17 @@ func WaitBound() { _ = flag.Set("test.parallel", "4") }
 // missing skips (or, under CI=true, fails) a test whose server is missing.
 func missing(t testing.TB, what string, err error) {
 	t.Helper()
-	msg := fmt.Sprintf("%s not available (%v): run bash scripts/services.sh to install it", what, err)
+	Unavailable(t, "%s not available (%v): run bash scripts/services.sh to install it", what, err)
+}
+
+// Unavailable ends a test that lacks what it needs (a server, node, a
+// package scripts/services.sh installs): it fails under CI=true, where
+// everything a test needs is installed, and is skipped elsewhere.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
 	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + " (CI=true: a missing server fails the test)")
+		t.Fatal(msg + " (CI=true: what a test needs must be installed; bash scripts/services.sh)")
 	}
 	t.Skip(msg)
 }
