@@ -146,7 +146,9 @@ echo "start $IDEMPOTENCY_ATTEMPT" >> ran
 if [ "$IDEMPOTENCY_ATTEMPT" = 1 ]; then sleep 30; else sleep 0.5; fi
 echo "done-$IDEMPOTENCY_ATTEMPT" >> ran
 echo "attempt $IDEMPOTENCY_ATTEMPT finished"`)
-		args := []string{"run", "-v", "--task", "t-lease", "--tool", "pay", "--lease", "2s", "--recover", "retry", "--", step}
+		// A lease long enough that the busy check below ends before it
+		// runs out on a loaded machine; the takeover waits for it.
+		args := []string{"run", "-v", "--task", "t-lease", "--tool", "pay", "--lease", "5s", "--recover", "retry", "--", step}
 		a := fl.Start("a", args...)
 		clitest.WaitFor(t, 10*time.Second, func() bool { return len(fl.Lines("ran")) > 0 })
 		// Only idemkey stops: its command (own process group) runs on.
@@ -157,8 +159,13 @@ echo "attempt $IDEMPOTENCY_ATTEMPT finished"`)
 		if w := fl.Run("b0", args...); w.Code != cli.ExitBusy {
 			t.Fatalf("while the lease is live: exit %d, want 75:\n%s", w.Code, w.Stderr.String())
 		}
-		time.Sleep(2500 * time.Millisecond)
+		// Once the lease has run out on the store's clock, a second worker
+		// takes over (until then each try is refused, 75, and runs nothing).
 		b := fl.Run("b", args...)
+		for deadline := time.Now().Add(30 * time.Second); b.Code == cli.ExitBusy && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			b = fl.Run("b", args...)
+		}
 		if b.Code != 0 || b.Stdout.String() != "attempt 2 finished\n" {
 			t.Fatalf("takeover: exit %d, stdout %q:\n%s", b.Code, b.Stdout.String(), b.Stderr.String())
 		}
