@@ -8,10 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/idemkey/idemkey/cmd/internal/clitest"
 )
 
 // deepDocs are arguments nested 9,999 levels deep (inside the documented
@@ -62,21 +61,11 @@ func runLimited(t *testing.T, dir string, args ...string) (int, string, int64) {
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "NO_COLOR=1"}
 	var stderr bytes.Buffer
 	c.Stdout, c.Stderr = nil, &stderr
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Set on the running child: it has mapped a few MiB by then, nowhere
-	// near the limit.
-	lim := unix.Rlimit{Cur: asLimit, Max: asLimit}
-	if err := unix.Prlimit(c.Process.Pid, unix.RLIMIT_AS, &lim, nil); err != nil {
-		t.Fatalf("prlimit: %v", err)
-	}
-	err = c.Wait()
+	rss, err := clitest.PeakRSS(c, asLimit)
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatal(err)
 	}
-	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-	return c.ProcessState.ExitCode(), stderr.String(), ru.Maxrss << 10
+	return c.ProcessState.ExitCode(), stderr.String(), rss
 }
 
 // TestDeepMemory runs key, key --batch, post --dry-run, drift and diff on

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/idemkey/idemkey/cmd/internal/cli"
@@ -238,7 +237,11 @@ func TestEndlessInputsProcess(t *testing.T) {
 			defer f.Close()
 			cmd.Stdin = f
 		}
-		out, err := cmd.Output()
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		rss, err := clitest.PeakRSS(cmd, 0)
+		rss >>= 20
+		out := stdout.Bytes()
 		if c.stdin == "pipe" {
 			<-done
 		}
@@ -246,7 +249,7 @@ func TestEndlessInputsProcess(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v, %s", c.name, err, stderr.String())
 			}
-			base = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
+			base = rss
 			continue
 		}
 		ee, ok := err.(*exec.ExitError)
@@ -254,7 +257,6 @@ func TestEndlessInputsProcess(t *testing.T) {
 			t.Errorf("%s: %v, stdout %q, stderr %q", c.name, err, out, stderr.String())
 			continue
 		}
-		rss := ee.SysUsage().(*syscall.Rusage).Maxrss >> 10
 		t.Logf("%s: peak RSS %d MiB (%d MiB above a small input's), %d MiB taken from the pipe", c.name, rss, rss-base, written>>20)
 		if rss-base > c.rss {
 			t.Errorf("%s: peak RSS %d MiB above a small input's, want at most %d", c.name, rss-base, c.rss)

@@ -23,7 +23,10 @@ func Main(m *testing.M, hooks ...func()) {
 	if filepath.Base(os.Args[0]) != "idemkey" {
 		// testscript.Main exits when the tests are done: the hermetic
 		// directories are removed by the tests' run itself (stopsShared).
-		testscript.Main(stopsShared{m, Hermetic()}, map[string]func(){"idemkey": func() { os.Exit(cmd.Run()) }})
+		testscript.Main(stopsShared{m, Hermetic()}, map[string]func(){
+			"idemkey":   func() { os.Exit(cmd.Run()) },
+			peakRSSName: peakRSSMain,
+		})
 	}
 	testscript.Main(m, map[string]func(){
 		"idemkey": func() {
