@@ -95,6 +95,10 @@ type Store struct {
 
 	create bool // create the table when a statement finds it missing
 
+	// binaryLarge: a write that carries largeWrite bytes or more is sent
+	// with its parameters described and in binary (see change).
+	binaryLarge bool
+
 	lmu      sync.Mutex
 	listener *pgx.Conn
 
@@ -238,6 +242,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		// One unnamed statement per call: nothing prepared outlives its
 		// transaction, as a transaction-mode pooler requires.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+		s.binaryLarge = cfg.DescriptionCacheCapacity > 0
 	}
 	// Timestamps come back as text (the exec mode and the simple protocol
 	// both read results in text format), which pgx parses only in the ISO
@@ -892,8 +897,39 @@ func (s *Store) changed(ctx context.Context, conn *pgx.Conn, eff effect, stmt st
 	return n, err
 }
 
+// largeWrite is the size of a write's byte parameters (a request, the
+// outputs) from which change sends them in binary.
+const largeWrite = 64 << 10
+
+// binaryMode is the first argument to a statement that carries large,
+// the bytes of its byte parameters: in the exec mode every parameter is
+// text, a bytea twice its size in hex, built by a buffer that grows as it
+// fills, and 256 MiB of outputs took 2.3 GB and twelve seconds of the
+// client. Described first, the statement's parameters go in binary, as
+// they are. The description is its own round trip, and the statement is
+// then parsed again with its execution, so nothing on the server outlives
+// either: a transaction-mode pooler may send them to different sessions.
+// With the exec mode set by the URL, or its description cache off, a
+// large write is sent as any other.
+func (s *Store) binaryMode(args []any) []any {
+	if !s.binaryLarge {
+		return args
+	}
+	n := 0
+	for _, a := range args {
+		if b, ok := a.([]byte); ok {
+			n += len(b)
+		}
+	}
+	if n < largeWrite {
+		return args
+	}
+	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
+}
+
 func (s *Store) change(ctx context.Context, conn *pgx.Conn, eff effect, stmt string, args ...any) (int, error) {
 	if eff == plain {
+		args = s.binaryMode(args)
 		tag, err := conn.Exec(ctx, stmt, args...)
 		return int(tag.RowsAffected()), err
 	}
@@ -910,7 +946,7 @@ func (s *Store) change(ctx context.Context, conn *pgx.Conn, eff effect, stmt str
 	sql := `WITH c AS (` + stmt + ` RETURNING key, attempt)` + keep + ` SELECT count(*) FROM c, LATERAL (SELECT pg_notify($` + ch +
 		`::text, c.key)` + commit + `) n`
 	var n int
-	err := conn.QueryRow(ctx, sql, args...).Scan(&n)
+	err := conn.QueryRow(ctx, sql, s.binaryMode(args)...).Scan(&n)
 	return n, err
 }
 

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -116,9 +117,10 @@ func TestPrimitives(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) ledger.Store { return open(t, testserver.Postgres(t)) })
 }
 
-// TestNothingPrepared: after a claim, renewal and completion, the
-// server's session has no prepared statement left (what a
-// transaction-mode pooler requires), in both query modes.
+// TestNothingPrepared: after a claim, renewal and completion (with
+// outputs large enough to be sent in binary), the server's session has no
+// prepared statement left (what a transaction-mode pooler requires), in
+// both query modes.
 func TestNothingPrepared(t *testing.T) {
 	for _, mode := range []string{"", "&default_query_exec_mode=simple_protocol"} {
 		s := open(t, testserver.Postgres(t)+mode)
@@ -126,7 +128,16 @@ func TestNothingPrepared(t *testing.T) {
 		r := &ledger.Record{Key: "k", Kind: "run", State: ledger.Running, Attempt: 1, StartedAt: time.Now(), ExitCode: ledger.NoExit}
 		s.Insert(ctx, r, time.Minute)
 		s.Renew(ctx, "k", ledger.Version{Attempt: 1, State: ledger.Running}, time.Minute)
-		s.Get(ctx, "k")
+		done := *r
+		done.State, done.ExitCode, done.EndedAt = ledger.Succeeded, 0, time.Now()
+		big := bytes.Repeat([]byte("o"), 2*largeWrite)
+		done.Stdout = ledger.Output{Data: big, Length: int64(len(big)), SHA256: "-"}
+		if ok, err := s.Swap(ctx, ledger.Version{Attempt: 1, State: ledger.Running}, false, &done, 0); !ok || err != nil {
+			t.Fatalf("mode %q: the completion with %d bytes of output: %v %v", mode, len(big), ok, err)
+		}
+		if got, _, _ := s.Get(ctx, "k"); got == nil || !bytes.Equal(got.Stdout.Data, big) {
+			t.Fatalf("mode %q: the output of %d bytes is not read back", mode, len(big))
+		}
 		var n int
 		err := s.do(ctx, func(conn *pgx.Conn) error {
 			return conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements`).Scan(&n)

@@ -162,10 +162,27 @@ func readHashed(path string, o *ledger.Output) (data []byte, sum string, err err
 	if o.Truncated {
 		limit = maxKeptOutput + 1
 	}
+	// Room for the file as it is, and a byte more to see it grew: a slice
+	// grown as it fills copies a 128 MiB output four times over.
+	room := limit
+	if fi, err := f.Stat(); err == nil && fi.Size() < room {
+		room = fi.Size() + 1
+	}
 	h := sha256.New()
-	data, err = io.ReadAll(io.TeeReader(io.LimitReader(f, limit), h))
-	if err != nil {
-		return nil, "", err
+	r := io.TeeReader(io.LimitReader(f, limit), h)
+	data = make([]byte, 0, room)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
 	}
 	return data, hex.EncodeToString(h.Sum(nil)), nil
 }
