@@ -462,12 +462,12 @@ func withLock(s ledger.Store, key string, fn func(locked bool) error) error {
 	if !ok {
 		return fn(false)
 	}
-	lock, err := kl.LockKey(key)
-	if stores.IsLocked(err) {
-		return errLockHeld
-	}
+	lock, err := stores.FileLocker{KL: kl}.TryLock(key)
 	if err != nil {
 		return err
+	}
+	if lock == nil {
+		return errLockHeld
 	}
 	defer lock.Close()
 	return fn(true)
@@ -524,8 +524,8 @@ func lockHeld(s ledger.Store, key string) bool {
 			return held
 		}
 	}
-	lock, err := kl.LockKey(key)
-	if err != nil {
+	lock, err := stores.FileLocker{KL: kl}.TryLock(key)
+	if err != nil || lock == nil {
 		return true
 	}
 	lock.Close()

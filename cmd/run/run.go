@@ -677,7 +677,7 @@ func (st *runStep) execute(ctx context.Context, held *ledger.Held, sigs chan os.
 	} else {
 		opts.logf("attempt %d of %s", attempt, st.key)
 	}
-	lock, _ := h.Lock().(*os.File)
+	lock := stores.LockFile(h.Lock())
 	child, started, err := st.command(attempt, lock)
 	if err != nil {
 		return st.notStarted(ctx, h, err)

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/idemkey/idemkey/derive/ledger/postgres"
 	"github.com/idemkey/idemkey/derive/ledger/redis"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
+	"github.com/idemkey/idemkey/derive/ledger/stores"
 	"github.com/idemkey/idemkey/derive/ledger/testserver"
 )
 
@@ -30,27 +30,13 @@ type holdStore struct {
 	locker ledger.KeyLocker
 }
 
-// sqliteLocker is the SQLite store's flock per key as the loop takes it.
-type sqliteLocker struct{ s *sqlite.Store }
-
-func (l sqliteLocker) TryLock(key string) (io.Closer, error) {
-	f, err := l.s.LockKey(key)
-	if errors.Is(err, sqlite.ErrLocked) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
 func openSQLiteHold(t *testing.T) holdStore {
 	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ledger.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return holdStore{name: "sqlite", s: s, locker: sqliteLocker{s}}
+	return holdStore{name: "sqlite", s: s, locker: stores.FileLocker{KL: s}}
 }
 
 func openRedisHold(t *testing.T) holdStore {
@@ -366,7 +352,12 @@ func TestHoldReconcileHoldsKey(t *testing.T) {
 			}
 			res <- h
 		}()
-		<-started
+		select {
+		case <-started:
+		case h := <-res:
+			close(release)
+			t.Fatalf("the hold ended without reconciling: %+v", h)
+		}
 		other := holdReq(hs, key, lease)
 		other.Claim.Recover = ledger.RecoverRetry
 		other.Reconcile = rc

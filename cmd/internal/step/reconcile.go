@@ -88,7 +88,7 @@ func (rc *Reconcile) Run(ctx context.Context, rec *ledger.Record) ledger.Reconci
 	// must not keep the key in progress. The command is not given the
 	// key's lock; its holder keeps it while the command runs, also when
 	// idemkey is killed meanwhile, so that no other reconcile starts.
-	lock, _ := ledger.KeyLock(ctx).(*os.File)
+	lock := stores.LockFile(ledger.KeyLock(ctx))
 	step, err := proc.NewStep("/bin/sh", []string{"sh", "-c", rc.Command}, lock, stores.ChildFiles, true)
 	if err != nil {
 		return undecided("the reconcile command could not start: " + err.Error())

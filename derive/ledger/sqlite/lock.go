@@ -64,15 +64,30 @@ func (s *Store) LockKey(key string) (*os.File, error) {
 		}
 		same, err := samePath(f, path)
 		if err != nil {
-			f.Close()
+			CloseLock(f)
 			return nil, err
 		}
 		if same {
 			return f, nil
 		}
-		f.Close() // removed meanwhile: lock the new file
+		CloseLock(f) // removed meanwhile: lock the new file
 	}
 	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
+}
+
+// CloseLock unlocks and closes a file that LockKey locked and that no
+// command was given, so that the lock is free when it returns. Closing
+// alone is not enough: the lock belongs to the open file, not to a
+// descriptor, and a child that another goroutine is starting holds a copy
+// of every descriptor from its fork until its exec closes those marked
+// close-on-exec. A lock only closed stayed held by such a child for as
+// long as it took to get there (tens of milliseconds on a loaded
+// machine), and the key's next claim in this process found it busy. A
+// file given to a command (ChildFiles) must be closed, not unlocked: the
+// command's copy keeps the key locked.
+func CloseLock(f *os.File) error {
+	unlock(f)
+	return f.Close()
 }
 
 // RemoveLock removes the key's lock file if no one holds it: it is locked
@@ -86,7 +101,7 @@ func (s *Store) RemoveLock(key string) error {
 		}
 		return err
 	}
-	defer f.Close()
+	defer CloseLock(f)
 	if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

@@ -13,6 +13,9 @@ func lockNB(*os.File) error {
 	return errors.New("per-key kernel locks (flock) are not available on this system")
 }
 
+// unlock: without flock there is no lock to release.
+func unlock(*os.File) {}
+
 // lockWait: without flock, writers are not queued (SQLite's busy handler
 // alone orders them).
 func lockWait(*os.File, time.Time) (bool, error) { return false, nil }

@@ -24,6 +24,9 @@ func lockNB(f *os.File) error {
 	return err
 }
 
+// unlock releases f's lock, on every descriptor of its open file.
+func unlock(f *os.File) { flock(f, syscall.LOCK_UN) }
+
 func flock(f *os.File, how int) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), how)

@@ -3,6 +3,7 @@ package stores
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -70,4 +71,58 @@ func TestFileLocker(t *testing.T) {
 		t.Fatalf("after the first closed it: %v, %v", again, err)
 	}
 	again.Close()
+}
+
+// TestLockCloseFreesIt: a key's lock is free when Close returns, although
+// another process still holds a copy of its descriptor (as a child that
+// another goroutine is starting does until its exec); a lock whose file
+// was handed to a command (LockFile) stays held by the command after
+// Close, until the command exits.
+func TestLockCloseFreesIt(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "ledger.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := FileLocker{KL: s.(KeyLocker)}
+	holdCopy := func(f *os.File) *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		c.ExtraFiles = []*os.File{f}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	for _, given := range []bool{false, true} {
+		key := fmt.Sprintf("k-%v", given)
+		lock, err := l.TryLock(key)
+		if err != nil || lock == nil {
+			t.Fatalf("lock %s: %v, %v", key, lock, err)
+		}
+		f := lock.(*Lock).f
+		if given {
+			f = LockFile(lock)
+		}
+		c := holdCopy(f)
+		lock.Close()
+		again, err := l.TryLock(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if given {
+			if again != nil {
+				t.Fatalf("a lock given to a command was taken while the command runs")
+			}
+			c.Process.Kill()
+			c.Wait()
+			if again, err = l.TryLock(key); err != nil || again == nil {
+				t.Fatalf("after the command exited: %v, %v", again, err)
+			}
+		} else if again == nil {
+			t.Fatalf("a closed lock stays held by another process's copy of its descriptor")
+		}
+		again.Close()
+	}
 }

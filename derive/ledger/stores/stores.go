@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/idemkey/idemkey/derive/ledger"
+	"github.com/idemkey/idemkey/derive/ledger/sqlite"
 )
 
 // Options tunes Open.
@@ -218,8 +219,8 @@ type KeyLocker interface {
 // it (ledger.KeyLocker): nil and no error when another process holds it.
 type FileLocker struct{ KL KeyLocker }
 
-// TryLock takes key's lock without waiting: the locked file, or nil and
-// no error when another process holds it.
+// TryLock takes key's lock without waiting: a *Lock, or nil and no error
+// when another process holds it.
 func (l FileLocker) TryLock(key string) (io.Closer, error) {
 	f, err := l.KL.LockKey(key)
 	if IsLocked(err) {
@@ -228,5 +229,31 @@ func (l FileLocker) TryLock(key string) (io.Closer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f, nil
+	return &Lock{f: f}, nil
+}
+
+// Lock is a key's kernel lock as FileLocker takes it.
+type Lock struct {
+	f     *os.File
+	given bool // LockFile handed f out, for a command to inherit
+}
+
+// Close releases the lock: free when Close returns (sqlite.CloseLock),
+// unless a command was given it (LockFile), whose copy keeps it.
+func (l *Lock) Close() error {
+	if l.given {
+		return l.f.Close()
+	}
+	return sqlite.CloseLock(l.f)
+}
+
+// LockFile is the locked file of lock, a *Lock, for a command to inherit
+// (the key stays locked while the command holds it, after Close too); nil
+// for any other lock or none.
+func LockFile(lock io.Closer) *os.File {
+	if l, ok := lock.(*Lock); ok {
+		l.given = true
+		return l.f
+	}
+	return nil
 }
