@@ -483,7 +483,7 @@ func (s *Store) writeSync(ctx context.Context, durable bool, body func(*sql.Tx) 
 
 func (s *Store) txn(ctx context.Context, durable bool, body func(*sql.Tx) (bool, error)) (bool, error) {
 	if q := s.queue(); q != nil {
-		defer q.Close()
+		defer CloseLock(q)
 	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {
