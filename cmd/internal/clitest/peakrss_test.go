@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) { clitest.Main(m) }
 
 // touchEnv, set, makes TestPeakRSSToucher write touchMiB MiB: the test
-// binary runs it so as TestPeakRSS's child.
+// binary runs it as TestPeakRSS's child.
 const touchEnv = "CLITEST_TOUCH"
 
 const touchMiB = 96

@@ -901,16 +901,16 @@ func (s *Store) changed(ctx context.Context, conn *pgx.Conn, eff effect, stmt st
 // outputs) from which change sends them in binary.
 const largeWrite = 64 << 10
 
-// binaryMode is the first argument to a statement that carries large,
-// the bytes of its byte parameters: in the exec mode every parameter is
-// text, a bytea twice its size in hex, built by a buffer that grows as it
-// fills, and 256 MiB of outputs took 2.3 GB and twelve seconds of the
-// client. Described first, the statement's parameters go in binary, as
-// they are. The description is its own round trip, and the statement is
-// then parsed again with its execution, so nothing on the server outlives
-// either: a transaction-mode pooler may send them to different sessions.
-// With the exec mode set by the URL, or its description cache off, a
-// large write is sent as any other.
+// binaryMode returns a write's args, led by pgx's describe-first mode when
+// its byte parameters (a request, the outputs) come to largeWrite bytes or
+// more. In the exec mode every parameter is text, a bytea twice its size
+// in hex, built in a buffer that grows as it fills: 256 MiB of outputs
+// took 2.3 GB and twelve seconds of the client. Described first, the
+// statement's parameters go in binary, as they are. The description is a
+// round trip of its own, and the statement is parsed again with its
+// execution, so nothing on the server outlives either: a transaction-mode
+// pooler may send them to different sessions. With the exec mode set by
+// the URL, or pgx's description cache off, a large write goes as any other.
 func (s *Store) binaryMode(args []any) []any {
 	if !s.binaryLarge {
 		return args

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/idemkey/idemkey/derive/ledger"
 	"github.com/idemkey/idemkey/derive/ledger/sqlite"
@@ -235,13 +236,13 @@ func (l FileLocker) TryLock(key string) (io.Closer, error) {
 // Lock is a key's kernel lock as FileLocker takes it.
 type Lock struct {
 	f     *os.File
-	given bool // LockFile handed f out, for a command to inherit
+	given atomic.Bool // LockFile handed f out, for a command to inherit
 }
 
 // Close releases the lock: free when Close returns (sqlite.CloseLock),
 // unless a command was given it (LockFile), whose copy keeps it.
 func (l *Lock) Close() error {
-	if l.given {
+	if l.given.Load() {
 		return l.f.Close()
 	}
 	return sqlite.CloseLock(l.f)
@@ -252,7 +253,7 @@ func (l *Lock) Close() error {
 // for any other lock or none.
 func LockFile(lock io.Closer) *os.File {
 	if l, ok := lock.(*Lock); ok {
-		l.given = true
+		l.given.Store(true)
 		return l.f
 	}
 	return nil
