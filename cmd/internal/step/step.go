@@ -109,8 +109,8 @@ type Recorder struct {
 //
 // From reserveAtLeast bytes up, the room for them is allocated at once:
 // the pages of a fresh allocation are taken only as output fills them,
-// where a slice grown as it fills copied 128 MiB of output four times
-// over and took 2.7 times its size in fresh pages. The room also counts
+// where a slice grown as it fills would copy 128 MiB of output four times
+// over and take 2.7 times its size in fresh pages. The room also counts
 // toward the heap from the start, so the buffers that a store's write
 // grows next set off few collections.
 func NewRecorder(max int64) *Recorder {

@@ -905,7 +905,7 @@ const largeWrite = 64 << 10
 // its byte parameters (a request, the outputs) come to largeWrite bytes or
 // more. In the exec mode every parameter is text, a bytea twice its size
 // in hex, built in a buffer that grows as it fills: 256 MiB of outputs
-// took 2.3 GB and twelve seconds of the client. Described first, the
+// would take 2.3 GB and twelve seconds of the client. Described first, the
 // statement's parameters go in binary, as they are. The description is a
 // round trip of its own, and the statement is parsed again with its
 // execution, so nothing on the server outlives either: a transaction-mode

@@ -80,10 +80,10 @@ func (s *Store) LockKey(key string) (*os.File, error) {
 // when it returns. Closing alone is not enough: the lock belongs to the
 // open file, not to a descriptor, and a child that another goroutine is
 // starting holds a copy of every descriptor from its fork until its exec
-// closes those marked close-on-exec. A lock only closed stayed held by
-// such a child for as long as it took to get there (tens of milliseconds
-// on a loaded machine): the key's next claim in this process found it
-// busy, its next write found the writer queue taken. A file given to a
+// closes those marked close-on-exec. A lock only closed would stay held
+// by such a child for as long as it takes to get there (tens of
+// milliseconds on a loaded machine): the key's next claim in this process
+// would find it busy, its next write the writer queue taken. A file given to a
 // command (ChildFiles) must be closed, not unlocked: the command's copy
 // keeps the key locked.
 func CloseLock(f *os.File) error {
