@@ -166,6 +166,13 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		d := &tlsDialer{o: o}
 		o.Dialer = d.dial
 	}
+	// While other seeds remain, one dial per seed: go-redis retries a
+	// failed dial 5 times, 100 ms apart (5 dial timeouts for a seed that
+	// never answers), and every process that opens the ledger would pay
+	// that for a dead first node before it tried the next.
+	if len(seeds) > 0 {
+		o.DialerRetries = 1
+	}
 	quietLog()
 	s.single = redis.NewClient(o)
 	s.c = s.single
@@ -177,6 +184,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	for i := 0; err != nil && i < len(seeds) && dialFailed(err); i++ {
 		s.single.Close()
 		o.Addr = seeds[i]
+		if i == len(seeds)-1 {
+			o.DialerRetries = 0 // the last seed: go-redis's retries
+		}
 		s.single = redis.NewClient(o)
 		s.c = s.single
 		seeds[i] = s.single.Options().Addr

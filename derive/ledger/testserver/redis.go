@@ -72,6 +72,10 @@ func NewRedis(t testing.TB, extra ...string) *Redis {
 				"--daemonize", "no",
 				"--logfile", "",
 				"--databases", "4",
+				// A primary starts a replica's full sync at once, not
+				// after the 5 s it would wait for other replicas to
+				// share the transfer.
+				"--repl-diskless-sync-delay", "0",
 			}, extra...)
 			if err = r.start(); err == nil {
 				return r
