@@ -47,6 +47,7 @@ func TestRunMaxOutputAtTheCap(t *testing.T) {
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		check(t, &clitest.Store{URL: filepath.Join(t.TempDir(), "ledger.db")})
 	})
 	clitest.EachStore(t, check)

@@ -115,6 +115,7 @@ func out(s string) ledger.Output {
 }
 
 func TestHoldRunCompleteReplay(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		key := newKey()
 		h := mustHold(t, hs, holdReq(hs, key, time.Second), ledger.ActRun)
@@ -138,6 +139,7 @@ func TestHoldRunCompleteReplay(t *testing.T) {
 // TestHoldWaitsForBusy: a busy key is Busy at once without Wait; with Wait, the waiter acts on
 // the holder's outcome as soon as it is recorded.
 func TestHoldWaitsForBusy(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		key := newKey()
 		a := mustHold(t, hs, holdReq(hs, key, time.Second), ledger.ActRun)
@@ -166,6 +168,7 @@ func TestHoldWaitsForBusy(t *testing.T) {
 // TestHoldRenewsLease: the lease is renewed while the step runs: a hold longer than several
 // leases keeps the key from others.
 func TestHoldRenewsLease(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		if hs.locker != nil {
 			t.Skip("a kernel lock has no lease")
@@ -189,6 +192,7 @@ func TestHoldRenewsLease(t *testing.T) {
 // TestHoldLostWhenRecordRemoved: a hold whose record goes away is lost, and says so; its completion
 // does not write a record again.
 func TestHoldLostWhenRecordRemoved(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		key := newKey()
 		lease := 150 * time.Millisecond
@@ -250,6 +254,7 @@ func unknownKey(t *testing.T, hs holdStore) string {
 }
 
 func TestHoldReconcile(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		answer := func(v ledger.Verdict, note string) ledger.Reconciler {
 			return func(_ context.Context, rec *ledger.Record) ledger.Reconciliation {
@@ -326,6 +331,7 @@ func TestHoldReconcile(t *testing.T) {
 // finds the key busy (it neither reconciles nor runs), however long the
 // reconcile takes compared with the lease.
 func TestHoldReconcileHoldsKey(t *testing.T) {
+	t.Parallel()
 	eachStore(t, func(t *testing.T, hs holdStore) {
 		key := unknownKey(t, hs)
 		lease := time.Second

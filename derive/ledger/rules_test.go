@@ -155,11 +155,13 @@ func memVanish(_ *testing.T, s ledger.Store, key string) {
 }
 
 func TestRulesWithLeases(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) },
 		ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Wipe: memWipe, Vanish: memVanish, Isolated: true})
 }
 
 func TestRulesWithoutLeases(t *testing.T) {
+	t.Parallel()
 	// Leases never run out: liveness is the caller's lock.
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		return &noLease{newMem(true)}
@@ -196,6 +198,7 @@ func (c *cramped) Swap(ctx context.Context, from ledger.Version, needExpired boo
 }
 
 func TestRulesCramped(t *testing.T) {
+	t.Parallel()
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newMem(false) }, ledgertest.Caps{Leases: true, ShortLease: 100 * time.Millisecond, Isolated: true,
 		Cramped: func(*testing.T) (ledger.Store, int) { return &cramped{newMem(false), 1000}, 4000 }})
 }
@@ -219,6 +222,7 @@ func (b *broken) Swap(context.Context, ledger.Version, bool, *ledger.Record, tim
 // words "lease lost: a newer attempt holds the key" were printed for an
 // unreachable store).
 func TestStoreErrorsPassThrough(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m := newMem(false)
 	d, err := ledger.Claim(ctx, m, ledger.ClaimRequest{Record: ledger.Record{Key: "k", Fingerprint: "f"}, Lease: time.Minute})
@@ -244,6 +248,7 @@ func TestStoreErrorsPassThrough(t *testing.T) {
 }
 
 func TestHolderName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"vm pid 1801 pgid 2480 start 1228373 boot fe01298a": "vm pid 1801",
 		"vm pid 1801":    "vm pid 1801",

@@ -93,7 +93,8 @@ func RedisStore(t *testing.T, extra ...string) *Store {
 }
 
 // EachStore runs f on PostgreSQL (a database in the shared cluster) and
-// on Redis (a redis-server of the test's own), not under -short.
+// on Redis (a redis-server of the test's own), not under -short: two
+// parallel subtests, which run once the calling test's function returns.
 func EachStore(t *testing.T, f func(t *testing.T, s *Store)) { eachStore(t, PGStore, f) }
 
 // EachOwnStore is EachStore on servers of the test's own (a cluster of
@@ -104,6 +105,12 @@ func eachStore(t *testing.T, pg func(*testing.T) *Store, f func(t *testing.T, s 
 	if testing.Short() {
 		t.Skip("-short: the shared stores (PostgreSQL and a redis-server per test) run in the full suite")
 	}
-	t.Run("postgres", func(t *testing.T) { f(t, pg(t)) })
-	t.Run("redis", func(t *testing.T) { f(t, RedisStore(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		f(t, pg(t))
+	})
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		f(t, RedisStore(t))
+	})
 }

@@ -56,6 +56,7 @@ func TestHelperBigCompletion(t *testing.T) {
 // busy timeout and failed). Once continued, its outcome is recorded, and
 // replays in full.
 func TestStoppedBigCompletion(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	s := open(t, path, Options{BusyTimeout: 2 * time.Second})
 	c := exec.Command(os.Args[0], "-test.run=^TestHelperBigCompletion$", "-test.count=1")

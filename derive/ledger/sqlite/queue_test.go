@@ -107,6 +107,7 @@ func TestWriterQueueTimesOut(t *testing.T) {
 // stopped, though SQLite's own lock was free. A wait that runs out still
 // leaves SQLite's busy timeout to a holder inside its transaction.
 func TestWriterQueueStoppedHolder(t *testing.T) {
+	t.Parallel()
 	s := open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{BusyTimeout: 10 * time.Second})
 	release := holdWriter(t, s)
 	defer release()

@@ -55,6 +55,7 @@ var caps = ledgertest.Caps{
 }
 
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	c := caps
 	c.Isolated = true // a file per scenario
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
@@ -63,6 +64,7 @@ func TestScenarios(t *testing.T) {
 }
 
 func TestScenariosSharedFile(t *testing.T) {
+	t.Parallel()
 	// Every scenario on one file, through separate handles: the records of
 	// one scenario must not disturb another's.
 	path := filepath.Join(t.TempDir(), "ledger.db")
