@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +67,8 @@ func wipe(t *testing.T, s ledger.Store) {
 func TestScenarios(t *testing.T) {
 	t.Parallel()
 	url := testserver.Postgres(t)
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64, Wipe: wipe})
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true, Concurrency: 64, Wipe: wipe,
+		OwnStore: func(t *testing.T) ledger.Store { return open(t, ownTable(url)) }})
 }
 
 func TestScenariosSimpleProtocol(t *testing.T) {
@@ -76,7 +78,8 @@ func TestScenariosSimpleProtocol(t *testing.T) {
 	if s.cfg.DefaultQueryExecMode != pgx.QueryExecModeSimpleProtocol {
 		t.Fatalf("query mode %v", s.cfg.DefaultQueryExecMode)
 	}
-	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true})
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url) }, ledgertest.Caps{Leases: true,
+		OwnStore: func(t *testing.T) ledger.Store { return open(t, ownTable(url)) }})
 }
 
 // TestScenariosOddSessionDefaults: the scenario table on a database whose
@@ -92,12 +95,19 @@ func TestScenariosOddSessionDefaults(t *testing.T) {
 		url := oddDB(t)
 		wg.Go(func() {
 			t.Run("url"+extra, func(t *testing.T) {
-				ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url+extra) }, ledgertest.Caps{Leases: true})
+				ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, url+extra) }, ledgertest.Caps{Leases: true,
+					OwnStore: func(t *testing.T) ledger.Store { return open(t, ownTable(url+extra)) }})
 			})
 		})
 	}
 	wg.Wait()
 }
+
+var ownTables atomic.Int64
+
+// ownTable is url with a ledger table of its own, for a scenario that acts
+// on the whole store.
+func ownTable(url string) string { return fmt.Sprintf("%s&table=ledger_own_%d", url, ownTables.Add(1)) }
 
 // oddDB is a fresh database whose defaults are a non-ISO DateStyle, an
 // odd TimeZone (+05:45) and IntervalStyle; it returns its URL.
@@ -114,6 +124,7 @@ func oddDB(t *testing.T) string {
 }
 
 func TestPrimitives(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) ledger.Store { return open(t, testserver.Postgres(t)) })
 }
 

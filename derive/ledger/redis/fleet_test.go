@@ -275,7 +275,7 @@ func TestClusterFleet(t *testing.T) {
 				c.KillAndPromote(victim, true)
 			})
 		}()
-		parallel(n, 4, func(i int) {
+		parallel(n, 8, func(i int) {
 			r := f.step(i)
 			results[i] = done{r, time.Now()}
 			finished <- struct{}{}
@@ -286,7 +286,7 @@ func TestClusterFleet(t *testing.T) {
 		}
 		c.WaitOK()
 		again := make([]result, n)
-		parallel(n, 4, func(i int) { again[i] = f.step(i) })
+		parallel(n, 8, func(i int) { again[i] = f.step(i) })
 		before := 0
 		for i, r := range again {
 			if d := results[i]; d.r.code == 0 && d.end.Before(killedAt) {

@@ -68,6 +68,7 @@ func TestScenarios(t *testing.T) {
 	r := testserver.NewRedis(t)
 	c := caps
 	c.Concurrency = 64
+	c.OwnStore = func(t *testing.T) ledger.Store { return open(t, testserver.NewRedis(t).URL(), Options{}) }
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, r.URL(), Options{}) }, c)
 }
 
@@ -440,15 +441,28 @@ func TestClusterScenarios(t *testing.T) {
 	c := testserver.NewRedisCluster(t, 3, 1)
 	cc := caps
 	cc.Cramped = nil // maxmemory on a cluster: the single server's case covers it
+	// Every key of the store's (its prefix) on every shard: the scenarios
+	// that act on the whole store each have a prefix of their own.
 	cc.Wipe = func(t *testing.T, s ledger.Store) {
-		err := s.(*Store).Client().(*redis.ClusterClient).ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
-			return n.FlushAll(ctx).Err()
+		st := s.(*Store)
+		err := st.Client().(*redis.ClusterClient).ForEachMaster(context.Background(), func(ctx context.Context, n *redis.Client) error {
+			it := n.Scan(ctx, 0, st.prefix+"*", 1000).Iterator()
+			for it.Next(ctx) {
+				if err := n.Del(ctx, it.Val()).Err(); err != nil {
+					return err
+				}
+			}
+			return it.Err()
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	cc.Concurrency = 32
+	var prefixes atomic.Int32
+	cc.OwnStore = func(t *testing.T) ledger.Store {
+		return open(t, fmt.Sprintf("%s&prefix=own%d:", c.URL(), prefixes.Add(1)), Options{})
+	}
 	ledgertest.Run(t, func(t *testing.T) ledger.Store {
 		s := open(t, c.URL(), Options{})
 		if !s.Cluster() {

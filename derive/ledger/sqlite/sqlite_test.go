@@ -70,6 +70,7 @@ func TestScenariosSharedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	c := caps
 	c.Concurrency = 16
+	c.OwnStore = func(t *testing.T) ledger.Store { return open(t, filepath.Join(t.TempDir(), "ledger.db"), Options{}) }
 	ledgertest.Run(t, func(t *testing.T) ledger.Store { return open(t, path, Options{}) }, c)
 }
 
