@@ -52,10 +52,10 @@ type Caps struct {
 	// new memory store), so that even the scenarios that act on the whole
 	// store run beside the others.
 	Isolated bool
-	// OwnStore, if set, returns a store of the scenario's own (a new
-	// database, a new server) for each scenario that acts on the whole
-	// store: those then run beside the others, not one at a time before
-	// them (each waits a second or two for records to age).
+	// OwnStore, if set, returns a store of the scenario's own (a table, a
+	// server, a key prefix of its own) for each scenario that acts on the
+	// whole store: those then run beside the others, not one at a time
+	// before them (each waits a second or two for records to age).
 	OwnStore func(t *testing.T) ledger.Store
 }
 
