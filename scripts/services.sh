@@ -97,14 +97,24 @@ if [[ -d testdata/npm ]]; then
 		dir=$(dirname "$pkg")
 		if [[ -f $dir/node_modules/.package-lock.json && $dir/node_modules/.package-lock.json -nt $dir/package-lock.json ]]; then
 			say "npm: $dir up to date"
-			continue
-		fi
-		if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >"$logdir/npm.log" 2>&1); then
+		elif ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >"$logdir/npm.log" 2>&1); then
 			tail -20 "$logdir/npm.log" >&2
 			say "npm ci in $dir failed (log: $logdir/npm.log)"
 			exit 1
+		else
+			say "npm: $dir installed"
 		fi
-		say "npm: $dir installed"
+		# A directory with a bundle.mjs bundles the modules its tests load
+		# (see that file) into node_modules/.idemkey-bundle.
+		manifest=$dir/node_modules/.idemkey-bundle/manifest.json
+		if [[ -f $dir/bundle.mjs && ! ($manifest -nt $dir/bundle.mjs && $manifest -nt $dir/node_modules/.package-lock.json) ]]; then
+			if ! (cd "$dir" && node bundle.mjs >"$logdir/bundle.log" 2>&1); then
+				tail -20 "$logdir/bundle.log" >&2
+				say "bundling in $dir failed (log: $logdir/bundle.log)"
+				exit 1
+			fi
+			say "npm: $dir bundled"
+		fi
 	done
 fi
 

@@ -1,6 +1,7 @@
 // sdk.mjs: load the MCP TypeScript SDK and zod from testdata/npm/mcp, where
 // scripts/services.sh installs them (npm ci), whatever directory a script
 // runs from.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import v8 from "node:v8";
@@ -13,7 +14,20 @@ v8.setFlagsFromString("--no-opt");
 
 const require = createRequire(new URL("../npm/mcp/package.json", import.meta.url));
 
+// The modules testdata/npm/mcp/bundle.mjs bundled (scripts/services.sh
+// builds them after npm ci): a start then reads a few files instead of
+// resolving a few hundred. A module not in the bundle, or no bundle, is
+// loaded from the packages themselves.
+const bundleDir = new URL("../npm/mcp/node_modules/.idemkey-bundle/", import.meta.url);
+let bundled = {};
+try {
+  bundled = JSON.parse(readFileSync(new URL("manifest.json", bundleDir), "utf8"));
+} catch (e) {
+  if (e.code !== "ENOENT") throw e;
+}
+
 export async function load(spec) {
+  if (Object.hasOwn(bundled, spec)) return import(new URL(bundled[spec], bundleDir).href);
   return import(pathToFileURL(require.resolve(spec)).href);
 }
 
