@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -86,7 +87,14 @@ var (
 	pgUser       *user.User
 )
 
-// template runs initdb once per test binary.
+// template returns an initdb'd data directory that clusters are copied
+// from. It is kept in base() under a name made of this user and this
+// initdb (its path, size and time), for every test binary and every run to
+// share: initdb costs about a second of CPU, and a suite runs a dozen test
+// binaries that start clusters. A binary that finds none runs initdb in a
+// directory of its own and renames it into place; when another got there
+// first, it uses that one. A directory of that name that is not one of
+// ours (see ownTemplate) is left alone, and the binary keeps its own.
 func template() (string, error) {
 	templateOnce.Do(func() {
 		if pgBin, templateErr = pgBindir(); templateErr != nil {
@@ -95,13 +103,24 @@ func template() (string, error) {
 		if pgUser, templateErr = pgOwner(); templateErr != nil {
 			return
 		}
+		initdb := filepath.Join(pgBin, "initdb")
+		st, err := os.Stat(initdb)
+		if err != nil {
+			templateErr = err
+			return
+		}
+		id := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", initdb, st.Size(), st.ModTime().UnixNano()))
+		shared := filepath.Join(base(), fmt.Sprintf("pgtemplate-%d-%x", os.Geteuid(), id[:8]))
+		if ownTemplate(shared) {
+			templateDir = filepath.Join(shared, "data")
+			return
+		}
 		dir, err := newDir("pgtemplate", pgUser)
 		if err != nil {
 			templateErr = err
 			return
 		}
-		data := filepath.Join(dir, "data")
-		cmd := exec.Command(filepath.Join(pgBin, "initdb"), "-D", data, "-U", "postgres",
+		cmd := exec.Command(initdb, "-D", filepath.Join(dir, "data"), "-U", "postgres",
 			"--auth=trust", "-E", "UTF8", "--no-locale", "--no-instructions")
 		cmd.Env = append(os.Environ(), "LC_ALL=C")
 		if pgUser != nil {
@@ -109,13 +128,48 @@ func template() (string, error) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 		}
 		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
 			templateErr = fmt.Errorf("initdb: %v\n%s", err, out)
 			return
 		}
-		templateDir = data
+		if err := os.WriteFile(filepath.Join(dir, templateMark), nil, 0o600); err != nil {
+			os.RemoveAll(dir)
+			templateErr = err
+			return
+		}
+		if os.Rename(dir, shared) == nil || ownTemplate(shared) {
+			os.RemoveAll(dir) // ours, when another binary renamed its own in first
+			templateDir = filepath.Join(shared, "data")
+			return
+		}
+		templateDir = filepath.Join(dir, "data")
 		registerShared(func() { os.RemoveAll(dir) })
 	})
 	return templateDir, templateErr
+}
+
+// templateMark is the file a shared template's directory holds once
+// initdb finished in it.
+const templateMark = "initdb-done"
+
+// ownTemplate reports whether dir is a template a binary of ours left: a
+// directory (not a link) owned by the cluster's user, that no one else
+// can write, with the mark of a finished initdb.
+func ownTemplate(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	want := uint32(os.Geteuid())
+	if pgUser != nil {
+		want, _ = ids(pgUser)
+	}
+	if !ok || st.Uid != want {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, templateMark))
+	return err == nil
 }
 
 // startCluster copies the template into a new directory and starts it.
