@@ -141,18 +141,22 @@ func parallel(n, workers int, f func(i int)) {
 	wg.Wait()
 }
 
-// TestClusterFleet: on a Redis Cluster of three primaries, each with a
-// replica (claims wait for it: replicas=auto), 200 distinct steps spread
-// over every shard run once each and ledger ls lists them all; 20
-// workers racing one key make one effect; and a primary killed (kill -9)
-// and its replica promoted mid-fleet: every step finished before is
-// replayed, and none runs twice.
-func TestClusterFleet(t *testing.T) {
-	t.Parallel()
+// fleetCluster is a Redis Cluster of three primaries, each with a replica
+// (claims wait for it: replicas=auto), every node with an append-only
+// file synced at each write.
+func fleetCluster(t *testing.T) *testserver.RedisCluster {
 	if testing.Short() {
 		t.Skip("a cluster of six servers and a few hundred processes")
 	}
-	c := testserver.NewRedisCluster(t, 3, 1, "--appendonly", "yes", "--appendfsync", "always")
+	return testserver.NewRedisCluster(t, 3, 1, "--appendonly", "yes", "--appendfsync", "always")
+}
+
+// TestClusterFleet: on a fleetCluster, 200 distinct steps spread over
+// every shard run once each and ledger ls lists them all; 20 workers
+// racing one key make one effect.
+func TestClusterFleet(t *testing.T) {
+	t.Parallel()
+	c := fleetCluster(t)
 	t.Run("DistinctSteps", func(t *testing.T) {
 		f := newFleet(t, c.URL())
 		const n = 200
@@ -250,62 +254,69 @@ func TestClusterFleet(t *testing.T) {
 			t.Fatalf("20 workers on one key: %d effects, %d ran; want 1", eff["race"], ran)
 		}
 	})
-	t.Run("PrimaryKilled", func(t *testing.T) {
-		f := newFleet(t, c.URL())
-		const n = 90
-		type done struct {
-			r   result
-			end time.Time
+}
+
+// TestClusterFleetPrimaryKilled: on a fleetCluster of its own (it runs
+// beside TestClusterFleet), a primary killed (kill -9) and its replica
+// promoted mid-fleet: every step finished before is replayed, and none
+// runs twice.
+func TestClusterFleetPrimaryKilled(t *testing.T) {
+	t.Parallel()
+	c := fleetCluster(t)
+	f := newFleet(t, c.URL())
+	const n = 90
+	type done struct {
+		r   result
+		end time.Time
+	}
+	results := make([]done, n)
+	var killedAt time.Time
+	var once sync.Once
+	finished := make(chan struct{}, n)
+	go func() {
+		for range n / 3 {
+			<-finished
 		}
-		results := make([]done, n)
-		var killedAt time.Time
-		var once sync.Once
-		finished := make(chan struct{}, n)
-		go func() {
-			for range n / 3 {
-				<-finished
-			}
-			once.Do(func() {
-				victim := c.Primaries()[0]
-				killedAt = time.Now()
-				// Steps that ended before this moment are on the replica
-				// (the wait for its offset): their completions were not
-				// waited for, and one made in the instant before a kill
-				// is lost to the failover as unknown, never run again.
-				c.KillAndPromote(victim, true)
-			})
-		}()
-		parallel(n, 8, func(i int) {
-			r := f.step(i)
-			results[i] = done{r, time.Now()}
-			finished <- struct{}{}
+		once.Do(func() {
+			victim := c.Primaries()[0]
+			killedAt = time.Now()
+			// Steps that ended before this moment are on the replica
+			// (the wait for its offset): their completions were not
+			// waited for, and one made in the instant before a kill
+			// is lost to the failover as unknown, never run again.
+			c.KillAndPromote(victim, true)
 		})
-		once.Do(func() {})
-		if killedAt.IsZero() {
-			t.Fatal("no primary was killed")
-		}
-		c.WaitOK()
-		again := make([]result, n)
-		parallel(n, 8, func(i int) { again[i] = f.step(i) })
-		before := 0
-		for i, r := range again {
-			if d := results[i]; d.r.code == 0 && d.end.Before(killedAt) {
-				before++
-				if r.code != 0 || !strings.Contains(r.stderr, "replayed") {
-					t.Errorf("step %d finished before the failover, then: exit %d: %s", i, r.code, r.stderr)
-				}
-			}
-		}
-		for k, v := range f.effects() {
-			if v > 1 {
-				t.Errorf("step %s ran %d times", k, v)
-			}
-		}
-		if before < n/3 {
-			t.Errorf("only %d steps finished before the failover", before)
-		}
-		t.Logf("%d steps finished before the failover; first runs across it: %v", before, summarize(results, func(d done) int { return d.r.code }))
+	}()
+	parallel(n, 8, func(i int) {
+		r := f.step(i)
+		results[i] = done{r, time.Now()}
+		finished <- struct{}{}
 	})
+	once.Do(func() {})
+	if killedAt.IsZero() {
+		t.Fatal("no primary was killed")
+	}
+	c.WaitOK()
+	again := make([]result, n)
+	parallel(n, 8, func(i int) { again[i] = f.step(i) })
+	before := 0
+	for i, r := range again {
+		if d := results[i]; d.r.code == 0 && d.end.Before(killedAt) {
+			before++
+			if r.code != 0 || !strings.Contains(r.stderr, "replayed") {
+				t.Errorf("step %d finished before the failover, then: exit %d: %s", i, r.code, r.stderr)
+			}
+		}
+	}
+	for k, v := range f.effects() {
+		if v > 1 {
+			t.Errorf("step %s ran %d times", k, v)
+		}
+	}
+	if before < n/3 {
+		t.Errorf("only %d steps finished before the failover", before)
+	}
+	t.Logf("%d steps finished before the failover; first runs across it: %v", before, summarize(results, func(d done) int { return d.r.code }))
 }
 
 func summarize[T any](xs []T, code func(T) int) map[int]int {
