@@ -1,7 +1,7 @@
 // sdk.mjs: load the MCP TypeScript SDK and zod from testdata/npm/mcp, where
 // scripts/services.sh installs them (npm ci), whatever directory a script
 // runs from.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import v8 from "node:v8";
@@ -16,12 +16,16 @@ const require = createRequire(new URL("../npm/mcp/package.json", import.meta.url
 
 // The modules testdata/npm/mcp/bundle.mjs bundled (scripts/services.sh
 // builds them after npm ci): a start then reads a few files instead of
-// resolving a few hundred. A module not in the bundle, or no bundle, is
-// loaded from the packages themselves.
+// resolving a few hundred. A module not in the bundle, no bundle, or one
+// older than the packages installed (an npm install since) is loaded from
+// the packages themselves.
 const bundleDir = new URL("../npm/mcp/node_modules/.idemkey-bundle/", import.meta.url);
 let bundled = {};
 try {
-  bundled = JSON.parse(readFileSync(new URL("manifest.json", bundleDir), "utf8"));
+  const manifest = new URL("manifest.json", bundleDir);
+  if (statSync(manifest).mtimeMs >= statSync(new URL("../.package-lock.json", bundleDir)).mtimeMs) {
+    bundled = JSON.parse(readFileSync(manifest, "utf8"));
+  }
 } catch (e) {
   if (e.code !== "ENOENT") throw e;
 }
