@@ -151,7 +151,9 @@ func NewHTTP(rawURL string, header http.Header, client *http.Client, diag func(s
 		lists: map[string]bool{}, flights: map[string]*flight{}}, nil
 }
 
-// Run implements Upstream: it lasts until Close (or ctx ends).
+// Run implements Upstream: it lasts until Close (or ctx ends), or until
+// the server ends the session (an error that is ErrServerGone, also when
+// Close came after that).
 func (h *HTTP) Run(ctx context.Context, s Sink) error {
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	h.sink = s
@@ -160,11 +162,10 @@ func (h *HTTP) Run(ctx context.Context, s Sink) error {
 	case <-h.closed:
 	case <-ctx.Done():
 	case <-h.gone:
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return h.goneErr
 	}
-	return nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.goneErr
 }
 
 // SetVersion implements Upstream: the initialize answer was read, so the

@@ -337,6 +337,14 @@ func (p *Proxy) Serve(ctx context.Context, client io.Reader, out io.Writer, up U
 	p.stopWaits()
 	up.Close()
 	err := <-srv
+	if errors.Is(err, ErrServerGone) {
+		// The server ended the session before the client's input ended
+		// (a client that closed on reading the answers the server left).
+		why := "the server's output ended: " + err.Error()
+		p.serverGone(why)
+		p.wg.Wait()
+		return fmt.Errorf("%w (%s)", ErrServerGone, why)
+	}
 	why := "the server ended after the client went"
 	if err != nil {
 		why += ": " + err.Error()

@@ -317,14 +317,24 @@ func (l *legacySSE) read(endpoint chan<- string) {
 	if !live {
 		return
 	}
+	// The session is over before the requests it left are answered: a
+	// client that closes once it reads those answers still finds that the
+	// server went first (Run says so, even after Close).
+	h.mu.Lock()
+	h.goneErr = serverEnded(why)
+	h.mu.Unlock()
 	for _, id := range left {
 		h.unanswered([][]byte{id}, true, why+" before its answer")
 	}
-	h.mu.Lock()
-	h.goneErr = errors.New(why)
-	h.mu.Unlock()
 	close(h.gone)
 }
+
+// serverEnded is Run's error when the server ended the session: it is
+// ErrServerGone.
+type serverEnded string
+
+func (e serverEnded) Error() string        { return string(e) }
+func (e serverEnded) Is(target error) bool { return target == ErrServerGone }
 
 // send POSTs msg to the endpoint and waits for the server to take it
 // (202), so that the next is sent after it; its answer comes on the

@@ -13,7 +13,8 @@ type Upstream interface {
 	// Run reads the server's messages and hands each to s, in the order
 	// of the stream it came on, until the server has gone (its stdout
 	// ended) or ctx ends; it returns why the server went (nil: it closed
-	// its output).
+	// its output). An error that is ErrServerGone says that the server
+	// ended the session before Close, even when Run returns after it.
 	Run(ctx context.Context, s Sink) error
 	// Send sends one message of the client's (a complete JSON text) to
 	// the server, in order: a message is on its way before the next is
