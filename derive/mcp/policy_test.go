@@ -247,6 +247,10 @@ func TestToolPolicyTable(t *testing.T) {
 		t.Fatalf("slow reached the server with the key %q, want a write's key", slowKey)
 	}
 	s.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	// The file is written once the server has the cancellation (slow's
+	// first attempt ends without it): written before, it could let the
+	// first attempt finish and answer ahead of the cancellation.
+	counted(t, count, func(c countLine) bool { return c.Tool == "slow" && c.Phase == "done" })
 	if err := os.WriteFile(until, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
