@@ -3,8 +3,9 @@
 // node_modules/.idemkey-bundle/, one file per module and shared chunks,
 // with manifest.json naming each module's file. scripts/services.sh runs
 // it after `npm ci`. Node 20 resolves and loads an ES module graph of a
-// few hundred files on every start: the bundle makes a test server's start
-// about twice as cheap, and the suite starts well over a hundred of them.
+// few hundred files on every start: the bundle takes a third off a test
+// server's start (0.42 to 0.28 CPU-s; bare Node takes 0.12), and the suite
+// starts well over a hundred of them.
 // The code is the packages' own, as the lock file pins them.
 import { build } from "esbuild";
 import { rmSync, writeFileSync } from "node:fs";
