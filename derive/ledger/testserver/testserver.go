@@ -77,21 +77,31 @@ func Unavailable(t testing.TB, format string, args ...any) {
 }
 
 // base is the directory that holds every server's directory: under
-// /dev/shm, Linux's memory file system, when there is one, else under the
-// temporary directory. A server's files live no longer than the test
-// binary and survive the server's kill -9 on either; on a disk file
-// system, creating, syncing and removing them (a PostgreSQL cluster is a
-// thousand files, copied for each) took more CPU than the servers' work.
+// /dev/shm, Linux's memory file system, when there is one with room
+// (shmRoom free: a container's is often 64 MiB, less than two clusters),
+// else under the temporary directory. A server's files live no longer than
+// the test binary and survive the server's kill -9 on either; on a disk
+// file system, creating, syncing and removing them (a PostgreSQL cluster
+// is a thousand files, copied for each) took more CPU than the servers'
+// work.
 func base() string {
 	baseOnce.Do(func() {
 		dir := os.TempDir()
-		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK|unix.X_OK) == nil {
+		var st unix.Statfs_t
+		if unix.Access("/dev/shm", unix.W_OK|unix.X_OK) == nil && unix.Statfs("/dev/shm", &st) == nil &&
+			st.Bavail*uint64(st.Bsize) >= shmRoom {
 			dir = "/dev/shm"
 		}
 		baseDir = filepath.Join(dir, "idemkey-testservers")
 	})
 	return baseDir
 }
+
+// shmRoom is the free space /dev/shm must have to hold the servers: the
+// suite's test binaries run two at a time, each with a few PostgreSQL
+// clusters (about 40 MB each, and the template) and Redis servers whose
+// append-only files hold the largest outputs a test records (2 × 128 MiB).
+const shmRoom = 2 << 30
 
 var (
 	baseOnce sync.Once
